@@ -1,0 +1,62 @@
+/** Hash primitives of the chain: SHA-256, SHA-256d, tagged hashes, hex helpers. */
+import { createHash } from 'node:crypto';
+import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, hexToBytes as nobleHexToBytes } from '@noble/hashes/utils.js';
+
+/** SHA-256 of `data` (node's native implementation). */
+export function sha256(data: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash('sha256').update(data).digest());
+}
+
+/** SHA-256d: the chain's hash for headers, transactions and merkle nodes. */
+export function sha256d(data: Uint8Array): Uint8Array {
+  const once = createHash('sha256').update(data).digest();
+  return new Uint8Array(createHash('sha256').update(once).digest());
+}
+
+const tagCache = new Map<string, Uint8Array>();
+/** BIP-340-style tagged hash `sha256(sha256(tag) ‖ sha256(tag) ‖ data)`, for domain separation. */
+export function taggedHash(tag: string, data: Uint8Array): Uint8Array {
+  let prefix = tagCache.get(tag);
+  if (!prefix) {
+    const t = nobleSha256(new TextEncoder().encode(tag));
+    prefix = new Uint8Array(64);
+    prefix.set(t, 0);
+    prefix.set(t, 32);
+    tagCache.set(tag, prefix);
+  }
+  return new Uint8Array(createHash('sha256').update(prefix).update(data).digest());
+}
+
+/** Lowercase hex of bytes. */
+export const toHex = bytesToHex;
+
+/** Bytes of a hex string; throws on odd length or non-hex characters. */
+export function fromHex(hex: string): Uint8Array {
+  return nobleHexToBytes(hex);
+}
+
+/** Whether `s` is exactly `bytes` bytes of lowercase or uppercase hex. */
+export function isHex(s: unknown, bytes?: number): s is string {
+  return typeof s === 'string' && /^[0-9a-fA-F]*$/.test(s) && s.length % 2 === 0 && (bytes === undefined || s.length === bytes * 2);
+}
+
+/** Constant-length byte equality. */
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Concatenation of byte arrays. */
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}

@@ -1,0 +1,13 @@
+/** Jest runs the TypeScript sources as ESM through swc; `tsc --noEmit` type-checks separately. */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'es6' } }],
+  },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  testTimeout: 60000,
+  maxWorkers: 2,
+  reporters: ['default', '<rootDir>/test/summaryReporter.cjs'],
+};

@@ -1,0 +1,8 @@
+// Jest reporter that ends the run with the plain line CI reads: "N passed, N failed".
+class SummaryReporter {
+  onRunComplete(_contexts, results) {
+    const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
+    process.stdout.write(`\n${results.numPassedTests} passed, ${failed} failed\n`);
+  }
+}
+module.exports = SummaryReporter;
