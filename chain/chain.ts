@@ -1,0 +1,463 @@
+/**
+ * The chain manager: stores blocks in LevelDB, keeps every known header in memory, connects
+ * blocks to the best chain, keeps side branches, reorganises to the branch with the most
+ * cumulative work (disconnect with undo data, reconnect with full validation) and holds a
+ * bounded pool of orphans. Each connect and each disconnect is one atomic batch (block
+ * location, undo, state changes, indexes, tip), and memory changes only after it is written.
+ */
+import { EventEmitter } from 'node:events';
+import { mkdir } from 'node:fs/promises';
+import { Level } from 'level';
+import { applyBlock, blockTouchedKeys } from '../consensus/apply.js';
+import { blockHash, decodeBlock, encodeBlock, HEADER_SIZE, type Block } from '../consensus/block.js';
+import { Reader } from '../consensus/codec.js';
+import { BlockErrorCode, NodeError, TxErrorCode, ValidationError } from '../consensus/errors.js';
+import { createGenesisBlock, createGenesisState } from '../consensus/genesis.js';
+import { toHex } from '../consensus/hash.js';
+import { blockWork } from '../consensus/pow.js';
+import { decodeAccount, decodeSupply, decodeChanges, encodeChanges, accountKey, SUPPLY_KEY, EMPTY_ACCOUNT, type Account, type StateChanges, type StateView, type Supply } from '../consensus/state.js';
+import { decodeTx, txId as computeTxId } from '../consensus/tx.js';
+import { medianTime, signatureJobs, validateBlockBody, validateHeader } from '../consensus/validate.js';
+import type { ChainParams } from '../consensus/params.js';
+import { decodeEntryRecord, decodeTxLocation, encodeEntryRecord, encodeTxLocation, layout, SCHEMA_VERSION } from './layout.js';
+import { silentLogger, type AddBlockResult, type ChainEntry, type ChainEvents, type ChainReader, type Logger, type SignatureVerifier, type StoredTx } from './types.js';
+
+/** Error codes of the chain store itself (consensus failures use the consensus codes). */
+export const ChainErrorCode = {
+  CORRUPT: 'chain_corrupt',
+  WRONG_NETWORK: 'chain_wrong_network',
+  INVALID_BLOCK_KNOWN: 'block_known_invalid',
+  CLOSED: 'chain_closed',
+} as const;
+
+/** Options of `openChain`. */
+export interface ChainOptions {
+  /** Directory of the LevelDB database. */
+  dataDir: string;
+  params: ChainParams;
+  verifier: SignatureVerifier;
+  /** Clock in Unix seconds (injected in tests). */
+  now?: () => number;
+  /** Orphans kept while their parent is missing. */
+  maxOrphans?: number;
+  logger?: Logger;
+}
+
+/** Defaults of ChainOptions. */
+export const defaultChainOptions = { maxOrphans: 200, blockCacheSize: 32 } as const;
+
+type Batch = ({ type: 'put'; key: string; value: Uint8Array } | { type: 'del'; key: string })[];
+
+/** The chain manager (see module comment). */
+export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
+  readonly params: ChainParams;
+  private readonly db: Level<string, Uint8Array>;
+  private readonly verifier: SignatureVerifier;
+  private readonly now: () => number;
+  private readonly log: Logger;
+  private readonly maxOrphans: number;
+  /** Every block with a stored body, by hash hex. */
+  private readonly entries = new Map<string, ChainEntry>();
+  /** The best chain, by height. */
+  private readonly main: ChainEntry[] = [];
+  private readonly orphans = new Map<string, { block: Block; bytes: Uint8Array; addedAt: number }>();
+  private readonly invalid = new Set<string>();
+  private readonly blockCache = new Map<string, Uint8Array>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(db: Level<string, Uint8Array>, opts: ChainOptions) {
+    super();
+    this.db = db;
+    this.params = opts.params;
+    this.verifier = opts.verifier;
+    this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
+    this.log = opts.logger ?? silentLogger;
+    this.maxOrphans = opts.maxOrphans ?? defaultChainOptions.maxOrphans;
+  }
+
+  /** Opens (or creates with genesis) the chain database in `opts.dataDir`. */
+  static async open(opts: ChainOptions): Promise<Chain> {
+    await mkdir(opts.dataDir, { recursive: true });
+    const db = new Level<string, Uint8Array>(opts.dataDir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    await db.open();
+    const chain = new Chain(db, opts);
+    try {
+      await chain.load();
+    } catch (e) {
+      await db.close();
+      throw e;
+    }
+    return chain;
+  }
+
+  private async load(): Promise<void> {
+    const genesis = createGenesisBlock(this.params);
+    const genesisHash = toHex(blockHash(genesis.header));
+    const tipRaw = await this.db.get(layout.tip);
+    if (!tipRaw) {
+      await this.writeGenesis(genesis, genesisHash);
+    } else if (!(await this.db.get(layout.height(0))) || toHex((await this.db.get(layout.height(0)))!) !== genesisHash) {
+      throw new NodeError(ChainErrorCode.WRONG_NETWORK, `database in this directory belongs to another network than ${this.params.network}`);
+    }
+    for await (const [key, value] of this.db.iterator({ gte: layout.entryPrefix, lt: 'h;' })) {
+      const rec = decodeEntryRecord(value);
+      const hash = blockHash(rec.header);
+      const hex = key.slice(2);
+      this.entries.set(hex, { hash, hashHex: hex, ...rec });
+    }
+    const tipHex = toHex((await this.db.get(layout.tip))!);
+    let cur = this.entries.get(tipHex);
+    if (!cur) throw new NodeError(ChainErrorCode.CORRUPT, `tip ${tipHex} has no entry`);
+    this.main.length = cur.height + 1;
+    while (cur) {
+      this.main[cur.height] = cur;
+      if (cur.height === 0) break;
+      cur = this.entries.get(toHex(cur.header.prevHash));
+    }
+    if (this.main.some((e) => e === undefined)) throw new NodeError(ChainErrorCode.CORRUPT, 'best chain has a gap');
+    this.log.info({ height: this.tip.height, tip: this.tip.hashHex, network: this.params.network }, 'chain opened');
+  }
+
+  private async writeGenesis(genesis: Block, hex: string): Promise<void> {
+    const bytes = encodeBlock(genesis);
+    const entry = { header: genesis.header, height: 0, chainWork: blockWork(genesis.header.bits), txCount: 0, size: bytes.length };
+    const batch: Batch = [
+      { type: 'put', key: layout.schema, value: Uint8Array.of(SCHEMA_VERSION, 0, 0, 0) },
+      { type: 'put', key: layout.entry(hex), value: encodeEntryRecord(entry) },
+      { type: 'put', key: layout.block(hex), value: bytes },
+      { type: 'put', key: layout.height(0), value: blockHash(genesis.header) },
+      { type: 'put', key: layout.tip, value: blockHash(genesis.header) },
+    ];
+    for (const [k, v] of createGenesisState(this.params)) if (v) batch.push({ type: 'put', key: layout.state(k), value: v });
+    await this.db.batch(batch);
+  }
+
+  /** The best block. */
+  get tip(): ChainEntry {
+    return this.main[this.main.length - 1];
+  }
+
+  /** Number of orphans held. */
+  get orphanCount(): number {
+    return this.orphans.size;
+  }
+
+  getEntryByHeight(height: number): ChainEntry | undefined {
+    return this.main[height];
+  }
+
+  getEntryByHash(hashHex: string): ChainEntry | undefined {
+    return this.entries.get(hashHex.toLowerCase());
+  }
+
+  /** Whether the block is on the best chain. */
+  isMain(entry: ChainEntry): boolean {
+    return this.main[entry.height]?.hashHex === entry.hashHex;
+  }
+
+  medianTimePast(entry: ChainEntry): number {
+    const times: number[] = [];
+    let cur: ChainEntry | undefined = entry;
+    while (cur && times.length < this.params.medianTimeSpan) {
+      times.push(cur.header.time);
+      cur = cur.height === 0 ? undefined : this.entries.get(toHex(cur.header.prevHash));
+    }
+    return medianTime(times);
+  }
+
+  /** Raw bytes of a stored block. */
+  async getBlockBytes(hashHex: string): Promise<Uint8Array | undefined> {
+    const hex = hashHex.toLowerCase();
+    const cached = this.blockCache.get(hex);
+    if (cached) return cached;
+    const raw = await this.db.get(layout.block(hex));
+    if (raw) this.cacheBlock(hex, raw);
+    return raw;
+  }
+
+  private cacheBlock(hex: string, raw: Uint8Array): void {
+    this.blockCache.set(hex, raw);
+    if (this.blockCache.size > defaultChainOptions.blockCacheSize) this.blockCache.delete(this.blockCache.keys().next().value!);
+  }
+
+  async getBlock(hashHex: string): Promise<Block | undefined> {
+    const raw = await this.getBlockBytes(hashHex);
+    return raw ? decodeBlock(raw).block : undefined;
+  }
+
+  async getTx(idHex: string): Promise<StoredTx | undefined> {
+    const loc = await this.db.get(layout.tx(idHex.toLowerCase()));
+    if (!loc) return undefined;
+    const l = decodeTxLocation(loc);
+    const blockHex = toHex(l.blockHash);
+    const raw = await this.getBlockBytes(blockHex);
+    if (!raw) throw new NodeError(ChainErrorCode.CORRUPT, `tx ${idHex} points at missing block ${blockHex}`);
+    const bytes = raw.slice(l.offset, l.offset + l.length);
+    return { tx: decodeTx(bytes), bytes, id: idHex.toLowerCase(), blockHash: blockHex, height: l.height, index: l.index };
+  }
+
+  async getAccount(id: Uint8Array): Promise<Account> {
+    const raw = await this.db.get(layout.state(accountKey(id)));
+    return raw ? decodeAccount(raw) : EMPTY_ACCOUNT;
+  }
+
+  async getSupply(): Promise<Supply> {
+    const raw = await this.db.get(layout.state(SUPPLY_KEY));
+    return raw ? decodeSupply(raw) : { minted: 0n, burned: 0n };
+  }
+
+  /** A snapshot of the given state keys at the current tip; other keys read as absent. */
+  async getStateView(keys: readonly string[]): Promise<StateView> {
+    const unique = [...new Set(keys)];
+    const values = await this.db.getMany(unique.map(layout.state));
+    const map = new Map<string, Uint8Array>();
+    unique.forEach((k, i) => {
+      const v = values[i];
+      if (v) map.set(k, v);
+    });
+    return { get: (k) => map.get(k) };
+  }
+
+  /** Every state key and value at the tip (audits and replay checks; reads the whole state). */
+  async exportState(): Promise<Map<string, Uint8Array>> {
+    const out = new Map<string, Uint8Array>();
+    for await (const [k, v] of this.db.iterator({ gte: 's:', lt: 's;' })) out.set(k.slice(2), v);
+    return out;
+  }
+
+  /**
+   * Adds a block from anywhere (miner, peer, RPC). Validates what can be validated, stores it,
+   * and connects or reorganises when it makes the best chain heavier. Serialised: one at a time.
+   * Throws ValidationError/CodecError (coded) for invalid blocks.
+   */
+  addBlock(input: Block | Uint8Array): Promise<AddBlockResult> {
+    const run = this.queue.then(() => this.addBlockNow(input));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async addBlockNow(input: Block | Uint8Array): Promise<AddBlockResult> {
+    if (this.closed) throw new NodeError(ChainErrorCode.CLOSED, 'chain is closed');
+    const { block, bytes } = input instanceof Uint8Array ? { block: decodeBlock(input).block, bytes: input } : { block: input, bytes: encodeBlock(input) };
+    const hash = blockHash(block.header);
+    const hex = toHex(hash);
+    if (this.entries.has(hex)) return { status: 'duplicate', hash: hex, height: this.entries.get(hex)!.height };
+    if (this.invalid.has(hex)) throw new ValidationError(ChainErrorCode.INVALID_BLOCK_KNOWN, `block ${hex} was already found invalid`);
+    const parent = this.entries.get(toHex(block.header.prevHash));
+    if (!parent) {
+      if (this.invalid.has(toHex(block.header.prevHash))) {
+        this.invalid.add(hex);
+        throw new ValidationError(BlockErrorCode.BAD_PREV, `block ${hex} builds on an invalid block`);
+      }
+      this.addOrphan(hex, block, bytes);
+      return { status: 'orphan', hash: hex };
+    }
+    const result = await this.acceptBlock(block, bytes, hash, parent);
+    await this.resolveOrphans(hex);
+    return result;
+  }
+
+  private addOrphan(hex: string, block: Block, bytes: Uint8Array): void {
+    if (this.orphans.has(hex)) return;
+    if (this.orphans.size >= this.maxOrphans) this.orphans.delete(this.orphans.keys().next().value!);
+    this.orphans.set(hex, { block, bytes, addedAt: Date.now() });
+    this.log.debug({ hash: hex, orphans: this.orphans.size }, 'orphan block held');
+  }
+
+  private async resolveOrphans(parentHex: string): Promise<void> {
+    const pending = [parentHex];
+    while (pending.length) {
+      const p = pending.pop()!;
+      for (const [hex, o] of this.orphans) {
+        if (toHex(o.block.header.prevHash) !== p) continue;
+        this.orphans.delete(hex);
+        const parent = this.entries.get(p);
+        if (!parent) continue;
+        try {
+          await this.acceptBlock(o.block, o.bytes, blockHash(o.block.header), parent);
+          pending.push(hex);
+        } catch (e) {
+          this.log.warn({ hash: hex, err: (e as Error).message }, 'orphan block rejected');
+        }
+      }
+    }
+  }
+
+  /** Contextual checks, storage, then connect / reorganise / keep as side branch. */
+  private async acceptBlock(block: Block, bytes: Uint8Array, hash: Uint8Array, parent: ChainEntry): Promise<AddBlockResult> {
+    const hex = toHex(hash);
+    const height = parent.height + 1;
+    try {
+      validateHeader(
+        block.header,
+        { prevHash: parent.hash, prevHeight: parent.height, prevTime: parent.header.time, medianTimePast: this.medianTimePast(parent), now: this.now() },
+        this.params,
+      );
+      validateBlockBody(block, height, this.params);
+    } catch (e) {
+      // A block too far in the future may become valid later: do not remember it as invalid.
+      if (e instanceof ValidationError && e.code !== BlockErrorCode.TIME_TOO_NEW) this.invalid.add(hex);
+      throw e;
+    }
+    const entry: ChainEntry = { hash, hashHex: hex, height, header: block.header, chainWork: parent.chainWork + blockWork(block.header.bits), txCount: block.txs.length, size: bytes.length };
+    await this.db.batch([
+      { type: 'put', key: layout.entry(hex), value: encodeEntryRecord(entry) },
+      { type: 'put', key: layout.block(hex), value: bytes },
+    ]);
+    this.entries.set(hex, entry);
+    this.cacheBlock(hex, bytes);
+
+    if (parent.hashHex === this.tip.hashHex) {
+      try {
+        await this.connect(entry, block, bytes);
+      } catch (e) {
+        await this.markInvalid(entry);
+        throw e;
+      }
+      this.emit('tip', entry);
+      return { status: 'connected', hash: hex, height };
+    }
+    if (entry.chainWork > this.tip.chainWork) {
+      await this.reorganize(entry);
+      const onMain = this.isMain(entry);
+      if (!onMain) throw new ValidationError(BlockErrorCode.BAD_TX, `block ${hex} or an ancestor failed to connect`);
+      return { status: 'reorganized', hash: hex, height };
+    }
+    this.log.info({ hash: hex, height }, 'side-branch block stored');
+    return { status: 'side', hash: hex, height };
+  }
+
+  /** Forgets an invalid block and its stored descendants. */
+  private async markInvalid(entry: ChainEntry): Promise<void> {
+    const bad = new Set([entry.hashHex]);
+    let grew = true;
+    while (grew) {
+      grew = false;
+      for (const e of this.entries.values()) {
+        if (!bad.has(e.hashHex) && bad.has(toHex(e.header.prevHash))) {
+          bad.add(e.hashHex);
+          grew = true;
+        }
+      }
+    }
+    const batch: Batch = [];
+    for (const h of bad) {
+      this.invalid.add(h);
+      this.entries.delete(h);
+      this.blockCache.delete(h);
+      batch.push({ type: 'del', key: layout.entry(h) }, { type: 'del', key: layout.block(h) });
+    }
+    await this.db.batch(batch);
+  }
+
+  /** Switches the best chain to end at `target` (more work than the tip). */
+  private async reorganize(target: ChainEntry): Promise<void> {
+    const branch: ChainEntry[] = [];
+    let cur: ChainEntry | undefined = target;
+    while (cur && !this.isMain(cur)) {
+      branch.push(cur);
+      cur = this.entries.get(toHex(cur.header.prevHash));
+    }
+    if (!cur) throw new NodeError(ChainErrorCode.CORRUPT, `branch of ${target.hashHex} does not reach the best chain`);
+    const fork = cur;
+    const oldTip = this.tip;
+    this.log.warn({ from: oldTip.hashHex, fromHeight: oldTip.height, to: target.hashHex, toHeight: target.height, fork: fork.height }, 'reorganizing');
+    while (this.tip.hashHex !== fork.hashHex) await this.disconnectTip();
+    branch.reverse();
+    for (const e of branch) {
+      const bytes = await this.getBlockBytes(e.hashHex);
+      if (!bytes) throw new NodeError(ChainErrorCode.CORRUPT, `missing body of ${e.hashHex}`);
+      try {
+        await this.connect(e, decodeBlock(bytes).block, bytes);
+      } catch (err) {
+        this.log.warn({ hash: e.hashHex, err: (err as Error).message }, 'block failed to connect during reorganization');
+        await this.markInvalid(e);
+        // Go back to the heaviest valid chain we know, which may be the old one.
+        if (oldTip.chainWork > this.tip.chainWork && this.entries.has(oldTip.hashHex)) await this.reorganize(oldTip);
+        this.emit('tip', this.tip);
+        return;
+      }
+    }
+    this.emit('tip', this.tip);
+  }
+
+  /** Validates (state and signatures) and commits a block on top of the tip, in one batch. */
+  private async connect(entry: ChainEntry, block: Block, bytes: Uint8Array): Promise<void> {
+    const offsets = txOffsets(bytes);
+    const txIds = offsets.map((o) => computeTxId(bytes.subarray(o.offset, o.offset + o.length)));
+    const view = await this.getStateView(blockTouchedKeys(block));
+    if (block.txs.length) {
+      const jobs = signatureJobs(block.txs, txIds, view);
+      const ok = await this.verifier.verifyBatch(jobs);
+      const bad = ok.indexOf(false);
+      if (bad >= 0) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, `tx ${bad} (${jobs[bad].id}): signature does not verify`);
+    }
+    const app = applyBlock(view, block, this.params, txIds);
+    const batch: Batch = [];
+    pushState(batch, app.changes);
+    batch.push({ type: 'put', key: layout.undo(entry.hashHex), value: encodeChanges(app.undo) });
+    batch.push({ type: 'put', key: layout.height(entry.height), value: entry.hash });
+    txIds.forEach((id, i) => {
+      batch.push({ type: 'put', key: layout.tx(toHex(id)), value: encodeTxLocation({ blockHash: entry.hash, height: entry.height, index: i, ...offsets[i] }) });
+    });
+    batch.push({ type: 'put', key: layout.tip, value: entry.hash });
+    await this.db.batch(batch);
+    this.main.push(entry);
+    this.log.info({ height: entry.height, hash: entry.hashHex, txs: block.txs.length }, 'block connected');
+    this.emit('connect', entry, block);
+  }
+
+  /** Undoes the tip block, in one batch. */
+  private async disconnectTip(): Promise<void> {
+    const entry = this.tip;
+    if (entry.height === 0) throw new NodeError(ChainErrorCode.CORRUPT, 'cannot disconnect genesis');
+    const [undoRaw, bytes] = await Promise.all([this.db.get(layout.undo(entry.hashHex)), this.getBlockBytes(entry.hashHex)]);
+    if (!undoRaw || !bytes) throw new NodeError(ChainErrorCode.CORRUPT, `missing undo or body of ${entry.hashHex}`);
+    const block = decodeBlock(bytes).block;
+    const batch: Batch = [];
+    pushState(batch, decodeChanges(undoRaw));
+    batch.push({ type: 'del', key: layout.undo(entry.hashHex) }, { type: 'del', key: layout.height(entry.height) });
+    for (const o of txOffsets(bytes)) batch.push({ type: 'del', key: layout.tx(toHex(computeTxId(bytes.subarray(o.offset, o.offset + o.length)))) });
+    batch.push({ type: 'put', key: layout.tip, value: entry.header.prevHash });
+    await this.db.batch(batch);
+    this.main.pop();
+    this.log.info({ height: entry.height, hash: entry.hashHex }, 'block disconnected');
+    this.emit('disconnect', entry, block);
+  }
+
+  /** Waits for queued work and closes the database. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue;
+    await this.db.close();
+  }
+}
+
+function pushState(batch: Batch, changes: StateChanges): void {
+  for (const [k, v] of changes) {
+    if (v === null) batch.push({ type: 'del', key: layout.state(k) });
+    else batch.push({ type: 'put', key: layout.state(k), value: v });
+  }
+}
+
+/** Offsets and lengths of each transaction's bytes inside encoded block bytes. */
+export function txOffsets(bytes: Uint8Array): { offset: number; length: number }[] {
+  const r = new Reader(bytes);
+  r.raw(HEADER_SIZE);
+  r.bytes(256, 'coinbase');
+  const n = r.varnum(1_000_000, 'tx count');
+  const out: { offset: number; length: number }[] = [];
+  for (let i = 0; i < n; i++) {
+    const length = r.varnum(1 << 30, 'tx');
+    out.push({ offset: r.offset, length });
+    r.raw(length);
+  }
+  return out;
+}
+
+/** Opens the chain (see `Chain.open`). */
+export function openChain(opts: ChainOptions): Promise<Chain> {
+  return Chain.open(opts);
+}
