@@ -288,13 +288,14 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   private async acceptBlock(block: Block, bytes: Uint8Array, hash: Uint8Array, parent: ChainEntry): Promise<AddBlockResult> {
     const hex = toHex(hash);
     const height = parent.height + 1;
+    let txIds: Uint8Array[];
     try {
       validateHeader(
         block.header,
         { prevHash: parent.hash, prevHeight: parent.height, prevTime: parent.header.time, medianTimePast: this.medianTimePast(parent), now: this.now() },
         this.params,
       );
-      validateBlockBody(block, height, this.params);
+      txIds = validateBlockBody(block, height, this.params, txSlices(bytes)).txIds;
     } catch (e) {
       // A block too far in the future may become valid later: do not remember it as invalid.
       if (e instanceof ValidationError && e.code !== BlockErrorCode.TIME_TOO_NEW) this.invalid.add(hex);
@@ -310,7 +311,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
 
     if (parent.hashHex === this.tip.hashHex) {
       try {
-        await this.connect(entry, block, bytes);
+        await this.connect(entry, block, bytes, txIds);
       } catch (e) {
         await this.markInvalid(entry);
         throw e;
@@ -383,17 +384,23 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   }
 
   /** Validates (state and signatures) and commits a block on top of the tip, in one batch. */
-  private async connect(entry: ChainEntry, block: Block, bytes: Uint8Array): Promise<void> {
+  private async connect(entry: ChainEntry, block: Block, bytes: Uint8Array, knownTxIds?: Uint8Array[]): Promise<void> {
     const offsets = txOffsets(bytes);
-    const txIds = offsets.map((o) => computeTxId(bytes.subarray(o.offset, o.offset + o.length)));
+    const txIds = knownTxIds ?? offsets.map((o) => computeTxId(bytes.subarray(o.offset, o.offset + o.length)));
     const view = await this.getStateView(blockTouchedKeys(block));
-    if (block.txs.length) {
-      const jobs = signatureJobs(block.txs, txIds, view);
-      const ok = await this.verifier.verifyBatch(jobs);
-      const bad = ok.indexOf(false);
-      if (bad >= 0) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, `tx ${bad} (${jobs[bad].id}): signature does not verify`);
+    // Signatures are checked on the pool while this thread applies the block; nothing is written
+    // unless both succeed.
+    const jobs = signatureJobs(block.txs, txIds, view);
+    const verified = jobs.length ? this.verifier.verifyBatch(jobs) : Promise.resolve([]);
+    let app: ReturnType<typeof applyBlock>;
+    try {
+      app = applyBlock(view, block, this.params, txIds);
+    } catch (e) {
+      await verified.catch(() => undefined);
+      throw e;
     }
-    const app = applyBlock(view, block, this.params, txIds);
+    const bad = (await verified).indexOf(false);
+    if (bad >= 0) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, `tx ${bad} (${jobs[bad].id}): signature does not verify`);
     const batch: Batch = [];
     pushState(batch, app.changes);
     batch.push({ type: 'put', key: layout.undo(entry.hashHex), value: encodeChanges(app.undo) });
@@ -418,7 +425,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     const batch: Batch = [];
     pushState(batch, decodeChanges(undoRaw));
     batch.push({ type: 'del', key: layout.undo(entry.hashHex) }, { type: 'del', key: layout.height(entry.height) });
-    for (const o of txOffsets(bytes)) batch.push({ type: 'del', key: layout.tx(toHex(computeTxId(bytes.subarray(o.offset, o.offset + o.length)))) });
+    for (const raw of txSlices(bytes)) batch.push({ type: 'del', key: layout.tx(toHex(computeTxId(raw))) });
     batch.push({ type: 'put', key: layout.tip, value: entry.header.prevHash });
     await this.db.batch(batch);
     this.main.pop();
@@ -455,6 +462,10 @@ export function txOffsets(bytes: Uint8Array): { offset: number; length: number }
     r.raw(length);
   }
   return out;
+}
+
+function txSlices(bytes: Uint8Array): Uint8Array[] {
+  return txOffsets(bytes).map((o) => bytes.subarray(o.offset, o.offset + o.length));
 }
 
 /** Opens the chain (see `Chain.open`). */

@@ -226,7 +226,7 @@ export function paramsToJson(p: ChainParams): GenesisJson {
 export interface DevnetOptions {
   chainId?: number;
   network?: string;
-  /** Genesis and powLimit bits; the default needs about 4,096 hashes per block. */
+  /** Genesis and powLimit bits; the default needs about 2^20 hashes per block (under a second for one miner thread). */
   genesisBits?: number;
   powLimitBits?: number;
   genesisTime?: number;
@@ -242,7 +242,7 @@ export interface DevnetOptions {
 /** Generates the parameters of a devnet or test chain: chain id 1337, `native-devnet`, easy difficulty. */
 export function createDevnetParams(opts: DevnetOptions = {}): ChainParams {
   const powLimitBits = opts.powLimitBits ?? 0x207fffff;
-  const genesisBits = opts.genesisBits ?? 0x1f0fffff;
+  const genesisBits = opts.genesisBits ?? 0x1e0fffff;
   return createParamsFromJson(
     paramsToJson({
       network: opts.network ?? 'native-devnet',

@@ -1,35 +1,76 @@
 /**
  * The `native-node` command line. Each command is a small function; `main` parses the
  * arguments, runs one and returns the process exit code. Errors carry a stable code, printed
- * as `error <code>: <message>` (or as JSON with `--json`).
+ * as `error <code>: <message>` on stderr (or `{"error": {code, message}}` on stdout with `--json`).
+ *
+ * Wallet resolution (wallet show|balance, send): `--wallet` / `NATIVE_WALLET` / config `wallet`;
+ * otherwise, on the devnet, `<data-dir>/dev-wallet.json` (or the built-in dev key when that file
+ * is absent), and elsewhere `~/.native-node/wallet.json`. `wallet new` writes `--wallet` or
+ * `~/.native-node/wallet.json`, never the dev wallet. The network is the node's for commands
+ * that talk to one, else `--network` / `--dev` / `NATIVE_NETWORK`, else the node's if one
+ * answers at `--node`, else mainnet.
  */
-import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { NodeError, isNodeError } from '../consensus/errors.js';
-import { createKeyPairFromSeed, randomSeed } from '../consensus/keys.js';
-import { encodeAddress, MAINNET_HRP, TESTNET_HRP } from '../consensus/address.js';
+import { encodeAddress, MAINNET_HRP, TESTNET_HRP, tryDecodeAddress } from '../consensus/address.js';
+import { getDevKeyPair } from '../consensus/devnet.js';
+import { isHex } from '../consensus/hash.js';
+import { parseAmount, parsePositiveAmount, formatAmount } from './amount.js';
+import { ClientErrorCode, DEFAULT_NODE_URL, NodeClient, type StatusResponse, type TxResponse } from './client.js';
+import { canonicalNetwork, configFromEnv, configFromFlagValues, configParseOptions, loadConfig, resolveConfig, type NetworkName, type NodeConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { createTransferTx } from './txBuilder.js';
+import { NODE_VERSION } from './version.js';
+import { createPassphraseSource, createWalletFile, defaultWalletPath, openWallet, readWalletFile, isClearWallet, DEV_WALLET_FILE, WalletErrorCode, type OpenedWallet } from './wallet.js';
 
 /** Error codes of the command line itself. */
 export const CliErrorCode = {
   USAGE: 'cli_usage',
   UNKNOWN_COMMAND: 'cli_unknown_command',
+  INVALID_ADDRESS: 'invalid_address',
+  INVALID_TX_ID: 'invalid_tx_id',
+  NETWORK_MISMATCH: 'network_mismatch',
+  WAIT_TIMEOUT: 'wait_timeout',
 } as const;
 
-const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
-
-const USAGE = `native-node ${VERSION}
+const USAGE = `native-node ${NODE_VERSION}
 
 Usage: native-node <command> [options]
 
 Commands:
-  wallet new [--network <name>]   create a wallet key and print its address
-  version                         print the version
-  help                            show this help
+  start [flags]                    run a node (see docs/operators-guide.md for every flag)
+      --dev | --network <devnet|mainnet>  --data-dir <dir>  --http-host <h>  --http-port <p>
+      --mine | --no-mine  --miner-address <addr>  --mine-threads <n>  --log-level <level>
+      --config <file.json>
+  status                           the node's network, tip, difficulty, mempool, mining
+  tx <id> [--wait]                 a transaction, pending or mined
+  wallet new                       create an encrypted wallet and print its address
+  wallet show                      print the wallet's address
+  wallet balance                   the wallet's balance and nonce, from the node
+  send <address> <amount> [--fee <NATIVE>] [--wait] [--timeout <s>]
+                                   send NATIVE (decimals, e.g. 1.5) from the wallet
+  version                          print the version
+  help                             show this help
 
-Every command takes --json for machine-readable output.`;
+Options:
+  --node <url>       node to talk to (default ${DEFAULT_NODE_URL})
+  --wallet <file>    wallet file (default: the dev wallet on the devnet, else ~/.native-node/wallet.json)
+  --network <name>, --dev, --data-dir <dir>   where the dev wallet lives, which network a new wallet is for
+  --json             machine-readable output
+
+The wallet passphrase is read from NATIVE_WALLET_PASSPHRASE or asked on the terminal.`;
+
+/** Injected environment of a CLI run (tests pin it). */
+export interface CliEnv {
+  readonly env: Record<string, string | undefined>;
+  readonly cwd: string;
+  readonly home?: string;
+}
 
 interface Out {
-  json: boolean;
+  readonly json: boolean;
   print(human: string, data: unknown): void;
 }
 
@@ -42,21 +83,244 @@ function output(json: boolean): Out {
   };
 }
 
-async function walletNew(args: string[], out: Out): Promise<number> {
-  const { values } = parseArgs({ args, options: { network: { type: 'string', default: 'native-devnet' }, json: { type: 'boolean' } }, strict: true });
-  const seed = randomSeed();
-  const kp = createKeyPairFromSeed(seed);
-  const hrp = values.network === 'native-mainnet' || values.network === 'mainnet' ? MAINNET_HRP : TESTNET_HRP;
-  const address = encodeAddress(kp.address, hrp);
-  out.print(`address ${address}`, { address, network: values.network });
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+const COMMON: Options = {
+  json: { type: 'boolean' },
+  node: { type: 'string' },
+  ...configParseOptions(['network', 'dev', 'dataDir', 'config', 'wallet']),
+};
+
+function parse(args: string[], extra: Options, positionals: number): { values: Values; positionals: string[] } {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options: { ...COMMON, ...extra }, strict: true, allowPositionals: true });
+  } catch (e) {
+    throw new NodeError(CliErrorCode.USAGE, (e as Error).message);
+  }
+  if (parsed.positionals.length !== positionals) {
+    throw new NodeError(CliErrorCode.USAGE, `expected ${positionals} argument(s), got ${parsed.positionals.length}; see native-node help`);
+  }
+  return parsed;
+}
+
+/** What every command shares: output, config (network, data dir, wallet), the node client. */
+interface Ctx {
+  readonly out: Out;
+  readonly config: NodeConfig;
+  readonly client: NodeClient;
+  readonly env: CliEnv;
+}
+
+function context(values: Values, out: Out, cenv: CliEnv): Ctx {
+  const config = resolveConfig(configFromFlagValues(values), configFromEnv(cenv.env), { cwd: cenv.cwd, devAddress: devAddress });
+  const url = typeof values.node === 'string' ? values.node : DEFAULT_NODE_URL;
+  if (!/^https?:\/\/[^\s/]+/.test(url)) throw new NodeError(CliErrorCode.USAGE, `--node must be an http(s) URL, got ${url}`);
+  return { out, config, client: new NodeClient(url), env: cenv };
+}
+
+function devAddress(): string {
+  return encodeAddress(getDevKeyPair().address, TESTNET_HRP);
+}
+
+function hrpOf(network: NetworkName): string {
+  return network === 'native-devnet' ? TESTNET_HRP : MAINNET_HRP;
+}
+
+const networkExplicit = (c: NodeConfig) => c.sources.network !== 'default';
+
+/** The network of a command that does not need a node: explicit, else the node's if one answers quickly, else mainnet. */
+async function offlineNetwork(ctx: Ctx): Promise<NetworkName> {
+  if (networkExplicit(ctx.config)) return ctx.config.network;
+  try {
+    return canonicalNetwork((await ctx.client.status(1_500)).network);
+  } catch {
+    return ctx.config.network;
+  }
+}
+
+/** The node's status, checked against an explicitly requested network. */
+async function nodeStatus(ctx: Ctx): Promise<StatusResponse & { network: NetworkName }> {
+  const status = await ctx.client.status();
+  const network = canonicalNetwork(status.network);
+  if (networkExplicit(ctx.config) && ctx.config.network !== network) {
+    throw new NodeError(CliErrorCode.NETWORK_MISMATCH, `the node at ${ctx.client.baseUrl} runs ${status.network}, not ${ctx.config.network}`);
+  }
+  return { ...status, network };
+}
+
+/** Where the wallet of a command is: a file, or the built-in dev key on a devnet without a dev wallet file. */
+type WalletRef = { kind: 'file'; path: string } | { kind: 'dev' };
+
+function walletRef(ctx: Ctx, network: NetworkName): WalletRef {
+  if (ctx.config.wallet) return { kind: 'file', path: ctx.config.wallet };
+  if (network === 'native-devnet') {
+    const dataDir = ctx.config.sources.dataDir !== 'default' ? ctx.config.dataDir : resolve(ctx.env.cwd, 'data', network);
+    const path = join(dataDir, DEV_WALLET_FILE);
+    return existsSync(path) ? { kind: 'file', path } : { kind: 'dev' };
+  }
+  return { kind: 'file', path: defaultWalletPath(ctx.env.home) };
+}
+
+async function walletAddress(ref: WalletRef, hrp: string): Promise<{ address: string; network: string; encrypted: boolean; path: string | null }> {
+  if (ref.kind === 'dev') return { address: encodeAddress(getDevKeyPair().address, hrp), network: 'native-devnet', encrypted: false, path: null };
+  const file = await readWalletFile(ref.path);
+  return { address: file.address, network: file.network, encrypted: !isClearWallet(file), path: ref.path };
+}
+
+async function unlockWallet(ctx: Ctx, ref: WalletRef, network: NetworkName): Promise<OpenedWallet> {
+  if (ref.kind === 'dev') {
+    const keyPair = getDevKeyPair();
+    return { address: encodeAddress(keyPair.address, TESTNET_HRP), network: 'native-devnet', keyPair, clear: true };
+  }
+  const w = await openWallet(ref.path, createPassphraseSource({ env: ctx.env.env }), hrpOf(network));
+  if (canonicalNetwork(w.network) !== network) throw new NodeError(WalletErrorCode.WRONG_NETWORK, `wallet ${ref.path} is for ${w.network}, the node runs ${network}`);
+  return w;
+}
+
+async function walletNew(ctx: Ctx): Promise<number> {
+  const network = await offlineNetwork(ctx);
+  const path = ctx.config.wallet ?? defaultWalletPath(ctx.env.home);
+  if (existsSync(path)) throw new NodeError(WalletErrorCode.EXISTS, `${path} already exists; refusing to overwrite it (use --wallet <new file>)`, { path });
+  const passphrase = await createPassphraseSource({ env: ctx.env.env }).get('create');
+  const w = await createWalletFile(path, { network, hrp: hrpOf(network), passphrase });
+  ctx.out.print(`address ${w.address}\nnetwork ${w.network}\nwallet  ${w.path} (encrypted)`, w);
+  return 0;
+}
+
+async function walletShow(ctx: Ctx): Promise<number> {
+  const network = ctx.config.wallet ? ctx.config.network : await offlineNetwork(ctx);
+  const w = await walletAddress(walletRef(ctx, network), hrpOf(network));
+  ctx.out.print(`address ${w.address}\nnetwork ${w.network}\nwallet  ${w.path ?? '(built-in dev key)'}${w.encrypted ? ' (encrypted)' : ''}`, w);
+  return 0;
+}
+
+async function walletBalance(ctx: Ctx): Promise<number> {
+  const status = await nodeStatus(ctx);
+  const w = await walletAddress(walletRef(ctx, status.network), status.hrp);
+  const acc = await ctx.client.account(w.address);
+  ctx.out.print(`address ${acc.address}\nbalance ${acc.balance} NATIVE\nnonce   ${acc.nonce} (next ${acc.pendingNonce})`, acc);
+  return 0;
+}
+
+async function waitMined(ctx: Ctx, id: string, timeoutSec: number): Promise<TxResponse> {
+  const deadline = Date.now() + timeoutSec * 1000;
+  let last: TxResponse | undefined;
+  for (;;) {
+    try {
+      last = await ctx.client.tx(id);
+      if (last.status === 'mined') return last;
+    } catch (e) {
+      // Briefly absent while a block moves it from the mempool to the chain, or during a reorg.
+      if (!isNodeError(e, 'tx_not_found')) throw e; // HttpErrorCode.TX_NOT_FOUND (not imported: keeps koa out of the CLI)
+    }
+    if (Date.now() > deadline) throw new NodeError(CliErrorCode.WAIT_TIMEOUT, `transaction ${id} not mined after ${timeoutSec} s (last status: ${last?.status ?? 'unknown'})`, { txId: id });
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+function timeoutOption(values: Values): number {
+  const raw = values.timeout;
+  if (raw === undefined) return 120;
+  if (typeof raw !== 'string' || !/^\d{1,6}$/.test(raw) || Number(raw) === 0) throw new NodeError(CliErrorCode.USAGE, '--timeout must be a positive number of seconds');
+  return Number(raw);
+}
+
+async function send(ctx: Ctx, values: Values, toText: string, amountText: string): Promise<number> {
+  const status = await nodeStatus(ctx);
+  const to = tryDecodeAddress(toText, status.hrp);
+  if (!to) throw new NodeError(CliErrorCode.INVALID_ADDRESS, `${toText} is not a ${status.network} address (${status.hrp}1…)`);
+  const amount = parsePositiveAmount(amountText);
+  const fee = typeof values.fee === 'string' ? parseAmount(values.fee, 'fee') : undefined;
+  const timeout = timeoutOption(values);
+  const wallet = await unlockWallet(ctx, walletRef(ctx, status.network), status.network);
+  const acc = await ctx.client.account(wallet.address);
+  const built = createTransferTx({
+    key: wallet.keyPair,
+    chainId: status.chainId,
+    to,
+    amount,
+    nonce: BigInt(acc.pendingNonce),
+    // The key travels until the chain knows it (a pending first transaction may not be mined yet).
+    includeKey: !acc.publicKeyKnown,
+    fee,
+    feeRate: BigInt(status.minFeeRate ?? '1'),
+  });
+  const res = await ctx.client.submitTx(Buffer.from(built.bytes).toString('hex'));
+  const data: Record<string, unknown> = {
+    txId: res.txId,
+    status: 'pending',
+    from: wallet.address,
+    to: toText,
+    amount: formatAmount(amount),
+    amountBase: amount.toString(),
+    fee: formatAmount(built.tx.fee),
+    feeBase: built.tx.fee.toString(),
+    nonce: Number(built.tx.nonce),
+  };
+  if (values.wait) {
+    if (!ctx.out.json) process.stderr.write(`sent ${res.txId}, waiting for a block…\n`);
+    const mined = await waitMined(ctx, res.txId, timeout);
+    Object.assign(data, { status: 'mined', height: mined.height, blockHash: mined.blockHash, confirmations: mined.confirmations });
+    ctx.out.print(`${res.txId}\nmined in block ${mined.height} ${mined.blockHash}`, data);
+  } else {
+    ctx.out.print(res.txId, data);
+  }
+  return 0;
+}
+
+async function status(ctx: Ctx): Promise<number> {
+  const s = await ctx.client.status();
+  const m = s.mining;
+  ctx.out.print(
+    [
+      `network    ${s.network} (chain id ${s.chainId})`,
+      `height     ${s.height}`,
+      `tip        ${s.tip}`,
+      `difficulty ${s.difficulty}`,
+      `hashrate   ${Math.round(s.hashrate)} H/s (network estimate)`,
+      `mempool    ${s.mempool.count} txs, ${s.mempool.bytes} bytes`,
+      `mining     ${m.running ? `on, ${m.threads} thread(s), ${Math.round(m.hashrate)} H/s, ${m.blocksFound} block(s) found` : 'off'}`,
+      `peers      ${s.peers}${s.syncing ? ' (syncing)' : ''}`,
+      `version    ${s.version}`,
+    ].join('\n'),
+    s,
+  );
+  return 0;
+}
+
+async function txCommand(ctx: Ctx, values: Values, id: string): Promise<number> {
+  if (!isHex(id, 32)) throw new NodeError(CliErrorCode.INVALID_TX_ID, 'a transaction id is 64 hex characters');
+  const t = values.wait ? await waitMined(ctx, id.toLowerCase(), timeoutOption(values)) : await ctx.client.tx(id.toLowerCase());
+  const lines = [`txid          ${t.txId}`, `status        ${t.status}`];
+  if (t.status === 'mined') lines.push(`block         ${t.height} ${t.blockHash}`, `confirmations ${t.confirmations}`);
+  lines.push(`type          ${t.type}`, `from          ${t.from}`);
+  if (typeof t.to === 'string') lines.push(`to            ${t.to}`);
+  if (typeof t.amount === 'string') lines.push(`amount        ${t.amount} NATIVE`);
+  lines.push(`fee           ${t.fee} NATIVE`, `nonce         ${t.nonce}`);
+  ctx.out.print(lines.join('\n'), t);
+  return 0;
+}
+
+async function start(args: string[], cenv: CliEnv): Promise<number> {
+  const config = loadConfig(args, cenv.env, { cwd: cenv.cwd, devAddress });
+  const log = createLogger({ level: config.logLevel });
+  const { runNode } = await import('./node.js');
+  try {
+    await runNode(config, log);
+  } catch (e) {
+    log.fatal({ err: e, code: isNodeError(e) ? e.code : undefined }, 'node failed');
+    throw e;
+  }
   return 0;
 }
 
 /** Runs the command line with `argv` (without node and script); returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], cenv: CliEnv = { env: process.env, cwd: process.cwd() }): Promise<number> {
   const json = argv.includes('--json');
   const out = output(json);
-  const [cmd, ...rest] = argv.filter((a) => a !== '--json');
+  const [cmd, ...rest] = argv;
   try {
     switch (cmd) {
       case undefined:
@@ -67,19 +331,40 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'version':
       case '--version':
-        out.print(VERSION, { version: VERSION });
+        out.print(NODE_VERSION, { version: NODE_VERSION });
         return 0;
-      case 'wallet':
-        if (rest[0] === 'new') return await walletNew(rest.slice(1), out);
-        throw new NodeError(CliErrorCode.USAGE, `unknown wallet command ${rest[0] ?? '(none)'}; try: wallet new`);
+      case 'start':
+        return await start(rest.filter((a) => a !== '--json'), cenv);
+      case 'status': {
+        const { values } = parse(rest, {}, 0);
+        return await status(context(values, out, cenv));
+      }
+      case 'tx': {
+        const { values, positionals } = parse(rest, { wait: { type: 'boolean' }, timeout: { type: 'string' } }, 1);
+        return await txCommand(context(values, out, cenv), values, positionals[0]);
+      }
+      case 'send': {
+        const { values, positionals } = parse(rest, { fee: { type: 'string' }, wait: { type: 'boolean' }, timeout: { type: 'string' } }, 2);
+        return await send(context(values, out, cenv), values, positionals[0], positionals[1]);
+      }
+      case 'wallet': {
+        const [sub, ...args] = rest;
+        const { values } = parse(args, {}, 0);
+        const ctx = context(values, out, cenv);
+        if (sub === 'new') return await walletNew(ctx);
+        if (sub === 'show') return await walletShow(ctx);
+        if (sub === 'balance') return await walletBalance(ctx);
+        throw new NodeError(CliErrorCode.USAGE, `unknown wallet command ${sub ?? '(none)'}; try: wallet new | show | balance`);
+      }
       default:
         throw new NodeError(CliErrorCode.UNKNOWN_COMMAND, `unknown command ${cmd}; see native-node help`);
     }
   } catch (e) {
-    const code = isNodeError(e) ? e.code : e instanceof TypeError && 'code' in e ? CliErrorCode.USAGE : 'internal_error';
+    const code = isNodeError(e) ? e.code : 'internal_error';
     const message = e instanceof Error ? e.message : String(e);
     if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
     else process.stderr.write(`error ${code}: ${message}\n`);
-    return code === 'internal_error' ? 70 : 2;
+    if (code === 'internal_error' && e instanceof Error && e.stack && cenv.env.NATIVE_DEBUG) process.stderr.write(`${e.stack}\n`);
+    return code === 'internal_error' ? 70 : code === ClientErrorCode.UNREACHABLE ? 3 : 2;
   }
 }

@@ -1,0 +1,658 @@
+/**
+ * The built-in CPU miner: worker threads grind block templates, the main thread submits their
+ * solutions to the chain.
+ *
+ * Work: a template (`chain/template.ts`) is cut into units `(extranonce, nonce range)`; each
+ * worker gets its own slice of the nonce space under the generation's extranonce, and a worker
+ * that exhausts its slice gets a fresh extranonce (and a fresh time). Every unit is unique, so
+ * no two workers ever hash the same header.
+ *
+ * Switching work: a shared Int32 "generation" counter. A new tip bumps it at once, in the
+ * chain's 'tip' listener, so workers drop stale work within one check interval (2,048 hashes,
+ * about 1.5 ms); the template for the new tip follows as job messages tagged with the new
+ * generation, which each worker acknowledges (the 'job' event). Mempool changes rebuild the
+ * template at most every `mempoolRefreshMs`; a template older than `templateMaxAgeMs` is rebuilt
+ * to refresh its time.
+ *
+ * Solutions are re-verified with the consensus hash on the main thread and submitted with
+ * `chain.addBlock`, one per parent. A rejected block is logged and reported ('rejected'), never
+ * thrown; the next template on that parent is then coinbase-only, so a bad mempool candidate
+ * cannot make the miner produce invalid blocks forever.
+ */
+import { EventEmitter } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import type { Worker } from 'node:worker_threads';
+import { tryDecodeAddress } from '../consensus/address.js';
+import { blockHash, encodeBlock, EXTRANONCE_SIZE, type Block } from '../consensus/block.js';
+import { NodeError } from '../consensus/errors.js';
+import { toHex } from '../consensus/hash.js';
+import { ADDRESS_SIZE } from '../consensus/keys.js';
+import { checkProofOfWork } from '../consensus/pow.js';
+import type { ChainParams } from '../consensus/params.js';
+import { createTsWorker } from './tsWorker.js';
+import {
+  createBlockTemplate,
+  encodeCoinbaseTag,
+  sameTemplateWork,
+  templateBlock,
+  templateHeaderBytes,
+  type BlockTemplate,
+  type TemplateChain,
+  type TemplateMempool,
+} from './template.js';
+import { CTL_GENERATION, MINER_WORKER_KIND, type HasherKind, type MainToWorker, type MinerWorkerData, type WorkerToMain } from './minerWorker.js';
+import { silentLogger, type AddBlockResult, type ChainEntry, type Logger } from './types.js';
+
+/** Error codes of the miner. */
+export const MinerErrorCode = {
+  BAD_ADDRESS: 'miner_bad_address',
+  BAD_OPTIONS: 'miner_bad_options',
+} as const;
+export type MinerErrorCode = (typeof MinerErrorCode)[keyof typeof MinerErrorCode];
+
+/** What the miner needs from the chain (the `Chain` implements it). */
+export interface MinerChain extends TemplateChain {
+  addBlock(block: Block | Uint8Array): Promise<AddBlockResult>;
+  on(event: 'tip', listener: (entry: ChainEntry) => void): unknown;
+  off(event: 'tip', listener: (entry: ChainEntry) => void): unknown;
+}
+
+/** What the miner needs from the mempool (the `Mempool` implements it). */
+export interface MinerMempool extends TemplateMempool {
+  on(event: 'added' | 'removed', listener: () => void): unknown;
+  off(event: 'added' | 'removed', listener: () => void): unknown;
+  /** Resolves when queued mempool work (e.g. re-checks after a reorganisation) is done. */
+  idle?(): Promise<void>;
+}
+
+/** Options of `createMiner`. */
+export interface MinerOptions {
+  /** Worker threads (≥ 1). */
+  readonly threads: number;
+  /** Address (bech32m, the chain's hrp) or 20-byte account id paid by the coinbase. */
+  readonly address: string | Uint8Array;
+  /** Coinbase tag, UTF-8, at most 40 bytes. */
+  readonly tag?: string;
+  readonly logger?: Logger;
+  /** Clock in Unix seconds (the chain's clock). */
+  readonly now?: () => number;
+  /** Minimum interval between template rebuilds caused by mempool changes, ms. */
+  readonly mempoolRefreshMs?: number;
+  /** Rebuild a template older than this, ms (keeps the block time fresh). */
+  readonly templateMaxAgeMs?: number;
+  /** Window of the hashrate moving average, ms. */
+  readonly hashrateWindowMs?: number;
+  /** Nonces per work unit (default: 2^32 / threads); small values exercise extranonce rolling. */
+  readonly nonceRange?: number;
+  /** Force a hasher in the workers (default: the midstate hasher after its self-test). */
+  readonly hasher?: HasherKind;
+}
+
+/** Defaults of MinerOptions. */
+export const defaultMinerOptions = {
+  threads: 1,
+  mempoolRefreshMs: 2_000,
+  templateMaxAgeMs: 30_000,
+  hashrateWindowMs: 10_000,
+} as const;
+
+/** A snapshot of the miner's state. */
+export interface MinerStats {
+  readonly running: boolean;
+  readonly threads: number;
+  /** Hashes per second over the moving-average window. */
+  readonly hashrate: number;
+  /** Blocks this miner found that joined the best chain. */
+  readonly blocksFound: number;
+  /** Height of the block being mined (0 before the first template). */
+  readonly height: number;
+  /** Hashes done since the miner was created. */
+  readonly hashes: number;
+  /** Current job generation. */
+  readonly generation: number;
+  /** Hasher each worker reported (`midstate` or `node`). */
+  readonly hashers: readonly (HasherKind | undefined)[];
+}
+
+/** A worker acknowledged a job. */
+export interface MinerJobEvent {
+  readonly generation: number;
+  readonly worker: number;
+  readonly jobId: number;
+  readonly height: number;
+  readonly parentHash: string;
+  /** Hex of the unit's extranonce. */
+  readonly extranonce: string;
+  /** When the main thread posted the job (performance.timeOrigin + performance.now(), ms). */
+  readonly postedAt: number;
+  /** When the worker took the job (same clock). */
+  readonly at: number;
+  /** ms from the chain's 'tip' event for this parent to the worker's acknowledgement, when a tip change caused the job. */
+  readonly sinceTipMs?: number;
+}
+
+/** A block this miner found was submitted. */
+export interface MinerBlockEvent {
+  readonly hash: string;
+  readonly height: number;
+  readonly status: AddBlockResult['status'];
+  readonly txCount: number;
+}
+
+/** A block this miner found was rejected by the chain. */
+export interface MinerRejectEvent {
+  readonly hash: string;
+  readonly height: number;
+  readonly code?: string;
+  readonly message: string;
+}
+
+/** Events of the miner. */
+export interface MinerEvents {
+  /** A worker acknowledged a job (the measure of job-switch latency). */
+  job: [event: MinerJobEvent];
+  /** A new template is being mined. */
+  template: [template: BlockTemplate];
+  /** A found block was submitted and accepted (any status but a thrown rejection). */
+  block: [event: MinerBlockEvent];
+  /** A found block was rejected. */
+  rejected: [event: MinerRejectEvent];
+}
+
+/** The built-in miner's lifecycle and statistics. */
+export interface Miner extends EventEmitter<MinerEvents> {
+  /** Starts the workers and mining; resolves once the workers are up and the first template is out. Never rejects. */
+  start(): Promise<void>;
+  /** Stops mining, terminates the workers and waits for in-flight submissions. */
+  stop(): Promise<void>;
+  stats(): MinerStats;
+}
+
+const WORKER_URL = new URL('./minerWorker.ts', import.meta.url);
+const NONCE_SPACE = 0x1_0000_0000;
+const STOP_GRACE_MS = 500;
+const RESTART_DELAY_MS = 1_000;
+const MAX_WORKER_FAILURES = 5;
+const REJECT_BACKOFF_MS = 5_000;
+const TICK_MS = 1_000;
+
+interface Slot {
+  readonly index: number;
+  worker?: Worker;
+  ready: boolean;
+  hasher?: HasherKind;
+  exited?: Promise<void>;
+  /** Exits since the worker was last ready (a worker that cannot start is not restarted forever). */
+  failures: number;
+}
+
+interface Unit {
+  readonly gen: number;
+  readonly tpl: BlockTemplate;
+  readonly extranonce: Uint8Array;
+  readonly time: number;
+  readonly worker: number;
+  readonly postedAt: number;
+}
+
+function perfNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+function targetBytesLE(target: bigint): Uint8Array {
+  const out = new Uint8Array(32);
+  let t = target;
+  for (let i = 0; i < 32; i++) {
+    out[i] = Number(t & 0xffn);
+    t >>= 8n;
+  }
+  return out;
+}
+
+/** The CPU miner (see module comment). */
+class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
+  private readonly log: Logger;
+  private readonly minerId: Uint8Array;
+  private readonly threads: number;
+  private readonly now: () => number;
+  private readonly opts: Required<Pick<MinerOptions, 'mempoolRefreshMs' | 'templateMaxAgeMs' | 'hashrateWindowMs' | 'nonceRange'>>;
+  private readonly control = new Int32Array(new SharedArrayBuffer(4 * 4));
+  private readonly counters: BigInt64Array;
+  private readonly slots: Slot[];
+  private readonly units = new Map<number, Unit>();
+  private readonly pending = new Set<Promise<void>>();
+  /** Parents on which an own block was rejected: their templates carry no transactions. */
+  private readonly emptyParents = new Set<string>();
+  private readonly extranoncePrefix = randomBytes(4);
+  private extranonceCounter = 0;
+  private running = false;
+  private gen = 0;
+  private nextJobId = 1;
+  private template?: BlockTemplate;
+  private templateAtMs = 0;
+  /** When the last template build started (Date.now()), for the mempool refresh interval. */
+  private lastBuildMs = 0;
+  private building = false;
+  private again = false;
+  private forceNext = false;
+  private submittedParent?: string;
+  private tip?: { hash: string; at: number };
+  private blocksFound = 0;
+  private mempoolTimer?: NodeJS.Timeout;
+  private retryTimer?: NodeJS.Timeout;
+  private tick?: NodeJS.Timeout;
+  private samples: { t: number; total: number }[] = [];
+  private readonly hasherOverride?: HasherKind;
+  private readonly tag?: string;
+  private clockWarned?: string;
+
+  constructor(
+    private readonly chain: MinerChain,
+    private readonly mempool: MinerMempool,
+    private readonly params: ChainParams,
+    opts: MinerOptions,
+  ) {
+    super();
+    if (!Number.isInteger(opts.threads) || opts.threads < 1 || opts.threads > 256) {
+      throw new NodeError(MinerErrorCode.BAD_OPTIONS, `threads must be an integer in [1, 256], got ${opts.threads}`);
+    }
+    const id = typeof opts.address === 'string' ? tryDecodeAddress(opts.address, params.hrp) : opts.address;
+    if (!id || id.length !== ADDRESS_SIZE) throw new NodeError(MinerErrorCode.BAD_ADDRESS, `miner address is not a valid ${params.hrp} address`);
+    this.minerId = id;
+    this.tag = opts.tag;
+    encodeCoinbaseTag(opts.tag);
+    this.threads = opts.threads;
+    this.log = opts.logger ?? silentLogger;
+    this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
+    const perThread = Math.floor(NONCE_SPACE / opts.threads);
+    const nonceRange = Math.min(opts.nonceRange ?? perThread, perThread);
+    if (!Number.isInteger(nonceRange) || nonceRange < 1) throw new NodeError(MinerErrorCode.BAD_OPTIONS, `nonceRange must be a positive integer`);
+    this.opts = {
+      mempoolRefreshMs: opts.mempoolRefreshMs ?? defaultMinerOptions.mempoolRefreshMs,
+      templateMaxAgeMs: opts.templateMaxAgeMs ?? defaultMinerOptions.templateMaxAgeMs,
+      hashrateWindowMs: opts.hashrateWindowMs ?? defaultMinerOptions.hashrateWindowMs,
+      nonceRange,
+    };
+    this.hasherOverride = opts.hasher;
+    this.counters = new BigInt64Array(new SharedArrayBuffer(8 * opts.threads));
+    this.slots = Array.from({ length: opts.threads }, (_, index) => ({ index, ready: false, failures: 0 }));
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    this.submittedParent = undefined;
+    this.chain.on('tip', this.onTip);
+    this.mempool.on('added', this.onMempool);
+    this.mempool.on('removed', this.onMempool);
+    this.tick = setInterval(() => this.onTick(), TICK_MS);
+    this.tick.unref();
+    this.samples = [{ t: Date.now(), total: this.totalHashes() }];
+    const ready = this.slots.map((s) => this.spawn(s));
+    const first = this.refresh(true);
+    await Promise.all([...ready, first]);
+    this.log.info({ threads: this.threads, height: this.template?.height, hashers: this.slots.map((s) => s.hasher) }, 'miner started');
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) {
+      await Promise.allSettled([...this.pending]);
+      return;
+    }
+    this.running = false;
+    this.chain.off('tip', this.onTip);
+    this.mempool.off('added', this.onMempool);
+    this.mempool.off('removed', this.onMempool);
+    clearInterval(this.tick);
+    clearTimeout(this.mempoolTimer);
+    clearTimeout(this.retryTimer);
+    this.mempoolTimer = this.retryTimer = undefined;
+    this.bumpGeneration();
+    await Promise.all(this.slots.map((s) => this.stopWorker(s)));
+    await Promise.allSettled([...this.pending]);
+    this.units.clear();
+    this.samples = [];
+    this.template = undefined;
+    this.log.info({ blocksFound: this.blocksFound }, 'miner stopped');
+  }
+
+  stats(): MinerStats {
+    return {
+      running: this.running,
+      threads: this.threads,
+      hashrate: this.running ? this.currentHashrate() : 0,
+      blocksFound: this.blocksFound,
+      height: this.template?.height ?? 0,
+      hashes: this.totalHashes(),
+      generation: this.gen,
+      hashers: this.slots.map((s) => s.hasher),
+    };
+  }
+
+  // ---- workers ----
+
+  /** Starts a worker; resolves when it is ready or has failed (never rejects). */
+  private spawn(slot: Slot): Promise<void> {
+    const data: MinerWorkerData = { kind: MINER_WORKER_KIND, index: slot.index, control: this.control.buffer as SharedArrayBuffer, counters: this.counters.buffer as SharedArrayBuffer, hasher: this.hasherOverride };
+    let worker: Worker;
+    try {
+      worker = createTsWorker(WORKER_URL, { workerData: data });
+    } catch (e) {
+      this.log.error({ worker: slot.index, err: (e as Error).message }, 'miner worker failed to start');
+      return Promise.resolve();
+    }
+    slot.worker = worker;
+    slot.ready = false;
+    let settle!: () => void;
+    const ready = new Promise<void>((resolve) => (settle = resolve));
+    slot.exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.on('message', (msg: WorkerToMain) => {
+      if (msg.type === 'ready') {
+        slot.ready = true;
+        slot.hasher = msg.hasher;
+        slot.failures = 0;
+        settle();
+      }
+      this.onWorkerMessage(slot, worker, msg);
+    });
+    worker.on('error', (err) => {
+      this.log.error({ worker: slot.index, err: err.message }, 'miner worker failed');
+    });
+    worker.on('exit', (code) => {
+      settle();
+      if (slot.worker !== worker) return;
+      slot.worker = undefined;
+      slot.ready = false;
+      if (this.running && ++slot.failures >= MAX_WORKER_FAILURES) {
+        this.log.error({ worker: slot.index, code, failures: slot.failures }, 'miner worker keeps failing; not restarting it');
+      } else if (this.running) {
+        this.log.warn({ worker: slot.index, code }, 'miner worker exited; restarting');
+        setTimeout(() => {
+          if (this.running && !slot.worker) void this.spawn(slot);
+        }, RESTART_DELAY_MS).unref();
+      }
+    });
+    return ready;
+  }
+
+  private async stopWorker(slot: Slot): Promise<void> {
+    const worker = slot.worker;
+    if (!worker) return;
+    slot.worker = undefined;
+    slot.ready = false;
+    const exited = slot.exited ?? Promise.resolve();
+    try {
+      worker.postMessage({ type: 'stop' } satisfies MainToWorker);
+    } catch {
+      // Already gone.
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const graceful = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), STOP_GRACE_MS)))]);
+    clearTimeout(timer);
+    if (!graceful) await worker.terminate();
+  }
+
+  private onWorkerMessage(slot: Slot, worker: Worker, msg: WorkerToMain): void {
+    if (slot.worker !== worker || !this.running) return;
+    switch (msg.type) {
+      case 'ready':
+        // A (re)started worker joins the current generation with a unit of its own.
+        if (this.template) this.assign(slot, this.template, this.freshExtranonce());
+        break;
+      case 'ack': {
+        const unit = this.units.get(msg.jobId);
+        if (!unit) break;
+        const tip = this.tip;
+        this.emit('job', {
+          generation: msg.gen,
+          worker: slot.index,
+          jobId: msg.jobId,
+          height: unit.tpl.height,
+          parentHash: unit.tpl.parentHash,
+          extranonce: toHex(unit.extranonce),
+          postedAt: unit.postedAt,
+          at: msg.at,
+          sinceTipMs: tip && tip.hash === unit.tpl.parentHash ? msg.at - tip.at : undefined,
+        });
+        break;
+      }
+      case 'exhausted': {
+        const unit = this.units.get(msg.jobId);
+        this.units.delete(msg.jobId);
+        // The worker is idle: roll the extranonce (and the time) for it.
+        if (unit && msg.gen === this.gen && this.template) this.assign(slot, this.template, this.freshExtranonce());
+        break;
+      }
+      case 'found':
+        this.onFound(slot, msg.gen, msg.jobId, msg.nonce);
+        break;
+    }
+  }
+
+  // ---- work ----
+
+  private totalHashes(): number {
+    let n = 0n;
+    for (let i = 0; i < this.counters.length; i++) n += Atomics.load(this.counters, i);
+    return Number(n);
+  }
+
+  private bumpGeneration(): void {
+    this.gen = (this.gen + 1) | 0;
+    Atomics.store(this.control, CTL_GENERATION, this.gen);
+  }
+
+  private freshExtranonce(): Uint8Array {
+    const e = new Uint8Array(EXTRANONCE_SIZE);
+    e.set(this.extranoncePrefix, 0);
+    new DataView(e.buffer).setUint32(4, this.extranonceCounter, true);
+    this.extranonceCounter = (this.extranonceCounter + 1) >>> 0;
+    return e;
+  }
+
+  /** Starts a new generation on `tpl`: one extranonce, one nonce slice per worker. */
+  private dispatch(tpl: BlockTemplate): void {
+    this.bumpGeneration();
+    this.template = tpl;
+    this.templateAtMs = Date.now();
+    const extranonce = this.freshExtranonce();
+    // Units of the previous generation can still be solved (same parent, other transactions); older ones are dropped.
+    for (const [id, u] of this.units) if (u.gen !== this.gen && u.gen !== ((this.gen - 1) | 0)) this.units.delete(id);
+    for (const slot of this.slots) if (slot.ready) this.assign(slot, tpl, extranonce);
+    this.emit('template', tpl);
+  }
+
+  private assign(slot: Slot, tpl: BlockTemplate, extranonce: Uint8Array): void {
+    const worker = slot.worker;
+    if (!worker || !slot.ready) return;
+    const range = this.opts.nonceRange;
+    const nonceStart = slot.index * range;
+    // Fresh units get the current time; the template's own time is already max(now, MTP + 1).
+    const time = Math.max(this.now(), tpl.minTime, tpl.block.header.time);
+    const jobId = this.nextJobId++;
+    this.units.set(jobId, { gen: this.gen, tpl, extranonce, time, worker: slot.index, postedAt: perfNow() });
+    const msg: MainToWorker = {
+      type: 'job',
+      gen: this.gen,
+      jobId,
+      header: templateHeaderBytes(tpl, { extranonce, time }),
+      nonceStart,
+      nonceEnd: nonceStart + range - 1,
+      target: targetBytesLE(tpl.target),
+    };
+    worker.postMessage(msg);
+  }
+
+  private onFound(slot: Slot, gen: number, jobId: number, nonce: number): void {
+    const unit = this.units.get(jobId);
+    if (!unit) return;
+    const { tpl } = unit;
+    const block = templateBlock(tpl, { extranonce: unit.extranonce, time: unit.time, nonce });
+    const hash = blockHash(block.header);
+    const hashHex = toHex(hash);
+    if (!checkProofOfWork(hash, block.header.bits, this.params.powLimit)) {
+      this.log.error({ worker: slot.index, hasher: slot.hasher, nonce, hash: hashHex }, 'miner worker reported a nonce that misses the target');
+      if (gen === this.gen) this.assign(slot, tpl, this.freshExtranonce());
+      return;
+    }
+    if (tpl.parentHash !== this.chain.tip.hashHex || this.submittedParent === tpl.parentHash) {
+      // Stale (the tip moved) or this height is already solved by another worker: ignore.
+      this.log.debug({ hash: hashHex, height: tpl.height }, 'stale solution dropped');
+      if (gen === this.gen && this.submittedParent !== tpl.parentHash) this.refreshSoon(true);
+      return;
+    }
+    // This height is solved: stop every worker until the next template.
+    this.bumpGeneration();
+    this.submittedParent = tpl.parentHash;
+    this.log.info({ hash: hashHex, height: tpl.height, txs: tpl.txIds.length, worker: slot.index }, 'block found');
+    const p = this.submit(block, tpl, hashHex);
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p));
+  }
+
+  private async submit(block: Block, tpl: BlockTemplate, hashHex: string): Promise<void> {
+    try {
+      const res = await this.chain.addBlock(encodeBlock(block, tpl.txBytes));
+      if (res.status === 'connected' || res.status === 'reorganized') {
+        this.blocksFound++;
+        this.log.info({ hash: hashHex, height: tpl.height, status: res.status }, 'mined block connected');
+      } else {
+        this.log.warn({ hash: hashHex, height: tpl.height, status: res.status }, 'mined block not connected');
+        this.submittedParent = undefined;
+        this.refreshSoon(true);
+      }
+      this.emit('block', { hash: hashHex, height: tpl.height, status: res.status, txCount: tpl.txIds.length });
+    } catch (e) {
+      const code = e instanceof NodeError ? e.code : undefined;
+      const message = (e as Error).message;
+      this.log.error({ hash: hashHex, height: tpl.height, code, err: message }, 'mined block rejected');
+      this.submittedParent = undefined;
+      this.emit('rejected', { hash: hashHex, height: tpl.height, code, message });
+      if (!this.running) return;
+      if (tpl.txIds.length > 0) {
+        this.emptyParents.add(tpl.parentHash);
+        this.refreshSoon(true);
+      } else {
+        // Even a coinbase-only block was refused (a clock or parameter mismatch?): do not spin on it.
+        this.bumpGeneration();
+        this.template = undefined;
+        this.retryLater(REJECT_BACKOFF_MS);
+      }
+    }
+  }
+
+  // ---- templates ----
+
+  private readonly onTip = (entry: ChainEntry): void => {
+    this.tip = { hash: entry.hashHex, at: perfNow() };
+    // Stale work stops now; the template for the new tip follows.
+    if (this.template?.parentHash !== entry.hashHex) this.bumpGeneration();
+    for (const p of this.emptyParents) if (p !== entry.hashHex) this.emptyParents.delete(p);
+    this.refreshSoon(true);
+    // After a reorganisation the mempool re-checks its entries asynchronously: rebuild when it is done.
+    if (this.mempool.idle) {
+      this.mempool.idle().then(
+        () => this.refreshSoon(false),
+        () => undefined,
+      );
+    }
+  };
+
+  private readonly onMempool = (): void => {
+    if (this.mempoolTimer || !this.running) return;
+    const wait = Math.max(0, this.lastBuildMs + this.opts.mempoolRefreshMs - Date.now());
+    this.mempoolTimer = setTimeout(() => {
+      this.mempoolTimer = undefined;
+      this.refreshSoon(false);
+    }, wait);
+    this.mempoolTimer.unref();
+  };
+
+  private onTick(): void {
+    const now = Date.now();
+    this.samples.push({ t: now, total: this.totalHashes() });
+    while (this.samples.length > 2 && this.samples[0].t < now - this.opts.hashrateWindowMs) this.samples.shift();
+    if (this.template && now - this.templateAtMs > this.opts.templateMaxAgeMs) this.refreshSoon(true);
+  }
+
+  /** Hashes per second from the oldest sample in the window to now. */
+  private currentHashrate(): number {
+    const first = this.samples[0];
+    const now = Date.now();
+    if (!first || now - first.t < 50) return 0;
+    return ((this.totalHashes() - first.total) * 1000) / (now - first.t);
+  }
+
+  private refreshSoon(force: boolean): void {
+    void this.refresh(force);
+  }
+
+  /**
+   * Builds a template and dispatches it. Serialised: a request during a build makes one more
+   * build afterwards. Without `force`, a template with the same parent and transactions as the
+   * current one is not dispatched (workers keep their units).
+   */
+  private async refresh(force: boolean): Promise<void> {
+    if (!this.running) return;
+    this.forceNext ||= force;
+    if (this.building) {
+      this.again = true;
+      return;
+    }
+    this.building = true;
+    try {
+      do {
+        this.again = false;
+        const forced = this.forceNext;
+        this.forceNext = false;
+        this.lastBuildMs = Date.now();
+        const tpl = await createBlockTemplate(this.chain, this.mempool, this.params, {
+          miner: this.minerId,
+          tag: this.tag,
+          now: this.now,
+          includeTxs: !this.emptyParents.has(this.chain.tip.hashHex),
+        });
+        if (!this.running) return;
+        if (tpl.parentHash !== this.chain.tip.hashHex) {
+          this.again = true;
+          this.forceNext = true;
+          continue;
+        }
+        // The chain's times ran ahead of our clock (MTP + 1 beyond the future limit): such a
+        // block would be refused, so idle the workers and try again when the clock has caught up.
+        const ahead = tpl.block.header.time - this.now() - this.params.maxFutureBlockTime;
+        if (ahead > 0) {
+          const where = `${tpl.parentHash}:${tpl.block.header.time}`;
+          if (this.clockWarned !== where) this.log.warn({ height: tpl.height, time: tpl.block.header.time, aheadSeconds: ahead }, 'block time would be too far in the future; waiting');
+          this.clockWarned = where;
+          this.bumpGeneration();
+          this.template = undefined;
+          this.retryLater(Math.min(ahead, 60) * 1000);
+          return;
+        }
+        const changed = !this.template || forced || !sameTemplateWork(this.template, tpl) || this.template.block.header.bits !== tpl.block.header.bits;
+        if (changed) this.dispatch(tpl);
+      } while (this.again && this.running);
+    } catch (e) {
+      this.log.error({ err: (e as Error).message, code: e instanceof NodeError ? e.code : undefined }, 'block template failed; retrying');
+      this.retryLater(RESTART_DELAY_MS);
+    } finally {
+      this.building = false;
+    }
+  }
+
+  private retryLater(ms: number): void {
+    this.forceNext = true;
+    if (!this.running || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.refreshSoon(true);
+    }, ms);
+    this.retryTimer.unref();
+  }
+}
+
+/** Creates the CPU miner (call `start()`). */
+export function createMiner(chain: MinerChain, mempool: MinerMempool, params: ChainParams, opts: MinerOptions): Miner {
+  return new CpuMiner(chain, mempool, params, opts);
+}

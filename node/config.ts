@@ -1,0 +1,313 @@
+/**
+ * Node configuration: one options type, its defaults, and `loadConfig`, which merges
+ * defaults ← JSON config file (`--config`) ← environment (`NATIVE_*`) ← command-line flags once
+ * and validates every layer with ajv, so an error names the option and where it came from.
+ *
+ * Every option is declared once in `CONFIG_OPTIONS` (config-file key, flag, environment variable,
+ * JSON Schema); flags, environment parsing, validation and the operator's guide follow from it.
+ * This is the only module (with the CLI) that reads `process.env`-style input.
+ */
+import { readFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { NodeError } from '../consensus/errors.js';
+import { tryDecodeAddress } from '../consensus/address.js';
+import { createDevnetChainParams } from '../consensus/devnet.js';
+import { createParamsFromJson, paramsToJson, type ChainParams } from '../consensus/params.js';
+
+/** Error codes of configuration loading. */
+export const ConfigErrorCode = {
+  INVALID: 'config_invalid',
+  FILE_UNREADABLE: 'config_file_unreadable',
+} as const;
+
+/** The networks a node can run. */
+export type NetworkName = 'native-devnet' | 'native-mainnet';
+/** pino log levels. */
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** The resolved configuration of a node (every field set; see `CONFIG_OPTIONS` for each meaning). */
+export interface NodeConfig {
+  readonly network: NetworkName;
+  /** Directory of the chain database and node files (absolute after loading). */
+  readonly dataDir: string;
+  readonly httpHost: string;
+  /** TCP port of the HTTP API; 0 picks a free port (logged in the "listening" line). */
+  readonly httpPort: number;
+  /** Largest accepted request body, bytes. */
+  readonly httpBodyLimit: number;
+  /** Milliseconds a request may take before it is answered 503 `request_timeout`. */
+  readonly httpTimeout: number;
+  readonly mine: boolean;
+  /** Address paid by mined blocks (bech32m of the network); the dev wallet on the devnet by default. */
+  readonly minerAddress: string | undefined;
+  readonly mineThreads: number;
+  /** Signature verification worker threads; 0 lets the pool size itself to the cores. */
+  readonly verifyThreads: number;
+  readonly logLevel: LogLevel;
+  /** Wallet file used by the CLI's wallet and send commands (undefined: the network's default). */
+  readonly wallet: string | undefined;
+  /** The config file that was read, if any. */
+  readonly configFile: string | undefined;
+  /** Where each option's value came from (options left at their default are `default`). */
+  readonly sources: Readonly<Record<string, ConfigSource>>;
+}
+
+/** Defaults that do not depend on the network. `dataDir`, `mine` and `minerAddress` are derived from the network when unset. */
+export const defaultNodeConfig = {
+  network: 'native-mainnet',
+  httpHost: '127.0.0.1',
+  httpPort: 8402,
+  httpBodyLimit: 256 * 1024,
+  httpTimeout: 15_000,
+  mineThreads: Math.max(1, availableParallelism() - 1),
+  verifyThreads: 0,
+  logLevel: 'info',
+} as const satisfies Partial<NodeConfig>;
+
+type OptionKind = 'string' | 'integer' | 'boolean';
+
+/** One configurable option: its key in the config file, its flag, its environment variable. */
+export interface ConfigOption {
+  /** Key in the JSON config file and in `NodeConfig`. */
+  readonly key: string;
+  /** Long flag without dashes. */
+  readonly flag: string;
+  readonly env: string;
+  readonly kind: OptionKind;
+  readonly schema: Record<string, unknown>;
+  readonly description: string;
+  /** Default as shown in the help and the operator's guide. */
+  readonly defaultText: string;
+}
+
+const NETWORK_NAMES = ['devnet', 'native-devnet', 'mainnet', 'native-mainnet'];
+
+/** Every option of the node, in the order of the help text. */
+export const CONFIG_OPTIONS: readonly ConfigOption[] = [
+  { key: 'config', flag: 'config', env: 'NATIVE_CONFIG', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'JSON config file (keys as in this table)', defaultText: 'none' },
+  { key: 'dev', flag: 'dev', env: 'NATIVE_DEV', kind: 'boolean', schema: { type: 'boolean' }, description: 'shorthand for --network devnet', defaultText: 'false' },
+  { key: 'network', flag: 'network', env: 'NATIVE_NETWORK', kind: 'string', schema: { enum: NETWORK_NAMES }, description: 'devnet | mainnet (or native-devnet | native-mainnet)', defaultText: 'mainnet' },
+  { key: 'dataDir', flag: 'data-dir', env: 'NATIVE_DATA_DIR', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'data directory', defaultText: './data/<network>' },
+  { key: 'httpHost', flag: 'http-host', env: 'NATIVE_HTTP_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'HTTP API interface (0.0.0.0 to expose)', defaultText: '127.0.0.1' },
+  { key: 'httpPort', flag: 'http-port', env: 'NATIVE_HTTP_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'HTTP API port (0: any free port)', defaultText: '8402' },
+  { key: 'httpBodyLimit', flag: 'http-body-limit', env: 'NATIVE_HTTP_BODY_LIMIT', kind: 'integer', schema: { type: 'integer', minimum: 1024, maximum: 64 * 1024 * 1024 }, description: 'largest request body, bytes', defaultText: '262144' },
+  { key: 'httpTimeout', flag: 'http-timeout', env: 'NATIVE_HTTP_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 100, maximum: 600_000 }, description: 'request time limit, ms', defaultText: '15000' },
+  { key: 'mine', flag: 'mine', env: 'NATIVE_MINE', kind: 'boolean', schema: { type: 'boolean' }, description: 'run the built-in CPU miner (--no-mine to disable)', defaultText: 'on for devnet, off for mainnet' },
+  { key: 'minerAddress', flag: 'miner-address', env: 'NATIVE_MINER_ADDRESS', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 90 }, description: 'address paid by mined blocks', defaultText: 'the dev wallet on devnet' },
+  { key: 'mineThreads', flag: 'mine-threads', env: 'NATIVE_MINE_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 256 }, description: 'miner worker threads', defaultText: 'cores - 1 (at least 1)' },
+  { key: 'verifyThreads', flag: 'verify-threads', env: 'NATIVE_VERIFY_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 256 }, description: 'signature verification threads (0: auto)', defaultText: '0' },
+  { key: 'logLevel', flag: 'log-level', env: 'NATIVE_LOG_LEVEL', kind: 'string', schema: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, description: 'fatal | error | warn | info | debug | trace | silent', defaultText: 'info' },
+  { key: 'wallet', flag: 'wallet', env: 'NATIVE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the CLI commands', defaultText: 'dev wallet on devnet, else ~/.native-node/wallet.json' },
+];
+
+/** One layer of raw settings (file, environment or flags), keyed like the config file. */
+export type ConfigLayer = Record<string, string | number | boolean | undefined>;
+/** Where a setting came from, for error messages. */
+export type ConfigSource = 'default' | 'file' | 'env' | 'flag';
+
+const layerSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: Object.fromEntries(CONFIG_OPTIONS.map((o) => [o.key, o.schema])),
+};
+let layerValidator: ValidateFunction | undefined;
+function validateLayer(layer: ConfigLayer, source: ConfigSource, where: string): void {
+  layerValidator ??= new Ajv({ allErrors: false, strict: true }).compile(layerSchema);
+  if (layerValidator(layer)) return;
+  const err = layerValidator.errors![0];
+  const key = err.keyword === 'additionalProperties' ? String((err.params as { additionalProperty: string }).additionalProperty) : err.instancePath.replace(/^\//, '');
+  const opt = CONFIG_OPTIONS.find((o) => o.key === key);
+  const name = source === 'flag' && opt ? `--${opt.flag}` : source === 'env' && opt ? opt.env : key;
+  const message = err.keyword === 'additionalProperties' ? `unknown option "${key}" in ${where}` : `${name} (${where}) ${err.message}${err.keyword === 'enum' ? `: ${(err.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` : ''}`;
+  throw new NodeError(ConfigErrorCode.INVALID, message, { option: key, source });
+}
+
+function invalid(option: string, source: ConfigSource, message: string): NodeError {
+  return new NodeError(ConfigErrorCode.INVALID, message, { option, source });
+}
+
+function coerce(opt: ConfigOption, raw: string, source: ConfigSource, name: string): string | number | boolean {
+  if (opt.kind === 'integer') {
+    if (!/^-?\d+$/.test(raw.trim())) throw invalid(opt.key, source, `${name} must be an integer, got "${raw}"`);
+    return Number(raw.trim());
+  }
+  if (opt.kind === 'boolean') {
+    const v = raw.trim().toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+    if (['0', 'false', 'no', 'off', ''].includes(v)) return false;
+    throw invalid(opt.key, source, `${name} must be true or false, got "${raw}"`);
+  }
+  return raw;
+}
+
+/** Settings from `NATIVE_*` environment variables (unset and empty variables are ignored, except booleans). */
+export function configFromEnv(env: Record<string, string | undefined>): ConfigLayer {
+  const layer: ConfigLayer = {};
+  for (const opt of CONFIG_OPTIONS) {
+    const raw = env[opt.env];
+    if (raw === undefined || (raw === '' && opt.kind !== 'boolean')) continue;
+    layer[opt.key] = coerce(opt, raw, 'env', opt.env);
+  }
+  validateLayer(layer, 'env', 'environment');
+  return layer;
+}
+
+/** parseArgs options of every config flag (booleans accept `--no-<flag>`). */
+export function configParseOptions(keys?: readonly string[]): NonNullable<ParseArgsConfig['options']> {
+  const out: NonNullable<ParseArgsConfig['options']> = {};
+  for (const o of CONFIG_OPTIONS) if (!keys || keys.includes(o.key)) out[o.flag] = { type: o.kind === 'boolean' ? 'boolean' : 'string' };
+  return out;
+}
+
+/** Turns parsed flag values (as parseArgs returns them) into a config layer, coercing numbers. */
+export function configFromFlagValues(values: Record<string, string | boolean | (string | boolean)[] | undefined>): ConfigLayer {
+  const layer: ConfigLayer = {};
+  for (const opt of CONFIG_OPTIONS) {
+    const v = values[opt.flag];
+    if (v === undefined) continue;
+    const one = Array.isArray(v) ? v[v.length - 1] : v;
+    layer[opt.key] = typeof one === 'boolean' ? one : coerce(opt, one, 'flag', `--${opt.flag}`);
+  }
+  validateLayer(layer, 'flag', 'command line');
+  return layer;
+}
+
+/** Parses `start`'s command line into a config layer; unknown flags and positionals are `config_invalid`. */
+export function configFromArgv(argv: readonly string[]): ConfigLayer {
+  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  try {
+    ({ values } = parseArgs({ args: [...argv], options: configParseOptions(), strict: true, allowPositionals: false, allowNegative: true }));
+  } catch (e) {
+    throw new NodeError(ConfigErrorCode.INVALID, (e as Error).message, { source: 'flag' });
+  }
+  return configFromFlagValues(values);
+}
+
+/** Reads and validates a JSON config file. */
+export function configFromFile(path: string): ConfigLayer {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new NodeError(ConfigErrorCode.FILE_UNREADABLE, `cannot read config file ${path}: ${(e as Error).message}`, { option: 'config' });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new NodeError(ConfigErrorCode.INVALID, `config file ${path} is not valid JSON: ${(e as Error).message}`, { option: 'config', source: 'file' });
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new NodeError(ConfigErrorCode.INVALID, `config file ${path} must hold a JSON object`, { option: 'config', source: 'file' });
+  }
+  const layer = json as ConfigLayer;
+  if ('config' in layer) throw invalid('config', 'file', `config file ${path} may not name another config file`);
+  validateLayer(layer, 'file', `config file ${path}`);
+  return layer;
+}
+
+/** `--dev` inside one layer means network devnet; contradicting `network` in the same layer is an error. */
+function normaliseNetwork(layer: ConfigLayer, source: ConfigSource): ConfigLayer {
+  const { dev, ...rest } = layer;
+  if (dev !== true) return rest;
+  if (rest.network !== undefined && canonicalNetwork(String(rest.network)) !== 'native-devnet') {
+    throw invalid('network', source, `dev and network ${rest.network} contradict each other`);
+  }
+  return { ...rest, network: 'native-devnet' };
+}
+
+/** The canonical network name of an alias (`devnet` → `native-devnet`). */
+export function canonicalNetwork(name: string): NetworkName {
+  return name === 'devnet' || name === 'native-devnet' ? 'native-devnet' : 'native-mainnet';
+}
+
+/** Extra inputs of `resolveConfig` (tests pin them). */
+export interface ResolveConfigOptions {
+  /** Base of relative paths; default `process.cwd()`. */
+  readonly cwd?: string;
+  /** Address of the devnet dev wallet (the default miner address on the devnet). */
+  readonly devAddress?: () => string;
+}
+
+/**
+ * Merges defaults ← config file ← environment ← flags and derives the network-dependent
+ * defaults. The config file is `flags.config ?? env.config`. Throws `config_invalid`.
+ */
+export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: ResolveConfigOptions = {}): NodeConfig {
+  const cwd = opts.cwd ?? process.cwd();
+  const configFile = (flags.config ?? envLayer.config) as string | undefined;
+  const fileLayer = configFile ? configFromFile(resolve(cwd, configFile)) : {};
+  const sources = new Map<string, ConfigSource>();
+  const merged: ConfigLayer = { ...defaultNodeConfig };
+  for (const [source, layer] of [['file', fileLayer], ['env', envLayer], ['flag', flags]] as const) {
+    for (const [k, v] of Object.entries(normaliseNetwork(layer, source))) {
+      if (v === undefined || k === 'config') continue;
+      merged[k] = v;
+      sources.set(k, source);
+    }
+  }
+  const network = canonicalNetwork(String(merged.network));
+  const devnet = network === 'native-devnet';
+  const mine = (merged.mine as boolean | undefined) ?? devnet;
+  let minerAddress = merged.minerAddress as string | undefined;
+  const hrp = devnet ? 'tnative' : 'native';
+  if (minerAddress !== undefined && !tryDecodeAddress(minerAddress, hrp)) {
+    throw invalid('minerAddress', sources.get('minerAddress') ?? 'default', `minerAddress ${minerAddress} is not a ${network} address (${hrp}1…)`);
+  }
+  if (minerAddress === undefined && devnet && opts.devAddress) minerAddress = opts.devAddress();
+  if (mine && minerAddress === undefined) {
+    throw invalid('minerAddress', 'default', `mining on ${network} needs --miner-address (or NATIVE_MINER_ADDRESS / "minerAddress")`);
+  }
+  return {
+    network,
+    dataDir: resolve(cwd, (merged.dataDir as string | undefined) ?? join('data', network)),
+    httpHost: merged.httpHost as string,
+    httpPort: merged.httpPort as number,
+    httpBodyLimit: merged.httpBodyLimit as number,
+    httpTimeout: merged.httpTimeout as number,
+    mine,
+    minerAddress,
+    mineThreads: merged.mineThreads as number,
+    verifyThreads: merged.verifyThreads as number,
+    logLevel: merged.logLevel as LogLevel,
+    wallet: merged.wallet === undefined ? undefined : resolve(cwd, merged.wallet as string),
+    configFile: configFile ? resolve(cwd, configFile) : undefined,
+    sources: Object.fromEntries(CONFIG_OPTIONS.map((o) => [o.key, sources.get(o.key) ?? 'default'])),
+  };
+}
+
+/** Loads the configuration of `native-node start` from its flags and the environment (see `resolveConfig`). */
+export function loadConfig(argv: readonly string[], env: Record<string, string | undefined>, opts: ResolveConfigOptions = {}): NodeConfig {
+  return resolveConfig(configFromArgv(argv), configFromEnv(env), opts);
+}
+
+/** File under the data directory that pins a devnet's generated genesis (so restarts keep the same chain). */
+export const DEVNET_GENESIS_FILE = 'genesis.json';
+
+/**
+ * Chain parameters of the configured network. Mainnet: the repository's `genesis.json`.
+ * Devnet: `createDevnetChainParams` with the genesis time of the first start, pinned in
+ * `<dataDir>/genesis.json` (a devnet whose genesis lay in the future could not mine yet, and one
+ * far in the past would start at the easiest difficulty for hours).
+ */
+export function loadChainParams(config: Pick<NodeConfig, 'network' | 'dataDir'>, now: () => number = () => Math.floor(Date.now() / 1000)): ChainParams {
+  if (config.network === 'native-mainnet') {
+    const path = new URL('../genesis.json', import.meta.url);
+    return createParamsFromJson(JSON.parse(readFileSync(path, 'utf8')));
+  }
+  const file = join(config.dataDir, DEVNET_GENESIS_FILE);
+  if (existsSync(file)) {
+    const params = createParamsFromJson(JSON.parse(readFileSync(file, 'utf8')));
+    if (params.network !== 'native-devnet') throw new NodeError(ConfigErrorCode.INVALID, `${file} is not a devnet genesis (network ${params.network})`, { option: 'dataDir' });
+    return params;
+  }
+  const params = createDevnetChainParams({ genesisTime: now() });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(paramsToJson(params), null, 2)}\n`, { mode: 0o644 });
+  renameSync(tmp, file);
+  return params;
+}

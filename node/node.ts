@@ -1,0 +1,179 @@
+/**
+ * The full node: the composition root. It reads like the dependency graph it builds —
+ *
+ *   verify pool  (hybrid signatures, worker threads)
+ *     → chain    (LevelDB store, fork choice; needs the verifier)
+ *     → mempool  (needs the chain's tip state and events, and the verifier)
+ *     → miner    (needs the chain to build on and the mempool's candidates)
+ *     → HTTP API (reads the chain and the mempool, submits to the mempool, shows the miner)
+ *
+ * `start()` starts them in that order and `stop()` stops them in reverse: HTTP first (no new
+ * work comes in), then the miner, the mempool, the chain (waits for its queue and closes the
+ * database) and last the verify pool the chain may still be using.
+ *
+ * Data directory: `chain/` (LevelDB), `genesis.json` (devnet only: pins its generated genesis)
+ * and `dev-wallet.json` (devnet only: the public dev key in clear).
+ */
+import { join } from 'node:path';
+import { tryDecodeAddress } from '../consensus/address.js';
+import { NodeError } from '../consensus/errors.js';
+import type { ChainParams } from '../consensus/params.js';
+import { createVerifyPool, type VerifyPool } from '../chain/verifyPool.js';
+import { openChain, type Chain } from '../chain/chain.js';
+import { createMempool, type Mempool } from '../chain/mempool.js';
+import { createMiner, type Miner } from '../chain/miner.js';
+import { ConfigErrorCode, loadChainParams, type NodeConfig } from './config.js';
+import { createHttpServer, type HttpServer } from './http.js';
+import type { NodeLogger } from './logger.js';
+import { NODE_VERSION } from './version.js';
+import { writeDevWallet } from './wallet.js';
+
+/** Error codes of the node's lifecycle. */
+export const NodeLifecycleErrorCode = {
+  ALREADY_STARTED: 'node_already_started',
+} as const;
+
+/** Name of the chain database directory inside the data directory. */
+export const CHAIN_DIR = 'chain';
+
+/** The running parts of a node. */
+export interface NodeParts {
+  readonly verifier: VerifyPool;
+  readonly chain: Chain;
+  readonly mempool: Mempool;
+  readonly miner: Miner | undefined;
+  readonly http: HttpServer;
+}
+
+/** A full node built from a configuration (see module comment). */
+export class FullNode {
+  private started = false;
+  private stopping: Promise<void> | undefined;
+
+  private constructor(
+    readonly config: NodeConfig,
+    readonly params: ChainParams,
+    readonly parts: NodeParts,
+    private readonly log: NodeLogger,
+  ) {}
+
+  /** Builds every part (opening the database and the worker pool) without starting them. */
+  static async create(config: NodeConfig, log: NodeLogger): Promise<FullNode> {
+    const params = loadChainParams(config);
+    const devnet = params.network === 'native-devnet';
+
+    // Signatures are verified off the event loop; the pool is shared by the chain and the mempool.
+    const verifier = await createVerifyPool(config.verifyThreads > 0 ? { threads: config.verifyThreads } : {});
+    let chain: Chain | undefined;
+    try {
+      // The chain needs the verifier.
+      chain = await openChain({ dataDir: join(config.dataDir, CHAIN_DIR), params, verifier, logger: log.child({ module: 'chain' }) });
+      // The mempool needs the chain (tip state, connect/disconnect events) and the verifier.
+      const mempool = createMempool(chain, verifier, params, { logger: log.child({ module: 'mempool' }) });
+      // The miner needs the chain (to build on the tip and submit blocks) and the mempool (candidates).
+      const miner = config.mine ? createMiner(chain, mempool, params, { threads: config.mineThreads, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, logger: log.child({ module: 'miner' }) }) : undefined;
+      // The HTTP API reads the chain and the mempool, submits to the mempool and shows the miner.
+      const http = createHttpServer(
+        { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION },
+        { chain, mempool, params, miner, logger: log.child({ module: 'http' }) },
+      );
+      if (devnet) {
+        const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
+        log.info({ path }, 'dev wallet written (devnet only; its seed is public)');
+      }
+      return new FullNode(config, params, { verifier, chain, mempool, miner, http }, log);
+    } catch (e) {
+      await chain?.close().catch(() => undefined);
+      await verifier.stop().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Base URL of the HTTP API (after `start`). */
+  get url(): string {
+    return this.parts.http.url;
+  }
+
+  /** Starts the parts in dependency order; logs `listening` with the URL once the API is up. */
+  async start(): Promise<void> {
+    if (this.started) throw new NodeError(NodeLifecycleErrorCode.ALREADY_STARTED, 'node already started');
+    this.started = true;
+    const { chain, mempool, miner, http } = this.parts;
+    try {
+      mempool.start();
+      await miner?.start();
+      await http.start();
+    } catch (e) {
+      await this.stop();
+      throw e;
+    }
+    this.log.info(
+      { url: http.url, network: this.params.network, chainId: this.params.chainId, height: chain.tip.height, tip: chain.tip.hashHex, mining: miner !== undefined, dataDir: this.config.dataDir, version: NODE_VERSION },
+      'listening',
+    );
+  }
+
+  /** Stops the parts in reverse order; idempotent, errors of one part do not keep the others running. */
+  stop(): Promise<void> {
+    this.stopping ??= this.stopNow();
+    return this.stopping;
+  }
+
+  private async stopNow(): Promise<void> {
+    const { verifier, chain, mempool, miner, http } = this.parts;
+    this.log.info({}, 'stopping');
+    const step = async (name: string, fn: () => unknown) => {
+      try {
+        await fn();
+      } catch (e) {
+        this.log.error({ err: e, part: name }, 'error while stopping');
+      }
+    };
+    await step('http', () => http.stop());
+    await step('miner', () => miner?.stop());
+    await step('mempool', () => mempool.stop());
+    await step('chain', () => chain.close());
+    await step('verifier', () => verifier.stop());
+    this.log.info({ height: chain.tip.height }, 'stopped');
+  }
+}
+
+function minerId(config: NodeConfig, params: ChainParams): Uint8Array {
+  const id = config.minerAddress === undefined ? undefined : tryDecodeAddress(config.minerAddress, params.hrp);
+  if (!id) throw new NodeError(ConfigErrorCode.INVALID, `minerAddress ${String(config.minerAddress)} is not a ${params.network} address`, { option: 'minerAddress' });
+  return id;
+}
+
+/** Builds a node (see `FullNode.create`). */
+export function createNode(config: NodeConfig, log: NodeLogger): Promise<FullNode> {
+  return FullNode.create(config, log);
+}
+
+/**
+ * Runs a node until SIGINT or SIGTERM, then shuts it down gracefully; resolves when it has
+ * stopped. A second signal during shutdown exits at once.
+ */
+export async function runNode(config: NodeConfig, log: NodeLogger): Promise<void> {
+  const node = await createNode(config, log);
+  let stopped!: () => void;
+  const done = new Promise<void>((resolve) => (stopped = resolve));
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) {
+      log.warn({ signal }, 'second signal: exiting without finishing shutdown');
+      process.exit(130);
+    }
+    log.info({ signal }, 'shutdown requested');
+    void node.stop().then(stopped);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await node.start();
+    await done;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
