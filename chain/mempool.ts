@@ -281,7 +281,8 @@ export class Mempool extends EventEmitter implements MempoolReader {
    * ready chain of every sender (balances and nonces may have moved).
    */
   private async afterTipChange(): Promise<void> {
-    const blocks = this.disconnected;
+    // Disconnections arrive tip first; re-admit in chain order so nonces (and key publication) stay sequenced.
+    const blocks = this.disconnected.reverse();
     this.disconnected = [];
     for (const b of blocks) {
       for (const tx of b.txs) {

@@ -151,22 +151,29 @@ describe('mempool', () => {
     await teardown(chain, pool);
   });
 
-  test('takes back transactions of blocks disconnected by a reorganisation', async () => {
+  test('a 5-block reorganisation: the heavier branch wins, the mempool takes back every disconnected transfer, the state equals a replay', async () => {
     const { chain, pool } = await setup();
-    const tx = pay(alice, 0n);
-    await pool.add(encodeTx(tx));
-    await mineFromPool(chain, pool);
+    const sent: Tx[] = [];
+    for (let n = 0n; n < 5n; n++) {
+      const tx = pay(alice, n);
+      sent.push(tx);
+      await pool.add(encodeTx(tx));
+      await mineFromPool(chain, pool);
+    }
+    expect(chain.tip.height).toBe(5);
     expect(pool.count).toBe(0);
-    // A heavier branch without the transfer.
+    // A heavier branch of 6 blocks without those transfers.
     const other = new MemChain(params);
-    for (let i = 0; i < 2; i++) {
+    for (let i = 0; i < 6; i++) {
       const b = other.build([], bob.address, other.tip.block.header.time + 1);
       other.connect(b);
       await chain.addBlock(b);
     }
     await pool.idle();
     expect(chain.tip.hashHex).toBe(toHex(other.tip.hash));
-    expect(pool.has(toHex(txId(tx)))).toBe(true);
+    expect(await chain.exportState()).toEqual(other.state);
+    for (const tx of sent) expect(pool.has(toHex(txId(tx)))).toBe(true);
+    expect(pool.blockCandidates(1e9, 100).map((e) => e.tx.nonce)).toEqual([0n, 1n, 2n, 3n, 4n]);
     await teardown(chain, pool);
   });
 });

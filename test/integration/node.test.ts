@@ -4,78 +4,26 @@
  * built-in miner, balances, error codes, graceful shutdown and restart on the same data.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { BIN, childEnv, startNode as startNodeProcess, type NodeProc } from '../helpers/nodeProcess.js';
 import { mkdtempSync, rmSync, statSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'native-node.js');
 
 let dir: string;
 let home: string;
 let dataDir: string;
 let node: NodeProc | undefined;
 
-/** Child environment: no jest flags, a private HOME, no stray NATIVE_* settings. */
-function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NATIVE_') && k !== 'NODE_OPTIONS') env[k] = v;
-  return { ...env, HOME: home, ...extra };
-}
-
-interface NodeProc {
-  child: ChildProcess;
-  url: string;
-  lines: Record<string, unknown>[];
-  exited: Promise<number | null>;
-}
-
-/** Starts the node and resolves once its `listening` log line gives the URL (bounded wait). */
+/** Starts the devnet node on port 0 with one miner thread in this test's data directory. */
 function startNode(args: string[]): Promise<NodeProc> {
-  const child = spawn(process.execPath, [BIN, 'start', '--dev', '--data-dir', dataDir, '--http-port', '0', '--mine-threads', '1', ...args], {
-    cwd: dir,
-    env: childEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: Record<string, unknown>[] = [];
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`node did not log "listening" within 20 s; stderr: ${stderr}`)), 20_000);
-    let buf = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString('utf8');
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        let obj: Record<string, unknown>;
-        try {
-          obj = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        lines.push(obj);
-        if (obj.msg === 'listening') {
-          clearTimeout(timer);
-          resolve({ child, url: String(obj.url), lines, exited });
-        }
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`node exited with ${code} before listening; stderr: ${stderr}`));
-    });
-  });
+  return startNodeProcess(['--dev', '--data-dir', dataDir, '--http-port', '0', '--mine-threads', '1', ...args], { cwd: dir, env: { HOME: home } });
 }
 
 /** Runs the CLI; resolves with exit code, stdout and stderr (bounded by a timeout). */
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: dir, env: childEnv(env), timeout: 45_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: dir, env: childEnv({ HOME: home, ...env }), timeout: 45_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       let json: unknown;
       try {

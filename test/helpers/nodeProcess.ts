@@ -1,0 +1,61 @@
+/** Starting the real node (`bin/native-node.js start`) as a child process and waiting for its URL. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'native-node.js');
+
+export interface NodeProc {
+  child: ChildProcess;
+  url: string;
+  lines: Record<string, unknown>[];
+  exited: Promise<number | null>;
+}
+
+/** Child environment: no jest flags, no stray NATIVE_* settings. */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NATIVE_') && k !== 'NODE_OPTIONS') env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** Starts `native-node start <args>` and resolves once its `listening` log line gives the URL (bounded wait). */
+export function startNode(args: string[], opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<NodeProc> {
+  const child = spawn(process.execPath, [BIN, 'start', ...args], { cwd: opts.cwd, env: childEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: Record<string, unknown>[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const timeoutMs = opts.timeoutMs ?? 20_000;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`node did not log "listening" within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    let buf = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString('utf8');
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        let obj: Record<string, unknown>;
+        try {
+          obj = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        lines.push(obj);
+        if (obj.msg === 'listening') {
+          clearTimeout(timer);
+          resolve({ child, url: String(obj.url), lines, exited });
+        }
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`node exited with ${code} before listening; stderr: ${stderr}`));
+    });
+  });
+}
