@@ -105,6 +105,13 @@ export interface HttpModules {
   readonly params: ChainParams;
   readonly miner?: { stats(): MinerStats };
   readonly logger?: Logger;
+  /**
+   * Routers of other subsystems (x402, discovery, mining RPC, peers…), mounted after the chain
+   * API behind the same error handling, body parsing and timeouts. Each subsystem owns its file.
+   */
+  readonly routers?: readonly Router[];
+  /** Extra fields merged into `GET /api/v1/status` (peers, sync progress, stratum…), computed per request. */
+  readonly statusExtras?: readonly (() => Record<string, unknown> | Promise<Record<string, unknown>>)[];
 }
 
 /** Options of the HTTP API. */
@@ -426,6 +433,7 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
       listen: [],
       mining: modules.miner ? modules.miner.stats() : { running: false, threads: 0, hashrate: 0, blocksFound: 0 },
     };
+    for (const extra of modules.statusExtras ?? []) Object.assign(ctx.body as Record<string, unknown>, await extra());
   });
 
   app.use(errorMiddleware(log));
@@ -443,6 +451,10 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
   );
   app.use(router.routes());
   app.use(router.allowedMethods());
+  for (const r of modules.routers ?? []) {
+    app.use(r.routes());
+    app.use(r.allowedMethods());
+  }
   return app;
 }
 
