@@ -1,0 +1,91 @@
+/**
+ * What a service is: one paid operation of the catalog. Each `services/<id-without-prefix>.ts`
+ * exports one `ServiceDefinition`; `services/index.ts` lists them by import.
+ *
+ * A service sees only a `ServiceContext` (chain and mempool readers, parameters, clock, logger,
+ * the registry for search, the USD price source, an abort signal for its timeout), never koa's
+ * context or payment data.
+ */
+import type { ChainReader, Logger, MempoolReader } from '../chain/types.js';
+import type { ChainParams } from '../consensus/params.js';
+
+/** The spec's service categories. */
+export type ServiceCategory =
+  | 'audit' | 'compute' | 'pricing' | 'market-data' | 'portfolio' | 'utility' | 'oracle' | 'compliance' | 'analytics'
+  | 'trading' | 'reports' | 'staking-calculator' | 'whale-watch' | 'explorer' | 'bridge' | 'search' | 'risk';
+
+/** Health of a service as the prober last saw it. */
+export type HealthStatus = 'active' | 'degraded' | 'down' | 'unknown';
+
+/** USD price source of one NATIVE (decimal string, exact), fed by the reference price until the on-chain pool exists. */
+export interface NativeUsdSource {
+  /** USD per NATIVE as micro-USD integer (1 USD = 1_000_000n), and where it came from. */
+  get(): { microUsd: bigint; source: string; live: boolean };
+}
+
+/** Read access to the registry (for search-type services and discovery). */
+export interface ServiceRegistryReader {
+  list(): readonly ServiceDefinition[];
+  get(id: string): ServiceDefinition | undefined;
+}
+
+/** What a running service may use. */
+export interface ServiceContext {
+  readonly chain: ChainReader;
+  readonly mempool: MempoolReader;
+  readonly params: ChainParams;
+  /** Unix ms. */
+  now(): number;
+  readonly log: Logger;
+  readonly registry: ServiceRegistryReader;
+  readonly nativeUsd: NativeUsdSource;
+  /** Aborted when the service's timeout expires or the node stops. */
+  readonly signal: AbortSignal;
+}
+
+/** The failure a service reports when it cannot produce a result (the caller gets a refund). */
+export class ServiceError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'ServiceError';
+    this.code = code;
+  }
+}
+
+/** One service of the catalog. */
+export interface ServiceDefinition {
+  /** `native-…` id; also the last path segment of its endpoint. */
+  readonly id: string;
+  readonly name: string;
+  readonly category: ServiceCategory;
+  /** Exact price in NATIVE base units (1 NATIVE = 100_000_000). */
+  readonly priceBase: bigint;
+  readonly description: string;
+  readonly tags: readonly string[];
+  /** Text describing the expected value of `request` (may be empty). */
+  readonly requestFormat: string;
+  /** Whether `request` is required (the spec's governing list, not the catalog flag). */
+  readonly requestRequired: boolean;
+  /**
+   * JSON Schema of the input. For plain-text inputs it describes the `request` string itself;
+   * for JSON inputs (`inputIsJson`) it describes the value parsed from the `request` string.
+   * Validated with ajv before any quote; the same schema feeds MCP and OpenAPI.
+   */
+  readonly inputSchema: Record<string, unknown>;
+  /** `request` is a JSON document (parsed, then validated against `inputSchema`). */
+  readonly inputIsJson?: boolean;
+  /** Provider agent name (the node itself for node-operated services). */
+  readonly providerAgent: string;
+  readonly nodeOperated: boolean;
+  /** Execution timeout, ms. */
+  readonly timeoutMs: number;
+  /**
+   * The operation. Absent while the implementation is not there: the service then answers 503
+   * `service_unavailable` before any quote and reports `down`, never a fake result.
+   * Receives the validated input (the string, or the parsed JSON value). Throws ServiceError on failure.
+   */
+  readonly run?: (ctx: ServiceContext, input: unknown) => Promise<unknown>;
+  /** Cheap health probe; absent means "active when implemented". */
+  readonly health?: (ctx: ServiceContext) => Promise<HealthStatus>;
+}
