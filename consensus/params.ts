@@ -66,6 +66,10 @@ export interface ChainParams {
     readonly maxPayloadBytes: number;
   };
   readonly allocations: readonly Allocation[];
+  /** Reference USD price of one NATIVE (decimal string, ≤ 6 decimals) until an on-chain pool prices it. */
+  readonly referencePriceUsd: string;
+  /** Staking reward tiers: annual rate in basis points for stakes locked at least `minLockDays`. */
+  readonly staking: { readonly aprTiers: readonly { readonly name: string; readonly minLockDays: number; readonly aprBps: number }[] };
   /** Addresses of authority keys that later features (moderation, bridge attestations) trust. */
   readonly authorities: {
     readonly moderation: readonly string[];
@@ -90,6 +94,8 @@ export interface GenesisJson {
   minFeeRate: string;
   limits: { maxBlockBytes: number; maxBlockTxs: number; maxTxBytes: number; maxPayloadBytes: number };
   allocations: { address: string; amount: string }[];
+  referencePriceUsd: string;
+  staking: { aprTiers: { name: string; minLockDays: number; aprBps: number }[] };
   authorities: { moderation: string[]; bridge: string[]; bridgeThreshold: number };
 }
 
@@ -101,7 +107,7 @@ const bitsHex = { type: 'string', pattern: '^0x[0-9a-fA-F]{8}$' } as const;
 export const genesisSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['network', 'chainId', 'hrp', 'genesis', 'powLimitBits', 'targetSpacing', 'asertHalfLife', 'maxFutureBlockTime', 'medianTimeSpan', 'reward', 'burnShareBps', 'minFeeRate', 'limits', 'allocations', 'authorities'],
+  required: ['network', 'chainId', 'hrp', 'genesis', 'powLimitBits', 'targetSpacing', 'asertHalfLife', 'maxFutureBlockTime', 'medianTimeSpan', 'reward', 'burnShareBps', 'minFeeRate', 'limits', 'allocations', 'referencePriceUsd', 'staking', 'authorities'],
   properties: {
     network: { type: 'string', pattern: '^[a-z0-9-]{3,40}$' },
     chainId: { type: 'integer', minimum: 1, maximum: 0xffffffff },
@@ -140,6 +146,24 @@ export const genesisSchema = {
     allocations: {
       type: 'array',
       items: { type: 'object', additionalProperties: false, required: ['address', 'amount'], properties: { address: { type: 'string' }, amount } },
+    },
+    referencePriceUsd: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})(\\.[0-9]{1,6})?$' },
+    staking: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['aprTiers'],
+      properties: {
+        aprTiers: {
+          type: 'array',
+          minItems: 1,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'minLockDays', 'aprBps'],
+            properties: { name: { type: 'string', minLength: 1, maxLength: 40 }, minLockDays: uint, aprBps: { type: 'integer', minimum: 0, maximum: 100000 } },
+          },
+        },
+      },
     },
     authorities: {
       type: 'object',
@@ -196,6 +220,8 @@ export function createParamsFromJson(json: unknown): ChainParams {
     minFeeRate: BigInt(j.minFeeRate),
     limits: { ...j.limits },
     allocations,
+    referencePriceUsd: j.referencePriceUsd,
+    staking: { aprTiers: j.staking.aprTiers.map((t) => ({ ...t })) },
     authorities: { moderation: [...j.authorities.moderation], bridge: [...j.authorities.bridge], bridgeThreshold: j.authorities.bridgeThreshold },
   };
 }
@@ -218,9 +244,19 @@ export function paramsToJson(p: ChainParams): GenesisJson {
     minFeeRate: p.minFeeRate.toString(),
     limits: { ...p.limits },
     allocations: p.allocations.map((a) => ({ address: a.address, amount: a.amount.toString() })),
+    referencePriceUsd: p.referencePriceUsd,
+    staking: { aprTiers: p.staking.aprTiers.map((t) => ({ ...t })) },
     authorities: { moderation: [...p.authorities.moderation], bridge: [...p.authorities.bridge], bridgeThreshold: p.authorities.bridgeThreshold },
   };
 }
+
+/** Staking tiers of the devnet (mainnet's are in genesis.json). */
+const DEFAULT_APR_TIERS = [
+  { name: 'flexible', minLockDays: 0, aprBps: 300 },
+  { name: '30-day', minLockDays: 30, aprBps: 500 },
+  { name: '90-day', minLockDays: 90, aprBps: 800 },
+  { name: '365-day', minLockDays: 365, aprBps: 1200 },
+];
 
 /** Options of a generated devnet or test chain. */
 export interface DevnetOptions {
@@ -260,6 +296,8 @@ export function createDevnetParams(opts: DevnetOptions = {}): ChainParams {
       minFeeRate: opts.minFeeRate ?? 1n,
       limits: { maxBlockBytes: 8_000_000, maxBlockTxs: 5_000, maxTxBytes: 100_000, maxPayloadBytes: 65_536, ...opts.limits },
       allocations: opts.allocations ?? [],
+      referencePriceUsd: '0.5',
+      staking: { aprTiers: DEFAULT_APR_TIERS },
       authorities: { moderation: [], bridge: [], bridgeThreshold: 0 },
     }),
   );
