@@ -37,6 +37,10 @@ export const TxErrorCode = {
   BAD_NONCE: 'tx_bad_nonce',
   INSUFFICIENT_FUNDS: 'tx_insufficient_funds',
   AMOUNT_OVERFLOW: 'tx_amount_overflow',
+  INVOKE_NOT_FOUND: 'tx_invoke_not_found',
+  REFUND_NOT_PAYEE: 'tx_refund_not_payee',
+  REFUND_MISMATCH: 'tx_refund_mismatch',
+  ALREADY_REFUNDED: 'tx_already_refunded',
 } as const;
 export type TxErrorCode = (typeof TxErrorCode)[keyof typeof TxErrorCode];
 

@@ -9,6 +9,7 @@
  * Keys:
  *   a<40 hex>   account (balance, nonce, optional hybrid public key)
  *   supply      minted and burned totals
+ *   i<64 hex>   agent_invoke record by tx id (sender, payTo, amount, refunded flag)
  */
 import { Reader, Writer, decodeAll } from './codec.js';
 import { CodecError, CodecErrorCode } from './errors.js';

@@ -34,6 +34,8 @@ export const SIGHASH_TAG = 'native-node/tx-sighash/v1';
 /** Numeric transaction type ids (one byte on the wire). */
 export const TxType = {
   transfer: 1,
+  agent_invoke: 2,
+  refund: 3,
 } as const;
 export type TxTypeName = keyof typeof TxType;
 

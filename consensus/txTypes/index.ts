@@ -2,9 +2,13 @@
 import { TxErrorCode, ValidationError } from '../errors.js';
 import type { TxTypeModule } from './types.js';
 import { transfer } from './transfer.js';
+import { agentInvoke } from './agentInvoke.js';
+import { refund } from './refund.js';
 
 /** Every known transaction type, by numeric id. */
-const byId = new Map<number, TxTypeModule<unknown>>([[transfer.type, transfer as TxTypeModule<unknown>]]);
+const byId = new Map<number, TxTypeModule<unknown>>(
+  [transfer, agentInvoke, refund].map((m) => [m.type, m as TxTypeModule<unknown>]),
+);
 
 /** The module of a type id; throws `tx_unknown_type`. */
 export function getTxType(type: number): TxTypeModule<unknown> {
