@@ -17,7 +17,7 @@ import { NodeError, isNodeError } from '../consensus/errors.js';
 import { encodeAddress, MAINNET_HRP, TESTNET_HRP, tryDecodeAddress } from '../consensus/address.js';
 import { getDevKeyPair } from '../consensus/devnet.js';
 import { isHex } from '../consensus/hash.js';
-import { parseAmount, parsePositiveAmount, formatAmount } from './amount.js';
+import { parseAmount, parsePositiveAmount, formatAmount } from '../consensus/amount.js';
 import { ClientErrorCode, DEFAULT_NODE_URL, NodeClient, type StatusResponse, type TxResponse } from './client.js';
 import { canonicalNetwork, configFromEnv, configFromFlagValues, configParseOptions, loadConfig, resolveConfig, type NetworkName, type NodeConfig } from './config.js';
 import { createLogger } from './logger.js';

@@ -27,7 +27,7 @@ import { encodeTx, txId as computeTxId, type Tx } from '../consensus/tx.js';
 import { getTxType } from '../consensus/txTypes/index.js';
 import type { ChainParams } from '../consensus/params.js';
 import { silentLogger, type ChainEntry, type ChainReader, type Logger, type MempoolReader } from '../chain/types.js';
-import { formatAmount } from './amount.js';
+import { formatAmount } from '../consensus/amount.js';
 
 /** Error codes of the HTTP layer (consensus, codec and mempool codes pass through unchanged). */
 export const HttpErrorCode = {

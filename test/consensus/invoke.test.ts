@@ -49,7 +49,7 @@ describe('agent_invoke and refund', () => {
     expect(agentInvoke.decodePayload(agentInvoke.encodePayload(p))).toEqual(p);
     nonces = new Map();
     const bad = send(agent, TxType.agent_invoke, agentInvoke.encodePayload({ ...p, serviceId: 'Bad Id!' }));
-    expect(() => validateTx(bad, encodeTx(bad).length, params)).toThrow(expect.objectContaining({ code: TxErrorCode.BAD_PAYLOAD }) as Error);
+    expect(() => validateTx(bad, encodeTx(bad).length, params)).toThrow(expect.objectContaining({ code: TxErrorCode.BAD_PAYLOAD }) as unknown as Error);
   });
 
   test('an invoke pays the provider and is recorded; the provider refunds it exactly once', () => {

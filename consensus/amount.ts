@@ -2,8 +2,8 @@
  * NATIVE amounts at the edges (CLI, JSON): exact conversion between bigint base units and
  * decimal strings such as "1.5" (1 NATIVE = 100_000_000 base units, 8 decimals). No floats.
  */
-import { NodeError } from '../consensus/errors.js';
-import { COIN } from '../consensus/params.js';
+import { NodeError } from './errors.js';
+import { COIN } from './params.js';
 
 /** Decimal places of NATIVE. */
 export const NATIVE_DECIMALS = 8;

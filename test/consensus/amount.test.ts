@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { formatAmount, MAX_AMOUNT, parseAmount, parseBaseUnits, parsePositiveAmount } from '../../node/amount.js';
+import { formatAmount, MAX_AMOUNT, parseAmount, parseBaseUnits, parsePositiveAmount } from '../../consensus/amount.js';
 import { isNodeError } from '../../consensus/errors.js';
 
 function codeOf(fn: () => unknown): string | undefined {
