@@ -7,6 +7,8 @@ export default {
   },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // libp2p 3.x needs Promise.withResolvers, which Node 20 lacks.
+  setupFiles: ['<rootDir>/p2p/polyfill.ts'],
   testTimeout: 60000,
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/test/summaryReporter.cjs'],

@@ -12,6 +12,10 @@ interface Bench {
 const benches: Readonly<Record<string, () => Promise<Bench>>> = {
   verify: () => import('./verify.js'),
   import: () => import('./import.js'),
+  sync: () => import('./sync.js'),
+  stratum: () => import('./stratum.js'),
+  x402: () => import('./x402.js'),
+  catalog: () => import('./catalog.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -21,3 +21,13 @@ export function createDevnetChainParams(opts: DevnetOptions = {}): ChainParams {
   const dev = encodeAddress(getDevKeyPair().address, TESTNET_HRP);
   return createDevnetParams({ ...opts, allocations: [{ address: dev, amount: DEV_FUNDS }, ...(opts.allocations ?? [])] });
 }
+
+/** Seed of the devnet's payee key (receives native payments, signs refunds): public on purpose. */
+export const DEV_PAYEE_SEED = sha256(new TextEncoder().encode('native-node devnet payee v1'));
+
+let devPayee: HybridKeyPair | undefined;
+/** The devnet payee's key pair (derived once). */
+export function getDevPayeeKeyPair(): HybridKeyPair {
+  devPayee ??= createKeyPairFromSeed(DEV_PAYEE_SEED);
+  return devPayee;
+}

@@ -21,7 +21,9 @@ import { parseAmount, parsePositiveAmount, formatAmount } from '../consensus/amo
 import { ClientErrorCode, DEFAULT_NODE_URL, NodeClient, type StatusResponse, type TxResponse } from './client.js';
 import { canonicalNetwork, configFromEnv, configFromFlagValues, configParseOptions, loadConfig, resolveConfig, type NetworkName, type NodeConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { createTransferTx } from './txBuilder.js';
+import { formatMiningLines, type MiningResponse } from './miningStats.js';
+import { createTransferTx } from '../consensus/txBuilder.js';
+import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../x402/client.js';
 import { NODE_VERSION } from './version.js';
 import { createPassphraseSource, createWalletFile, defaultWalletPath, openWallet, readWalletFile, isClearWallet, DEV_WALLET_FILE, WalletErrorCode, type OpenedWallet } from './wallet.js';
 
@@ -43,14 +45,22 @@ Commands:
   start [flags]                    run a node (see docs/operators-guide.md for every flag)
       --dev | --network <devnet|mainnet>  --data-dir <dir>  --http-host <h>  --http-port <p>
       --mine | --no-mine  --miner-address <addr>  --mine-threads <n>  --log-level <level>
-      --config <file.json>
-  status                           the node's network, tip, difficulty, mempool, mining
+      --stratum-port <p> | --no-stratum  --rpc-user <u> --rpc-password <p>  (docs/miners-guide.md)
+      --config <file.json>  --p2p-port <p> (0: free)  --p2p-host <h>  --bootstrap <multiaddr>…  --no-p2p
+  devnet [--nodes N]               a local network of N connected, mining devnet nodes
+      [--data-dir <dir>] [--http-port <base>] [--p2p-port <base>] [--mine-threads <n>] [--no-mine]
+  status                           the node's network, tip, difficulty, mempool, mining, Stratum workers
   tx <id> [--wait]                 a transaction, pending or mined
   wallet new                       create an encrypted wallet and print its address
   wallet show                      print the wallet's address
   wallet balance                   the wallet's balance and nonce, from the node
   send <address> <amount> [--fee <NATIVE>] [--wait] [--timeout <s>]
                                    send NATIVE (decimals, e.g. 1.5) from the wallet
+  quote <serviceId> [request]      the price of a paid call (the node's 402 quote); no payment
+  call <serviceId> [request] [--max-price <NATIVE>] [--timeout <s>] [--tx <id>]
+                                   pay a service from the wallet (agent_invoke), wait for the
+                                   block, print the result and the receipt; --tx settles an
+                                   earlier payment instead of paying again
   version                          print the version
   help                             show this help
 
@@ -272,6 +282,8 @@ async function send(ctx: Ctx, values: Values, toText: string, amountText: string
 
 async function status(ctx: Ctx): Promise<number> {
   const s = await ctx.client.status();
+  // Stratum, getblocktemplate and per-worker figures (a node without the route simply has none).
+  const pool = await ctx.client.request<MiningResponse>('GET', '/api/v1/mining').catch(() => undefined);
   const m = s.mining;
   ctx.out.print(
     [
@@ -284,8 +296,9 @@ async function status(ctx: Ctx): Promise<number> {
       `mining     ${m.running ? `on, ${m.threads} thread(s), ${Math.round(m.hashrate)} H/s, ${m.blocksFound} block(s) found` : 'off'}`,
       `peers      ${s.peers}${s.syncing ? ' (syncing)' : ''}`,
       `version    ${s.version}`,
+      ...(pool ? formatMiningLines(pool) : []),
     ].join('\n'),
-    s,
+    pool ? { ...s, miningInfo: pool } : s,
   );
   return 0;
 }
@@ -301,6 +314,111 @@ async function txCommand(ctx: Ctx, values: Values, id: string): Promise<number> 
   lines.push(`fee           ${t.fee} NATIVE`, `nonce         ${t.nonce}`);
   ctx.out.print(lines.join('\n'), t);
   return 0;
+}
+
+/** `quote` and `call` take a service id and an optional request (`--` before a request that starts with a dash). */
+function parseCallArgs(args: string[], extra: Options): { values: Values; positionals: string[] } {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options: { ...COMMON, ...extra }, strict: true, allowPositionals: true });
+  } catch (e) {
+    throw new NodeError(CliErrorCode.USAGE, (e as Error).message);
+  }
+  if (parsed.positionals.length < 1 || parsed.positionals.length > 2) {
+    throw new NodeError(CliErrorCode.USAGE, `expected <serviceId> [request], got ${parsed.positionals.length} argument(s); quote a request that has spaces`);
+  }
+  return parsed;
+}
+
+/** Human lines of a quote. */
+function quoteLines(q: AgentQuote): string[] {
+  const lines = [
+    `service  ${q.serviceId}`,
+    `price    ${q.priceNative} NATIVE (${q.amount} base units)`,
+    `pay to   ${q.payTo}`,
+    `network  ${q.network} (chain id ${q.chainId})`,
+    `valid    ${q.requirement.maxTimeoutSeconds} s`,
+  ];
+  if (q.requestHash) lines.push(`request  sha256 ${q.requestHash}`);
+  if (q.usdc) lines.push(`usdc     ${formatUsdc(q.usdc.maxAmountRequired)} USDC on base to ${q.usdc.payTo}`);
+  return lines;
+}
+
+/** USDC atomic units (6 decimals) as a decimal string. */
+function formatUsdc(atomic: string): string {
+  if (!/^\d+$/.test(atomic)) return atomic;
+  const v = atomic.padStart(7, '0');
+  const frac = v.slice(-6).replace(/0+$/, '');
+  return `${v.slice(0, -6)}${frac ? `.${frac}` : ''}`;
+}
+
+function quoteJson(q: AgentQuote): Record<string, unknown> {
+  return {
+    serviceId: q.serviceId,
+    request: q.request ?? null,
+    price: q.priceNative,
+    priceBase: q.amount.toString(),
+    payTo: q.payTo,
+    network: q.network,
+    chainId: q.chainId,
+    requestHash: q.requestHash ?? null,
+    maxTimeoutSeconds: q.requirement.maxTimeoutSeconds,
+    resource: q.requirement.resource,
+    native: q.requirement,
+    usdc: q.usdc ?? null,
+  };
+}
+
+async function quoteCommand(ctx: Ctx, serviceId: string, request: string | undefined): Promise<number> {
+  const q = await createAgentClient({ nodeUrl: ctx.client.baseUrl }).quote(serviceId, request);
+  ctx.out.print(quoteLines(q).join('\n'), quoteJson(q));
+  return 0;
+}
+
+/** Prints the result of a service: strings as they are, anything else as indented JSON. */
+function formatResult(result: unknown): string {
+  return typeof result === 'string' ? result : JSON.stringify(result, null, 2);
+}
+
+async function callCommand(ctx: Ctx, values: Values, serviceId: string, request: string | undefined): Promise<number> {
+  const status = await nodeStatus(ctx);
+  const maxPriceBase = typeof values['max-price'] === 'string' ? parseAmount(values['max-price'], '--max-price') : undefined;
+  const timeoutMs = timeoutOption(values) * 1000;
+  const payTx = typeof values.tx === 'string' ? values.tx.toLowerCase() : undefined;
+  if (payTx !== undefined && !isHex(payTx, 32)) throw new NodeError(CliErrorCode.INVALID_TX_ID, '--tx takes the 64-hex-character id of an earlier agent_invoke');
+  const wallet = payTx === undefined ? await unlockWallet(ctx, walletRef(ctx, status.network), status.network) : undefined;
+  const client = createAgentClient({ nodeUrl: ctx.client.baseUrl, ...(wallet ? { key: wallet.keyPair } : {}) });
+  const progress = (e: AgentEvent) => {
+    if (ctx.out.json) return;
+    if (e.type === 'quoted') process.stderr.write(`${e.quote.serviceId} costs ${e.quote.priceNative} NATIVE, paid to ${e.quote.payTo}\n`);
+    else if (e.type === 'paid') process.stderr.write(`paid in ${e.txId} (fee ${formatAmount(e.feeBase)} NATIVE), waiting for its block…\n`);
+    else if (e.type === 'retry') process.stderr.write(`settle: ${e.reason}, retrying…\n`);
+  };
+  try {
+    let r: AgentCallResult;
+    if (payTx === undefined) {
+      r = await client.call(serviceId, request, { maxPriceBase, timeoutMs, onEvent: progress });
+    } else {
+      const q = await client.quote(serviceId, request);
+      r = await client.settle(q, payTx, { timeoutMs, onEvent: progress });
+    }
+    const rc = r.receipt;
+    const human = [
+      formatResult(r.result),
+      '',
+      `receipt  ${rc.serviceId} paid ${formatAmount(r.quote.amount)} NATIVE by ${rc.caller}`,
+      `tx       ${rc.txId}${rc.height !== undefined ? ` (block ${rc.height}${rc.blockHash ? ` ${rc.blockHash}` : ''})` : ''}`,
+      ...(r.feeBase > 0n ? [`fee      ${formatAmount(r.feeBase)} NATIVE`] : []),
+    ].join('\n');
+    ctx.out.print(human, { serviceId, result: r.result, receipt: rc, txId: r.txId, price: r.quote.priceNative, priceBase: r.quote.amount.toString(), fee: formatAmount(r.feeBase), feeBase: r.feeBase.toString() });
+    return 0;
+  } catch (e) {
+    // With --json, keep what the caller needs to recover (txId to settle again, refundTxId).
+    if (!ctx.out.json || !isAgentClientError(e)) throw e;
+    const { status: httpStatus, ...rest } = e.payload;
+    process.stdout.write(`${JSON.stringify({ error: { code: e.code, message: e.message, ...rest, ...(httpStatus !== undefined ? { status: httpStatus } : {}) } })}\n`);
+    return e.code === ClientErrorCode.UNREACHABLE ? 3 : 2;
+  }
 }
 
 async function start(args: string[], cenv: CliEnv): Promise<number> {
@@ -335,6 +453,8 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         return 0;
       case 'start':
         return await start(rest.filter((a) => a !== '--json'), cenv);
+      case 'devnet':
+        return await (await import('./devnet.js')).runDevnet(rest, cenv.cwd);
       case 'status': {
         const { values } = parse(rest, {}, 0);
         return await status(context(values, out, cenv));
@@ -346,6 +466,14 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       case 'send': {
         const { values, positionals } = parse(rest, { fee: { type: 'string' }, wait: { type: 'boolean' }, timeout: { type: 'string' } }, 2);
         return await send(context(values, out, cenv), values, positionals[0], positionals[1]);
+      }
+      case 'quote': {
+        const { values, positionals } = parseCallArgs(rest, {});
+        return await quoteCommand(context(values, out, cenv), positionals[0], positionals[1]);
+      }
+      case 'call': {
+        const { values, positionals } = parseCallArgs(rest, { 'max-price': { type: 'string' }, timeout: { type: 'string' }, tx: { type: 'string' } });
+        return await callCommand(context(values, out, cenv), values, positionals[0], positionals[1]);
       }
       case 'wallet': {
         const [sub, ...args] = rest;

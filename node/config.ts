@@ -44,11 +44,40 @@ export interface NodeConfig {
   /** Address paid by mined blocks (bech32m of the network); the dev wallet on the devnet by default. */
   readonly minerAddress: string | undefined;
   readonly mineThreads: number;
+  /** Run the Stratum v1 server (node/stratum.ts). */
+  readonly stratum: boolean;
+  /** Interface of the Stratum server; undefined: the HTTP host. */
+  readonly stratumHost: string | undefined;
+  /** TCP port of the Stratum server; 0 picks a free port (logged in the "stratum listening" line). */
+  readonly stratumPort: number;
+  /** HTTP Basic user of JSON-RPC (`POST /rpc`: getblocktemplate, submitblock); RPC is off without user and password. */
+  readonly rpcUser: string | undefined;
+  readonly rpcPassword: string | undefined;
+  /** Answer `/rpc` from clients that are not on the loopback interface. */
+  readonly rpcAllowRemote: boolean;
   /** Signature verification worker threads; 0 lets the pool size itself to the cores. */
   readonly verifyThreads: number;
   readonly logLevel: LogLevel;
   /** Wallet file used by the CLI's wallet and send commands (undefined: the network's default). */
   readonly wallet: string | undefined;
+  /** Whether the node joins the peer-to-peer network (`--no-p2p`: standalone). */
+  readonly p2p: boolean;
+  /** Interface of the libp2p TCP listener. */
+  readonly p2pHost: string;
+  /** libp2p TCP port; 0 picks a free port (logged in the "p2p listening" line). */
+  readonly p2pPort: number;
+  /** Multiaddrs of peers to connect to at start and keep connected. */
+  readonly bootstrap: readonly string[];
+  /** Wallet file of the key that receives native payments and signs refunds (devnet: the public dev payee key). */
+  readonly payeeWallet: string | undefined;
+  /** EVM address receiving USDC-rail payments on Base; the USDC rail is off without it. */
+  readonly usdcPayTo: string | undefined;
+  /** x402 facilitator of the USDC rail (`/verify`, `/settle`); the USDC rail is off without it. */
+  readonly facilitatorUrl: string | undefined;
+  /** One header sent to the facilitator, `Name: value` (e.g. an API key); never logged. */
+  readonly facilitatorAuthHeader: string | undefined;
+  /** Deadline of one facilitator call (`/verify` with its retries, or `/settle`), ms. */
+  readonly facilitatorTimeout: number;
   /** The config file that was read, if any. */
   readonly configFile: string | undefined;
   /** Where each option's value came from (options left at their default are `default`). */
@@ -61,13 +90,22 @@ export const defaultNodeConfig = {
   httpHost: '127.0.0.1',
   httpPort: 8402,
   httpBodyLimit: 256 * 1024,
-  httpTimeout: 15_000,
+  httpTimeout: 60_000,
   mineThreads: Math.max(1, availableParallelism() - 1),
+  stratum: true,
+  stratumPort: 3333,
+  rpcAllowRemote: false,
   verifyThreads: 0,
   logLevel: 'info',
+  p2p: true,
+  p2pHost: '0.0.0.0',
+  p2pPort: 8403,
+  bootstrap: [],
+  facilitatorTimeout: 15_000,
 } as const satisfies Partial<NodeConfig>;
 
-type OptionKind = 'string' | 'integer' | 'boolean';
+/** `list`: a repeatable flag, a JSON array in the file, comma-separated in the environment. */
+type OptionKind = 'string' | 'integer' | 'boolean' | 'list';
 
 /** One configurable option: its key in the config file, its flag, its environment variable. */
 export interface ConfigOption {
@@ -94,17 +132,32 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'httpHost', flag: 'http-host', env: 'NATIVE_HTTP_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'HTTP API interface (0.0.0.0 to expose)', defaultText: '127.0.0.1' },
   { key: 'httpPort', flag: 'http-port', env: 'NATIVE_HTTP_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'HTTP API port (0: any free port)', defaultText: '8402' },
   { key: 'httpBodyLimit', flag: 'http-body-limit', env: 'NATIVE_HTTP_BODY_LIMIT', kind: 'integer', schema: { type: 'integer', minimum: 1024, maximum: 64 * 1024 * 1024 }, description: 'largest request body, bytes', defaultText: '262144' },
-  { key: 'httpTimeout', flag: 'http-timeout', env: 'NATIVE_HTTP_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 100, maximum: 600_000 }, description: 'request time limit, ms', defaultText: '15000' },
+  { key: 'httpTimeout', flag: 'http-timeout', env: 'NATIVE_HTTP_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 100, maximum: 600_000 }, description: 'request time limit, ms (a paid call waits for its payment and runs within it)', defaultText: '60000' },
   { key: 'mine', flag: 'mine', env: 'NATIVE_MINE', kind: 'boolean', schema: { type: 'boolean' }, description: 'run the built-in CPU miner (--no-mine to disable)', defaultText: 'on for devnet, off for mainnet' },
   { key: 'minerAddress', flag: 'miner-address', env: 'NATIVE_MINER_ADDRESS', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 90 }, description: 'address paid by mined blocks', defaultText: 'the dev wallet on devnet' },
+  { key: 'payeeWallet', flag: 'payee-wallet', env: 'NATIVE_PAYEE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the payee key (receives payments, signs refunds; passphrase in NATIVE_PAYEE_PASSPHRASE)', defaultText: 'devnet: the public dev payee key; mainnet: none (paid calls answer 503)' },
+  { key: 'usdcPayTo', flag: 'usdc-pay-to', env: 'NATIVE_USDC_PAY_TO', kind: 'string', schema: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' }, description: 'EVM address receiving USDC on Base (the USDC rail is on with --facilitator-url)', defaultText: 'none (USDC rail off)' },
+  { key: 'facilitatorUrl', flag: 'facilitator-url', env: 'NATIVE_FACILITATOR_URL', kind: 'string', schema: { type: 'string', pattern: '^https?://[^\\s]+$', maxLength: 2048 }, description: 'x402 facilitator settling the USDC rail (POST /verify, /settle)', defaultText: 'none (USDC rail off)' },
+  { key: 'facilitatorAuthHeader', flag: 'facilitator-auth-header', env: 'NATIVE_FACILITATOR_AUTH_HEADER', kind: 'string', schema: { type: 'string', pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+:[ \\t]*[^\\r\\n]+$", maxLength: 8192 }, description: 'header sent to the facilitator, "Name: value" (e.g. "Authorization: Bearer …")', defaultText: 'none' },
+  { key: 'facilitatorTimeout', flag: 'facilitator-timeout', env: 'NATIVE_FACILITATOR_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 100, maximum: 120_000 }, description: 'deadline of one facilitator call (verify with retries, or settle), ms', defaultText: '15000' },
   { key: 'mineThreads', flag: 'mine-threads', env: 'NATIVE_MINE_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 256 }, description: 'miner worker threads', defaultText: 'cores - 1 (at least 1)' },
+  { key: 'stratum', flag: 'stratum', env: 'NATIVE_STRATUM', kind: 'boolean', schema: { type: 'boolean' }, description: 'Stratum v1 mining server (--no-stratum to disable)', defaultText: 'on' },
+  { key: 'stratumHost', flag: 'stratum-host', env: 'NATIVE_STRATUM_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Stratum interface (0.0.0.0 to let miners on other machines in)', defaultText: 'the HTTP host' },
+  { key: 'stratumPort', flag: 'stratum-port', env: 'NATIVE_STRATUM_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'Stratum port (0: any free port)', defaultText: '3333' },
+  { key: 'rpcUser', flag: 'rpc-user', env: 'NATIVE_RPC_USER', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 256, pattern: '^[^:]*$' }, description: 'JSON-RPC user (getblocktemplate/submitblock at POST /rpc, HTTP Basic)', defaultText: 'none: RPC off' },
+  { key: 'rpcPassword', flag: 'rpc-password', env: 'NATIVE_RPC_PASSWORD', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 256 }, description: 'JSON-RPC password', defaultText: 'none: RPC off' },
+  { key: 'rpcAllowRemote', flag: 'rpc-allow-remote', env: 'NATIVE_RPC_ALLOW_REMOTE', kind: 'boolean', schema: { type: 'boolean' }, description: 'answer /rpc from non-loopback clients', defaultText: 'false' },
   { key: 'verifyThreads', flag: 'verify-threads', env: 'NATIVE_VERIFY_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 256 }, description: 'signature verification threads (0: auto)', defaultText: '0' },
   { key: 'logLevel', flag: 'log-level', env: 'NATIVE_LOG_LEVEL', kind: 'string', schema: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, description: 'fatal | error | warn | info | debug | trace | silent', defaultText: 'info' },
   { key: 'wallet', flag: 'wallet', env: 'NATIVE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the CLI commands', defaultText: 'dev wallet on devnet, else ~/.native-node/wallet.json' },
+  { key: 'p2p', flag: 'p2p', env: 'NATIVE_P2P', kind: 'boolean', schema: { type: 'boolean' }, description: 'join the peer-to-peer network (--no-p2p: standalone node)', defaultText: 'on' },
+  { key: 'p2pHost', flag: 'p2p-host', env: 'NATIVE_P2P_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'p2p listen interface', defaultText: '0.0.0.0' },
+  { key: 'p2pPort', flag: 'p2p-port', env: 'NATIVE_P2P_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'p2p TCP port (0: any free port)', defaultText: '8403' },
+  { key: 'bootstrap', flag: 'bootstrap', env: 'NATIVE_BOOTSTRAP', kind: 'list', schema: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 512 } }, description: 'peer multiaddr to connect to (repeatable; comma-separated in the environment)', defaultText: 'none' },
 ];
 
 /** One layer of raw settings (file, environment or flags), keyed like the config file. */
-export type ConfigLayer = Record<string, string | number | boolean | undefined>;
+export type ConfigLayer = Record<string, string | number | boolean | readonly string[] | undefined>;
 /** Where a setting came from, for error messages. */
 export type ConfigSource = 'default' | 'file' | 'env' | 'flag';
 
@@ -129,7 +182,8 @@ function invalid(option: string, source: ConfigSource, message: string): NodeErr
   return new NodeError(ConfigErrorCode.INVALID, message, { option, source });
 }
 
-function coerce(opt: ConfigOption, raw: string, source: ConfigSource, name: string): string | number | boolean {
+function coerce(opt: ConfigOption, raw: string, source: ConfigSource, name: string): string | number | boolean | string[] {
+  if (opt.kind === 'list') return raw.split(/[\s,]+/).filter((x) => x.length > 0);
   if (opt.kind === 'integer') {
     if (!/^-?\d+$/.test(raw.trim())) throw invalid(opt.key, source, `${name} must be an integer, got "${raw}"`);
     return Number(raw.trim());
@@ -158,7 +212,7 @@ export function configFromEnv(env: Record<string, string | undefined>): ConfigLa
 /** parseArgs options of every config flag (booleans accept `--no-<flag>`). */
 export function configParseOptions(keys?: readonly string[]): NonNullable<ParseArgsConfig['options']> {
   const out: NonNullable<ParseArgsConfig['options']> = {};
-  for (const o of CONFIG_OPTIONS) if (!keys || keys.includes(o.key)) out[o.flag] = { type: o.kind === 'boolean' ? 'boolean' : 'string' };
+  for (const o of CONFIG_OPTIONS) if (!keys || keys.includes(o.key)) out[o.flag] = o.kind === 'list' ? { type: 'string', multiple: true } : { type: o.kind === 'boolean' ? 'boolean' : 'string' };
   return out;
 }
 
@@ -168,6 +222,10 @@ export function configFromFlagValues(values: Record<string, string | boolean | (
   for (const opt of CONFIG_OPTIONS) {
     const v = values[opt.flag];
     if (v === undefined) continue;
+    if (opt.kind === 'list') {
+      layer[opt.key] = (Array.isArray(v) ? v : [v]).map(String);
+      continue;
+    }
     const one = Array.isArray(v) ? v[v.length - 1] : v;
     layer[opt.key] = typeof one === 'boolean' ? one : coerce(opt, one, 'flag', `--${opt.flag}`);
   }
@@ -258,6 +316,10 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     throw invalid('minerAddress', sources.get('minerAddress') ?? 'default', `minerAddress ${minerAddress} is not a ${network} address (${hrp}1…)`);
   }
   if (minerAddress === undefined && devnet && opts.devAddress) minerAddress = opts.devAddress();
+  if ((merged.rpcUser === undefined) !== (merged.rpcPassword === undefined)) {
+    const missing = merged.rpcUser === undefined ? 'rpcUser' : 'rpcPassword';
+    throw invalid(missing, 'default', 'rpcUser and rpcPassword must be set together (--rpc-user and --rpc-password)');
+  }
   if (mine && minerAddress === undefined) {
     throw invalid('minerAddress', 'default', `mining on ${network} needs --miner-address (or NATIVE_MINER_ADDRESS / "minerAddress")`);
   }
@@ -271,9 +333,24 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     mine,
     minerAddress,
     mineThreads: merged.mineThreads as number,
+    stratum: merged.stratum as boolean,
+    stratumHost: merged.stratumHost as string | undefined,
+    stratumPort: merged.stratumPort as number,
+    rpcUser: merged.rpcUser as string | undefined,
+    rpcPassword: merged.rpcPassword as string | undefined,
+    rpcAllowRemote: merged.rpcAllowRemote as boolean,
     verifyThreads: merged.verifyThreads as number,
     logLevel: merged.logLevel as LogLevel,
     wallet: merged.wallet === undefined ? undefined : resolve(cwd, merged.wallet as string),
+    p2p: merged.p2p as boolean,
+    p2pHost: merged.p2pHost as string,
+    p2pPort: merged.p2pPort as number,
+    bootstrap: [...(merged.bootstrap as readonly string[])],
+    payeeWallet: merged.payeeWallet === undefined ? undefined : resolve(cwd, merged.payeeWallet as string),
+    usdcPayTo: merged.usdcPayTo as string | undefined,
+    facilitatorUrl: merged.facilitatorUrl as string | undefined,
+    facilitatorAuthHeader: merged.facilitatorAuthHeader as string | undefined,
+    facilitatorTimeout: merged.facilitatorTimeout as number,
     configFile: configFile ? resolve(cwd, configFile) : undefined,
     sources: Object.fromEntries(CONFIG_OPTIONS.map((o) => [o.key, sources.get(o.key) ?? 'default'])),
   };

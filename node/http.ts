@@ -68,8 +68,14 @@ const STATUS_BY_CODE: Record<string, number> = {
   mempool_replacement_underpriced: 409,
   mempool_full: 503,
   chain_closed: 503,
+  node_syncing: 503,
   internal_error: 500,
 };
+
+/** Adds the statuses of another subsystem's error codes (x402, mining RPC, p2p…) to the table. */
+export function registerHttpStatuses(map: Readonly<Record<string, number>>): void {
+  Object.assign(STATUS_BY_CODE, map);
+}
 
 /**
  * HTTP status of an error code: the table above, then by family — `codec_*` 400 (malformed

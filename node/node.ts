@@ -5,13 +5,16 @@
  *     → chain    (LevelDB store, fork choice; needs the verifier)
  *     → mempool  (needs the chain's tip state and events, and the verifier)
  *     → miner    (needs the chain to build on and the mempool's candidates)
+ *     → stratum  (Stratum v1 and getblocktemplate: the chain and the mempool, like the miner)
+ *     → p2p      (libp2p host, gossip, header-first sync: the chain and the mempool; started
+ *                 after the mempool, stopped after the miner so no block arrives mid-shutdown)
  *     → HTTP API (reads the chain and the mempool, submits to the mempool, shows the miner)
  *
  * `start()` starts them in that order and `stop()` stops them in reverse: HTTP first (no new
  * work comes in), then the miner, the mempool, the chain (waits for its queue and closes the
  * database) and last the verify pool the chain may still be using.
  *
- * Data directory: `chain/` (LevelDB), `genesis.json` (devnet only: pins its generated genesis)
+ * Data directory: `chain/` (LevelDB), `p2p-key` (the libp2p identity), `genesis.json` (devnet only: pins its generated genesis)
  * and `dev-wallet.json` (devnet only: the public dev key in clear).
  */
 import { join } from 'node:path';
@@ -24,9 +27,14 @@ import { createMempool, type Mempool } from '../chain/mempool.js';
 import { createMiner, type Miner } from '../chain/miner.js';
 import { ConfigErrorCode, loadChainParams, type NodeConfig } from './config.js';
 import { createHttpServer, type HttpServer } from './http.js';
+import { createP2PNetwork, type P2PNetwork } from '../p2p/network.js';
+import { createPeersRouter } from './p2pRoutes.js';
 import type { NodeLogger } from './logger.js';
 import { NODE_VERSION } from './version.js';
 import { writeDevWallet } from './wallet.js';
+import { createPayments, type Payments } from './payments.js';
+import { createMiningEndpoints } from './mining.js';
+import type { StratumServer } from './stratum.js';
 
 /** Error codes of the node's lifecycle. */
 export const NodeLifecycleErrorCode = {
@@ -42,7 +50,12 @@ export interface NodeParts {
   readonly chain: Chain;
   readonly mempool: Mempool;
   readonly miner: Miner | undefined;
+  /** The Stratum v1 server (undefined with --no-stratum). */
+  readonly stratum: StratumServer | undefined;
+  /** The peer-to-peer network (undefined with --no-p2p). */
+  readonly p2p: P2PNetwork | undefined;
   readonly http: HttpServer;
+  readonly payments: Payments;
 }
 
 /** A full node built from a configuration (see module comment). */
@@ -65,6 +78,7 @@ export class FullNode {
     // Signatures are verified off the event loop; the pool is shared by the chain and the mempool.
     const verifier = await createVerifyPool(config.verifyThreads > 0 ? { threads: config.verifyThreads } : {});
     let chain: Chain | undefined;
+    let payments: Payments | undefined;
     try {
       // The chain needs the verifier.
       chain = await openChain({ dataDir: join(config.dataDir, CHAIN_DIR), params, verifier, logger: log.child({ module: 'chain' }) });
@@ -72,17 +86,30 @@ export class FullNode {
       const mempool = createMempool(chain, verifier, params, { logger: log.child({ module: 'mempool' }) });
       // The miner needs the chain (to build on the tip and submit blocks) and the mempool (candidates).
       const miner = config.mine ? createMiner(chain, mempool, params, { threads: config.mineThreads, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, logger: log.child({ module: 'miner' }) }) : undefined;
-      // The HTTP API reads the chain and the mempool, submits to the mempool and shows the miner.
+      // Stratum and getblocktemplate need the chain and the mempool as the miner does; the miner feeds their block list.
+      const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log });
+      // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
+      payments = await createPayments(config, params, { chain, mempool, verifier, logger: log });
+      // The p2p network needs the chain (serve, sync and relay blocks) and the mempool (relay transactions).
+      const p2p = config.p2p
+        ? await createP2PNetwork(
+            { dataDir: config.dataDir, host: config.p2pHost, port: config.p2pPort, bootstrap: config.bootstrap, agentVersion: `native-node/${NODE_VERSION}`, progress: process.stderr.isTTY ? process.stderr : undefined },
+            { chain, mempool, verifier, logger: log.child({ module: 'p2p' }) },
+          )
+        : undefined;
+      const p2pHttp = p2p ? { routers: [createPeersRouter(p2p)], statusExtras: [() => p2p.statusFields()] } : { routers: [], statusExtras: [] };
+      // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(
         { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION },
-        { chain, mempool, params, miner, logger: log.child({ module: 'http' }) },
+        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), routers: [payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers], statusExtras: [mining.statusExtra, ...p2pHttp.statusExtras] },
       );
       if (devnet) {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
         log.info({ path }, 'dev wallet written (devnet only; its seed is public)');
       }
-      return new FullNode(config, params, { verifier, chain, mempool, miner, http }, log);
+      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, p2p, http, payments }, log);
     } catch (e) {
+      await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
       await verifier.stop().catch(() => undefined);
       throw e;
@@ -98,10 +125,13 @@ export class FullNode {
   async start(): Promise<void> {
     if (this.started) throw new NodeError(NodeLifecycleErrorCode.ALREADY_STARTED, 'node already started');
     this.started = true;
-    const { chain, mempool, miner, http } = this.parts;
+    const { chain, mempool, miner, http, payments } = this.parts;
     try {
       mempool.start();
+      await this.parts.p2p?.start();
+      await payments.start();
       await miner?.start();
+      await this.parts.stratum?.start();
       await http.start();
     } catch (e) {
       await this.stop();
@@ -120,7 +150,7 @@ export class FullNode {
   }
 
   private async stopNow(): Promise<void> {
-    const { verifier, chain, mempool, miner, http } = this.parts;
+    const { verifier, chain, mempool, miner, http, payments } = this.parts;
     this.log.info({}, 'stopping');
     const step = async (name: string, fn: () => unknown) => {
       try {
@@ -130,7 +160,10 @@ export class FullNode {
       }
     };
     await step('http', () => http.stop());
+    await step('stratum', () => this.parts.stratum?.stop());
     await step('miner', () => miner?.stop());
+    await step('p2p', () => this.parts.p2p?.stop());
+    await step('payments', () => payments.stop());
     await step('mempool', () => mempool.stop());
     await step('chain', () => chain.close());
     await step('verifier', () => verifier.stop());

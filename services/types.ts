@@ -6,7 +6,7 @@
  * the registry for search, the USD price source, an abort signal for its timeout), never koa's
  * context or payment data.
  */
-import type { ChainReader, Logger, MempoolReader } from '../chain/types.js';
+import type { ChainReader, Logger, MempoolReader, SignatureVerifier } from '../chain/types.js';
 import type { ChainParams } from '../consensus/params.js';
 
 /** The spec's service categories. */
@@ -29,6 +29,11 @@ export interface ServiceRegistryReader {
   get(id: string): ServiceDefinition | undefined;
 }
 
+/** Settled calls and volume of a service (from the x402 settlement ledger). */
+export interface ServiceUsage {
+  volume(serviceId: string): { calls: number; callsUsdc: number; volumeBase: bigint; volumeUsdcAtomic: bigint };
+}
+
 /** What a running service may use. */
 export interface ServiceContext {
   readonly chain: ChainReader;
@@ -41,6 +46,10 @@ export interface ServiceContext {
   readonly nativeUsd: NativeUsdSource;
   /** Aborted when the service's timeout expires or the node stops. */
   readonly signal: AbortSignal;
+  /** Signature checks off the event loop (the node's worker pool); absent in pure tools. */
+  readonly verifier?: SignatureVerifier;
+  /** Settled calls and volume per service; absent where no ledger runs. */
+  readonly usage?: ServiceUsage;
 }
 
 /** The failure a service reports when it cannot produce a result (the caller gets a refund). */

@@ -8,11 +8,10 @@ import { toHex } from '../../consensus/hash.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { COIN } from '../../consensus/params.js';
 import { isNodeError } from '../../consensus/errors.js';
-import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
-import { blockTouchedKeys } from '../../consensus/apply.js';
 import type { Block } from '../../consensus/block.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import { MemChain } from '../helpers/memChain.js';
+import { mineFromPool as mineBlock } from '../helpers/mine.js';
 import { testKey } from '../helpers/keys.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
@@ -57,15 +56,8 @@ async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
   return undefined;
 }
 
-/** Mines the mempool's candidates into a block on the chain's tip. */
-async function mineFromPool(chain: Chain, pool: Mempool): Promise<Block> {
-  const txs = pool.blockCandidates(params.limits.maxBlockBytes - 1000, params.limits.maxBlockTxs).map((e) => e.tx);
-  const tip = chain.tip;
-  const draft = assembleBlock({ parent: { hash: tip.hash, height: tip.height, time: tip.header.time }, medianTimePast: chain.medianTimePast(tip), now: tip.header.time + 3, txs, miner: miner.address, state: await chain.getStateView(blockTouchedKeys({ coinbase: { miner: miner.address }, txs } as unknown as Block)) }, params);
-  const block = { ...draft, header: grindHeader(draft.header, params.powLimit)! };
-  await chain.addBlock(block);
-  await pool.idle();
-  return block;
+function mineFromPool(chain: Chain, pool: Mempool): Promise<Block> {
+  return mineBlock(chain, pool, miner.address);
 }
 
 describe('mempool', () => {

@@ -20,8 +20,18 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 
-/** Starts `native-node start <args>` and resolves once its `listening` log line gives the URL (bounded wait). */
+/** Whether `args` configure the p2p network (otherwise tests run the node standalone). */
+function mentionsP2P(args: readonly string[]): boolean {
+  return args.some((a) => a === '--p2p' || a === '--no-p2p' || a.startsWith('--p2p-') || a === '--bootstrap');
+}
+
+/**
+ * Starts `native-node start <args>` and resolves once its `listening` log line gives the URL
+ * (bounded wait). Unless `args` say otherwise, the node runs with `--no-p2p`: suites that do not
+ * test the network must not fight over the default p2p port 8403 when they run in parallel.
+ */
 export function startNode(args: string[], opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<NodeProc> {
+  if (!mentionsP2P(args)) args = [...args, '--no-p2p'];
   const child = spawn(process.execPath, [BIN, 'start', ...args], { cwd: opts.cwd, env: childEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: Record<string, unknown>[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

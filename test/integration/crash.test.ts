@@ -16,7 +16,7 @@ import { createGenesisState } from '../../consensus/genesis.js';
 import { bytesEqual, toHex } from '../../consensus/hash.js';
 import { createParamsFromJson, type ChainParams } from '../../consensus/params.js';
 import { validateBlockBody, validateHeader } from '../../consensus/validate.js';
-import { createTransferTx } from '../../node/txBuilder.js';
+import { createTransferTx } from '../../consensus/txBuilder.js';
 import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { Rng } from '../helpers/rng.js';

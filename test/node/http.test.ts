@@ -20,7 +20,7 @@ import { openChain, type Chain } from '../../chain/chain.js';
 import { createMempool, type Mempool } from '../../chain/mempool.js';
 import type { ChainReader, MempoolReader, SignatureVerifier } from '../../chain/types.js';
 import { createHttpServer, httpStatusOf, type HttpServer, type TxSubmitter } from '../../node/http.js';
-import { createTransferTx } from '../../node/txBuilder.js';
+import { createTransferTx } from '../../consensus/txBuilder.js';
 import { testKey } from '../helpers/keys.js';
 
 const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 3600 });

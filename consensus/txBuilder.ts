@@ -2,10 +2,11 @@
  * Building signed transactions on the client side (CLI, tests, later the agent SDK): the
  * envelope, the fee floor for the exact signed size, and the signatures.
  */
-import { ED25519_SIGNATURE_SIZE, MLDSA_SIGNATURE_SIZE, type HybridKeyPair } from '../consensus/keys.js';
-import { encodeTx, encodeUnsignedTx, signTx, txId, TxType, TX_VERSION, type Tx, type UnsignedTx } from '../consensus/tx.js';
-import { transfer } from '../consensus/txTypes/transfer.js';
-import { toHex } from '../consensus/hash.js';
+import { ED25519_SIGNATURE_SIZE, MLDSA_SIGNATURE_SIZE, type HybridKeyPair } from './keys.js';
+import { encodeTx, encodeUnsignedTx, signTx, txId, TxType, TX_VERSION, type Tx, type UnsignedTx } from './tx.js';
+import { transfer } from './txTypes/transfer.js';
+import { agentInvoke } from './txTypes/agentInvoke.js';
+import { toHex } from './hash.js';
 
 /** A signed transaction with its bytes and id. */
 export interface BuiltTx {
@@ -52,13 +53,39 @@ export interface TransferTxOptions {
 
 /** Builds and signs a transfer. */
 export function createTransferTx(o: TransferTxOptions): BuiltTx {
+  return signEnvelope(o, TxType.transfer, transfer.encodePayload({ to: o.to, amount: o.amount }));
+}
+
+/** Inputs of `createAgentInvokeTx`: the envelope fields of a transfer, and the invoke's payload. */
+export interface AgentInvokeTxOptions extends Omit<TransferTxOptions, 'to'> {
+  /** `native-…` id of the service paid for. */
+  readonly serviceId: string;
+  /** 20-byte account id of the provider (the quote's `payTo`). */
+  readonly payTo: Uint8Array;
+  /** sha256 of the request string, binding the payment to that request (omit when there is no request). */
+  readonly requestHash?: Uint8Array;
+}
+
+/** Builds and signs an `agent_invoke` paying `amount` (the exact quoted price) to `payTo` for `serviceId`. */
+export function createAgentInvokeTx(o: AgentInvokeTxOptions): BuiltTx {
+  const payload = agentInvoke.encodePayload({
+    serviceId: o.serviceId,
+    payTo: o.payTo,
+    amount: o.amount,
+    ...(o.requestHash ? { requestHash: o.requestHash } : {}),
+  });
+  return signEnvelope(o, TxType.agent_invoke, payload);
+}
+
+/** The envelope shared by the builders: nonce, optional key, the fee for the exact signed size, both signatures. */
+function signEnvelope(o: Pick<TransferTxOptions, 'key' | 'chainId' | 'nonce' | 'includeKey' | 'fee' | 'feeRate'>, type: number, payload: Uint8Array): BuiltTx {
   const base = {
     version: TX_VERSION,
     chainId: o.chainId,
-    type: TxType.transfer,
+    type,
     from: o.key.address,
     nonce: o.nonce,
-    payload: transfer.encodePayload({ to: o.to, amount: o.amount }),
+    payload,
     ...(o.includeKey ? { publicKey: o.key.publicKey } : {}),
   };
   const fee = o.fee ?? feeForRate(base, o.feeRate ?? 1n);

@@ -1,0 +1,154 @@
+/**
+ * The catalog under load (`npm run bench -- catalog`): `GET /api/x402/bazaar` of a real devnet
+ * node process (temporary data directory, miner off, USDC rail on so every entry carries both
+ * rails; the full catalog: 58 services, about 60 kB of JSON) at 64 concurrent connections with
+ * autocannon, after a warm-up. Also measured the same way: a filtered query (`?q=clock`), the
+ * catalog with `Accept-Encoding: gzip`, and the protocol descriptor, for comparison.
+ *
+ * Options: `--seconds N` per round (default 10), `--connections N` (default 64).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'native-node.js');
+const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
+
+interface Proc {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly exited: Promise<number | null>;
+}
+
+/** Child environment without jest or NATIVE_* settings. */
+function env(): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NATIVE_') && k !== 'NODE_OPTIONS') out[k] = v;
+  return out;
+}
+
+/** Starts the node and resolves on its `listening` log line (bounded wait); stdout is drained to the end. */
+function startNode(dataDir: string, timeoutMs = 30_000): Promise<Proc> {
+  const args = [BIN, 'start', '--dev', '--data-dir', dataDir, '--http-port', '0', '--no-p2p', '--no-stratum', '--no-mine', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9'];
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`node: no "listening" within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    let buf = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString('utf8');
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        try {
+          const obj = JSON.parse(line) as Record<string, unknown>;
+          if (obj.msg === 'listening') {
+            clearTimeout(timer);
+            resolve({ child, url: String(obj.url), exited });
+          }
+        } catch {
+          // not a log line
+        }
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`node exited with ${code}; stderr: ${stderr}`));
+    });
+  });
+}
+
+async function stop(p: Proc): Promise<void> {
+  if (p.child.exitCode !== null) return;
+  p.child.kill('SIGTERM');
+  const timer = setTimeout(() => p.child.kill('SIGKILL'), 15_000);
+  await p.exited;
+  clearTimeout(timer);
+}
+
+interface Row {
+  readonly target: string;
+  readonly reqPerSec: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly kbPerResponse: number;
+  readonly total: number;
+  readonly non200: number;
+  readonly errors: number;
+}
+
+async function load(target: string, url: string, seconds: number, connections: number, headers: Record<string, string> = {}): Promise<Row> {
+  const r = await autocannon({ url, method: 'GET', headers: { accept: 'application/json', ...headers }, connections, duration: seconds });
+  const total = r.requests.total;
+  const ok = r.statusCodeStats?.['200']?.count ?? 0;
+  return {
+    target,
+    reqPerSec: total / seconds,
+    p50: r.latency.p50,
+    p90: r.latency.p90,
+    p99: r.latency.p99,
+    max: r.latency.max,
+    kbPerResponse: total ? r.throughput.total / total / 1024 : 0,
+    total,
+    non200: total - ok,
+    errors: r.errors + r.timeouts,
+  };
+}
+
+function table(rows: readonly Row[]): string {
+  const head = '| request | req/s | p50 ms | p90 ms | p99 ms | max ms | kB/response | responses | non-200 | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
+  const body = rows.map((r) => `| ${r.target} | ${Math.round(r.reqPerSec).toLocaleString('en-US')} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.max} | ${r.kbPerResponse.toFixed(1)} | ${r.total.toLocaleString('en-US')} | ${r.non200} | ${r.errors} |`).join('\n');
+  return `${head}\n${body}`;
+}
+
+/** Entry point of `npm run bench -- catalog`. */
+export async function run(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '64' } }, strict: true });
+  const seconds = Number(values.seconds);
+  const connections = Number(values.connections);
+  if (!(seconds > 0) || !(connections > 0)) throw new Error('--seconds and --connections must be positive numbers');
+
+  const dir = await mkdtemp(join(tmpdir(), 'native-bench-catalog-'));
+  const node = await startNode(join(dir, 'data'));
+  try {
+    const bazaar = `${node.url}/api/x402/bazaar`;
+    // Wait for the prober's first round, then check the document once.
+    for (let i = 0; i < 100; i++) {
+      const doc = (await (await fetch(bazaar)).json()) as { resources: unknown[]; health: { checkedAt: number } };
+      if (doc.health.checkedAt > 0) {
+        if (doc.resources.length !== 58) throw new Error(`expected the full catalog of 58 services, got ${doc.resources.length}`);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const loadBefore = loadavg().map((x) => x.toFixed(2)).join(' ');
+    console.log(`node ${node.url}; ${seconds} s per round, ${connections} connections, ${availableParallelism()} cores, Node ${process.version}`);
+    await load('warm-up', bazaar, Math.min(3, seconds), connections);
+    const rows: Row[] = [];
+    rows.push(await load('GET /api/x402/bazaar (full catalog)', bazaar, seconds, connections));
+    rows.push(await load('GET /api/x402/bazaar?q=clock', `${bazaar}?q=clock`, seconds, connections));
+    rows.push(await load('GET /api/x402/bazaar, Accept-Encoding: gzip', bazaar, seconds, connections, { 'accept-encoding': 'gzip' }));
+    rows.push(await load('GET /.well-known/x402 (descriptor, built per request)', `${node.url}/.well-known/x402`, seconds, connections));
+    const loadAfter = loadavg().map((x) => x.toFixed(2)).join(' ');
+    console.log(`\n${table(rows)}\n`);
+    console.log(`load average (1/5/15 min) before: ${loadBefore}, after: ${loadAfter}`);
+    const full = rows[0];
+    console.log(`full catalog p99 ${full.p99} ms at ${connections} connections: ${full.p99 < 20 ? 'under' : 'NOT under'} the 20 ms target`);
+  } finally {
+    await stop(node);
+    await rm(dir, { recursive: true, force: true });
+  }
+}

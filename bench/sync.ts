@@ -1,0 +1,183 @@
+/**
+ * `npm run bench -- sync [--blocks N] [--txs-per-block N] [--threads N] [--no-import]`
+ *
+ * Initial sync throughput: a devnet chain of N blocks (default 2,000) with signed transfers in
+ * every block (default 10, from as many funded senders; each sender's first transfer carries
+ * its public keys) is prepared in memory and imported, without signature checks, into a serving
+ * node. A fresh node (LevelDB chain, signature checks on the worker pool with a cold cache, its
+ * own p2p network) then syncs it from that one peer over libp2p on 127.0.0.1: status, headers
+ * by locator, blocks by hash in batches, full validation. Both nodes run in this process. The
+ * time runs from the sync starting to the fresh node's tip equal to the server's.
+ *
+ * For comparison, the same raw blocks are then imported straight into another fresh chain with
+ * a fresh pool (what `npm run bench -- import` measures, on these blocks), and the ratio of the
+ * two throughputs is printed.
+ */
+import '../p2p/polyfill.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createMLDSA87 } from '@oqs/liboqs-js/sig';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { applyBlock, writeChanges } from '../consensus/apply.js';
+import { assembleBlock, grindHeader } from '../consensus/assemble.js';
+import { blockHash, encodeBlock } from '../consensus/block.js';
+import { encodeAddress } from '../consensus/address.js';
+import { createDevnetChainParams } from '../consensus/devnet.js';
+import { createGenesisBlock, createGenesisState } from '../consensus/genesis.js';
+import { createKeyPairFromSeed, type HybridKeyPair } from '../consensus/keys.js';
+import { sha256 } from '../consensus/hash.js';
+import { COIN, type ChainParams } from '../consensus/params.js';
+import { encodeTx, txSighash, TxType, TX_VERSION, type Tx, type UnsignedTx } from '../consensus/tx.js';
+import { transfer } from '../consensus/txTypes/transfer.js';
+import { openChain, type Chain } from '../chain/chain.js';
+import { createMempool } from '../chain/mempool.js';
+import { createVerifyPool } from '../chain/verifyPool.js';
+import type { SignatureVerifier } from '../chain/types.js';
+import { createP2PNetwork, type P2PNetwork } from '../p2p/network.js';
+
+interface Prepared {
+  params: ChainParams;
+  blocks: Uint8Array[];
+  txs: number;
+  bytes: number;
+}
+
+/** Builds the chain in memory: `nBlocks` blocks of `perBlock` transfers, 3 s apart, ending before now. */
+async function prepare(nBlocks: number, perBlock: number): Promise<Prepared> {
+  const keys: HybridKeyPair[] = [];
+  for (let i = 0; i < perBlock; i++) keys.push(createKeyPairFromSeed(sha256(new TextEncoder().encode(`bench-sync-sender-${i}`))));
+  const params = createDevnetChainParams({
+    genesisBits: 0x207fffff,
+    genesisTime: Math.floor(Date.now() / 1000) - 3 * nBlocks - 3600,
+    allocations: keys.map((k) => ({ address: encodeAddress(k.address, 'tnative'), amount: 1000n * COIN })),
+  });
+  const oqs = await createMLDSA87();
+  const sign = (u: UnsignedTx, kp: HybridKeyPair): Tx => {
+    const msg = txSighash(u);
+    return { ...u, signature: { mldsa: oqs.sign(msg, kp.mldsaSecret), ed25519: ed25519.sign(msg, kp.ed25519Secret) } };
+  };
+  const state = new Map<string, Uint8Array>();
+  writeChanges(state, createGenesisState(params));
+  const view = { get: (k: string) => state.get(k) };
+  const genesis = createGenesisBlock(params);
+  let parent = { hash: blockHash(genesis.header), height: 0, time: genesis.header.time };
+  const recipient = createKeyPairFromSeed(new Uint8Array(32).fill(9)).address;
+  const blocks: Uint8Array[] = [];
+  let txs = 0;
+  let bytes = 0;
+  for (let b = 0; b < nBlocks; b++) {
+    const list: Tx[] = [];
+    for (const kp of keys) {
+      const nonce = BigInt(b);
+      list.push(sign({ version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, from: kp.address, nonce, fee: 20_000n, payload: transfer.encodePayload({ to: recipient, amount: 1000n }), publicKey: nonce === 0n ? kp.publicKey : undefined }, kp));
+    }
+    const draft = assembleBlock({ parent, medianTimePast: parent.time, now: parent.time + 3, txs: list, miner: recipient, state: view }, params);
+    const block = { ...draft, header: grindHeader(draft.header, params.powLimit)! };
+    writeChanges(state, applyBlock(view, block, params).changes);
+    const raw = encodeBlock(block, list.map(encodeTx));
+    blocks.push(raw);
+    bytes += raw.length;
+    txs += list.length;
+    parent = { hash: blockHash(block.header), height: parent.height + 1, time: block.header.time };
+  }
+  return { params, blocks, txs, bytes };
+}
+
+const trusting: SignatureVerifier = { verifyBatch: async (jobs) => jobs.map(() => true) };
+
+async function node(dir: string, params: ChainParams, verifier: SignatureVerifier, bootstrap: string[]): Promise<{ chain: Chain; p2p: P2PNetwork; stop: () => Promise<void> }> {
+  const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier });
+  const mempool = createMempool(chain, verifier, params);
+  mempool.start();
+  const p2p = await createP2PNetwork({ dataDir: dir, host: '127.0.0.1', port: 0, bootstrap, agentVersion: 'native-node/bench' }, { chain, mempool, verifier });
+  return {
+    chain,
+    p2p,
+    async stop() {
+      await p2p.stop();
+      mempool.stop();
+      await chain.close();
+    },
+  };
+}
+
+function row(metric: string, value: string): void {
+  console.log(`| ${metric} | ${value} |`);
+}
+
+/** Runs the sync benchmark. */
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { blocks: { type: 'string', default: '2000' }, 'txs-per-block': { type: 'string', default: '10' }, threads: { type: 'string' }, import: { type: 'boolean', default: true } }, allowNegative: true });
+  const nBlocks = Number(values.blocks);
+  const perBlock = Number(values['txs-per-block']);
+  const poolOpts = values.threads ? { threads: Number(values.threads) } : {};
+  console.log(`preparing ${nBlocks} blocks × ${perBlock} transfers…`);
+  const t0 = performance.now();
+  const prep = await prepare(nBlocks, perBlock);
+  console.log(`prepared in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${(prep.bytes / 1e6).toFixed(1)} MB of blocks, ${prep.txs} transfers`);
+
+  const root = await mkdtemp(join(tmpdir(), 'native-bench-sync-'));
+  try {
+    // The serving peer: the chain imported without signature checks (they are not what is measured).
+    const server = await node(join(root, 'server'), prep.params, trusting, []);
+    for (const raw of prep.blocks) {
+      const r = await server.chain.addBlock(raw);
+      if (r.status !== 'connected') throw new Error(`server block not connected: ${r.status}`);
+    }
+    await server.p2p.start();
+    const target = server.chain.tip.hashHex;
+
+    const pool = await createVerifyPool(poolOpts);
+    const client = await node(join(root, 'client'), prep.params, pool, [server.p2p.listen[0]]);
+    let syncSecs = 0;
+    try {
+      const start = performance.now();
+      await client.p2p.start();
+      const deadline = Date.now() + 30 * 60_000;
+      while (client.chain.tip.hashHex !== target) {
+        if (Date.now() > deadline) throw new Error('sync did not finish in 30 minutes');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      syncSecs = (performance.now() - start) / 1000;
+    } finally {
+      await client.stop();
+      await server.stop();
+      await pool.stop();
+    }
+
+    let importSecs = 0;
+    if (values.import) {
+      const pool2 = await createVerifyPool(poolOpts);
+      const chain = await openChain({ dataDir: join(root, 'import'), params: prep.params, verifier: pool2 });
+      try {
+        const start = performance.now();
+        for (const raw of prep.blocks) {
+          const r = await chain.addBlock(raw);
+          if (r.status !== 'connected') throw new Error(`import block not connected: ${r.status}`);
+        }
+        importSecs = (performance.now() - start) / 1000;
+      } finally {
+        await chain.close();
+        await pool2.stop();
+      }
+    }
+
+    console.log('');
+    console.log('| metric | sync from one peer | direct import |');
+    console.log('|---|---|---|');
+    const both = (f: (s: number) => string) => `${f(syncSecs)} | ${values.import ? f(importSecs) : '—'}`;
+    row('blocks', `${nBlocks} | ${nBlocks}`);
+    row('transfers', `${prep.txs} | ${prep.txs}`);
+    row('seconds', both((s) => s.toFixed(2)));
+    row('blocks per second', both((s) => (nBlocks / s).toFixed(1)));
+    row('transfers per second', both((s) => String(Math.round(prep.txs / s))));
+    if (values.import) {
+      console.log('');
+      console.log(`sync / import throughput: ${(importSecs / syncSecs).toFixed(2)}`);
+    }
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,296 @@
+/**
+ * The free discovery side of the node, wired: the health prober and the routes of every free
+ * surface, all generated live from the service registry, the settlement ledger, the prober and
+ * the price source.
+ *
+ *   GET  /api/x402/bazaar               catalog (own-bazaar) with filters
+ *   GET  /api/x402, /.well-known/x402   protocol descriptor
+ *   GET  /x402/discovery                x402 discovery list (?type=http&limit=&offset=)
+ *   GET  /services.json                 services with input schemas and examples
+ *   GET  /.well-known/agent.json, /.well-known/agent-card.json   A2A agent card
+ *   GET  /llms.txt                      llms.txt
+ *   GET  /openapi.json                  OpenAPI 3.1 of every endpoint
+ *   POST /api/mcp                       MCP (node/mcp.ts)
+ *   GET  /marketplace, /agents, /join   pages for people (node/pages/)
+ *
+ * Every free surface answers cross-origin reads (`Access-Control-Allow-Origin: *`, preflight
+ * included). Documents are generated from live state and kept, serialised (and gzipped for
+ * clients that accept it), for at most `DOCUMENT_TTL_MS` and only while nothing they show has
+ * changed: the prober has not finished a round, no payment has settled, the price is the same.
+ * A read of a kept document costs no building; `updatedAt` says when it was generated.
+ */
+import { gzipSync } from 'node:zlib';
+import { Router } from '@koa/router';
+import type Koa from 'koa';
+import { NodeError } from '../consensus/errors.js';
+import type { ChainParams } from '../consensus/params.js';
+import { silentLogger, type Logger } from '../chain/types.js';
+import type { ServiceRegistry } from '../services/registry.js';
+import type { NativeUsdSource, ServiceContext, ServiceUsage } from '../services/types.js';
+import {
+  DEFAULT_FACILITATOR_URL,
+  DISCOVERY_LIMITS,
+  PATHS,
+  buildCatalog,
+  buildDiscoveryList,
+  buildProtocolDescriptor,
+  buildResources,
+  buildServicesJson,
+  parseCatalogQuery,
+  type CatalogService,
+  type CatalogSnapshot,
+  type UsdcRail,
+} from '../x402/catalog.js';
+import { createHealthProber, type HealthProber, type HealthProberOptions } from '../x402/health.js';
+import type { NativeSettlement } from '../x402/settle.js';
+import { buildAgentCard, buildLlmsTxt, buildOpenApi } from './discoveryDocs.js';
+import { HttpErrorCode } from './http.js';
+import { createMcpRouter } from './mcp.js';
+import { renderAgentsPage, agentsJson } from './pages/agents.js';
+import { renderJoinPage } from './pages/join.js';
+import { renderMarketplacePage } from './pages/marketplace.js';
+
+/** Options of the discovery side. */
+export interface DiscoveryOptions {
+  /** Health prober options (interval, jitter, concurrency, timeouts). */
+  readonly health?: Partial<HealthProberOptions>;
+  /** Facilitator of the USDC rail (when the rail is on). */
+  readonly facilitatorUrl?: string;
+  /** Whether the node checks USDC authorizations itself before the facilitator. */
+  readonly usdcAuthVerified?: boolean;
+  /** Software version shown in the documents. */
+  readonly version: string;
+  /** The node's default URL (the CLI's `--node` default): examples omit `--node` there. */
+  readonly defaultNodeUrl?: string;
+}
+
+/** What discovery reads. */
+export interface DiscoveryModules {
+  readonly registry: ServiceRegistry;
+  readonly usage: ServiceUsage;
+  readonly nativeUsd: NativeUsdSource;
+  /** Native settlement (payee and MCP payments); undefined when the node sells nothing. */
+  readonly settlement?: NativeSettlement;
+  readonly params: ChainParams;
+  /** What health checks run with. */
+  readonly context: Omit<ServiceContext, 'signal'>;
+  /** USDC rail payee, when configured. */
+  readonly usdc?: { readonly payTo: string };
+  /** HTTP request time limit, ms. */
+  readonly requestBudgetMs: number;
+  readonly isSyncing?: () => boolean;
+  readonly logger?: Logger;
+  /** Unix ms (tests). */
+  readonly now?: () => number;
+}
+
+/** The running discovery side. */
+export interface Discovery {
+  readonly router: Router;
+  readonly prober: HealthProber;
+  /** The snapshot and cached catalog entries for a base URL. */
+  catalog(baseUrl: string): { snap: CatalogSnapshot; resources: readonly CatalogService[] };
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Longest time a generated document is served again, ms. */
+export const DOCUMENT_TTL_MS = 1_000;
+/** Most documents kept at once (base URL × path × query); the store is emptied when full. */
+const MAX_KEPT_DOCUMENTS = 512;
+
+/** A generated document, serialised. */
+interface KeptDocument {
+  readonly key: string;
+  readonly at: number;
+  readonly type: string;
+  readonly body: Buffer;
+  gzip?: Buffer;
+}
+
+/** CORS for cross-origin reads of a free surface. */
+function allowCrossOrigin(ctx: Koa.Context): void {
+  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.set('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
+  ctx.set('Access-Control-Allow-Headers', 'content-type, accept');
+  ctx.set('Access-Control-Max-Age', '600');
+}
+
+/** Base URL the caller used (documents name addresses the caller can reach). */
+function baseUrlOf(ctx: Koa.Context): string {
+  return `${ctx.protocol}://${ctx.host}`;
+}
+
+/** Builds the discovery side (call `start()` to run the prober). */
+export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Discovery {
+  const log = m.logger ?? silentLogger;
+  const now = m.now ?? Date.now;
+  const usdc: UsdcRail | undefined = m.usdc ? { payTo: m.usdc.payTo, facilitatorUrl: opts.facilitatorUrl ?? DEFAULT_FACILITATOR_URL, authVerified: opts.usdcAuthVerified ?? false } : undefined;
+  const prober = createHealthProber(
+    { services: () => m.registry.list(), isAvailable: (def) => m.registry.isAvailable(def) && m.settlement !== undefined, context: m.context, logger: log },
+    opts.health,
+  );
+
+  const snapshot = (baseUrl: string): CatalogSnapshot => ({
+    baseUrl,
+    network: m.params.network,
+    chainId: m.params.chainId,
+    services: m.registry.list(),
+    nativeUsd: m.nativeUsd.get(),
+    usage: m.usage,
+    health: prober,
+    now: now(),
+    payTo: m.settlement?.payTo,
+    usdc,
+    nodeVersion: opts.version,
+  });
+
+  // Entries change when health is re-probed, a payment settles or the price moves: that is the key.
+  const cache = new Map<string, { key: string; resources: CatalogService[] }>();
+  const cacheKey = (snap: CatalogSnapshot) => {
+    let calls = 0;
+    for (const d of snap.services) {
+      const v = snap.usage.volume(d.id);
+      calls += v.calls + v.callsUsdc;
+    }
+    return `${prober.rounds}|${calls}|${snap.nativeUsd.microUsd}|${snap.services.length}`;
+  };
+  const catalog = (baseUrl: string) => {
+    const snap = snapshot(baseUrl);
+    const key = cacheKey(snap);
+    let hit = cache.get(baseUrl);
+    if (!hit || hit.key !== key) {
+      // A handful of base URLs in practice (loopback, public name); bound it anyway.
+      if (!hit && cache.size >= 16) cache.clear();
+      hit = { key, resources: buildResources(snap) };
+      cache.set(baseUrl, hit);
+    }
+    return { snap, resources: hit.resources, key };
+  };
+
+  // Serialised documents by base URL, path and query (see module comment).
+  const kept = new Map<string, KeptDocument>();
+  const send = (ctx: Koa.Context, id: string, type: string, build: (snap: CatalogSnapshot, resources: readonly CatalogService[]) => unknown) => {
+    const baseUrl = baseUrlOf(ctx);
+    const { snap, resources, key } = catalog(baseUrl);
+    const where = `${baseUrl} ${id}`;
+    let doc = kept.get(where);
+    if (!doc || doc.key !== key || snap.now - doc.at >= DOCUMENT_TTL_MS || snap.now < doc.at) {
+      const built = build(snap, resources);
+      if (!kept.has(where) && kept.size >= MAX_KEPT_DOCUMENTS) kept.clear();
+      doc = { key, at: snap.now, type, body: Buffer.from(typeof built === 'string' ? built : JSON.stringify(built)) };
+      kept.set(where, doc);
+    }
+    ctx.type = doc.type;
+    ctx.vary('Accept-Encoding');
+    ctx.set('Cache-Control', 'no-cache');
+    // Worth it only for bodies larger than a packet or so.
+    if (doc.body.length > 1400 && ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+      doc.gzip ??= gzipSync(doc.body, { level: 6 });
+      ctx.set('Content-Encoding', 'gzip');
+      ctx.body = doc.gzip;
+    } else {
+      ctx.body = doc.body;
+    }
+  };
+  const JSON_TYPE = 'application/json; charset=utf-8';
+
+  const router = new Router();
+  const free = (path: string, handler: (ctx: Koa.Context) => void | Promise<void>) => {
+    router.get(path, async (ctx) => {
+      allowCrossOrigin(ctx);
+      await handler(ctx);
+    });
+    router.options(path, (ctx) => {
+      allowCrossOrigin(ctx);
+      ctx.status = 204;
+    });
+  };
+  const invalidQuery = (param: string, message: string) => new NodeError(HttpErrorCode.INVALID_QUERY, message, { param });
+
+  free(PATHS.bazaar, (ctx) => {
+    const parsed = parseCatalogQuery(ctx.query, m.params.network);
+    if (!parsed.ok) throw invalidQuery(parsed.param, parsed.message);
+    const f = parsed.filters;
+    const id = `bazaar ${JSON.stringify([f.category, f.maxPrice, f.network, f.q, f.limit, f.offset])}`;
+    send(ctx, id, JSON_TYPE, (snap, resources) => buildCatalog(snap, f, resources));
+  });
+  const descriptor = (ctx: Koa.Context) => send(ctx, 'descriptor', JSON_TYPE, (snap) => buildProtocolDescriptor(snap));
+  free(PATHS.descriptor, descriptor);
+  free(PATHS.wellKnown, descriptor);
+  free(PATHS.discovery, (ctx) => {
+    const type = ctx.query.type;
+    if (type !== undefined && type !== '' && type !== 'http') throw invalidQuery('type', 'type must be http (the only resource type here)');
+    const page: { limit: number; offset: number } = { limit: DISCOVERY_LIMITS.defaultLimit, offset: 0 };
+    for (const [name, max, min] of [['limit', DISCOVERY_LIMITS.maxLimit, 1], ['offset', DISCOVERY_LIMITS.maxOffset, 0]] as const) {
+      const raw = ctx.query[name];
+      if (raw === undefined || raw === '') continue;
+      if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw invalidQuery(name, `${name} must be an integer from ${min} to ${max}`);
+      page[name] = Number(raw);
+    }
+    send(ctx, `discovery ${page.limit} ${page.offset}`, JSON_TYPE, (snap) => buildDiscoveryList(snap, page));
+  });
+  free(PATHS.servicesJson, (ctx) => send(ctx, 'services', JSON_TYPE, (snap) => buildServicesJson(snap)));
+  const agentCard = (ctx: Koa.Context) => send(ctx, 'agent-card', JSON_TYPE, (snap) => buildAgentCard(snap));
+  free(PATHS.agentCard, agentCard);
+  free(PATHS.agentCardV1, agentCard);
+  free(PATHS.llmsTxt, (ctx) => send(ctx, 'llms', 'text/plain; charset=utf-8', (snap) => buildLlmsTxt(snap)));
+  free(PATHS.openApi, (ctx) => send(ctx, 'openapi', JSON_TYPE, (snap) => buildOpenApi(snap)));
+
+  const page = (ctx: Koa.Context, status: number, html: string) => {
+    ctx.status = status;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.body = html;
+  };
+  free(PATHS.marketplace, (ctx) => {
+    // The page shares the catalog's filters; a bad value is shown on the page with a 400.
+    const q = typeof ctx.query.q === 'string' ? ctx.query.q : undefined;
+    const category = typeof ctx.query.category === 'string' ? ctx.query.category : undefined;
+    const parsed = parseCatalogQuery({ q, category }, m.params.network);
+    const { snap, resources } = catalog(baseUrlOf(ctx));
+    const html = renderMarketplacePage({ snap, resources, q: q ?? '', category: category ?? '', error: parsed.ok ? undefined : parsed.message, filters: parsed.ok ? parsed.filters : undefined, defaultNodeUrl: opts.defaultNodeUrl });
+    page(ctx, parsed.ok ? 200 : 400, html);
+  });
+  free(PATHS.agents, (ctx) => {
+    const snap = snapshot(baseUrlOf(ctx));
+    ctx.vary('Accept');
+    if (ctx.accepts('html', 'json') === 'json') {
+      ctx.body = agentsJson(snap);
+      return;
+    }
+    page(ctx, 200, renderAgentsPage(snap));
+  });
+  free(PATHS.join, (ctx) => {
+    page(ctx, 200, renderJoinPage(snapshot(baseUrlOf(ctx))));
+  });
+
+  const mcp = createMcpRouter({
+    registry: m.registry,
+    settlement: m.settlement,
+    params: m.params,
+    nativeUsd: m.nativeUsd,
+    usdc: m.usdc,
+    requestBudgetMs: m.requestBudgetMs,
+    catalog,
+    isSyncing: m.isSyncing,
+    version: opts.version,
+    logger: log,
+  });
+  router.use(mcp.routes());
+  router.use(mcp.allowedMethods());
+
+  return {
+    router,
+    prober,
+    catalog,
+    start() {
+      prober.start();
+    },
+    async stop() {
+      await prober.stop();
+    },
+  };
+}

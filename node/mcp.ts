@@ -1,0 +1,379 @@
+/**
+ * The MCP endpoint: `POST /api/mcp` (optional `?net=mainnet`, or the node's own network) serves
+ * the Model Context Protocol over Streamable HTTP with the official SDK, stateless (a fresh
+ * `Server` and transport per request, `sessionIdGenerator: undefined`, JSON responses).
+ *
+ * Tools, built from the live registry at every `tools/list`:
+ *   - one paid tool per service, named by its service id; its input is `{request}`, whose
+ *     schema is the service's input schema and whose description is its requestFormat;
+ *   - `search_services` (free): the catalog with its filters (category, maxPrice, network, q,
+ *     limit, offset);
+ *   - `get_quote` (free): the 402 quote of a call, without paying.
+ *
+ * A paid tool follows the x402 MCP convention (coinbase/x402 specs/transports-v2/mcp.md):
+ *   - called without `_meta["x402/payment"]`: a result with `isError: true` whose
+ *     `structuredContent` is the payment-required object — the same Quote as the HTTP 402, both
+ *     rails — and whose `content[0].text` is `{"x402/error": {"code": 402, "message", "data"}}`;
+ *   - called again with `_meta["x402/payment"] = {"txId": "<agent_invoke id>"}`: settled exactly as
+ *     `POST /api/x402/:serviceId` with `payment.txId` (same checks, same ledger, same refunds), and
+ *     answered with the result, `structuredContent` = `{paid, result, receipt}` and
+ *     `_meta["x402/payment-response"]` = the receipt plus the convention's `success`,
+ *     `transaction`, `network`, `payer`;
+ *   - a refused or failed payment is an `isError` result carrying the quote and
+ *     `x402/payment-response` with `success: false` and the node's error code as `errorReason`.
+ * Input errors and unavailable services are `isError` results without a quote, as the HTTP
+ * endpoint answers 400 / 503 before any quote. Payment on the USDC rail goes through HTTP
+ * (`X-PAYMENT`); over MCP only the native rail settles.
+ */
+import { Router } from '@koa/router';
+import type Koa from 'koa';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { formatAmount } from '../consensus/amount.js';
+import { isNodeError, NodeError } from '../consensus/errors.js';
+import type { ChainParams } from '../consensus/params.js';
+import { silentLogger, type Logger } from '../chain/types.js';
+import type { ServiceRegistry } from '../services/registry.js';
+import type { NativeUsdSource, ServiceDefinition } from '../services/types.js';
+import { CATALOG_LIMITS, SERVICE_CATEGORIES, dollarText, filterServices, parseCatalogQuery, priceAtomic, shortNetwork, type CatalogService, type CatalogSnapshot } from '../x402/catalog.js';
+import { PaymentErrorCode } from '../x402/errors.js';
+import { buildQuote, type QuoteBody } from '../x402/quote.js';
+import { requestHashOf, type NativeSettlement } from '../x402/settle.js';
+import { HttpErrorCode } from './http.js';
+import { DEFAULT_WAIT_SECONDS } from './x402Routes.js';
+
+/** `_meta` key of the payment a client sends (x402 MCP convention). */
+export const X402_PAYMENT_META = 'x402/payment';
+/** `_meta` key of the settlement answer a server returns (x402 MCP convention). */
+export const X402_PAYMENT_RESPONSE_META = 'x402/payment-response';
+/** Names of the free tools. */
+export const FREE_TOOLS = Object.freeze({ search: 'search_services', quote: 'get_quote' });
+/** MCP protocol revision the SDK speaks (for documents that name it). */
+export const MCP_PROTOCOL_VERSION = '2025-11-25';
+
+/** What the MCP endpoint needs (the pieces `node/payments.ts` wires for the HTTP endpoints too). */
+export interface McpModules {
+  readonly registry: Pick<ServiceRegistry, 'list' | 'get' | 'validateInput' | 'isAvailable'>;
+  /** Native settlement; undefined when the node has no payee key (paid tools then report unavailable). */
+  readonly settlement?: Pick<NativeSettlement, 'settle' | 'payTo'>;
+  readonly params: ChainParams;
+  readonly nativeUsd: NativeUsdSource;
+  readonly usdc?: { readonly payTo: string };
+  /** The HTTP request time limit, ms (the block wait and the run must fit in it). */
+  readonly requestBudgetMs: number;
+  /** The catalog snapshot and its (cached) entries for a base URL. */
+  readonly catalog: (baseUrl: string) => { snap: CatalogSnapshot; resources: readonly CatalogService[] };
+  readonly isSyncing?: () => boolean;
+  readonly version: string;
+  readonly logger?: Logger;
+}
+
+/** Values of `?net=` the endpoint accepts: the spec's `mainnet` and this node's own network names. */
+export function acceptedNets(params: ChainParams): Set<string> {
+  return new Set(['mainnet', shortNetwork(params.network), params.network]);
+}
+
+/** The SDK's modules, loaded on the first MCP request (they cost a noticeable part of the node's start-up). */
+async function importSdk() {
+  const [server, http, validation, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/validation/ajv-provider.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return {
+    Server: server.Server,
+    StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+    // One validator for every per-request Server (the SDK's default builds a new ajv instance each time).
+    validator: new validation.AjvJsonSchemaValidator() as AjvJsonSchemaValidator,
+    types,
+  };
+}
+type Sdk = Awaited<ReturnType<typeof importSdk>>;
+let sdkPromise: Promise<Sdk> | undefined;
+
+/** The MCP SDK (loaded once). */
+export function loadMcpSdk(): Promise<Sdk> {
+  sdkPromise ??= importSdk();
+  return sdkPromise;
+}
+
+/** A `tools/call` for a tool this server does not have (a JSON-RPC InvalidParams error). */
+export class UnknownToolError extends Error {
+  constructor(readonly tool: string) {
+    super(`Unknown tool: ${tool}`);
+    this.name = 'UnknownToolError';
+  }
+}
+
+/** Tool input schema of a service: `{request}` with the service's own input schema and requestFormat. */
+export function toolInputSchema(def: ServiceDefinition): Tool['inputSchema'] {
+  const format = def.requestFormat || 'No input: omit request.';
+  const request: Record<string, unknown> = def.inputIsJson
+    ? { anyOf: [def.inputSchema, { type: 'string', description: 'the same JSON document as text' }], description: format }
+    : { ...def.inputSchema, description: format };
+  return {
+    type: 'object',
+    description: `Input of ${def.id}: ${format}`,
+    properties: { request },
+    ...(def.requestRequired ? { required: ['request'] } : {}),
+    additionalProperties: false,
+  };
+}
+
+/** The paid tool of a service. */
+function serviceTool(def: ServiceDefinition, m: McpModules): Tool {
+  const atomic = priceAtomic(def, m.nativeUsd.get().microUsd);
+  const available = m.registry.isAvailable(def) && m.settlement !== undefined;
+  return {
+    name: def.id,
+    title: def.name,
+    description:
+      `${def.description}. Paid: ${formatAmount(def.priceBase)} NATIVE (${dollarText(atomic)}) per call with x402. Call without payment to get the quote ` +
+      `(isError, structuredContent = payment requirements); pay the native-x402 option with an agent_invoke, then call again with ` +
+      `_meta["x402/payment"] = {"txId": "<id>"}.${available ? '' : ' Currently unavailable on this node.'}`,
+    inputSchema: toolInputSchema(def),
+    annotations: { title: def.name, readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: !def.nodeOperated },
+    _meta: { 'x402/paid': true, serviceId: def.id, category: def.category, priceAman: Number(def.priceBase) / 1e8, priceBase: def.priceBase.toString(), priceUsd: Number(atomic) / 1e6, available },
+  };
+}
+
+/** The free tools. */
+function freeTools(m: McpModules): Tool[] {
+  return [
+    {
+      name: FREE_TOOLS.search,
+      title: 'Search the catalog',
+      description: `Free. Lists the services of this node (price, health, latency, settled calls) matching the filters: q (words in id, name, description, tags), category, maxPrice (USD), network (base or ${m.params.network}), limit (1–${CATALOG_LIMITS.maxLimit}, default ${CATALOG_LIMITS.defaultLimit}), offset.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          q: { type: 'string', maxLength: CATALOG_LIMITS.maxQueryChars, description: 'Words that must all appear in id, name, description or tags.' },
+          category: { type: 'string', enum: [...SERVICE_CATEGORIES] },
+          maxPrice: { type: ['number', 'string'], description: 'Highest price in USD, e.g. 0.01.' },
+          network: { type: 'string', enum: ['base', m.params.network] },
+          limit: { type: 'integer', minimum: 1, maximum: CATALOG_LIMITS.maxLimit },
+          offset: { type: 'integer', minimum: 0, maximum: CATALOG_LIMITS.maxOffset },
+        },
+        additionalProperties: false,
+      },
+      annotations: { title: 'Search the catalog', readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    {
+      name: FREE_TOOLS.quote,
+      title: 'Get a quote',
+      description: 'Free. The x402 quote (HTTP 402 body: payment options with exact amounts, payTo and request hash) of a call of a service with a request, without paying. The request is checked first.',
+      inputSchema: {
+        type: 'object',
+        properties: { serviceId: { type: 'string', description: 'Service id, e.g. native-world-clock.' }, request: { description: 'The request the call will carry (string, or the JSON document of JSON services).' } },
+        required: ['serviceId'],
+        additionalProperties: false,
+      },
+      annotations: { title: 'Get a quote', readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+  ];
+}
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
+/** An `isError` result with a coded error (no quote). */
+function errorResult(code: string, message: string, extra: Record<string, unknown> = {}): CallToolResult {
+  const error = { code, message, ...extra };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }], structuredContent: { error } };
+}
+
+/** The payment-required result: the quote as structuredContent and in the `x402/error` wrapper. */
+function paymentRequiredResult(quote: QuoteBody, message: string, paymentResponse?: Record<string, unknown>): CallToolResult {
+  const data: Record<string, unknown> = { ...quote, ...(paymentResponse ? { error: message, [X402_PAYMENT_RESPONSE_META]: paymentResponse } : {}) };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ 'x402/error': { code: 402, message, data } }) }], structuredContent: data };
+}
+
+/** The `request` string of a tool call, as the HTTP body would carry it. */
+function requestOf(def: ServiceDefinition, raw: unknown): { ok: true; request: string | undefined } | { ok: false; message: string } {
+  if (raw === undefined || raw === null) return { ok: true, request: undefined };
+  if (typeof raw === 'string') return { ok: true, request: raw };
+  if (typeof raw === 'number' || typeof raw === 'boolean') return { ok: true, request: String(raw) };
+  if (def.inputIsJson) return { ok: true, request: JSON.stringify(raw) };
+  return { ok: false, message: `request must be a string for ${def.id}` };
+}
+
+/** The txId of `_meta["x402/payment"]`: `{txId}` or an x402-style `{payload: {txId}}`. */
+function paymentTxId(payment: unknown): string | undefined {
+  if (typeof payment !== 'object' || payment === null) return undefined;
+  const p = payment as { txId?: unknown; payload?: { txId?: unknown } };
+  if (typeof p.txId === 'string') return p.txId;
+  if (typeof p.payload === 'object' && p.payload !== null && typeof p.payload.txId === 'string') return p.payload.txId;
+  return undefined;
+}
+
+/** Handles one `tools/call`. Exported for in-process tests. */
+export async function callTool(m: McpModules, baseUrl: string, name: string, args: Record<string, unknown>, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  if (name === FREE_TOOLS.search) return searchTool(m, baseUrl, args);
+  if (name === FREE_TOOLS.quote) {
+    const def = typeof args.serviceId === 'string' ? m.registry.get(args.serviceId) : undefined;
+    if (!def) return errorResult(PaymentErrorCode.UNKNOWN_SERVICE, `no service ${String(args.serviceId)}; use ${FREE_TOOLS.search}`);
+    const prepared = prepare(m, def, args.request, baseUrl);
+    if (!prepared.ok) return prepared.result;
+    return { content: [{ type: 'text', text: JSON.stringify(prepared.quote) }], structuredContent: { ...prepared.quote } };
+  }
+  const def = m.registry.get(name);
+  if (!def) throw new UnknownToolError(name);
+  const prepared = prepare(m, def, args.request, baseUrl);
+  if (!prepared.ok) return prepared.result;
+  const { quote, request, input, settlement } = prepared;
+
+  const payment = meta?.[X402_PAYMENT_META];
+  if (payment === undefined || payment === null) return paymentRequiredResult(quote, 'Payment Required');
+  const network = m.params.network;
+  const failure = (code: string, message: string, extra: Record<string, unknown> = {}) =>
+    paymentRequiredResult(quote, message, { success: false, errorReason: code, message, transaction: txId ?? '', network, ...extra });
+  const txId = paymentTxId(payment);
+  if (txId === undefined) return failure(PaymentErrorCode.INVALID_PAYMENT, `_meta["${X402_PAYMENT_META}"] must be {"txId": "<id of your agent_invoke transaction>"}`);
+  if (m.isSyncing?.()) return failure(PaymentErrorCode.NODE_SYNCING, 'this node is catching up with the network; retry shortly or use another node');
+
+  const budget = Math.max(0, m.requestBudgetMs - def.timeoutMs - 1000);
+  let outcome;
+  try {
+    outcome = await settlement.settle(def, request, input, txId, Math.min(DEFAULT_WAIT_SECONDS * 1000, budget));
+  } catch (e) {
+    if (isNodeError(e)) return failure(e.code, e.message);
+    throw e;
+  }
+  if (outcome.status === 200) {
+    const { result, receipt } = outcome.body;
+    const paymentResponse = { success: true, transaction: String(receipt.txId ?? txId), network: String(receipt.network ?? network), payer: String(receipt.caller ?? ''), ...receipt };
+    return { content: [{ type: 'text', text: text(result) }], structuredContent: { ...outcome.body }, _meta: { [X402_PAYMENT_RESPONSE_META]: paymentResponse } };
+  }
+  if (outcome.status === 202) return failure(PaymentErrorCode.PAYMENT_PENDING, outcome.body.error.message, { retryAfter: outcome.body.retryAfter });
+  // 502: the service failed after payment and the payment was refunded on-chain.
+  const b = outcome.body;
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify(b) }],
+    structuredContent: { ...b },
+    _meta: { [X402_PAYMENT_RESPONSE_META]: { success: false, errorReason: b.error.code, message: b.error.message, transaction: txId.toLowerCase(), network, refunded: true, refundTxId: b.refundTxId } },
+  };
+}
+
+type Prepared =
+  | { ok: true; quote: QuoteBody; request: string | undefined; input: unknown; settlement: NonNullable<McpModules['settlement']> }
+  | { ok: false; result: CallToolResult };
+
+/** The checks of the HTTP endpoint before any quote (available, request a string, input valid), and the quote. */
+function prepare(m: McpModules, def: ServiceDefinition, rawRequest: unknown, baseUrl: string): Prepared {
+  const settlement = m.settlement;
+  if (!m.registry.isAvailable(def) || !settlement) return { ok: false, result: errorResult(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now`) };
+  const r = requestOf(def, rawRequest);
+  if (!r.ok) return { ok: false, result: errorResult(PaymentErrorCode.INVALID_REQUEST, r.message) };
+  const checked = m.registry.validateInput(def, r.request);
+  if (!checked.ok) return { ok: false, result: errorResult(PaymentErrorCode.INVALID_REQUEST, checked.error.message, checked.error.details === undefined ? {} : { details: checked.error.details }) };
+  const quote = buildQuote(def, {
+    resource: `${baseUrl}/api/x402/${def.id}`,
+    network: m.params.network,
+    chainId: m.params.chainId,
+    payTo: settlement.payTo,
+    requestHash: r.request === undefined ? undefined : requestHashOf(r.request),
+    microUsd: m.nativeUsd.get().microUsd,
+    usdc: m.usdc,
+  });
+  return { ok: true, quote, request: r.request, input: checked.input, settlement };
+}
+
+/** `search_services`: the catalog's filters over the live entries. */
+function searchTool(m: McpModules, baseUrl: string, args: Record<string, unknown>): CallToolResult {
+  const query: Record<string, string> = {};
+  for (const k of ['q', 'category', 'maxPrice', 'network', 'limit', 'offset']) {
+    const v = args[k];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string' && typeof v !== 'number') return errorResult(HttpErrorCode.INVALID_QUERY, `${k} must be a string or a number`, { param: k });
+    query[k] = String(v);
+  }
+  const parsed = parseCatalogQuery(query, m.params.network);
+  if (!parsed.ok) return errorResult(HttpErrorCode.INVALID_QUERY, parsed.message, { param: parsed.param });
+  const { snap, resources } = m.catalog(baseUrl);
+  const { total, page } = filterServices(resources, snap.services, parsed.filters);
+  const out = { total, returned: page.length, limit: parsed.filters.limit, offset: parsed.filters.offset, services: page };
+  return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
+}
+
+/** A stateless MCP server for one request coming in at `baseUrl`. */
+export async function createMcpServer(m: McpModules, baseUrl: string): Promise<Server> {
+  const sdk = await loadMcpSdk();
+  const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = sdk.types;
+  const server = new sdk.Server(
+    { name: 'native-node', title: 'native-node x402 services', version: m.version },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions:
+        `Paid services of a ${m.params.network} node, one tool per service, sold per call with x402. ` +
+        `Use ${FREE_TOOLS.search} to find a service and ${FREE_TOOLS.quote} for its price. A paid tool called without payment returns isError with the ` +
+        `payment requirements; pay the native-x402 option (an agent_invoke for exactly maxAmountRequired to payTo with the quoted requestHash, broadcast ` +
+        `with POST ${baseUrl}/api/v1/tx), then call the tool again with the same arguments and _meta["x402/payment"] = {"txId": "<id>"}.`,
+      jsonSchemaValidator: sdk.validator,
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...freeTools(m), ...m.registry.list().map((d) => serviceTool(d, m))] }));
+  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    const args = (req.params.arguments ?? {}) as Record<string, unknown>;
+    try {
+      return await callTool(m, baseUrl, req.params.name, args, req.params._meta as Record<string, unknown> | undefined);
+    } catch (e) {
+      if (e instanceof UnknownToolError) throw new McpError(ErrorCode.InvalidParams, e.message);
+      if (e instanceof McpError) throw e;
+      (m.logger ?? silentLogger).error({ err: e, tool: req.params.name }, 'MCP tool call crashed');
+      return errorResult(HttpErrorCode.INTERNAL, 'internal error');
+    }
+  });
+  return server;
+}
+
+/** CORS headers of the MCP endpoint (browser-based agents may call it cross-origin). */
+function mcpCors(ctx: Koa.Context): void {
+  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
+  ctx.set('Access-Control-Allow-Headers', 'content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id');
+  ctx.set('Access-Control-Expose-Headers', 'mcp-session-id, mcp-protocol-version');
+  ctx.set('Access-Control-Max-Age', '600');
+}
+
+/** The router of `POST /api/mcp` (GET and DELETE answer 405: stateless, no server-initiated stream). */
+export function createMcpRouter(m: McpModules): Router {
+  const router = new Router();
+  const nets = acceptedNets(m.params);
+  const log = m.logger ?? silentLogger;
+  router.options('/api/mcp', (ctx) => {
+    mcpCors(ctx);
+    ctx.status = 204;
+  });
+  const notAllowed = (ctx: Koa.Context) => {
+    mcpCors(ctx);
+    ctx.set('Allow', 'POST, OPTIONS');
+    ctx.status = 405;
+    ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST JSON-RPC messages.' }, id: null };
+  };
+  router.get('/api/mcp', notAllowed);
+  router.delete('/api/mcp', notAllowed);
+  router.post('/api/mcp', async (ctx) => {
+    mcpCors(ctx);
+    const net = ctx.query.net;
+    if (net !== undefined && (typeof net !== 'string' || !nets.has(net))) {
+      throw new NodeError(HttpErrorCode.INVALID_QUERY, `net must be one of ${[...nets].join(', ')} (this node serves ${m.params.network})`, { param: 'net' });
+    }
+    const baseUrl = `${ctx.protocol}://${ctx.host}`;
+    const server = await createMcpServer(m, baseUrl);
+    const transport = new (await loadMcpSdk()).StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    transport.onerror = (e) => log.debug({ err: e.message }, 'MCP transport error');
+    // The SDK writes the response itself; koa must not, and must not see a 404 for an empty body.
+    ctx.respond = false;
+    ctx.status = 200;
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(ctx.req, ctx.res, ctx.request.body);
+    } finally {
+      await transport.close().catch(() => undefined);
+      await server.close().catch(() => undefined);
+    }
+  });
+  return router;
+}

@@ -1,0 +1,125 @@
+/**
+ * The paid side of the node, wired: the service registry, the settlement ledger, the payee key,
+ * refunds, native settlement and the `/api/x402` routes.
+ *
+ *   registry + price source  (what is sold, at which USD price)
+ *   ledger                   (LevelDB in `<dataDir>/ledger`: one record per payment)
+ *   payee key                (receives payments, signs refunds)
+ *     → refunds              (needs chain, mempool, ledger, payee)
+ *     → native settlement    (needs chain, mempool, ledger, refunds, payee, the services' context)
+ *     → routes               (needs registry, settlement, prices)
+ */
+import { join } from 'node:path';
+import type Router from '@koa/router';
+import { getDevPayeeKeyPair } from '../consensus/devnet.js';
+import type { HybridKeyPair } from '../consensus/keys.js';
+import type { ChainParams } from '../consensus/params.js';
+import type { Chain } from '../chain/chain.js';
+import type { Mempool } from '../chain/mempool.js';
+import type { Logger, SignatureVerifier } from '../chain/types.js';
+import { createServiceRegistry, type ServiceRegistry } from '../services/index.js';
+import type { NativeUsdSource, ServiceContext } from '../services/types.js';
+import { openLedger, type SettlementLedger } from '../x402/ledger.js';
+import { createReferencePriceSource } from '../x402/pricing.js';
+import { RefundManager } from '../x402/refunds.js';
+import { NativeSettlement } from '../x402/settle.js';
+import { createFacilitator } from '../x402/usdcFacilitator.js';
+import { createUsdcSettlement } from '../x402/usdcSettle.js';
+import type { NodeConfig } from './config.js';
+import { createX402Router } from './x402Routes.js';
+import { createDiscovery, type Discovery } from './discovery.js';
+import { NODE_VERSION } from './version.js';
+import { DEFAULT_NODE_URL } from './client.js';
+import { openWallet, createPassphraseSource } from './wallet.js';
+
+/** Name of the ledger database directory inside the data directory. */
+export const LEDGER_DIR = 'ledger';
+
+/** The running paid side. */
+export interface Payments {
+  readonly registry: ServiceRegistry;
+  readonly ledger: SettlementLedger;
+  readonly nativeUsd: NativeUsdSource;
+  /** Undefined when the node has no payee key (mainnet without --payee-wallet). */
+  readonly settlement: NativeSettlement | undefined;
+  readonly refunds: RefundManager | undefined;
+  readonly router: Router;
+  /** The free discovery surfaces, the MCP endpoint and the health prober (node/discovery.ts). */
+  readonly discovery: Discovery;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The payee key: the configured wallet, else the public dev payee key on the devnet. */
+async function loadPayee(config: NodeConfig, params: ChainParams, env: Record<string, string | undefined>): Promise<HybridKeyPair | undefined> {
+  if (config.payeeWallet) {
+    const passphrase = createPassphraseSource({ env: { NATIVE_WALLET_PASSPHRASE: env.NATIVE_PAYEE_PASSPHRASE } });
+    return (await openWallet(config.payeeWallet, passphrase, params.hrp)).keyPair;
+  }
+  return params.network === 'native-devnet' ? getDevPayeeKeyPair() : undefined;
+}
+
+/** Builds the paid side (opens the ledger and the payee wallet); call `start()` after the mempool started. */
+export async function createPayments(
+  config: NodeConfig,
+  params: ChainParams,
+  modules: { chain: Chain; mempool: Mempool; verifier: SignatureVerifier; logger: Logger & { child(b: object): Logger } },
+  env: Record<string, string | undefined> = process.env,
+): Promise<Payments> {
+  const log = modules.logger;
+  const registry = createServiceRegistry();
+  const nativeUsd = createReferencePriceSource(params);
+  const payee = await loadPayee(config, params, env);
+  const ledger = await openLedger(join(config.dataDir, LEDGER_DIR));
+  const { chain, mempool } = modules;
+  const serviceLog = log.child({ module: 'services' });
+  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger };
+  const refunds = payee ? new RefundManager(chain, mempool, ledger, payee, params, { logger: log.child({ module: 'refunds' }) }) : undefined;
+  const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }) }) : undefined;
+  if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
+  // The USDC rail needs both the payee address and a facilitator; with one of them only it stays off.
+  const usdcSettlement =
+    config.usdcPayTo && config.facilitatorUrl
+      ? createUsdcSettlement(ledger, context, {
+          payTo: config.usdcPayTo,
+          facilitator: createFacilitator({ url: config.facilitatorUrl, authHeader: config.facilitatorAuthHeader, verifyTimeoutMs: config.facilitatorTimeout, settleTimeoutMs: config.facilitatorTimeout }),
+          logger: log.child({ module: 'usdc' }),
+        })
+      : undefined;
+  if ((config.usdcPayTo === undefined) !== (config.facilitatorUrl === undefined)) log.warn({}, 'the USDC rail needs both --usdc-pay-to and --facilitator-url: it stays off');
+  const usdc = usdcSettlement ? { payTo: usdcSettlement.payTo } : undefined;
+  const router = createX402Router({
+    catalog: registry,
+    settlement,
+    params,
+    nativeUsd,
+    usdc,
+    usdcSettlement,
+    requestBudgetMs: config.httpTimeout,
+  });
+  // Discovery needs the registry, the ledger's totals, the price, the payee (settlement) and the services' context (health checks).
+  const discovery = createDiscovery(
+    { version: NODE_VERSION, defaultNodeUrl: DEFAULT_NODE_URL, facilitatorUrl: config.facilitatorUrl, usdcAuthVerified: usdcSettlement !== undefined },
+    { registry, usage: ledger, nativeUsd, settlement, params, context, usdc, requestBudgetMs: config.httpTimeout, logger: log.child({ module: 'discovery' }) },
+  );
+  return {
+    registry,
+    ledger,
+    nativeUsd,
+    settlement,
+    refunds,
+    router,
+    discovery,
+    async start() {
+      await refunds?.start();
+      await usdcSettlement?.recover();
+      discovery.start();
+    },
+    async stop() {
+      await discovery.stop();
+      refunds?.stop();
+      await refunds?.idle();
+      await ledger.close();
+    },
+  };
+}

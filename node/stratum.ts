@@ -1,0 +1,949 @@
+/**
+ * The Stratum v1 server: unmodified SHA-256d mining software and ASICs mine the chain through it.
+ *
+ * Wire (newline-delimited JSON-RPC over TCP, as cpuminer, cgminer, bfgminer and ASIC firmwares
+ * speak it):
+ *   mining.subscribe [agent?, session?]  → [[["mining.set_difficulty", id], ["mining.notify", id]], extranonce1 (4 bytes hex), 4]
+ *   mining.authorize [user, password]    → true; user = payout address, optionally `address.worker`;
+ *                                          password `d=<difficulty>` asks for a starting difficulty
+ *   mining.configure [exts, params]      → BIP 310: version-rolling (mask 1fffe000), minimum-difficulty
+ *   mining.suggest_difficulty [d]        → true; the next jobs use d (within the server's bounds)
+ *   mining.extranonce.subscribe []       → true (the extranonce never changes)
+ *   mining.submit [worker, job, extranonce2, ntime, nonce(, version bits)] → true, or false with
+ *     error [20 other | 21 job not found / stale | 22 duplicate | 23 low difficulty | 24 unauthorised | 25 not subscribed, message, null]
+ * and it sends `mining.set_difficulty [d]` (always before the `mining.notify` it applies to) and
+ * `mining.notify [job, prevhash, coinb1, coinb2, branch[], version, nbits, ntime, clean_jobs]`.
+ *
+ * Work: one block template per tip and mempool state, built with the chain's `createBlockTemplate`.
+ * Each connection mines a coinbase paying its own worker's address (solo mining per worker): only
+ * coinb1 differs between connections, the merkle branch and the transactions are shared. The
+ * coinbase's 8-byte extranonce slot is extranonce1 (4 bytes, unique per connection) ‖
+ * extranonce2 (4 bytes, the miner's). Prevhash is sent word-swapped, as every miner expects.
+ *
+ * Jobs: a new tip sends a new job with clean_jobs = true at once (measured from the chain's 'tip'
+ * event to the last socket write: `lastNotifyLatencyMs`); mempool changes send one at most every
+ * `mempoolRefreshMs`; without either, a fresh job goes out every `keepAliveMs` (miners drop a
+ * silent pool after 90–120 s). Jobs of the last `jobHistory` templates stay valid while they
+ * build on the tip (late shares of a replaced template are still good work); those of an older
+ * tip are answered "stale".
+ *
+ * Shares: checked in this order — parameters, subscription, authorisation, job, extranonce2,
+ * ntime window ([median time past + 1, now + maxFutureBlockTime], so every share could be a
+ * valid block), nonce, version bits within the negotiated mask, duplicate, then the hash. A hash
+ * at or under the block target becomes a block at once (`chain.addBlock`; the chain's 'tip' then
+ * sends everyone the next job); otherwise it must meet the share target, with the usual 1 %
+ * tolerance for miners that compute targets in floating point.
+ *
+ * Difficulty: per connection, aiming at one share every `targetShareSeconds`: after
+ * `retargetShares` shares or `retargetMs`, the rate of accepted difficulty sets the next
+ * difficulty (up ×1024 or down ÷4 per step, ignored within −30 %/+40 %); a connection without
+ * shares is eased down. The share difficulty never exceeds the block's own difficulty, so a miner
+ * never sits on a block it believes is only a share.
+ */
+import { EventEmitter } from 'node:events';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { blockHash, encodeBlock, EXTRANONCE_OFFSET, EXTRANONCE_SIZE, type Block } from '../consensus/block.js';
+import { NodeError, isNodeError } from '../consensus/errors.js';
+import { fromHex, toHex } from '../consensus/hash.js';
+import { ADDRESS_SIZE } from '../consensus/keys.js';
+import { difficultyOfBits, hashToBigInt } from '../consensus/pow.js';
+import type { ChainParams } from '../consensus/params.js';
+import { createBlockTemplate, sameTemplateWork, templateHeader, type BlockTemplate } from '../chain/template.js';
+import type { MinerChain, MinerMempool } from '../chain/miner.js';
+import { silentLogger, type ChainEntry, type Logger } from '../chain/types.js';
+import type { MiningStats } from './miningStats.js';
+import { hex32, parseHex32, parseWorkerName, stratumPrevHash, targetFromDifficulty, templateForMiner, type WorkerIdentity } from './miningWork.js';
+
+/** Error codes of the server's lifecycle. */
+export const StratumErrorCode = {
+  LISTEN_FAILED: 'stratum_listen_failed',
+} as const;
+
+/** Stratum's numeric error codes (the first element of an `error` array). */
+export const StratumError = {
+  OTHER: 20,
+  JOB_NOT_FOUND: 21,
+  DUPLICATE: 22,
+  LOW_DIFFICULTY: 23,
+  UNAUTHORIZED: 24,
+  NOT_SUBSCRIBED: 25,
+} as const;
+
+/** Version bits miners may roll (BIP 310 / BIP 320's general-purpose bits). */
+export const VERSION_ROLLING_MASK = 0x1fffe000;
+/** Bytes of extranonce2 the miner fills (the other 4 of the slot are extranonce1). */
+export const EXTRANONCE2_SIZE = 4;
+/** Tolerance on the share target: miners compute it in floating point. */
+export const SHARE_TOLERANCE = 0.99;
+
+/** Options of the Stratum server. */
+export interface StratumOptions {
+  readonly host: string;
+  /** TCP port; 0 picks a free one (logged in the "stratum listening" line). */
+  readonly port: number;
+  /** Fail `start()` when the port cannot be bound; false logs a warning and runs without Stratum. */
+  readonly required: boolean;
+  /** Share difficulty of a new connection (a 2-core CPU miner, ~12 MH/s, finds one every ~4 s at 0.01). */
+  readonly initialDifficulty: number;
+  readonly minDifficulty: number;
+  readonly maxDifficulty: number;
+  /** Seconds between shares that variable difficulty aims at. */
+  readonly targetShareSeconds: number;
+  /** Retarget after this many accepted shares… */
+  readonly retargetShares: number;
+  /** …or after this long, ms. */
+  readonly retargetMs: number;
+  /** Longest time without a new job, ms (at most 30 s). */
+  readonly keepAliveMs: number;
+  /** Shortest interval between jobs caused by mempool changes, ms. */
+  readonly mempoolRefreshMs: number;
+  /** Templates whose jobs are still accepted (while they build on the tip). */
+  readonly jobHistory: number;
+  readonly maxConnections: number;
+  /** Longest request line, bytes (a longer one closes the connection). */
+  readonly maxLineBytes: number;
+  /** A connection that has not subscribed and authorised within this time is closed, ms. */
+  readonly authTimeoutMs: number;
+  /** A connection that sends nothing for this long is closed, ms. */
+  readonly idleTimeoutMs: number;
+  /** Coinbase tag (UTF-8, at most 40 bytes). */
+  readonly tag: string;
+  /** Clock in Unix seconds (the chain's clock: block times and the ntime window). */
+  readonly now?: () => number;
+}
+
+/** Defaults of StratumOptions. */
+export const defaultStratumOptions: StratumOptions = {
+  host: '127.0.0.1',
+  port: 3333,
+  required: true,
+  initialDifficulty: 0.01,
+  minDifficulty: 2 ** -32,
+  maxDifficulty: 2 ** 40,
+  targetShareSeconds: 5,
+  retargetShares: 12,
+  retargetMs: 30_000,
+  keepAliveMs: 25_000,
+  mempoolRefreshMs: 3_000,
+  jobHistory: 16,
+  maxConnections: 1_000,
+  maxLineBytes: 16 * 1024,
+  authTimeoutMs: 60_000,
+  idleTimeoutMs: 15 * 60_000,
+  tag: 'native-node',
+};
+
+/** What the server needs from the chain and the mempool (the node's `Chain` and `Mempool`). */
+export interface StratumModules {
+  readonly chain: MinerChain;
+  readonly mempool: MinerMempool;
+  readonly params: ChainParams;
+  readonly stats: MiningStats;
+  readonly logger?: Logger;
+}
+
+/** A job went out. */
+export interface StratumJobEvent {
+  readonly jobId: string;
+  readonly height: number;
+  readonly parentHash: string;
+  readonly clean: boolean;
+  /** Connections it was sent to. */
+  readonly connections: number;
+  /** ms from the chain's 'tip' event to the last socket write, for the first job of a new tip. */
+  readonly sinceTipMs?: number;
+}
+
+/** A share was judged. */
+export interface StratumShareEvent {
+  readonly worker: string;
+  readonly result: 'accepted' | 'rejected' | 'stale';
+  readonly difficulty: number;
+  readonly code?: number;
+  readonly reason?: string;
+  readonly block: boolean;
+}
+
+/** A share became a block. */
+export interface StratumBlockEvent {
+  readonly hash: string;
+  readonly height: number;
+  readonly worker: string;
+  readonly status: string;
+}
+
+/** Events of the server. */
+export interface StratumEvents {
+  job: [event: StratumJobEvent];
+  share: [event: StratumShareEvent];
+  block: [event: StratumBlockEvent];
+}
+
+/** The server's state for `GET /api/v1/mining`. */
+export interface StratumInfo {
+  readonly enabled: boolean;
+  readonly listening: boolean;
+  readonly host: string;
+  readonly port: number | null;
+  readonly url: string | null;
+  readonly connections: number;
+  readonly job: { readonly id: string; readonly height: number; readonly parentHash: string; readonly transactions: number; readonly sentAt: number } | null;
+  readonly difficulty: { readonly initial: number; readonly min: number; readonly max: number; readonly targetShareSeconds: number; readonly network: number | null };
+  /** Last measured delay from a new tip to its job on every socket, ms. */
+  readonly lastNotifyLatencyMs: number | null;
+  /** The last measurements, newest last. */
+  readonly notifyLatencyMs: readonly number[];
+}
+
+/** One template's work, shared by every connection and job id that mines it. */
+interface Work {
+  readonly tpl: BlockTemplate;
+  readonly prevhash: string;
+  /** The block's difficulty: share difficulties are capped at it. */
+  readonly netDifficulty: number;
+  /** Keys of submitted shares (duplicates). */
+  readonly submitted: Set<string>;
+  /** Hex of the base template's coinb1 and coinb2 (coinb1 pays nobody until an address is put in). */
+  readonly coinb1: string;
+  readonly coinb2: string;
+  /** The notify parameters after coinb1, as JSON: coinb2, branch, version, nbits, ntime. */
+  readonly notifyTail: string;
+  /** The template paying each address (built at its first share), by address. */
+  readonly perMiner: Map<string, BlockTemplate>;
+  readonly jobIds: string[];
+  readonly createdAt: number;
+}
+
+interface VardiffWindow {
+  since: number;
+  shares: number;
+  sumDifficulty: number;
+}
+
+/** One miner's TCP connection. */
+class Connection {
+  readonly extranonce1: Uint8Array;
+  readonly extranonce1Hex: string;
+  readonly remote: string;
+  readonly openedAt = Date.now();
+  buffer = '';
+  agent = '';
+  subscribed = false;
+  /** Usernames authorised on this connection, as the miner spells them. */
+  readonly authorized = new Map<string, WorkerIdentity>();
+  /** Canonical worker names counted in the statistics. */
+  readonly workerNames = new Set<string>();
+  /** The address every job of this connection pays (its first authorised worker's). */
+  payout?: WorkerIdentity;
+  /** Jobs are flowing (subscribed and authorised). */
+  ready = false;
+  difficulty: number;
+  /** Floor asked by the miner (mining.configure minimum-difficulty). */
+  minDifficulty = 0;
+  /** Last difficulty sent with mining.set_difficulty. */
+  sentDifficulty?: number;
+  /** Difficulty in force when each job was sent to this connection. */
+  readonly jobDifficulty = new Map<string, number>();
+  versionMask = 0;
+  vardiff: VardiffWindow;
+  lastActivity = Date.now();
+  lastShareAt = 0;
+  badLines = 0;
+  closed = false;
+
+  constructor(
+    readonly id: number,
+    readonly socket: Socket,
+    extranonce1: Uint8Array,
+    difficulty: number,
+  ) {
+    this.extranonce1 = extranonce1;
+    this.extranonce1Hex = toHex(extranonce1);
+    this.remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    this.difficulty = difficulty;
+    this.vardiff = { since: Date.now(), shares: 0, sumDifficulty: 0 };
+  }
+
+  /** The worker a share names, when authorised here. */
+  worker(name: unknown): WorkerIdentity | undefined {
+    return typeof name === 'string' ? (this.authorized.get(name) ?? this.authorized.get(name.toLowerCase())) : undefined;
+  }
+}
+
+/** Largest amount of unsent output kept for a slow client before it is dropped, bytes. */
+const MAX_PENDING_WRITE = 4 * 1024 * 1024;
+/** Worker names one connection may authorise (proxies multiplex several). */
+const MAX_WORKERS_PER_CONNECTION = 64;
+/** Malformed lines tolerated before a connection is closed. */
+const MAX_BAD_LINES = 10;
+const TICK_MS = 1_000;
+const LATENCY_SAMPLES = 20;
+/** Which refresh reason wins when several arrive during one build. */
+const REASON_RANK = { mempool: 0, keepalive: 1, tip: 2 } as const;
+/**
+ * Offset of the payee inside the coinbase (and so inside coinb1): the coinbase is
+ * `u8 version ‖ u32 chainId ‖ u32 height ‖ miner(20) ‖ u64 reward ‖ u64 fees ‖ extranonce(8) ‖ …`,
+ * so the miner ends 16 bytes before the extranonce slot.
+ */
+const COINBASE_MINER_OFFSET = EXTRANONCE_OFFSET - 16 - ADDRESS_SIZE;
+/** Placeholder payee of the base template (each connection's coinbase pays its own worker). */
+const NOBODY = new Uint8Array(ADDRESS_SIZE);
+
+function perfNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+type JsonId = string | number | null;
+
+/** The Stratum v1 server (see module comment). */
+export class StratumServer extends EventEmitter<StratumEvents> {
+  private readonly opts: StratumOptions;
+  private readonly chain: MinerChain;
+  private readonly mempool: MinerMempool;
+  private readonly params: ChainParams;
+  private readonly stats: MiningStats;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private server?: Server;
+  private boundPort?: number;
+  private running = false;
+  private readonly conns = new Map<number, Connection>();
+  private nextConnId = 1;
+  private extranonceCounter = randomBytes(4).readUInt32BE(0);
+  /** Retained works, oldest first. */
+  private works: Work[] = [];
+  private readonly jobs = new Map<string, Work>();
+  private nextJobId = 1;
+  private current?: Work;
+  private lastBroadcastMs = 0;
+  private lastBuildMs = 0;
+  private building = false;
+  private again = false;
+  private pendingReason?: 'tip' | 'keepalive' | 'mempool';
+  private tick?: NodeJS.Timeout;
+  private mempoolTimer?: NodeJS.Timeout;
+  private retryTimer?: NodeJS.Timeout;
+  private tipSeen?: { hash: string; at: number };
+  private readonly latencies: number[] = [];
+  private readonly pending = new Set<Promise<unknown>>();
+
+  constructor(opts: Partial<StratumOptions>, modules: StratumModules) {
+    super();
+    this.opts = { ...defaultStratumOptions, ...opts };
+    if (this.opts.keepAliveMs > 30_000) throw new RangeError('keepAliveMs must be at most 30 s');
+    this.chain = modules.chain;
+    this.mempool = modules.mempool;
+    this.params = modules.params;
+    this.stats = modules.stats;
+    this.log = modules.logger ?? silentLogger;
+    this.now = this.opts.now ?? (() => Math.floor(Date.now() / 1000));
+  }
+
+  /** Whether the server is accepting connections. */
+  get listening(): boolean {
+    return this.server !== undefined;
+  }
+
+  /** Bound port (after `start`), or undefined when not listening. */
+  get port(): number | undefined {
+    return this.boundPort;
+  }
+
+  /** `stratum+tcp://host:port` once listening. */
+  get url(): string | undefined {
+    if (this.boundPort === undefined) return undefined;
+    const host = this.opts.host.includes(':') ? `[${this.opts.host}]` : this.opts.host;
+    return `stratum+tcp://${host}:${this.boundPort}`;
+  }
+
+  /** Binds the port, builds the first template and starts following the chain and the mempool. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    const server = createServer({ noDelay: true }, (socket) => this.onConnection(socket));
+    server.maxConnections = this.opts.maxConnections;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(this.opts.port, this.opts.host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+      const message = `cannot listen for Stratum on ${this.opts.host}:${this.opts.port}: ${code}`;
+      if (this.opts.required) throw new NodeError(StratumErrorCode.LISTEN_FAILED, message, { host: this.opts.host, port: this.opts.port });
+      this.log.warn({ host: this.opts.host, port: this.opts.port, err: code }, `${message}; Stratum is off (set --stratum-port)`);
+      return;
+    }
+    server.on('error', (e) => this.log.error({ err: e.message }, 'stratum server error'));
+    this.server = server;
+    this.boundPort = (server.address() as AddressInfo).port;
+    this.running = true;
+    this.chain.on('tip', this.onTip);
+    this.mempool.on('added', this.onMempool);
+    this.mempool.on('removed', this.onMempool);
+    this.tick = setInterval(() => this.onTick(), TICK_MS);
+    this.tick.unref();
+    await this.refresh('keepalive');
+    this.log.info({ host: this.opts.host, port: this.boundPort, url: this.url, height: this.current?.tpl.height }, 'stratum listening');
+  }
+
+  /** Closes every connection and the port; waits for blocks being submitted. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.chain.off('tip', this.onTip);
+    this.mempool.off('added', this.onMempool);
+    this.mempool.off('removed', this.onMempool);
+    clearInterval(this.tick);
+    clearTimeout(this.mempoolTimer);
+    clearTimeout(this.retryTimer);
+    const server = this.server;
+    this.server = undefined;
+    this.boundPort = undefined;
+    for (const c of this.conns.values()) c.socket.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.allSettled([...this.pending]);
+    this.log.info({}, 'stratum stopped');
+  }
+
+  /** The server's state (port, connections, current job, difficulty bounds, notify latency). */
+  info(): StratumInfo {
+    const cur = this.current;
+    return {
+      enabled: true,
+      listening: this.listening,
+      host: this.opts.host,
+      port: this.boundPort ?? null,
+      url: this.url ?? null,
+      connections: this.conns.size,
+      job: cur ? { id: cur.jobIds[0], height: cur.tpl.height, parentHash: cur.tpl.parentHash, transactions: cur.tpl.txIds.length, sentAt: cur.createdAt } : null,
+      difficulty: { initial: this.opts.initialDifficulty, min: this.opts.minDifficulty, max: this.opts.maxDifficulty, targetShareSeconds: this.opts.targetShareSeconds, network: cur ? cur.netDifficulty : null },
+      lastNotifyLatencyMs: this.latencies.length ? this.latencies[this.latencies.length - 1] : null,
+      notifyLatencyMs: this.latencies.slice(),
+    };
+  }
+
+  // ---- connections ----
+
+  private nextExtranonce1(): Uint8Array {
+    const inUse = new Set([...this.conns.values()].map((c) => c.extranonce1Hex));
+    for (;;) {
+      this.extranonceCounter = (this.extranonceCounter + 1) >>> 0;
+      const e = Buffer.alloc(4);
+      e.writeUInt32BE(this.extranonceCounter, 0);
+      if (!inUse.has(e.toString('hex'))) return new Uint8Array(e);
+    }
+  }
+
+  private onConnection(socket: Socket): void {
+    if (!this.running) {
+      socket.destroy();
+      return;
+    }
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 60_000);
+    socket.setEncoding('utf8');
+    const conn = new Connection(this.nextConnId++, socket, this.nextExtranonce1(), this.opts.initialDifficulty);
+    this.conns.set(conn.id, conn);
+    this.log.debug({ conn: conn.id, remote: conn.remote }, 'stratum connection');
+    socket.on('data', (chunk: string) => this.onData(conn, chunk));
+    socket.on('error', (e) => this.log.debug({ conn: conn.id, err: e.message }, 'stratum socket error'));
+    socket.on('close', () => this.onClose(conn));
+  }
+
+  private onClose(conn: Connection): void {
+    if (conn.closed) return;
+    conn.closed = true;
+    this.conns.delete(conn.id);
+    for (const name of conn.workerNames) this.stats.workerDisconnected(name);
+    this.log.debug({ conn: conn.id, remote: conn.remote, workers: [...conn.workerNames] }, 'stratum connection closed');
+  }
+
+  private close(conn: Connection, reason: string): void {
+    this.log.debug({ conn: conn.id, remote: conn.remote, reason }, 'stratum connection dropped');
+    conn.socket.destroy();
+    this.onClose(conn);
+  }
+
+  private onData(conn: Connection, chunk: string): void {
+    if (conn.closed) return;
+    conn.lastActivity = Date.now();
+    conn.buffer += chunk;
+    let nl: number;
+    while ((nl = conn.buffer.indexOf('\n')) >= 0) {
+      const line = conn.buffer.slice(0, nl);
+      conn.buffer = conn.buffer.slice(nl + 1);
+      if (line.length > this.opts.maxLineBytes) return this.close(conn, 'line too long');
+      this.onLine(conn, line);
+      if (conn.closed) return;
+    }
+    if (conn.buffer.length > this.opts.maxLineBytes) this.close(conn, 'line too long');
+  }
+
+  private send(conn: Connection, msg: unknown): void {
+    this.sendLine(conn, `${JSON.stringify(msg)}\n`);
+  }
+
+  private sendLine(conn: Connection, line: string): void {
+    if (conn.closed) return;
+    conn.socket.write(line);
+    if (conn.socket.writableLength > MAX_PENDING_WRITE) this.close(conn, 'not reading its messages');
+  }
+
+  private reply(conn: Connection, id: JsonId, result: unknown): void {
+    this.send(conn, { id, result, error: null });
+  }
+
+  private fail(conn: Connection, id: JsonId, code: number, message: string, result: unknown = null): void {
+    this.send(conn, { id, result, error: [code, message, null] });
+  }
+
+  private onLine(conn: Connection, raw: string): void {
+    const line = raw.trim();
+    if (line.length === 0) return;
+    let msg: unknown;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      this.badLine(conn, null, 'invalid JSON');
+      return;
+    }
+    if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) {
+      this.badLine(conn, null, 'a request is a JSON object {"id", "method", "params"}');
+      return;
+    }
+    const { id: rawId, method, params } = msg as { id?: unknown; method?: unknown; params?: unknown };
+    const id: JsonId = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
+    if (typeof method !== 'string') {
+      // A miner's answer to a request of ours (we send none that need one): ignore it.
+      if ('result' in (msg as object) || 'error' in (msg as object)) return;
+      this.badLine(conn, id, 'missing "method"');
+      return;
+    }
+    const args = Array.isArray(params) ? params : params === undefined || params === null ? [] : undefined;
+    if (!args) {
+      this.badLine(conn, id, '"params" must be an array');
+      return;
+    }
+    switch (method) {
+      case 'mining.subscribe':
+        return this.onSubscribe(conn, id, args);
+      case 'mining.authorize':
+        return this.onAuthorize(conn, id, args);
+      case 'mining.configure':
+        return this.onConfigure(conn, id, args);
+      case 'mining.suggest_difficulty':
+        return this.onSuggestDifficulty(conn, id, args);
+      case 'mining.extranonce.subscribe':
+        return this.reply(conn, id, true);
+      case 'mining.submit': {
+        const p = this.onSubmit(conn, id, args).catch((e) => {
+          this.log.error({ conn: conn.id, err: (e as Error).message }, 'stratum submit failed');
+          this.fail(conn, id, StratumError.OTHER, 'internal error', false);
+        });
+        this.pending.add(p);
+        void p.finally(() => this.pending.delete(p));
+        return;
+      }
+      default:
+        this.fail(conn, id, StratumError.OTHER, `unknown method ${method.slice(0, 64)}`);
+    }
+  }
+
+  private badLine(conn: Connection, id: JsonId, message: string): void {
+    this.fail(conn, id, StratumError.OTHER, message);
+    if (++conn.badLines > MAX_BAD_LINES) this.close(conn, 'too many malformed requests');
+  }
+
+  private onSubscribe(conn: Connection, id: JsonId, args: unknown[]): void {
+    if (typeof args[0] === 'string') conn.agent = args[0].slice(0, 100);
+    conn.subscribed = true;
+    const sub = conn.id.toString(16);
+    this.reply(conn, id, [
+      [
+        ['mining.set_difficulty', sub],
+        ['mining.notify', sub],
+      ],
+      conn.extranonce1Hex,
+      EXTRANONCE2_SIZE,
+    ]);
+    this.maybeStartJobs(conn);
+  }
+
+  private onAuthorize(conn: Connection, id: JsonId, args: unknown[]): void {
+    const [user, password] = args;
+    const who = parseWorkerName(user, this.params.hrp, this.params.network);
+    if ('error' in who) {
+      this.log.warn({ conn: conn.id, remote: conn.remote, username: typeof user === 'string' ? user.slice(0, 100) : null }, `stratum authorization refused: ${who.error}`);
+      this.fail(conn, id, StratumError.UNAUTHORIZED, who.error, false);
+      return;
+    }
+    if (conn.payout && conn.payout.address !== who.address) {
+      this.fail(conn, id, StratumError.UNAUTHORIZED, `this connection already mines for ${conn.payout.address}; open another connection to mine for ${who.address}`, false);
+      return;
+    }
+    if (!conn.authorized.has(user as string) && conn.authorized.size >= MAX_WORKERS_PER_CONNECTION) {
+      this.fail(conn, id, StratumError.UNAUTHORIZED, `at most ${MAX_WORKERS_PER_CONNECTION} worker names per connection`, false);
+      return;
+    }
+    conn.authorized.set(user as string, who);
+    if (!conn.workerNames.has(who.name)) {
+      conn.workerNames.add(who.name);
+      this.stats.workerConnected(who.name, who.address, who.worker);
+    }
+    conn.payout ??= who;
+    // A password `d=<difficulty>` (alone or among comma-separated options) asks for a starting difficulty.
+    const asked = typeof password === 'string' ? /(?:^|[,;\s])d=([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)/i.exec(password) : null;
+    if (asked) this.setDifficulty(conn, Number(asked[1]), false);
+    this.log.info({ conn: conn.id, remote: conn.remote, worker: who.name, agent: conn.agent }, 'stratum worker authorized');
+    this.reply(conn, id, true);
+    this.maybeStartJobs(conn);
+  }
+
+  private onConfigure(conn: Connection, id: JsonId, args: unknown[]): void {
+    const exts = Array.isArray(args[0]) ? args[0].filter((x): x is string => typeof x === 'string') : [];
+    const p = typeof args[1] === 'object' && args[1] !== null ? (args[1] as Record<string, unknown>) : {};
+    const result: Record<string, unknown> = {};
+    for (const ext of exts) {
+      if (ext === 'version-rolling') {
+        const asked = parseHex32(p['version-rolling.mask']) ?? VERSION_ROLLING_MASK;
+        conn.versionMask = (asked & VERSION_ROLLING_MASK) >>> 0;
+        result['version-rolling'] = true;
+        result['version-rolling.mask'] = hex32(conn.versionMask);
+      } else if (ext === 'minimum-difficulty') {
+        const v = Number(p['minimum-difficulty.value']);
+        if (v > 0 && Number.isFinite(v)) {
+          conn.minDifficulty = Math.min(v, this.opts.maxDifficulty);
+          result['minimum-difficulty'] = true;
+          if (conn.difficulty < conn.minDifficulty) this.setDifficulty(conn, conn.minDifficulty, true);
+        } else {
+          result['minimum-difficulty'] = false;
+        }
+      } else {
+        // subscribe-extranonce and anything else: not supported.
+        result[ext.slice(0, 64)] = false;
+      }
+    }
+    this.reply(conn, id, result);
+  }
+
+  private onSuggestDifficulty(conn: Connection, id: JsonId, args: unknown[]): void {
+    const d = Number(args[0]);
+    if (!(d > 0) || !Number.isFinite(d)) {
+      this.fail(conn, id, StratumError.OTHER, 'mining.suggest_difficulty takes one positive number', false);
+      return;
+    }
+    this.reply(conn, id, true);
+    this.setDifficulty(conn, d, true);
+  }
+
+  /** Sends the first job once the connection is both subscribed and authorised. */
+  private maybeStartJobs(conn: Connection): void {
+    if (conn.ready || !conn.subscribed || !conn.payout) return;
+    conn.ready = true;
+    conn.vardiff = { since: Date.now(), shares: 0, sumDifficulty: 0 };
+    if (this.current) this.sendJob(conn, this.current, this.newJobId(this.current), true);
+  }
+
+  // ---- difficulty ----
+
+  private clampDifficulty(conn: Connection, d: number): number {
+    return Math.min(this.opts.maxDifficulty, Math.max(this.opts.minDifficulty, conn.minDifficulty, d));
+  }
+
+  /** Difficulty of the next job: the connection's, never above the block's own. */
+  private effectiveDifficulty(conn: Connection, work: Work): number {
+    return Math.min(conn.difficulty, work.netDifficulty);
+  }
+
+  /** Changes a connection's difficulty; with `resend`, a fresh job carries it at once. */
+  private setDifficulty(conn: Connection, d: number, resend: boolean): void {
+    const next = this.clampDifficulty(conn, d);
+    const changed = next !== conn.difficulty;
+    conn.difficulty = next;
+    conn.vardiff = { since: Date.now(), shares: 0, sumDifficulty: 0 };
+    if (changed && resend && conn.ready && this.current) this.sendJob(conn, this.current, this.newJobId(this.current), false);
+  }
+
+  private onAcceptedShare(conn: Connection, difficulty: number): void {
+    const v = conn.vardiff;
+    v.shares++;
+    v.sumDifficulty += difficulty;
+    if (v.shares >= this.opts.retargetShares || Date.now() - v.since >= this.opts.retargetMs) this.retarget(conn);
+  }
+
+  /** Sets the difficulty from the accepted difficulty per second since the last retarget. */
+  private retarget(conn: Connection): void {
+    const v = conn.vardiff;
+    const elapsed = Math.max(1, Date.now() - v.since) / 1000;
+    const wanted = (v.sumDifficulty / elapsed) * this.opts.targetShareSeconds;
+    const ratio = Math.min(1024, Math.max(0.25, wanted / conn.difficulty));
+    conn.vardiff = { since: Date.now(), shares: 0, sumDifficulty: 0 };
+    if (ratio > 0.7 && ratio < 1.4) return;
+    const before = conn.difficulty;
+    this.setDifficulty(conn, conn.difficulty * ratio, true);
+    this.log.debug({ conn: conn.id, from: before, to: conn.difficulty, shares: v.shares, seconds: elapsed }, 'stratum difficulty retargeted');
+  }
+
+  // ---- jobs ----
+
+  private newJobId(work: Work): string {
+    const id = (this.nextJobId++ >>> 0).toString(16);
+    if (this.nextJobId > 0xffffffff) this.nextJobId = 1;
+    work.jobIds.push(id);
+    this.jobs.set(id, work);
+    return id;
+  }
+
+  /** coinb1 paying `payout`: the base coinb1 with the payee's 20 bytes put in (cheap: one per connection per job). */
+  private coinb1For(work: Work, payout: WorkerIdentity): string {
+    return work.coinb1.slice(0, 2 * COINBASE_MINER_OFFSET) + toHex(payout.id) + work.coinb1.slice(2 * (COINBASE_MINER_OFFSET + ADDRESS_SIZE));
+  }
+
+  /** The full template paying `payout` (for checking shares and building blocks). */
+  private minerTemplate(work: Work, payout: WorkerIdentity): BlockTemplate {
+    let tpl = work.perMiner.get(payout.address);
+    if (!tpl) {
+      tpl = templateForMiner(work.tpl, payout.id);
+      work.perMiner.set(payout.address, tpl);
+    }
+    return tpl;
+  }
+
+  private sendJob(conn: Connection, work: Work, jobId: string, clean: boolean): void {
+    if (!conn.payout) return;
+    const diff = this.effectiveDifficulty(conn, work);
+    if (conn.sentDifficulty !== diff) {
+      this.send(conn, { id: null, method: 'mining.set_difficulty', params: [diff] });
+      conn.sentDifficulty = diff;
+      for (const name of conn.workerNames) this.stats.setDifficulty(name, diff);
+    }
+    const coinb1 = this.coinb1For(work, conn.payout);
+    conn.jobDifficulty.set(jobId, diff);
+    if (conn.jobDifficulty.size > 4 * this.opts.jobHistory) {
+      for (const k of conn.jobDifficulty.keys()) if (!this.jobs.has(k)) conn.jobDifficulty.delete(k);
+    }
+    // Every field is hex (or a hex array) and the job id is hex: the line is assembled without escaping.
+    this.sendLine(conn, `{"id":null,"method":"mining.notify","params":["${jobId}","${work.prevhash}","${coinb1}",${work.notifyTail},${clean}]}\n`);
+  }
+
+  /** Makes `tpl` the current work and sends it to every ready connection. */
+  private broadcast(tpl: BlockTemplate, clean: boolean): void {
+    const h = tpl.block.header;
+    const branch = tpl.merkleBranch.map((b) => toHex(b));
+    const coinb2 = toHex(tpl.coinb2);
+    const work: Work = {
+      tpl,
+      prevhash: stratumPrevHash(h.prevHash),
+      notifyTail: JSON.stringify([coinb2, branch, hex32(h.version), hex32(h.bits), hex32(h.time)]).slice(1, -1),
+      netDifficulty: difficultyOfBits(h.bits),
+      coinb1: toHex(tpl.coinb1),
+      coinb2,
+      submitted: new Set(),
+      perMiner: new Map(),
+      jobIds: [],
+      createdAt: Date.now(),
+    };
+    this.works.push(work);
+    while (this.works.length > this.opts.jobHistory) {
+      const old = this.works.shift()!;
+      for (const id of old.jobIds) this.jobs.delete(id);
+    }
+    this.current = work;
+    const jobId = this.newJobId(work);
+    let sent = 0;
+    for (const conn of this.conns.values()) {
+      if (!conn.ready) continue;
+      this.sendJob(conn, work, jobId, clean);
+      sent++;
+    }
+    this.lastBroadcastMs = Date.now();
+    let sinceTipMs: number | undefined;
+    if (clean && this.tipSeen?.hash === tpl.parentHash) {
+      sinceTipMs = perfNow() - this.tipSeen.at;
+      this.tipSeen = undefined;
+      this.latencies.push(sinceTipMs);
+      if (this.latencies.length > LATENCY_SAMPLES) this.latencies.shift();
+    }
+    this.log.debug({ job: jobId, height: tpl.height, txs: tpl.txIds.length, clean, connections: sent, sinceTipMs }, 'stratum job');
+    this.emit('job', { jobId, height: tpl.height, parentHash: tpl.parentHash, clean, connections: sent, sinceTipMs });
+  }
+
+  private readonly onTip = (entry: ChainEntry): void => {
+    this.tipSeen = { hash: entry.hashHex, at: perfNow() };
+    void this.refresh('tip');
+  };
+
+  private readonly onMempool = (): void => {
+    if (this.mempoolTimer || !this.running) return;
+    const wait = Math.max(0, this.lastBuildMs + this.opts.mempoolRefreshMs - Date.now());
+    this.mempoolTimer = setTimeout(() => {
+      this.mempoolTimer = undefined;
+      void this.refresh('mempool');
+    }, wait);
+    this.mempoolTimer.unref();
+  };
+
+  private onTick(): void {
+    const now = Date.now();
+    if (now - this.lastBroadcastMs >= this.opts.keepAliveMs) void this.refresh('keepalive');
+    for (const conn of this.conns.values()) {
+      if (!conn.ready) {
+        if (now - conn.openedAt > this.opts.authTimeoutMs) this.close(conn, 'did not subscribe and authorize in time');
+        continue;
+      }
+      if (now - conn.lastActivity > this.opts.idleTimeoutMs) {
+        this.close(conn, 'idle');
+        continue;
+      }
+      // No share for a long while: the difficulty is too high for this miner, ease it down.
+      const quiet = now - Math.max(conn.vardiff.since, conn.lastShareAt);
+      if (conn.vardiff.shares === 0 && quiet > Math.max(this.opts.retargetMs, 6_000 * this.opts.targetShareSeconds)) {
+        const factor = Math.max(0.25, (this.opts.targetShareSeconds * 1000) / quiet);
+        this.setDifficulty(conn, conn.difficulty * factor, true);
+      }
+    }
+  }
+
+  /**
+   * Builds a template and sends it when it is new work: another parent (clean_jobs), other
+   * transactions or bits, or a keep-alive. Serialised: a request during a build makes one more
+   * build afterwards, with the strongest reason asked for.
+   */
+  private async refresh(reason: 'tip' | 'keepalive' | 'mempool'): Promise<void> {
+    if (!this.running) return;
+    if (!this.pendingReason || REASON_RANK[reason] > REASON_RANK[this.pendingReason]) this.pendingReason = reason;
+    if (this.building) {
+      this.again = true;
+      return;
+    }
+    this.building = true;
+    try {
+      do {
+        this.again = false;
+        const why = this.pendingReason ?? reason;
+        this.pendingReason = undefined;
+        this.lastBuildMs = Date.now();
+        const tpl = await createBlockTemplate(this.chain, this.mempool, this.params, { miner: NOBODY, tag: this.opts.tag, now: this.now });
+        if (!this.running) return;
+        if (tpl.parentHash !== this.chain.tip.hashHex) {
+          this.again = true;
+          this.pendingReason = 'tip';
+          continue;
+        }
+        const cur = this.current?.tpl;
+        const newParent = !cur || cur.parentHash !== tpl.parentHash;
+        if (newParent || why === 'keepalive' || !sameTemplateWork(cur, tpl) || cur.bits !== tpl.bits) this.broadcast(tpl, newParent);
+      } while (this.again && this.running);
+    } catch (e) {
+      this.log.error({ err: (e as Error).message, code: isNodeError(e) ? e.code : undefined }, 'stratum template failed; retrying');
+      if (this.running && !this.retryTimer) {
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          void this.refresh('keepalive');
+        }, 1_000);
+        this.retryTimer.unref();
+      }
+    } finally {
+      this.building = false;
+    }
+  }
+
+  // ---- shares ----
+
+  private judge(conn: Connection, id: JsonId, worker: WorkerIdentity | undefined, result: 'rejected' | 'stale', code: number, reason: string): void {
+    if (worker) this.stats.recordShare(worker.name, result, 0, reason);
+    this.fail(conn, id, code, reason, false);
+    this.log.debug({ conn: conn.id, worker: worker?.name, code, reason }, 'stratum share refused');
+    this.emit('share', { worker: worker?.name ?? '', result, difficulty: 0, code, reason, block: false });
+  }
+
+  private async onSubmit(conn: Connection, id: JsonId, args: unknown[]): Promise<void> {
+    if (args.length < 5 || args.length > 6 || !args.every((a) => typeof a === 'string')) {
+      return this.judge(conn, id, conn.worker(args[0]), 'rejected', StratumError.OTHER, 'mining.submit takes [worker, job_id, extranonce2, ntime, nonce] (and version bits), all strings');
+    }
+    const [workerName, jobId, en2Hex, ntimeHex, nonceHex, versionHex] = args as string[];
+    if (!conn.subscribed) return this.fail(conn, id, StratumError.NOT_SUBSCRIBED, 'not subscribed: send mining.subscribe first', false);
+    const worker = conn.worker(workerName);
+    if (!worker) return this.fail(conn, id, StratumError.UNAUTHORIZED, `unauthorized worker ${workerName.slice(0, 100)}: send mining.authorize first`, false);
+    const work = this.jobs.get(jobId);
+    const jobDiff = conn.jobDifficulty.get(jobId);
+    if (!work || jobDiff === undefined) return this.judge(conn, id, worker, 'rejected', StratumError.JOB_NOT_FOUND, 'job not found');
+    if (work.tpl.parentHash !== this.chain.tip.hashHex) return this.judge(conn, id, worker, 'stale', StratumError.JOB_NOT_FOUND, 'stale: the job builds on an old block');
+    if (!/^[0-9a-fA-F]+$/.test(en2Hex) || en2Hex.length !== 2 * EXTRANONCE2_SIZE) {
+      return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, `extranonce2 must be ${EXTRANONCE2_SIZE} bytes (${2 * EXTRANONCE2_SIZE} hex digits)`);
+    }
+    const ntime = parseHex32(ntimeHex);
+    if (ntime === undefined) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, 'ntime must be 8 hex digits');
+    const latest = this.now() + this.params.maxFutureBlockTime;
+    if (ntime < work.tpl.minTime || ntime > latest) {
+      return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, `ntime out of range: ${ntime} is outside [${work.tpl.minTime}, ${latest}]`);
+    }
+    const nonce = parseHex32(nonceHex);
+    if (nonce === undefined) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, 'nonce must be 8 hex digits');
+    let version = work.tpl.block.header.version >>> 0;
+    if (versionHex !== undefined) {
+      const bits = parseHex32(versionHex);
+      if (bits === undefined) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, 'version bits must be 8 hex digits');
+      if ((bits & ~conn.versionMask) >>> 0 !== 0) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, `version bits ${versionHex} outside the negotiated mask ${hex32(conn.versionMask)}`);
+      version = ((version & ~conn.versionMask) | (bits & conn.versionMask)) >>> 0;
+    }
+    const en2 = en2Hex.toLowerCase();
+    const key = `${conn.extranonce1Hex}${en2}${hex32(ntime)}${hex32(nonce)}${hex32(version)}`;
+    if (work.submitted.has(key)) return this.judge(conn, id, worker, 'rejected', StratumError.DUPLICATE, 'duplicate share');
+    work.submitted.add(key);
+
+    const mine = { tpl: this.minerTemplate(work, conn.payout!) };
+    const extranonce = new Uint8Array(EXTRANONCE_SIZE);
+    extranonce.set(conn.extranonce1, 0);
+    extranonce.set(fromHex(en2), 4);
+    const header = { ...templateHeader(mine.tpl, { extranonce, time: ntime, nonce }), version };
+    const hash = blockHash(header);
+    const value = hashToBigInt(hash);
+    const isBlock = value <= mine.tpl.target;
+    // Credit the lower of the job's difficulty and the current one: a miner may apply a new
+    // difficulty to jobs it already holds, in either direction.
+    const credit = Math.min(jobDiff, this.effectiveDifficulty(conn, work));
+    if (!isBlock && value > targetFromDifficulty(credit * SHARE_TOLERANCE)) {
+      return this.judge(conn, id, worker, 'rejected', StratumError.LOW_DIFFICULTY, 'low difficulty share');
+    }
+    conn.lastShareAt = Date.now();
+    if (isBlock) {
+      const refusal = await this.submitBlock(worker, mine.tpl, { header, coinbase: { ...mine.tpl.block.coinbase, extranonce }, txs: mine.tpl.block.txs });
+      if (refusal) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, refusal);
+    }
+    this.stats.recordShare(worker.name, 'accepted', credit);
+    this.reply(conn, id, true);
+    this.emit('share', { worker: worker.name, result: 'accepted', difficulty: credit, block: isBlock });
+    if (!conn.closed) this.onAcceptedShare(conn, credit);
+  }
+
+  /** Hands a solved block to the chain; returns the reason when the chain refuses it. */
+  private async submitBlock(worker: WorkerIdentity, tpl: BlockTemplate, block: Block): Promise<string | undefined> {
+    const hashHex = toHex(blockHash(block.header));
+    this.log.info({ hash: hashHex, height: tpl.height, worker: worker.name, txs: tpl.txIds.length }, 'stratum share is a block');
+    try {
+      const res = await this.chain.addBlock(encodeBlock(block, tpl.txBytes));
+      if (res.status === 'connected' || res.status === 'reorganized') {
+        this.stats.recordBlock({ height: tpl.height, hash: hashHex, source: 'stratum', worker: worker.name, address: worker.address });
+        this.log.info({ hash: hashHex, height: tpl.height, worker: worker.name, status: res.status }, 'block found by stratum worker');
+      } else {
+        this.log.warn({ hash: hashHex, height: tpl.height, worker: worker.name, status: res.status }, 'stratum block not connected');
+      }
+      this.emit('block', { hash: hashHex, height: tpl.height, worker: worker.name, status: res.status });
+      return undefined;
+    } catch (e) {
+      const code = isNodeError(e) ? e.code : 'internal_error';
+      this.log.error({ hash: hashHex, height: tpl.height, worker: worker.name, code, err: (e as Error).message }, 'stratum block rejected by the chain');
+      return `block rejected: ${code}`;
+    }
+  }
+}
+
+/** Creates the Stratum server (call `start()`). */
+export function createStratumServer(opts: Partial<StratumOptions>, modules: StratumModules): StratumServer {
+  return new StratumServer(opts, modules);
+}

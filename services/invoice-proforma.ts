@@ -1,0 +1,17 @@
+/** native-invoice-proforma: pro forma invoice A4 PDF. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+import { defineService } from './define.js';
+import { proformaSchema } from './documentSchemas.js';
+
+/** native-invoice-proforma. */
+export const invoiceProforma = defineService({
+  id: 'native-invoice-proforma',
+  name: 'Pro Forma Invoice PDF',
+  category: 'reports',
+  priceBase: 800_000n,
+  description: 'pro forma invoice A4 PDF',
+  tags: ['proforma', 'invoice', 'pdf', 'a4', 'document'],
+  requestFormat: 'JSON: {"proformaNumber", "buyer": {"name", "address"}, "items", "vatRate", "validUntil", "currency"}',
+  requestRequired: false,
+  inputSchema: proformaSchema,
+  inputIsJson: true,
+});

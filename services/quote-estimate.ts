@@ -1,0 +1,17 @@
+/** native-quote-estimate: quote/estimate A4 PDF with validity date. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+import { defineService } from './define.js';
+import { quoteSchema } from './documentSchemas.js';
+
+/** native-quote-estimate. */
+export const quoteEstimate = defineService({
+  id: 'native-quote-estimate',
+  name: 'Quote Estimate PDF',
+  category: 'reports',
+  priceBase: 600_000n,
+  description: 'quote/estimate A4 PDF with validity date',
+  tags: ['quote', 'estimate', 'pdf', 'a4', 'document'],
+  requestFormat: 'JSON: {"quoteNumber", "buyer": {"name", "address"}, "items", "vatRate", "validUntil"}',
+  requestRequired: false,
+  inputSchema: quoteSchema,
+  inputIsJson: true,
+});

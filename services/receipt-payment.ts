@@ -1,0 +1,17 @@
+/** native-receipt-payment: payment receipt A4 PDF. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+import { defineService } from './define.js';
+import { receiptSchema } from './documentSchemas.js';
+
+/** native-receipt-payment. */
+export const receiptPayment = defineService({
+  id: 'native-receipt-payment',
+  name: 'Payment Receipt PDF',
+  category: 'reports',
+  priceBase: 600_000n,
+  description: 'payment receipt A4 PDF',
+  tags: ['receipt', 'payment', 'pdf', 'a4', 'document'],
+  requestFormat: 'JSON: {"receiptNumber", "buyer": {"name"}, "items", "payment": {"method", "reference", "paidOn"}, "vatRate"}',
+  requestRequired: false,
+  inputSchema: receiptSchema,
+  inputIsJson: true,
+});

@@ -1,0 +1,95 @@
+/** native-world-clock: current time, UTC offset, date and ISO timestamp in an IANA time zone (UTC when empty). */
+import { defineService } from './define.js';
+import type { ServiceContext } from './types.js';
+
+const pad = (n: number, w = 2) => String(Math.abs(n)).padStart(w, '0');
+
+/** Wall-clock fields of `ms` in `timeZone` (Intl, ICU time zone data). */
+function wallClock(ms: number, timeZone: string) {
+  const fmt = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    weekday: 'long',
+    timeZoneName: 'short',
+  });
+  const parts: Record<string, string> = {};
+  for (const p of fmt.formatToParts(ms)) parts[p.type] = p.value;
+  const year = Number(parts.year);
+  const month = Number(parts.month);
+  const day = Number(parts.day);
+  const hour = Number(parts.hour);
+  const minute = Number(parts.minute);
+  const second = Number(parts.second);
+  // Offset = the wall clock read as UTC minus the instant (whole seconds; zone offsets have no sub-second part).
+  const offsetMinutes = Math.round((Date.UTC(year, month - 1, day, hour, minute, second) - Math.floor(ms / 1000) * 1000) / 60_000);
+  return { year, month, day, hour, minute, second, weekday: parts.weekday, abbreviation: parts.timeZoneName, offsetMinutes, resolved: fmt.resolvedOptions().timeZone };
+}
+
+function offsetText(minutes: number): string {
+  return `${minutes < 0 ? '-' : '+'}${pad(Math.trunc(Math.abs(minutes) / 60))}:${pad(Math.abs(minutes) % 60)}`;
+}
+
+async function run(ctx: ServiceContext, input: unknown) {
+  const requested = typeof input === 'string' && input !== '' ? input : 'UTC';
+  const now = ctx.now();
+  const w = wallClock(now, requested);
+  const year = new Date(now).getUTCFullYear();
+  const jan = wallClock(Date.UTC(year, 0, 1), requested).offsetMinutes;
+  const jul = wallClock(Date.UTC(year, 6, 1), requested).offsetMinutes;
+  const date = `${w.year}-${pad(w.month)}-${pad(w.day)}`;
+  const time = `${pad(w.hour)}:${pad(w.minute)}:${pad(w.second)}`;
+  const millis = pad(((now % 1000) + 1000) % 1000, 3);
+  const offset = offsetText(w.offsetMinutes);
+  return {
+    timezone: w.resolved,
+    requested,
+    iso: `${date}T${time}.${millis}${offset}`,
+    utc: new Date(now).toISOString(),
+    unixMs: now,
+    unix: Math.floor(now / 1000),
+    date,
+    time,
+    weekday: w.weekday,
+    utcOffset: offset,
+    utcOffsetMinutes: w.offsetMinutes,
+    abbreviation: w.abbreviation,
+    observesDst: jan !== jul,
+    isDst: jan !== jul && w.offsetMinutes === Math.max(jan, jul),
+  };
+}
+
+/** native-world-clock. */
+export const worldClock = defineService({
+  id: 'native-world-clock',
+  name: 'World Clock',
+  category: 'utility',
+  priceBase: 200_000n,
+  description: 'current time, UTC offset, date, ISO timestamp',
+  tags: ['time', 'clock', 'timezone', 'iana', 'utc', 'date', 'utility'],
+  requestFormat: 'IANA time zone name, e.g. Europe/Berlin (empty: UTC)',
+  requestRequired: false,
+  inputSchema: {
+    type: 'string',
+    maxLength: 64,
+    pattern: '^[A-Za-z][A-Za-z0-9_+\\-/]{0,63}$',
+    'x-timezone': true,
+    description: 'IANA time zone name, e.g. Europe/Berlin, America/New_York, UTC.',
+  },
+  run,
+  health: async () => (isTimeZoneDataPresent() ? 'active' : 'degraded'),
+});
+
+function isTimeZoneDataPresent(): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin' });
+    return true;
+  } catch {
+    return false;
+  }
+}

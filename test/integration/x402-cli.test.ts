@@ -1,0 +1,151 @@
+/**
+ * The agent side against the real node: a devnet node process (`native-node start --dev`, its own
+ * data directory, HTTP on port 0, one miner thread) and the real CLI as child processes —
+ * `native-node call native-world-clock Europe/Berlin` pays with the dev wallet, waits for the
+ * block and prints the time with a receipt — plus the SDK in-process for the settle-side codes.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { encodeAddress, TESTNET_HRP } from '../../consensus/address.js';
+import { getDevKeyPair } from '../../consensus/devnet.js';
+import { createAgentClient, isAgentClientError, AgentErrorCode } from '../../x402/client.js';
+import { testKey } from '../helpers/keys.js';
+import { BIN, childEnv, startNode, type NodeProc } from '../helpers/nodeProcess.js';
+
+// Block rewards go elsewhere, so the dev wallet's balance moves only by what the calls pay.
+const minerAddress = encodeAddress(testKey('x402-it-miner').address, TESTNET_HRP);
+let dir: string;
+let node: NodeProc | undefined;
+
+interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: Record<string, unknown> | undefined;
+}
+
+/** Runs `native-node <args> --node <url>` as `npm run cli` does; bounded by a timeout. */
+function cli(args: string[]): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args, '--node', node!.url], { cwd: dir, env: childEnv({ HOME: join(dir, 'home') }), timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      let json: Record<string, unknown> | undefined;
+      try {
+        json = JSON.parse(stdout.trim().split('\n').pop() ?? '') as Record<string, unknown>;
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, stdout, stderr, json });
+    });
+  });
+}
+
+async function balanceBase(): Promise<bigint> {
+  const r = await cli(['wallet', 'balance', '--json']);
+  expect(r.code).toBe(0);
+  return BigInt(String(r.json!.balanceBase));
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'native-x402-it-'));
+  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--mine-threads', '1', '--no-p2p', '--no-stratum', '--miner-address', minerAddress], { cwd: dir, env: { HOME: join(dir, 'home') } });
+}, 30_000);
+
+afterAll(async () => {
+  if (node && node.child.exitCode === null) {
+    node.child.kill('SIGTERM');
+    const timer = setTimeout(() => node!.child.kill('SIGKILL'), 15_000);
+    await node.exited;
+    clearTimeout(timer);
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('native-node quote / call on a fresh devnet (dev wallet by default)', () => {
+  test('quote prints the price without paying', async () => {
+    const [human, json] = await Promise.all([cli(['quote', 'native-world-clock', 'Europe/Berlin']), cli(['quote', 'native-world-clock', 'Europe/Berlin', '--json'])]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/price\s+0\.002 NATIVE \(200000 base units\)/);
+    expect(json.json).toMatchObject({ serviceId: 'native-world-clock', price: '0.002', priceBase: '200000', network: 'native-devnet', chainId: 1337, native: { scheme: 'native-x402', asset: 'NATIVE' } });
+  });
+
+  test('call native-world-clock Europe/Berlin prints the time with a receipt', async () => {
+    const before = await balanceBase();
+    const r = await cli(['call', 'native-world-clock', 'Europe/Berlin']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('"timezone": "Europe/Berlin"');
+    expect(r.stdout).toMatch(/"time": "\d\d:\d\d:\d\d"/);
+    expect(r.stdout).toMatch(/receipt\s+native-world-clock paid 0\.002 NATIVE by tnative1/);
+    const tx = /tx\s+([0-9a-f]{64}) \(block (\d+)/.exec(r.stdout);
+    expect(tx).not.toBeNull();
+    expect(r.stderr).toContain('waiting for its block');
+    // On chain: a mined agent_invoke for exactly the price; the balance fell by price + fee.
+    const shown = await cli(['tx', tx![1], '--json']);
+    expect(shown.json).toMatchObject({ txId: tx![1], status: 'mined', type: 'agent_invoke', serviceId: 'native-world-clock', amountBase: '200000', height: Number(tx![2]) });
+    const fee = BigInt(String(shown.json!.feeBase));
+    expect(before - (await balanceBase())).toBe(200_000n + fee);
+  });
+
+  test('call --json carries result, receipt, tx id and fee; --tx settles the same payment again without paying', async () => {
+    const r = await cli(['call', 'native-world-clock', 'Asia/Tokyo', '--json']);
+    expect(r.code).toBe(0);
+    const j = r.json!;
+    expect(j).toMatchObject({ serviceId: 'native-world-clock', price: '0.002', priceBase: '200000', result: { timezone: 'Asia/Tokyo' } });
+    expect(j.receipt).toMatchObject({ serviceId: 'native-world-clock', amount: 0.002, amountBase: '200000', txId: j.txId, network: 'native-devnet' });
+    const before = await balanceBase();
+    const again = await cli(['call', 'native-world-clock', 'Asia/Tokyo', '--tx', String(j.txId), '--json']);
+    expect(again.code).toBe(0);
+    expect(again.json!.receipt).toEqual(j.receipt);
+    expect(again.json!.result).toEqual(j.result);
+    expect(await balanceBase()).toBe(before);
+    // The same payment for another request is refused.
+    const other = await cli(['call', 'native-world-clock', 'Europe/Paris', '--tx', String(j.txId), '--json']);
+    expect(other.code).toBe(2);
+    expect(other.json).toMatchObject({ error: { code: 'payment_already_used', txId: j.txId } });
+  });
+
+  test('--max-price below the quote refuses before paying; errors before a quote keep their codes', async () => {
+    const before = await balanceBase();
+    const r = await cli(['call', 'native-world-clock', 'UTC', '--max-price', '0.001', '--json']);
+    expect(r.code).toBe(2);
+    expect(r.json).toMatchObject({ error: { code: 'price_above_limit', priceBase: '200000', limitBase: '100000' } });
+    const human = await cli(['call', 'native-world-clock', 'UTC', '--max-price', '0.001']);
+    expect(human.stderr).toContain('error price_above_limit');
+    expect(await balanceBase()).toBe(before);
+    expect((await cli(['call', 'native-nope', '--json'])).json).toMatchObject({ error: { code: 'unknown_service' } });
+    expect((await cli(['call', 'native-world-clock', 'Not/AZone', '--json'])).json).toMatchObject({ error: { code: 'invalid_request' } });
+    expect((await cli(['call', '--json'])).json).toMatchObject({ error: { code: 'cli_usage' } });
+  });
+});
+
+describe('the SDK against the real node', () => {
+  test('call, then the settle-side codes: request_mismatch, payment_not_found, payment_already_used', async () => {
+    const c = createAgentClient({ nodeUrl: node!.url, key: getDevKeyPair() });
+    const ok = await c.call('native-world-clock', 'America/New_York', { timeoutMs: 60_000 });
+    expect(ok.result).toMatchObject({ timezone: 'America/New_York' });
+    expect(ok.receipt.txId).toBe(ok.txId);
+
+    const code = async (p: Promise<unknown>) => {
+      try {
+        await p;
+        return 'no error';
+      } catch (e) {
+        return isAgentClientError(e) ? e.code : String(e);
+      }
+    };
+    // Paid for one request, settled with another (the payment carries sha256 of the first).
+    const q = await c.quote('native-world-clock', 'Europe/Rome');
+    const txId = await c.pay(q);
+    const forged = { ...q, request: 'Europe/Madrid' };
+    expect(await code(c.settle(forged, txId, { timeoutMs: 60_000 }))).toBe('request_mismatch');
+    expect(await code(c.settle(q, '00'.repeat(32), { timeoutMs: 10_000, waitSeconds: 1 }))).toBe('payment_not_found');
+    expect(await code(c.settle({ ...ok.quote, request: 'Europe/Oslo' }, ok.txId))).toBe('payment_already_used');
+    expect(await code(c.call('native-world-clock', 'UTC', { maxPriceBase: 1n }))).toBe(AgentErrorCode.PRICE_ABOVE_LIMIT);
+    // The right request still settles the Rome payment.
+    const rome = await c.settle(q, txId, { timeoutMs: 60_000 });
+    expect(rome.result).toMatchObject({ timezone: 'Europe/Rome' });
+  });
+});

@@ -1,0 +1,132 @@
+/**
+ * The native x402 rail against a real devnet node process over HTTP: quotes (402 with the
+ * native option), input errors before any quote, unknown and unavailable services, and the full
+ * paid flow (quote → agent_invoke → broadcast → settle → result + receipt) for every service the
+ * node implements itself.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getDevKeyPair } from '../../consensus/devnet.js';
+import { encodeAddress } from '../../consensus/address.js';
+import { fromHex, sha256, toHex } from '../../consensus/hash.js';
+import { encodeTx, encodeUnsignedTx, signTx, TxType, TX_VERSION } from '../../consensus/tx.js';
+import { agentInvoke } from '../../consensus/txTypes/agentInvoke.js';
+import { tryDecodeAddress } from '../../consensus/address.js';
+import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
+
+let dir: string;
+let node: NodeProc;
+let url: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'native-x402-'));
+  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--mine-threads', '1'], { cwd: dir });
+  url = node.url;
+}, 30_000);
+
+afterAll(async () => {
+  node?.child.kill('SIGTERM');
+  await node?.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function post(path: string, body: unknown): Promise<{ status: number; body: Record<string, any> }> {
+  const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+async function get(path: string): Promise<Record<string, any>> {
+  return (await (await fetch(`${url}${path}`)).json()) as Record<string, any>;
+}
+
+/** The services the node runs itself, with a valid request each. */
+const CALLS: [string, string | undefined][] = [
+  ['native-world-clock', 'Europe/Berlin'],
+  ['native-address-validator', encodeAddress(getDevKeyPair().address, 'tnative')],
+  ['native-network-stats', undefined],
+  ['native-gas-tracker', undefined],
+  ['native-block-inspect', '1'],
+  ['native-explorer-summary', undefined],
+  ['native-staking-rewards', '1000'],
+  ['native-service-search', 'clock'],
+  ['native-agent-roster', undefined],
+];
+
+describe('x402 native rail (real node)', () => {
+  test('an unpaid call answers 402 with the native option', async () => {
+    const q = await post('/api/x402/native-world-clock', { request: 'Europe/Berlin' });
+    expect(q.status).toBe(402);
+    expect(q.body).toMatchObject({ x402: true, x402Version: 1, error: 'Payment Required' });
+    const native = q.body.accepts.find((a: { scheme: string }) => a.scheme === 'native-x402');
+    expect(native).toMatchObject({
+      network: 'native-devnet',
+      asset: 'NATIVE',
+      maxAmountRequired: '200000',
+      resource: `${url}/api/x402/native-world-clock`,
+      mimeType: 'application/json',
+      extra: { txType: 'agent_invoke', chainId: 1337, serviceId: 'native-world-clock', priceAman: 0.002, broadcast: '/api/v1/tx', requestHash: toHex(sha256(new TextEncoder().encode('Europe/Berlin'))) },
+    });
+    expect(tryDecodeAddress(native.payTo, 'tnative')).toBeDefined();
+    // Endpoint 1 gives the same quote.
+    const q1 = await post('/api/x402', { serviceId: 'native-world-clock', request: 'Europe/Berlin' });
+    expect(q1.status).toBe(402);
+    expect(q1.body.accepts[0].maxAmountRequired).toBe('200000');
+  });
+
+  test('bad input is a 400 and no quote; unknown is 404; an unavailable service is 503 and never quoted', async () => {
+    const bad = await post('/api/x402/native-world-clock', { request: 'Mars/Olympus_Mons' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_request');
+    expect(bad.body.accepts).toBeUndefined();
+    const missing = await post('/api/x402/native-tx-lookup', {});
+    expect(missing.status).toBe(400);
+    const unknown = await post('/api/x402/native-nope', { request: 'x' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('unknown_service');
+    const down = await post('/api/x402/native-image-gen', { request: 'a cat' });
+    expect(down.status).toBe(503);
+    expect(down.body.error.code).toBe('service_unavailable');
+    expect(down.body.accepts).toBeUndefined();
+  });
+
+  test('the full paid flow for every node-operated service', async () => {
+    const dev = getDevKeyPair();
+    const devAddr = encodeAddress(dev.address, 'tnative');
+    const status = await get('/api/v1/status');
+    const acc = await get(`/api/v1/account/${devAddr}`);
+    let nonce = BigInt(acc.pendingNonce);
+    const paid: { serviceId: string; request?: string; txId: string }[] = [];
+    for (const [serviceId, request] of CALLS) {
+      const q = await post(`/api/x402/${serviceId}`, request === undefined ? {} : { request });
+      expect(q.status).toBe(402);
+      const native = q.body.accepts.find((a: { scheme: string }) => a.scheme === 'native-x402');
+      const payload = agentInvoke.encodePayload({
+        serviceId,
+        payTo: tryDecodeAddress(native.payTo, 'tnative')!,
+        amount: BigInt(native.maxAmountRequired),
+        requestHash: native.extra.requestHash ? fromHex(native.extra.requestHash) : undefined,
+      });
+      const base = { version: TX_VERSION, chainId: status.chainId, type: TxType.agent_invoke, from: dev.address, nonce, payload, ...(nonce === 0n ? { publicKey: dev.publicKey } : {}) };
+      const fee = BigInt(encodeUnsignedTx({ ...base, fee: 0n }).length + 4700) * BigInt(status.minFeeRate);
+      const tx = signTx({ ...base, fee }, dev);
+      const sent = await post('/api/v1/tx', { tx: toHex(encodeTx(tx)) });
+      expect(sent.status).toBe(200);
+      paid.push({ serviceId, request, txId: sent.body.txId });
+      nonce++;
+    }
+    for (const p of paid) {
+      let out = await post(`/api/x402/${p.serviceId}?wait=30`, { request: p.request, payment: { txId: p.txId } });
+      for (let i = 0; i < 5 && out.status === 202; i++) out = await post(`/api/x402/${p.serviceId}?wait=30`, { request: p.request, payment: { txId: p.txId } });
+      expect({ serviceId: p.serviceId, status: out.status }).toEqual({ serviceId: p.serviceId, status: 200 });
+      expect(out.body.paid).toBe(true);
+      expect(out.body.result).toBeDefined();
+      expect(out.body.receipt).toMatchObject({ serviceId: p.serviceId, caller: devAddr, txId: p.txId });
+    }
+    // A tx-lookup of one of those payments, paid through endpoint 1.
+    const lookup = paid[0].txId;
+    const q = await post('/api/x402', { serviceId: 'native-tx-lookup', request: lookup });
+    expect(q.status).toBe(402);
+  }, 120_000);
+});

@@ -1,0 +1,247 @@
+/**
+ * Native settlement against a real LevelDB chain, mempool and ledger: the paid flow, every
+ * payment error code, 50 racing settles, a failing service refunded on-chain exactly once, and a
+ * crash between the claim and the refund finished after a restart.
+ */
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { join } from 'node:path';
+import { openChain, type Chain } from '../../chain/chain.js';
+import { silentLogger } from '../../chain/types.js';
+import { createMempool, type Mempool } from '../../chain/mempool.js';
+import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
+import { encodeAddress } from '../../consensus/address.js';
+import { COIN } from '../../consensus/params.js';
+import { isNodeError } from '../../consensus/errors.js';
+import { sha256, toHex } from '../../consensus/hash.js';
+import { encodeTx, signTx, txId, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
+import { agentInvoke, decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
+import { transfer } from '../../consensus/txTypes/transfer.js';
+import type { HybridKeyPair } from '../../consensus/keys.js';
+import { ServiceError, type ServiceContext, type ServiceDefinition } from '../../services/types.js';
+import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
+import { RefundManager } from '../../x402/refunds.js';
+import { NativeSettlement, requestHashOf } from '../../x402/settle.js';
+import { createReferencePriceSource } from '../../x402/pricing.js';
+import { testKey } from '../helpers/keys.js';
+import { CountingVerifier } from '../helpers/verifier.js';
+import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { mineFromPool } from '../helpers/mine.js';
+
+const agent = getDevKeyPair();
+const payee = testKey('payee');
+const stranger = testKey('stranger');
+const miner = testKey('miner');
+const params = createDevnetChainParams({ genesisBits: 0x207fffff, allocations: [{ address: encodeAddress(payee.address, 'tnative'), amount: 1n * COIN }] });
+const now = () => params.genesis.time + 1_000_000;
+
+afterAll(cleanupTmp);
+
+function service(id: string, run: ServiceDefinition['run'], price = 200_000n): ServiceDefinition {
+  return { id, name: id, category: 'utility', priceBase: price, description: id, tags: [], requestFormat: '', requestRequired: false, inputSchema: { type: 'string' }, providerAgent: 'native-node', nodeOperated: true, timeoutMs: 2000, run };
+}
+
+interface Env {
+  dir: string;
+  chain: Chain;
+  pool: Mempool;
+  ledger: SettlementLedger;
+  refunds: RefundManager;
+  settlement: NativeSettlement;
+  nonces: Map<HybridKeyPair, bigint>;
+}
+
+async function setup(dir?: string, env?: Partial<Env>): Promise<Env> {
+  const d = dir ?? (await tmpDir());
+  const verifier = new CountingVerifier();
+  const chain = env?.chain ?? (await openChain({ dataDir: join(d, 'chain'), params, verifier, now }));
+  const pool = env?.pool ?? createMempool(chain, verifier, params);
+  if (!env?.pool) pool.start();
+  const ledger = await openLedger(join(d, 'ledger'));
+  const refunds = new RefundManager(chain, pool, ledger, payee, params, { retryMs: 60_000 });
+  const nativeUsd = createReferencePriceSource(params);
+  const context: Omit<ServiceContext, 'signal'> = { chain, mempool: pool, params, now: Date.now, log: silentLogger, registry: { list: () => [], get: () => undefined }, nativeUsd, usage: ledger };
+  const settlement = new NativeSettlement(chain, pool, ledger, refunds, payee, params, context);
+  await refunds.start();
+  return { dir: d, chain, pool, ledger, refunds, settlement, nonces: env?.nonces ?? new Map() };
+}
+
+async function teardown(e: Env): Promise<void> {
+  e.refunds.stop();
+  await e.refunds.idle();
+  await e.ledger.close();
+  e.pool.stop();
+  await e.chain.close();
+}
+
+function nextNonce(e: Env, k: HybridKeyPair): bigint {
+  const n = e.nonces.get(k) ?? 0n;
+  e.nonces.set(k, n + 1n);
+  return n;
+}
+
+async function invoke(e: Env, o: { serviceId: string; amount?: bigint; payTo?: Uint8Array; request?: string; from?: HybridKeyPair }): Promise<Tx> {
+  const from = o.from ?? agent;
+  const nonce = nextNonce(e, from);
+  const payload = agentInvoke.encodePayload({ serviceId: o.serviceId, payTo: o.payTo ?? payee.address, amount: o.amount ?? 200_000n, requestHash: o.request === undefined ? undefined : sha256(new TextEncoder().encode(o.request)) });
+  const tx = signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.agent_invoke, nonce, fee: 30_000n, payload, publicKey: nonce === 0n ? from.publicKey : undefined }, from);
+  await e.pool.add(encodeTx(tx));
+  return tx;
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+  } catch (err) {
+    if (isNodeError(err)) return err.code;
+    throw err;
+  }
+  return undefined;
+}
+
+describe('native settlement', () => {
+  test('pays, executes once, returns the stored result to a repeated settle, refuses another request', async () => {
+    const e = await setup();
+    let runs = 0;
+    const echo = service('native-echo', async (_ctx, input) => {
+      runs++;
+      return { echo: input };
+    });
+    const tx = await invoke(e, { serviceId: echo.id, request: 'hello' });
+    await mineFromPool(e.chain, e.pool, miner.address);
+    const id = toHex(txId(tx));
+    const out = await e.settlement.settle(echo, 'hello', 'hello', id, 0);
+    expect(out.status).toBe(200);
+    expect(out.body).toMatchObject({ paid: true, result: { echo: 'hello' }, receipt: { serviceId: echo.id, caller: encodeAddress(agent.address, 'tnative'), amount: 0.002, amountBase: '200000', txId: id, height: 1 } });
+    const again = await e.settlement.settle(echo, 'hello', 'hello', id.toUpperCase(), 0);
+    expect(again).toEqual(out);
+    expect(runs).toBe(1);
+    expect(await codeOf(e.settlement.settle(echo, 'other', 'other', id, 0))).toBe('payment_already_used');
+    expect(e.ledger.volume(echo.id)).toMatchObject({ calls: 1, volumeBase: 200_000n });
+    await teardown(e);
+  });
+
+  test('every payment check answers its own code', async () => {
+    const e = await setup();
+    const echo = service('native-echo', async () => 'ok');
+    const other = service('native-other', async () => 'ok');
+    const wrongService = await invoke(e, { serviceId: other.id });
+    const wrongPayee = await invoke(e, { serviceId: echo.id, payTo: stranger.address });
+    const wrongAmount = await invoke(e, { serviceId: echo.id, amount: 199_999n });
+    const boundToOther = await invoke(e, { serviceId: echo.id, request: 'a' });
+    const plain = signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, nonce: nextNonce(e, agent), fee: 30_000n, payload: transfer.encodePayload({ to: payee.address, amount: 200_000n }) }, agent);
+    await e.pool.add(encodeTx(plain));
+    await mineFromPool(e.chain, e.pool, miner.address);
+    const s = (tx: Tx, def = echo, request = 'b') => e.settlement.settle(def, request, request, toHex(txId(tx)), 0);
+    expect(await codeOf(s(wrongService))).toBe('wrong_service');
+    expect(await codeOf(s(wrongPayee))).toBe('wrong_payee');
+    expect(await codeOf(s(wrongAmount))).toBe('amount_mismatch');
+    expect(await codeOf(s(boundToOther))).toBe('request_mismatch');
+    expect(await codeOf(s(plain))).toBe('payment_not_invoke');
+    expect(await codeOf(e.settlement.settle(echo, 'b', 'b', 'ab'.repeat(32), 0))).toBe('payment_not_found');
+    expect(await codeOf(e.settlement.settle(echo, 'b', 'b', 'not-hex', 0))).toBe('invalid_payment');
+    // In the mempool but not mined: pending, then payable once mined.
+    const pending = await invoke(e, { serviceId: echo.id });
+    const out = await s(pending);
+    expect(out.status).toBe(202);
+    expect(out.body).toMatchObject({ paid: false, status: 'payment_pending' });
+    await mineFromPool(e.chain, e.pool, miner.address);
+    expect((await s(pending)).status).toBe(200);
+    await teardown(e);
+  });
+
+  test('waits for the block when asked to', async () => {
+    const e = await setup();
+    const echo = service('native-echo', async () => 'ok');
+    const tx = await invoke(e, { serviceId: echo.id });
+    const settled = e.settlement.settle(echo, undefined, undefined, toHex(txId(tx)), 5000);
+    await new Promise((r) => setTimeout(r, 100));
+    await mineFromPool(e.chain, e.pool, miner.address);
+    expect((await settled).status).toBe(200);
+    await teardown(e);
+  });
+
+  test('50 concurrent settles of one payment execute the service exactly once', async () => {
+    const e = await setup();
+    let runs = 0;
+    const slow = service('native-slow', async () => {
+      runs++;
+      await new Promise((r) => setTimeout(r, 50));
+      return runs;
+    });
+    const tx = await invoke(e, { serviceId: slow.id });
+    await mineFromPool(e.chain, e.pool, miner.address);
+    const id = toHex(txId(tx));
+    const results = await Promise.allSettled(Array.from({ length: 50 }, () => e.settlement.settle(slow, undefined, undefined, id, 0)));
+    expect(runs).toBe(1);
+    const ok = results.filter((r) => r.status === 'fulfilled' && r.value.status === 200);
+    const busy = results.filter((r) => r.status === 'rejected' && isNodeError(r.reason, 'settlement_in_progress'));
+    expect(ok.length + busy.length).toBe(50);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    // Once finished, every retry gets the stored result.
+    expect((await e.settlement.settle(slow, undefined, undefined, id, 0)).body).toMatchObject({ paid: true, result: 1 });
+    await teardown(e);
+  });
+
+  test('a failing service is refunded on-chain exactly once; the payer gets the price back, less the invoke fee', async () => {
+    const e = await setup();
+    const broken = service('native-broken', async () => {
+      throw new ServiceError('upstream_down', 'the provider is down');
+    });
+    const before = (await e.chain.getAccount(agent.address)).balance;
+    const tx = await invoke(e, { serviceId: broken.id });
+    await mineFromPool(e.chain, e.pool, miner.address);
+    const id = toHex(txId(tx));
+    const out = await e.settlement.settle(broken, undefined, undefined, id, 0);
+    expect(out.status).toBe(502);
+    expect(out.body).toMatchObject({ paid: true, refunded: true, error: { code: 'upstream_down' } });
+    const refundTxId = (out.body as { refundTxId: string }).refundTxId;
+    expect(e.pool.has(refundTxId)).toBe(true);
+    await mineFromPool(e.chain, e.pool, miner.address);
+    await e.refunds.idle();
+    expect((await e.ledger.get(id))?.status).toBe('refunded');
+    expect((await e.chain.getAccount(agent.address)).balance).toBe(before - tx.fee);
+    const view = await e.chain.getStateView([invokeKey(txId(tx))]);
+    expect(decodeInvokeRecord(view.get(invokeKey(txId(tx)))!).refunded).toBe(true);
+    // A repeated settle answers the stored refund; nothing new is sent.
+    const again = await e.settlement.settle(broken, undefined, undefined, id, 0);
+    expect(again).toEqual(out);
+    expect(e.pool.count).toBe(0);
+    await teardown(e);
+  });
+
+  test('a crash between the claim and the refund: the refund completes after the restart, exactly once', async () => {
+    const e = await setup();
+    const hang = service('native-hang', () => new Promise<never>(() => undefined));
+    const tx = await invoke(e, { serviceId: hang.id });
+    await mineFromPool(e.chain, e.pool, miner.address);
+    const id = toHex(txId(tx));
+    void e.settlement.settle({ ...hang, timeoutMs: 3000 }, undefined, undefined, id, 0).catch(() => undefined);
+    // Wait until the claim is on disk, then "crash": close the ledger without a result or refund.
+    for (let i = 0; i < 100 && (await e.ledger.get(id))?.status !== 'claimed'; i++) await new Promise((r) => setTimeout(r, 10));
+    expect((await e.ledger.get(id))?.status).toBe('claimed');
+    e.refunds.stop();
+    await e.ledger.close();
+
+    // Restart: recovery refunds the claimed payment.
+    const r = await setup(e.dir, { chain: e.chain, pool: e.pool, nonces: e.nonces });
+    const rec = await r.ledger.get(id);
+    expect(rec?.status).toBe('refund_pending');
+    expect(rec?.error?.code).toBe('node_restarted');
+    expect(r.pool.has(rec!.refundTxId!)).toBe(true);
+    await mineFromPool(r.chain, r.pool, miner.address);
+    await r.refunds.idle();
+    expect((await r.ledger.get(id))?.status).toBe('refunded');
+    // Another restart sends nothing more.
+    r.refunds.stop();
+    await r.ledger.close();
+    const again = await setup(e.dir, { chain: e.chain, pool: e.pool, nonces: e.nonces });
+    expect(again.refunds.pendingIds()).toEqual([]);
+    expect(again.pool.count).toBe(0);
+    await teardown(again);
+  });
+
+  test('request hashes: a missing request hashes as the empty string', () => {
+    expect(requestHashOf(undefined)).toBe(requestHashOf(''));
+    expect(requestHashOf('Europe/Berlin')).toBe(toHex(sha256(new TextEncoder().encode('Europe/Berlin'))));
+  });
+});

@@ -1,0 +1,37 @@
+/** Error codes of the x402 payment flow, with the HTTP status each one answers. */
+export const PaymentErrorCode = {
+  UNKNOWN_SERVICE: 'unknown_service',
+  INVALID_REQUEST: 'invalid_request',
+  SERVICE_UNAVAILABLE: 'service_unavailable',
+  NODE_SYNCING: 'node_syncing',
+  INVALID_PAYMENT: 'invalid_payment',
+  PAYMENT_NOT_FOUND: 'payment_not_found',
+  PAYMENT_PENDING: 'payment_pending',
+  PAYMENT_NOT_INVOKE: 'payment_not_invoke',
+  WRONG_SERVICE: 'wrong_service',
+  WRONG_PAYEE: 'wrong_payee',
+  AMOUNT_MISMATCH: 'amount_mismatch',
+  REQUEST_MISMATCH: 'request_mismatch',
+  PAYMENT_ALREADY_USED: 'payment_already_used',
+  SETTLEMENT_IN_PROGRESS: 'settlement_in_progress',
+  SERVICE_FAILED: 'service_failed',
+  SERVICE_TIMEOUT: 'service_timeout',
+} as const;
+export type PaymentErrorCode = (typeof PaymentErrorCode)[keyof typeof PaymentErrorCode];
+
+/** HTTP status of each payment error code (a failed payment check is a 402: pay properly). */
+export const PAYMENT_HTTP_STATUS: Readonly<Record<string, number>> = {
+  unknown_service: 404,
+  invalid_request: 400,
+  service_unavailable: 503,
+  node_syncing: 503,
+  invalid_payment: 400,
+  payment_not_found: 404,
+  payment_not_invoke: 402,
+  wrong_service: 402,
+  wrong_payee: 402,
+  amount_mismatch: 402,
+  request_mismatch: 402,
+  payment_already_used: 409,
+  settlement_in_progress: 409,
+};

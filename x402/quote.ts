@@ -1,0 +1,106 @@
+/**
+ * The 402 Quote: what an unpaid call answers. x402 v1 body with the spec's extra `x402: true`
+ * and two payment options: the native rail (scheme `native-x402`, asset NATIVE, an
+ * `agent_invoke` for exactly `maxAmountRequired` base units) and, when the operator configured
+ * it, the USDC rail (scheme `exact` on `base`, EIP-3009, amounts in USDC atomic units).
+ */
+import { formatAmount } from '../consensus/amount.js';
+import type { ServiceDefinition } from '../services/types.js';
+import { nativeNumber, usdcAtomicOf } from './pricing.js';
+
+/** Base's USDC contract and its EIP-712 domain name/version. */
+export const BASE_USDC = { asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', chainId: 8453, name: 'USD Coin', version: '2' } as const;
+/** Seconds a native quote stays payable. */
+export const NATIVE_QUOTE_TIMEOUT_SECONDS = 300;
+/** Seconds an EIP-3009 authorization for a USDC quote may take. */
+export const USDC_QUOTE_TIMEOUT_SECONDS = 60;
+/** Where signed transactions are broadcast. */
+export const BROADCAST_PATH = '/api/v1/tx';
+
+/** One x402 payment option (x402 v1 PaymentRequirements, plus our native scheme). */
+export interface PaymentRequirements {
+  scheme: string;
+  network: string;
+  maxAmountRequired: string;
+  resource: string;
+  description: string;
+  mimeType: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  asset: string;
+  extra: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+}
+
+/** The 402 body. */
+export interface QuoteBody {
+  x402: true;
+  x402Version: 1;
+  error: 'Payment Required';
+  accepts: PaymentRequirements[];
+}
+
+/** What a quote needs besides the service. */
+export interface QuoteContext {
+  /** Absolute URL of the service endpoint. */
+  readonly resource: string;
+  readonly network: string;
+  readonly chainId: number;
+  /** bech32m address paid on the native rail. */
+  readonly payTo: string;
+  /** Hex sha256 of the request string (binds the invoke to this request). */
+  readonly requestHash?: string;
+  /** USD per NATIVE in micro-USD. */
+  readonly microUsd: bigint;
+  /** USDC rail, when configured. */
+  readonly usdc?: { readonly payTo: string };
+}
+
+/** The native rail's option for a service. */
+export function nativeRequirements(def: ServiceDefinition, q: QuoteContext): PaymentRequirements {
+  const extra: Record<string, unknown> = {
+    txType: 'agent_invoke',
+    chainId: q.chainId,
+    serviceId: def.id,
+    priceAman: nativeNumber(def.priceBase),
+    priceNative: formatAmount(def.priceBase),
+    decimals: 8,
+    broadcast: BROADCAST_PATH,
+  };
+  if (q.requestHash) extra.requestHash = q.requestHash;
+  return {
+    scheme: 'native-x402',
+    network: q.network,
+    maxAmountRequired: def.priceBase.toString(),
+    resource: q.resource,
+    description: def.description,
+    mimeType: 'application/json',
+    payTo: q.payTo,
+    maxTimeoutSeconds: NATIVE_QUOTE_TIMEOUT_SECONDS,
+    asset: 'NATIVE',
+    extra,
+  };
+}
+
+/** The USDC rail's option for a service (x402 v1 `exact` on `base`). */
+export function usdcRequirements(def: ServiceDefinition, q: QuoteContext & { usdc: { payTo: string } }): PaymentRequirements {
+  return {
+    scheme: 'exact',
+    network: 'base',
+    maxAmountRequired: usdcAtomicOf(def.priceBase, q.microUsd).toString(),
+    resource: q.resource,
+    description: def.description,
+    mimeType: 'application/json',
+    payTo: q.usdc.payTo,
+    maxTimeoutSeconds: USDC_QUOTE_TIMEOUT_SECONDS,
+    asset: BASE_USDC.asset,
+    extra: { name: BASE_USDC.name, version: BASE_USDC.version },
+  };
+}
+
+/** The 402 body for a service. */
+export function buildQuote(def: ServiceDefinition, q: QuoteContext): QuoteBody {
+  const accepts = [nativeRequirements(def, q)];
+  if (q.usdc) accepts.push(usdcRequirements(def, { ...q, usdc: q.usdc }));
+  return { x402: true, x402Version: 1, error: 'Payment Required', accepts };
+}

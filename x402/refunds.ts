@@ -1,0 +1,146 @@
+/**
+ * Refunds of the native rail. When a paid service fails, the node signs a `refund` with its
+ * payee key, submits it to its mempool and records it (`refund_pending`); once the chain shows
+ * the invoke refunded, the record becomes `refunded`. Pending refunds are resumed after a
+ * restart, and a payment claimed but never finished (a crash mid-execution) is refunded then.
+ * Consensus accepts one refund per invoke, so a refund re-sent after a crash or a reorg can
+ * never pay twice.
+ */
+import { fromHex } from '../consensus/hash.js';
+import { decodeInvokeRecord, invokeKey } from '../consensus/txTypes/agentInvoke.js';
+import { refund as refundType } from '../consensus/txTypes/refund.js';
+import { encodeTx, signTx, TxType, TX_VERSION, encodeUnsignedTx, type UnsignedTx } from '../consensus/tx.js';
+import { tryDecodeAddress } from '../consensus/address.js';
+import { ED25519_SIGNATURE_SIZE, MLDSA_SIGNATURE_SIZE, type HybridKeyPair } from '../consensus/keys.js';
+import type { ChainParams } from '../consensus/params.js';
+import { silentLogger, type Logger } from '../chain/types.js';
+import type { PaymentRecord, SettlementLedger } from './ledger.js';
+import type { PaymentChain, PaymentMempool } from './settle.js';
+
+/** Options of the refund manager. */
+export interface RefundOptions {
+  /** How often pending refunds are re-checked and re-sent when lost, ms. */
+  retryMs?: number;
+  logger?: Logger;
+}
+
+/** Signs, submits and tracks refunds (see module comment). */
+export class RefundManager {
+  private readonly pending = new Map<string, PaymentRecord>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private timer?: NodeJS.Timeout;
+  private readonly log: Logger;
+  private readonly onTip = () => void this.serial(() => this.check());
+
+  constructor(
+    private readonly chain: PaymentChain,
+    private readonly mempool: PaymentMempool,
+    private readonly ledger: SettlementLedger,
+    private readonly payee: HybridKeyPair,
+    private readonly params: ChainParams,
+    private readonly opts: RefundOptions = {},
+  ) {
+    this.log = opts.logger ?? silentLogger;
+  }
+
+  /** Resumes what a previous run left: claimed payments are refunded, pending refunds re-checked. */
+  async start(): Promise<void> {
+    for await (const rec of this.ledger.records()) {
+      if (rec.rail !== 'native') continue;
+      if (rec.status === 'claimed') {
+        this.log.warn({ txId: rec.id, serviceId: rec.serviceId }, 'payment claimed before a restart without a result: refunding');
+        const next = await this.ledger.refundPending(rec.id, { code: 'node_restarted', message: 'the node stopped while the service ran; the payment is refunded' });
+        this.pending.set(rec.id, next);
+      } else if (rec.status === 'refund_pending') {
+        this.pending.set(rec.id, rec);
+      }
+    }
+    this.chain.on('tip', this.onTip);
+    this.timer = setInterval(() => void this.serial(() => this.check()), this.opts.retryMs ?? 30_000);
+    this.timer.unref();
+    await this.serial(() => this.check());
+  }
+
+  stop(): void {
+    this.chain.off('tip', this.onTip);
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Waits for queued refund work. */
+  async idle(): Promise<void> {
+    await this.queue;
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn);
+    this.queue = run.catch((e) => this.log.error({ err: e }, 'refund work failed'));
+    return run;
+  }
+
+  /** Refunds a claimed payment whose service failed; returns the refund tx id (when it could be submitted). */
+  refund(id: string, error: { code: string; message: string }): Promise<PaymentRecord> {
+    return this.serial(async () => {
+      let rec = await this.ledger.refundPending(id, error);
+      const txId = await this.send(rec);
+      if (txId) rec = await this.ledger.refundPending(id, error, txId);
+      this.pending.set(id, rec);
+      return rec;
+    });
+  }
+
+  /** Signs and submits the refund of one invoke; undefined when it cannot be submitted now. */
+  private async send(rec: PaymentRecord): Promise<string | undefined> {
+    const invokeId = fromHex(rec.id);
+    const to = tryDecodeAddress(rec.caller, this.params.hrp);
+    if (!to) {
+      this.log.error({ txId: rec.id, caller: rec.caller }, 'cannot refund: caller address does not decode');
+      return undefined;
+    }
+    const acc = await this.chain.getAccount(this.payee.address);
+    const nonce = this.mempool.pendingNonce(this.payee.address, acc.nonce);
+    const base: Omit<UnsignedTx, 'fee'> = {
+      version: TX_VERSION,
+      chainId: this.params.chainId,
+      type: TxType.refund,
+      from: this.payee.address,
+      nonce,
+      payload: refundType.encodePayload({ invokeId, to, amount: BigInt(rec.amount) }),
+      ...(acc.publicKey ? {} : { publicKey: this.payee.publicKey }),
+    };
+    // Signatures have fixed sizes; a fee varint is at most 9 bytes longer than fee 0's: an upper bound of the signed size.
+    const size = encodeUnsignedTx({ ...base, fee: 0n }).length + 9 + MLDSA_SIGNATURE_SIZE + ED25519_SIGNATURE_SIZE;
+    const tx = signTx({ ...base, fee: BigInt(size) * this.params.minFeeRate }, this.payee);
+    try {
+      const { id } = await this.mempool.add(encodeTx(tx));
+      this.log.info({ invoke: rec.id, refundTxId: id, amount: rec.amount }, 'refund submitted');
+      return id;
+    } catch (e) {
+      this.log.warn({ invoke: rec.id, err: (e as Error).message }, 'refund could not be submitted yet');
+      return undefined;
+    }
+  }
+
+  /** Marks mined refunds, re-sends lost ones. */
+  private async check(): Promise<void> {
+    for (const [id, rec] of [...this.pending]) {
+      const view = await this.chain.getStateView([invokeKey(fromHex(id))]);
+      const raw = view.get(invokeKey(fromHex(id)));
+      if (raw && decodeInvokeRecord(raw).refunded) {
+        const done = await this.ledger.refunded(id, rec.refundTxId ?? '');
+        this.pending.delete(id);
+        this.log.info({ invoke: id, refundTxId: done.refundTxId }, 'refund mined');
+        continue;
+      }
+      if (rec.refundTxId && this.mempool.has(rec.refundTxId)) continue;
+      if (rec.refundTxId && (await this.chain.getTx(rec.refundTxId))) continue;
+      // Never submitted, dropped from the mempool, or disconnected by a reorg: send again.
+      const txId = await this.send(rec);
+      if (txId) this.pending.set(id, await this.ledger.refundPending(id, rec.error ?? { code: 'service_failed', message: 'refund' }, txId));
+    }
+  }
+
+  /** Ids of payments whose refund is not mined yet. */
+  pendingIds(): string[] {
+    return [...this.pending.keys()];
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * Settlement on the native rail, every check from local state (no RPC hop): the payment is an
+ * `agent_invoke` mined with the configured confirmations, for this service, paid to this node's
+ * payee, for exactly the quoted price, bound to this request when it carries a request hash, and
+ * not used before. One atomic claim per payment; the service runs once; its result is stored
+ * and returned again to a repeated settle; a failure after payment is refunded on-chain.
+ */
+import { formatAmount } from '../consensus/amount.js';
+import { encodeAddress } from '../consensus/address.js';
+import { NodeError } from '../consensus/errors.js';
+import { bytesEqual, isHex, sha256, toHex } from '../consensus/hash.js';
+import type { HybridKeyPair } from '../consensus/keys.js';
+import type { ChainParams } from '../consensus/params.js';
+import { agentInvoke, type AgentInvokePayload } from '../consensus/txTypes/agentInvoke.js';
+import { TxType } from '../consensus/tx.js';
+import type { Chain } from '../chain/chain.js';
+import { silentLogger, type ChainReader, type Logger, type MempoolReader, type StoredTx } from '../chain/types.js';
+import { ServiceError, type ServiceContext, type ServiceDefinition } from '../services/types.js';
+import { executeService } from '../services/execute.js';
+import { PaymentErrorCode } from './errors.js';
+import type { PaymentRecord, SettlementLedger } from './ledger.js';
+import { nativeNumber } from './pricing.js';
+import type { RefundManager } from './refunds.js';
+
+/** What settlement reads of the chain: the reader, its events and state snapshots. */
+export type PaymentChain = ChainReader & Pick<Chain, 'on' | 'off' | 'getStateView'>;
+/** What settlement needs of the mempool: the reader and submission (refunds). */
+export interface PaymentMempool extends MempoolReader {
+  add(bytes: Uint8Array): Promise<{ id: string; status: 'accepted' }>;
+}
+
+/** Hex sha256 of a request string; a missing request hashes as the empty string. */
+export function requestHashOf(request: string | undefined): string {
+  return toHex(sha256(new TextEncoder().encode(request ?? '')));
+}
+
+/** The answers of a settle call: the HTTP status and body. */
+export type SettleOutcome =
+  | { readonly status: 200; readonly body: { paid: true; result: unknown; receipt: Record<string, unknown> } }
+  | { readonly status: 202; readonly body: { paid: false; status: 'payment_pending'; txId: string; retryAfter: number; error: { code: string; message: string } } }
+  | { readonly status: 502; readonly body: { paid: true; refunded: true; refundTxId: string | null; error: { code: string; message: string } } };
+
+/** Options of the native rail's settlement. */
+export interface NativeSettlementOptions {
+  /** Confirmations an invoke needs (1 = mined). */
+  confirmations?: number;
+  logger?: Logger;
+  /** Unix ms (injected in tests). */
+  now?: () => number;
+}
+
+/** Settlement of native payments (see module comment). */
+export class NativeSettlement {
+  private readonly log: Logger;
+  private readonly confirmations: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly chain: PaymentChain,
+    private readonly mempool: PaymentMempool,
+    private readonly ledger: SettlementLedger,
+    private readonly refunds: RefundManager,
+    private readonly payee: HybridKeyPair,
+    private readonly params: ChainParams,
+    /** What services run with; each call gets its own abort signal. */
+    private readonly context: Omit<ServiceContext, 'signal'>,
+    opts: NativeSettlementOptions = {},
+  ) {
+    this.log = opts.logger ?? silentLogger;
+    this.confirmations = Math.max(1, opts.confirmations ?? 1);
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** This node's payee address on the native rail. */
+  get payTo(): string {
+    return encodeAddress(this.payee.address, this.params.hrp);
+  }
+
+  /**
+   * Settles `txId` for a call of `def` with `request` (already validated into `input`), waiting
+   * up to `waitMs` for the payment to be mined. Throws NodeError with a PaymentErrorCode when the
+   * payment does not prove a purchase of this call.
+   */
+  async settle(def: ServiceDefinition, request: string | undefined, input: unknown, txId: string, waitMs: number): Promise<SettleOutcome> {
+    if (!isHex(txId, 32)) throw new NodeError(PaymentErrorCode.INVALID_PAYMENT, 'payment.txId must be the 64-hex-character id of an agent_invoke transaction');
+    const id = txId.toLowerCase();
+    const reqHash = requestHashOf(request);
+
+    const known = await this.ledger.get(id);
+    if (known) return this.answerKnown(known, def, reqHash);
+
+    const stored = await this.waitForPayment(id, waitMs);
+    if (!stored) {
+      if (this.mempool.has(id) || (await this.chain.getTx(id))) {
+        return {
+          status: 202,
+          body: { paid: false, status: 'payment_pending', txId: id, retryAfter: this.params.targetSpacing, error: { code: PaymentErrorCode.PAYMENT_PENDING, message: `payment ${id} is not mined with ${this.confirmations} confirmation(s) yet; settle again` } },
+        };
+      }
+      throw new NodeError(PaymentErrorCode.PAYMENT_NOT_FOUND, `no transaction ${id} in the chain or the mempool of this node`);
+    }
+    const invoke = this.checkInvoke(stored, def, reqHash);
+    const caller = encodeAddress(stored.tx.from, this.params.hrp);
+
+    const claim = await this.ledger.claim({ id, rail: 'native', serviceId: def.id, requestHash: reqHash, caller, amount: invoke.amount.toString() }, this.now());
+    if (!claim.claimed) return this.answerKnown(claim.record, def, reqHash);
+
+    const started = this.now();
+    try {
+      const result = await executeService(def, this.context, input);
+      const receipt = {
+        serviceId: def.id,
+        caller,
+        amount: nativeNumber(invoke.amount),
+        amountBase: invoke.amount.toString(),
+        amountNative: formatAmount(invoke.amount),
+        txId: id,
+        blockHash: stored.blockHash,
+        height: stored.height,
+        network: this.params.network,
+        payTo: this.payTo,
+        settledAt: this.now(),
+      };
+      await this.ledger.settle(id, result, receipt);
+      this.log.info({ txId: id, serviceId: def.id, caller, ms: this.now() - started }, 'paid call settled');
+      return { status: 200, body: { paid: true, result, receipt } };
+    } catch (e) {
+      const error = e instanceof ServiceError ? { code: e.code, message: e.message } : { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' };
+      this.log.warn({ txId: id, serviceId: def.id, err: error.message }, 'paid call failed: refunding');
+      const rec = await this.refunds.refund(id, error);
+      return { status: 502, body: { paid: true, refunded: true, refundTxId: rec.refundTxId ?? null, error } };
+    }
+  }
+
+  /** The answer for a payment the ledger already knows. */
+  private answerKnown(rec: PaymentRecord, def: ServiceDefinition, reqHash: string): SettleOutcome {
+    if (rec.serviceId !== def.id) throw new NodeError(PaymentErrorCode.WRONG_SERVICE, `payment ${rec.id} was for ${rec.serviceId}`);
+    if (rec.requestHash !== reqHash) throw new NodeError(PaymentErrorCode.PAYMENT_ALREADY_USED, `payment ${rec.id} was already used for another request`);
+    switch (rec.status) {
+      case 'claimed':
+        throw new NodeError(PaymentErrorCode.SETTLEMENT_IN_PROGRESS, `payment ${rec.id} is being settled; retry in a moment`);
+      case 'settled':
+        return { status: 200, body: { paid: true, result: rec.result, receipt: rec.receipt ?? {} } };
+      case 'refund_pending':
+      case 'refunded':
+        return { status: 502, body: { paid: true, refunded: true, refundTxId: rec.refundTxId ?? null, error: rec.error ?? { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' } } };
+      case 'failed': // USDC records only (their ids never look like a tx id)
+        throw new NodeError(PaymentErrorCode.PAYMENT_ALREADY_USED, `payment ${rec.id} was already used`);
+    }
+  }
+
+  /**
+   * The mined transaction once it has enough confirmations, or undefined when the wait ran out:
+   * up to `waitMs` for a payment this node knows (mempool or too few confirmations), and at most
+   * 2 s for one it has never seen (it may still be travelling from another node).
+   */
+  private async waitForPayment(id: string, waitMs: number): Promise<StoredTx | undefined> {
+    const start = this.now();
+    const deadline = start + Math.max(0, waitMs);
+    const unknownDeadline = start + Math.min(Math.max(0, waitMs), 2000);
+    for (;;) {
+      const stored = await this.chain.getTx(id);
+      if (stored && this.chain.tip.height - stored.height + 1 >= this.confirmations) return stored;
+      const limit = stored || this.mempool.has(id) ? deadline : unknownDeadline;
+      const left = limit - this.now();
+      if (left <= 0) return undefined;
+      await this.nextTipOr(Math.min(250, left));
+    }
+  }
+
+  private nextTipOr(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.chain.off('tip', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(1, ms));
+      this.chain.on('tip', done);
+    });
+  }
+
+  /** Every check of a mined payment against the call. */
+  private checkInvoke(stored: StoredTx, def: ServiceDefinition, reqHash: string): AgentInvokePayload {
+    if (stored.tx.type !== TxType.agent_invoke) throw new NodeError(PaymentErrorCode.PAYMENT_NOT_INVOKE, `transaction ${stored.id} is not an agent_invoke`);
+    const p = agentInvoke.decodePayload(stored.tx.payload);
+    if (p.serviceId !== def.id) throw new NodeError(PaymentErrorCode.WRONG_SERVICE, `payment is for ${p.serviceId}, not ${def.id}`);
+    if (!bytesEqual(p.payTo, this.payee.address)) throw new NodeError(PaymentErrorCode.WRONG_PAYEE, `payment goes to ${encodeAddress(p.payTo, this.params.hrp)}, not this node's payee ${this.payTo}`);
+    // Prices are fixed per service: the quote of any moment within maxTimeoutSeconds is the current price.
+    if (p.amount !== def.priceBase) throw new NodeError(PaymentErrorCode.AMOUNT_MISMATCH, `payment is ${p.amount} base units, the price is ${def.priceBase}`);
+    if (p.requestHash && toHex(p.requestHash) !== reqHash) throw new NodeError(PaymentErrorCode.REQUEST_MISMATCH, 'payment is bound to another request (requestHash differs from sha256(request))');
+    return p;
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * Settlement on the USDC rail (x402 `exact` on Base, EIP-3009), in the reference middleware's
+ * order and with the same outcomes as the native rail's `settle.ts`:
+ *
+ *   1. decode the payment header (ajv) and check the authorization locally (viem): payTo, exact
+ *      amount, validity window, EIP-712 signature in the quote's USDC domain — 402 otherwise;
+ *   2. reserve the authorization `(from, nonce)` with the ledger's atomic claim (LevelDB): one
+ *      request ever gets it, concurrently or later;
+ *   3. the facilitator's `/verify` — refused: 402 with its reason; unreachable: 502, no answer in
+ *      time: 504 (`facilitator_unavailable`), and the service does not run;
+ *   4. run the service — a failure is answered 502 and never settled, so nobody is charged;
+ *   5. the facilitator's `/settle` — failed: 402 with its reason, unreachable/late: 502/504, and
+ *      the result is withheld in both cases;
+ *   6. only then the result, the receipt (caller = payer, txId = the Base transaction) and the
+ *      `X-PAYMENT-RESPONSE` / `PAYMENT-RESPONSE` headers.
+ *
+ * A reserved authorization is never released: whatever went wrong, the payer signs a new one
+ * (nothing was transferred). A repeat of a settled authorization for the same service and
+ * request gets the stored answer (a dropped connection costs nothing twice); any other repeat is
+ * 409. Ledger ids: `usdc:8453:<usdc contract>:<from>:<nonce>`, all lower case.
+ */
+import { getAddress } from 'viem';
+import { silentLogger, type Logger } from '../chain/types.js';
+import { ServiceError, type ServiceContext, type ServiceDefinition } from '../services/types.js';
+import { executeService } from '../services/execute.js';
+import { PaymentErrorCode } from './errors.js';
+import type { PaymentRecord, SettlementLedger } from './ledger.js';
+import { usdNumber } from './pricing.js';
+import { BASE_USDC, type PaymentRequirements } from './quote.js';
+import { requestHashOf } from './settle.js';
+import { FacilitatorUnavailableError, type Facilitator, type FacilitatorRequest } from './usdcFacilitator.js';
+import { verifyUsdcPaymentLocally } from './usdcVerify.js';
+import {
+  decodePaymentHeader,
+  encodeJsonHeader,
+  isSnakeCaseReason,
+  networkOf,
+  toRequirementsV2,
+  UsdcErrorCode,
+  type PaymentResponseHeader,
+  type UsdcPaymentPayload,
+  type UsdcRefusal,
+} from './usdcWire.js';
+
+/** The receipt of a settled USDC call (the spec's four fields first). */
+export interface UsdcReceipt extends Record<string, unknown> {
+  readonly serviceId: string;
+  /** The payer's address (checksummed). */
+  readonly caller: string;
+  /** USD (= USDC) paid. */
+  readonly amount: number;
+  /** 0x hash of the Base transaction that moved the USDC. */
+  readonly txId: string;
+  readonly amountAtomic: string;
+  readonly asset: 'USDC';
+  readonly assetContract: string;
+  readonly network: 'base';
+  readonly chainId: number;
+  readonly payTo: string;
+  readonly scheme: 'exact';
+  readonly settledAt: number;
+}
+
+/** Answers of a USDC settle: the HTTP status, body and headers (402s get the quote added by the route). */
+export type UsdcOutcome =
+  | { readonly status: 200; readonly body: { paid: true; result: unknown; receipt: Record<string, unknown> }; readonly headers: Readonly<Record<string, string>> }
+  | { readonly status: 402; readonly error: UsdcRefusal; readonly payer?: string }
+  | { readonly status: 409 | 502 | 504; readonly body: { paid: false; error: UsdcRefusal } };
+
+/** Options of the USDC rail's settlement. */
+export interface UsdcSettlementOptions {
+  /** EVM address receiving the USDC (checksummed on the way in). */
+  readonly payTo: string;
+  readonly facilitator: Facilitator;
+  readonly logger?: Logger;
+  /** Unix ms (injected in tests). */
+  readonly now?: () => number;
+}
+
+/** Response headers carrying the settlement (v1 and v2 names). */
+export function paymentResponseHeaders(value: PaymentResponseHeader): Record<string, string> {
+  const encoded = encodeJsonHeader(value);
+  return { 'X-PAYMENT-RESPONSE': encoded, 'PAYMENT-RESPONSE': encoded, 'Access-Control-Expose-Headers': 'X-PAYMENT-RESPONSE, PAYMENT-RESPONSE' };
+}
+
+/** Ledger id of an authorization: EIP-3009 nonces are unique per authorizer and token contract. */
+export function authorizationId(from: string, nonce: string): string {
+  return `usdc:${BASE_USDC.chainId}:${BASE_USDC.asset}:${from}:${nonce}`.toLowerCase();
+}
+
+const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
+
+/** Settlement of USDC payments (see module comment). */
+export class UsdcSettlement {
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly facilitator: Facilitator;
+  /** Checksummed payTo. */
+  readonly payTo: string;
+
+  constructor(
+    private readonly ledger: SettlementLedger,
+    /** What services run with; each call gets its own abort signal. */
+    private readonly context: Omit<ServiceContext, 'signal'>,
+    opts: UsdcSettlementOptions,
+  ) {
+    this.payTo = getAddress(opts.payTo);
+    this.facilitator = opts.facilitator;
+    this.log = opts.logger ?? silentLogger;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * After a restart: USDC payments left `claimed` (the node stopped mid-call) become `failed`,
+   * so their authorizations stay used and a repeat gets a clear answer instead of "in progress".
+   */
+  async recover(): Promise<number> {
+    const stale: PaymentRecord[] = [];
+    for await (const rec of this.ledger.records()) if (rec.rail === 'usdc' && rec.status === 'claimed') stale.push(rec);
+    for (const rec of stale) {
+      await this.ledger.fail(rec.id, { code: 'node_restarted', message: 'the node stopped while this payment was in progress; no result was released' });
+      this.log.warn({ id: rec.id, serviceId: rec.serviceId, payer: rec.caller }, 'usdc payment interrupted by a restart: marked failed');
+    }
+    return stale.length;
+  }
+
+  /**
+   * Settles the payment in `header` (the base64 `X-PAYMENT` / `PAYMENT-SIGNATURE` value) for a
+   * call of `def` with `request` (validated into `input`), against `req`: the node's USDC
+   * requirements for this call, as quoted.
+   */
+  async settle(def: ServiceDefinition, request: string | undefined, input: unknown, header: string, req: PaymentRequirements): Promise<UsdcOutcome> {
+    const decoded = decodePaymentHeader(header);
+    if (!decoded.ok) return { status: 402, error: { code: decoded.code, message: decoded.message } };
+    const payment = decoded.payment;
+    const local = await verifyUsdcPaymentLocally(payment, req, Math.floor(this.now() / 1000));
+    if (!local.isValid) return { status: 402, error: { code: local.code, message: local.message }, payer: local.payer };
+
+    const auth = payment.payload.authorization;
+    const payer = getAddress(auth.from);
+    const id = authorizationId(auth.from, auth.nonce);
+    const reqHash = requestHashOf(request);
+    const claim = await this.ledger.claim({ id, rail: 'usdc', serviceId: def.id, requestHash: reqHash, caller: payer, amount: BigInt(auth.value).toString() }, this.now());
+    if (!claim.claimed) return this.answerKnown(claim.record, def, reqHash, payment);
+
+    const started = this.now();
+    const body = facilitatorRequestOf(payment, req);
+    try {
+      const verdict = await this.facilitator.verify(body);
+      if (!verdict.isValid) {
+        const code = isSnakeCaseReason(verdict.invalidReason) ? verdict.invalidReason : UsdcErrorCode.FACILITATOR_REJECTED;
+        const error = { code, message: `the facilitator refused the authorization (${code})` };
+        await this.ledger.fail(id, error);
+        this.log.info({ id, serviceId: def.id, payer, code }, 'usdc payment refused by the facilitator');
+        return { status: 402, error, payer };
+      }
+    } catch (e) {
+      return this.unavailable(id, def, payer, e, 'verify', 'the service did not run and nothing was charged');
+    }
+
+    let result: unknown;
+    try {
+      result = await executeService(def, this.context, input);
+    } catch (e) {
+      const error = e instanceof ServiceError ? { code: e.code, message: e.message } : { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' };
+      await this.ledger.fail(id, error);
+      this.log.warn({ id, serviceId: def.id, payer, err: error.message }, 'usdc call failed: not settled, nothing charged');
+      return { status: 502, body: { paid: false, error: { code: error.code, message: `${error.message}; the payment was not settled, nothing was charged` } } };
+    }
+
+    let settled;
+    try {
+      settled = await this.facilitator.settle(body);
+    } catch (e) {
+      return this.unavailable(id, def, payer, e, 'settle', 'the result is withheld; if the facilitator still settles the authorization, contact the operator');
+    }
+    if (!settled.success) {
+      const code = isSnakeCaseReason(settled.errorReason) ? settled.errorReason : UsdcErrorCode.FACILITATOR_REJECTED;
+      const error = { code, message: `the facilitator could not settle the authorization (${code}); the result is withheld` };
+      await this.ledger.fail(id, error);
+      this.log.warn({ id, serviceId: def.id, payer, code }, 'usdc settlement failed: result withheld');
+      return { status: 402, error, payer };
+    }
+    if (!TX_HASH.test(settled.transaction)) {
+      return this.unavailable(id, def, payer, new FacilitatorUnavailableError('/settle', false, 'the facilitator reported success without a transaction hash'), 'settle', 'the result is withheld');
+    }
+
+    const receipt: UsdcReceipt = {
+      serviceId: def.id,
+      caller: payer,
+      amount: usdNumber(BigInt(auth.value)),
+      txId: settled.transaction,
+      amountAtomic: BigInt(auth.value).toString(),
+      asset: 'USDC',
+      assetContract: req.asset,
+      network: 'base',
+      chainId: BASE_USDC.chainId,
+      payTo: this.payTo,
+      scheme: 'exact',
+      settledAt: this.now(),
+    };
+    await this.ledger.settle(id, result, receipt);
+    this.log.info({ id, serviceId: def.id, payer, tx: settled.transaction, ms: this.now() - started }, 'usdc call settled');
+    return { status: 200, body: { paid: true, result, receipt }, headers: paymentResponseHeaders({ success: true, transaction: settled.transaction, network: networkOf(payment), payer }) };
+  }
+
+  /** 502/504 for a facilitator that could not be used; the reservation becomes `failed`. */
+  private async unavailable(id: string, def: ServiceDefinition, payer: string, e: unknown, step: 'verify' | 'settle', consequence: string): Promise<UsdcOutcome> {
+    const timedOut = e instanceof FacilitatorUnavailableError && e.timedOut;
+    const detail = e instanceof FacilitatorUnavailableError ? e.message : 'unexpected error talking to the facilitator';
+    const error = { code: UsdcErrorCode.FACILITATOR_UNAVAILABLE, message: `${detail}; ${consequence}` };
+    await this.ledger.fail(id, error);
+    if (!(e instanceof FacilitatorUnavailableError)) this.log.error({ err: e, id, serviceId: def.id, step }, 'facilitator call crashed');
+    else this.log.warn({ id, serviceId: def.id, payer, step, timedOut, err: e.message }, 'facilitator unavailable');
+    return { status: timedOut ? 504 : 502, body: { paid: false, error } };
+  }
+
+  /** The answer for an authorization the ledger already holds. */
+  private answerKnown(rec: PaymentRecord, def: ServiceDefinition, reqHash: string, payment: UsdcPaymentPayload): UsdcOutcome {
+    const used = (message: string): UsdcOutcome => ({ status: 409, body: { paid: false, error: { code: PaymentErrorCode.PAYMENT_ALREADY_USED, message } } });
+    if (rec.serviceId !== def.id || rec.requestHash !== reqHash) return used('this authorization (from, nonce) was already used for another call; sign a new one');
+    switch (rec.status) {
+      case 'claimed':
+        return { status: 409, body: { paid: false, error: { code: PaymentErrorCode.SETTLEMENT_IN_PROGRESS, message: 'this authorization is being settled; retry in a moment' } } };
+      case 'settled': {
+        const receipt = rec.receipt ?? {};
+        const headers = paymentResponseHeaders({ success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller });
+        return { status: 200, body: { paid: true, result: rec.result, receipt }, headers };
+      }
+      default:
+        return used(`this authorization was already presented and ended with ${rec.error?.code ?? rec.status}; sign a new one`);
+    }
+  }
+}
+
+/** The facilitator request of a payment: our requirements in the payment's protocol version. */
+export function facilitatorRequestOf(payment: UsdcPaymentPayload, req: PaymentRequirements): FacilitatorRequest {
+  return payment.x402Version === 1
+    ? { x402Version: 1, paymentPayload: payment, paymentRequirements: req }
+    : { x402Version: 2, paymentPayload: payment, paymentRequirements: toRequirementsV2(req) };
+}
+
+/** Creates the USDC settlement. */
+export function createUsdcSettlement(ledger: SettlementLedger, context: Omit<ServiceContext, 'signal'>, opts: UsdcSettlementOptions): UsdcSettlement {
+  return new UsdcSettlement(ledger, context, opts);
+}
