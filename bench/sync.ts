@@ -3,18 +3,21 @@
  *
  * Initial sync throughput: a devnet chain of N blocks (default 2,000) with signed transfers in
  * every block (default 10, from as many funded senders; each sender's first transfer carries
- * its public keys) is prepared in memory and imported, without signature checks, into a serving
- * node. A fresh node (LevelDB chain, signature checks on the worker pool with a cold cache, its
- * own p2p network) then syncs it from that one peer over libp2p on 127.0.0.1: status, headers
- * by locator, blocks by hash in batches, full validation. Both nodes run in this process. The
- * time runs from the sync starting to the fresh node's tip equal to the server's.
+ * its public keys) is prepared in memory and imported, without signature checks, into the data
+ * directory of a serving node, which then runs in a child process (as a peer would: its own
+ * event loop). A fresh node in this process (LevelDB chain, signature checks on the worker pool
+ * with a cold cache, its own p2p network) syncs it from that one peer over libp2p on
+ * 127.0.0.1: status, headers by locator, blocks by hash in batches, full validation. The time
+ * runs from the fresh node's start to its tip equal to the server's.
  *
  * For comparison, the same raw blocks are then imported straight into another fresh chain with
  * a fresh pool (what `npm run bench -- import` measures, on these blocks), and the ratio of the
  * two throughputs is printed.
  */
 import '../p2p/polyfill.js';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,7 +31,7 @@ import { createDevnetChainParams } from '../consensus/devnet.js';
 import { createGenesisBlock, createGenesisState } from '../consensus/genesis.js';
 import { createKeyPairFromSeed, type HybridKeyPair } from '../consensus/keys.js';
 import { sha256 } from '../consensus/hash.js';
-import { COIN, type ChainParams } from '../consensus/params.js';
+import { COIN, createParamsFromJson, paramsToJson, type ChainParams } from '../consensus/params.js';
 import { encodeTx, txSighash, TxType, TX_VERSION, type Tx, type UnsignedTx } from '../consensus/tx.js';
 import { transfer } from '../consensus/txTypes/transfer.js';
 import { openChain, type Chain } from '../chain/chain.js';
@@ -107,8 +110,48 @@ function row(metric: string, value: string): void {
   console.log(`| ${metric} | ${value} |`);
 }
 
+/** Child-process mode: serves the chain in `dir` until stdin closes; prints its address. */
+async function serve(dir: string): Promise<void> {
+  const params = createParamsFromJson(JSON.parse(await readFile(join(dir, 'genesis.json'), 'utf8')));
+  const server = await node(dir, params, trusting, []);
+  await server.p2p.start();
+  process.stdout.write(`${JSON.stringify({ addr: server.p2p.listen[0], tip: server.chain.tip.hashHex })}\n`);
+  await new Promise<void>((r) => process.stdin.once('close', r).resume());
+  await server.stop();
+}
+
+/** Starts the serving node in a child process; resolves with its address and tip. */
+function startServer(dir: string): Promise<{ addr: string; tip: string; stop: () => Promise<void> }> {
+  const index = fileURLToPath(new URL('./index.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', index, 'sync', '--serve', dir], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error('server did not start in 60 s')), 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString('utf8');
+      const line = buf.split('\n').find((l) => l.startsWith('{'));
+      if (!line) return;
+      clearTimeout(timer);
+      const { addr, tip } = JSON.parse(line) as { addr: string; tip: string };
+      resolve({
+        addr,
+        tip,
+        stop: async () => {
+          child.stdin!.end();
+          const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(t);
+        },
+      });
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+}
+
 /** Runs the sync benchmark. */
 export async function run(args: string[]): Promise<void> {
+  if (args[0] === '--serve') return serve(args[1]);
   const { values } = parseArgs({ args, options: { blocks: { type: 'string', default: '2000' }, 'txs-per-block': { type: 'string', default: '10' }, threads: { type: 'string' }, import: { type: 'boolean', default: true } }, allowNegative: true });
   const nBlocks = Number(values.blocks);
   const perBlock = Number(values['txs-per-block']);
@@ -120,17 +163,20 @@ export async function run(args: string[]): Promise<void> {
 
   const root = await mkdtemp(join(tmpdir(), 'native-bench-sync-'));
   try {
-    // The serving peer: the chain imported without signature checks (they are not what is measured).
-    const server = await node(join(root, 'server'), prep.params, trusting, []);
+    // The serving peer's data: the chain imported without signature checks (they are not what is measured).
+    const serverDir = join(root, 'server');
+    const seed = await openChain({ dataDir: join(serverDir, 'chain'), params: prep.params, verifier: trusting });
     for (const raw of prep.blocks) {
-      const r = await server.chain.addBlock(raw);
+      const r = await seed.addBlock(raw);
       if (r.status !== 'connected') throw new Error(`server block not connected: ${r.status}`);
     }
-    await server.p2p.start();
-    const target = server.chain.tip.hashHex;
+    await seed.close();
+    await writeFile(join(serverDir, 'genesis.json'), JSON.stringify(paramsToJson(prep.params)));
+    const server = await startServer(serverDir);
+    const target = server.tip;
 
     const pool = await createVerifyPool(poolOpts);
-    const client = await node(join(root, 'client'), prep.params, pool, [server.p2p.listen[0]]);
+    const client = await node(join(root, 'client'), prep.params, pool, [server.addr]);
     let syncSecs = 0;
     try {
       const start = performance.now();
@@ -141,6 +187,8 @@ export async function run(args: string[]): Promise<void> {
         await new Promise((r) => setTimeout(r, 20));
       }
       syncSecs = (performance.now() - start) / 1000;
+      const st = pool.stats();
+      console.log(`sync: ${st.verified} signatures checked by the pool, ${st.cacheHits} answered from its cache (checked ahead of the chain)`);
     } finally {
       await client.stop();
       await server.stop();

@@ -104,6 +104,7 @@ interface KeptDocument {
   readonly key: string;
   readonly at: number;
   readonly type: string;
+  readonly status: number;
   readonly body: Buffer;
   gzip?: Buffer;
 }
@@ -170,7 +171,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
 
   // Serialised documents by base URL, path and query (see module comment).
   const kept = new Map<string, KeptDocument>();
-  const send = (ctx: Koa.Context, id: string, type: string, build: (snap: CatalogSnapshot, resources: readonly CatalogService[]) => unknown) => {
+  const send = (ctx: Koa.Context, id: string, type: string, build: (snap: CatalogSnapshot, resources: readonly CatalogService[]) => unknown, status = 200) => {
     const baseUrl = baseUrlOf(ctx);
     const { snap, resources, key } = catalog(baseUrl);
     const where = `${baseUrl} ${id}`;
@@ -178,9 +179,10 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     if (!doc || doc.key !== key || snap.now - doc.at >= DOCUMENT_TTL_MS || snap.now < doc.at) {
       const built = build(snap, resources);
       if (!kept.has(where) && kept.size >= MAX_KEPT_DOCUMENTS) kept.clear();
-      doc = { key, at: snap.now, type, body: Buffer.from(typeof built === 'string' ? built : JSON.stringify(built)) };
+      doc = { key, at: snap.now, type, status, body: Buffer.from(typeof built === 'string' ? built : JSON.stringify(built)) };
       kept.set(where, doc);
     }
+    ctx.status = doc.status;
     ctx.type = doc.type;
     ctx.vary('Accept-Encoding');
     ctx.set('Cache-Control', 'no-cache');
@@ -237,34 +239,34 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
   free(PATHS.llmsTxt, (ctx) => send(ctx, 'llms', 'text/plain; charset=utf-8', (snap) => buildLlmsTxt(snap)));
   free(PATHS.openApi, (ctx) => send(ctx, 'openapi', JSON_TYPE, (snap) => buildOpenApi(snap)));
 
-  const page = (ctx: Koa.Context, status: number, html: string) => {
-    ctx.status = status;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Cache-Control', 'no-cache');
+  const HTML_TYPE = 'text/html; charset=utf-8';
+  const pageHeaders = (ctx: Koa.Context) => {
     ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
     ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.body = html;
   };
   free(PATHS.marketplace, (ctx) => {
     // The page shares the catalog's filters; a bad value is shown on the page with a 400.
-    const q = typeof ctx.query.q === 'string' ? ctx.query.q : undefined;
-    const category = typeof ctx.query.category === 'string' ? ctx.query.category : undefined;
+    const q = typeof ctx.query.q === 'string' ? ctx.query.q : '';
+    const category = typeof ctx.query.category === 'string' ? ctx.query.category : '';
     const parsed = parseCatalogQuery({ q, category }, m.params.network);
-    const { snap, resources } = catalog(baseUrlOf(ctx));
-    const html = renderMarketplacePage({ snap, resources, q: q ?? '', category: category ?? '', error: parsed.ok ? undefined : parsed.message, filters: parsed.ok ? parsed.filters : undefined, defaultNodeUrl: opts.defaultNodeUrl });
-    page(ctx, parsed.ok ? 200 : 400, html);
+    pageHeaders(ctx);
+    send(
+      ctx,
+      `marketplace ${JSON.stringify([q, category])}`,
+      HTML_TYPE,
+      (snap, resources) => renderMarketplacePage({ snap, resources, q, category, error: parsed.ok ? undefined : parsed.message, filters: parsed.ok ? parsed.filters : undefined, defaultNodeUrl: opts.defaultNodeUrl }),
+      parsed.ok ? 200 : 400,
+    );
   });
   free(PATHS.agents, (ctx) => {
-    const snap = snapshot(baseUrlOf(ctx));
     ctx.vary('Accept');
-    if (ctx.accepts('html', 'json') === 'json') {
-      ctx.body = agentsJson(snap);
-      return;
-    }
-    page(ctx, 200, renderAgentsPage(snap));
+    if (ctx.accepts('html', 'json') === 'json') return send(ctx, 'agents.json', JSON_TYPE, (snap) => agentsJson(snap));
+    pageHeaders(ctx);
+    send(ctx, 'agents.html', HTML_TYPE, (snap) => renderAgentsPage(snap));
   });
   free(PATHS.join, (ctx) => {
-    page(ctx, 200, renderJoinPage(snapshot(baseUrlOf(ctx))));
+    pageHeaders(ctx);
+    send(ctx, 'join', HTML_TYPE, (snap) => renderJoinPage(snap));
   });
 
   const mcp = createMcpRouter({

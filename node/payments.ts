@@ -24,7 +24,6 @@ import { createReferencePriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
 import { NativeSettlement } from '../x402/settle.js';
 import { createFacilitator } from '../x402/usdcFacilitator.js';
-import { createUsdcSettlement } from '../x402/usdcSettle.js';
 import type { NodeConfig } from './config.js';
 import { createX402Router } from './x402Routes.js';
 import { createDiscovery, type Discovery } from './discovery.js';
@@ -78,9 +77,10 @@ export async function createPayments(
   const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }) }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
   // The USDC rail needs both the payee address and a facilitator; with one of them only it stays off.
+  // Loaded only then: it brings viem (about 0.3 s of start-up).
   const usdcSettlement =
     config.usdcPayTo && config.facilitatorUrl
-      ? createUsdcSettlement(ledger, context, {
+      ? (await import('../x402/usdcSettle.js')).createUsdcSettlement(ledger, context, {
           payTo: config.usdcPayTo,
           facilitator: createFacilitator({ url: config.facilitatorUrl, authHeader: config.facilitatorAuthHeader, verifyTimeoutMs: config.facilitatorTimeout, settleTimeoutMs: config.facilitatorTimeout }),
           logger: log.child({ module: 'usdc' }),

@@ -12,6 +12,7 @@ import './polyfill.js';
 import { randomBytes } from 'node:crypto';
 import type { PeerId, IdentifyResult } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
+import { NodeError } from '../consensus/errors.js';
 import { silentLogger, type Logger } from '../chain/types.js';
 import { createHost, parseBootstrap, type Host } from './host.js';
 import { loadOrCreateIdentity } from './identity.js';
@@ -22,6 +23,11 @@ import { Libp2pSyncTransport, createSyncHandler } from './syncProtocol.js';
 import { Gossip, RecentSet, type GossipStats } from './gossip.js';
 import { ProgressBar, type ProgressOutput } from './progress.js';
 import type { P2PModules, SyncState, SyncStatusReader } from './types.js';
+
+/** Error codes of the p2p network's lifecycle. */
+export const P2PNetworkErrorCode = {
+  LISTEN_FAILED: 'p2p_listen_failed',
+} as const;
 
 /** Options of the p2p network. */
 export interface P2POptions {
@@ -73,6 +79,8 @@ export class P2PNetwork implements SyncStatusReader {
   private readonly log: Logger;
   private readonly agents = new Map<string, string>();
   private readonly bootstrapAddrs: ReturnType<typeof parseBootstrap>;
+  /** Peer ids learnt by dialling bootstrap addresses given without `/p2p/<id>`. */
+  private readonly bootstrapIds = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private progress: ProgressBar | undefined;
   private started = false;
@@ -153,7 +161,12 @@ export class P2PNetwork implements SyncStatusReader {
     const host = this.host;
     host.addEventListener('peer:identify', this.onIdentify);
     host.addEventListener('peer:disconnect', this.onDisconnect);
-    await host.start();
+    try {
+      await host.start();
+    } catch (e) {
+      this.started = false;
+      throw new NodeError(P2PNetworkErrorCode.LISTEN_FAILED, `cannot listen for peers on ${this.opts.host}:${this.opts.port}: ${(e as Error).message}`, { host: this.opts.host, port: this.opts.port });
+    }
     await host.handle(
       this.ids.sync,
       createSyncHandler(this.modules.chain, {
@@ -220,10 +233,13 @@ export class P2PNetwork implements SyncStatusReader {
     const host = this.host;
     const connected = new Set(host.getPeers().map(String));
     for (const ma of this.bootstrapAddrs) {
-      const id = ma.getComponents().find((c) => c.name === 'p2p')?.value;
+      const key = ma.toString();
+      const id = ma.getComponents().find((c) => c.name === 'p2p')?.value ?? this.bootstrapIds.get(key);
       if (id && (connected.has(id) || this.scores.isBanned(id))) continue;
-      if (!id && connected.size >= (this.opts.targetPeers ?? defaultP2POptions.targetPeers)) continue;
-      void host.dial(ma, { signal: AbortSignal.timeout(8_000) }).catch((e) => this.log.debug({ addr: ma.toString(), err: (e as Error).message }, 'bootstrap dial failed'));
+      void host
+        .dial(ma, { signal: AbortSignal.timeout(8_000) })
+        .then((conn) => this.bootstrapIds.set(key, conn.remotePeer.toString()))
+        .catch((e) => this.log.debug({ addr: key, err: (e as Error).message }, 'bootstrap dial failed'));
     }
     const target = this.opts.targetPeers ?? defaultP2POptions.targetPeers;
     if (connected.size >= target || connected.size === 0) return;

@@ -131,12 +131,14 @@ export class HttpFacilitator implements Facilitator {
     return this.base;
   }
 
+  /** `POST /verify`: the facilitator's verdict (retried on transport errors within the deadline). */
   async verify(body: FacilitatorRequest): Promise<FacilitatorVerifyResponse> {
     const data = await this.call('/verify', 'POST', body, this.opts.verifyTimeoutMs, this.opts.verifyAttempts, 'transient', (d) => typeof d.isValid === 'boolean');
     const out: FacilitatorVerifyResponse = { isValid: data.isValid as boolean };
     return { ...out, ...(typeof data.invalidReason === 'string' ? { invalidReason: data.invalidReason } : {}), ...(typeof data.payer === 'string' ? { payer: data.payer } : {}) };
   }
 
+  /** `POST /settle`: the settlement report (re-sent only if the connection was refused). */
   async settle(body: FacilitatorRequest): Promise<FacilitatorSettleResponse> {
     const data = await this.call('/settle', 'POST', body, this.opts.settleTimeoutMs, 2, 'refused', (d) => typeof d.success === 'boolean');
     return {
@@ -148,6 +150,7 @@ export class HttpFacilitator implements Facilitator {
     };
   }
 
+  /** `GET /supported`: the payment kinds the facilitator settles. */
   async supported(): Promise<FacilitatorSupported> {
     const data = await this.call('/supported', 'GET', undefined, this.opts.verifyTimeoutMs, this.opts.verifyAttempts, 'transient', (d) => Array.isArray(d.kinds));
     return data as unknown as FacilitatorSupported;
@@ -195,7 +198,8 @@ export class HttpFacilitator implements Facilitator {
         const name = (e as { name?: string }).name;
         if (name === 'TimeoutError' || name === 'AbortError') throw new FacilitatorUnavailableError(endpoint, true, `the facilitator did not answer ${path} within ${timeoutMs} ms`);
         const code = causeCode(e);
-        last = code ?? (e instanceof Error ? e.message : String(e));
+        const causeMessage = (e as { cause?: { message?: unknown } }).cause?.message;
+        last = code ?? (typeof causeMessage === 'string' ? causeMessage : e instanceof Error ? e.message : String(e));
         retryable = retryOn === 'transient' || code === 'ECONNREFUSED';
       }
       if (!retryable || attempt >= attempts) throw new FacilitatorUnavailableError(endpoint, false, `the facilitator's ${path} failed: ${last}`);

@@ -11,8 +11,9 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { PaymentRequirements } from './quote.js';
 import { BASE_USDC } from './quote.js';
 
-/** Network names of Base in x402 v1 and v2 (CAIP-2). */
+/** Network name of Base in x402 v1. */
 export const BASE_NETWORK_V1 = 'base';
+/** Network name of Base in x402 v2 (CAIP-2). */
 export const BASE_NETWORK_V2 = `eip155:${BASE_USDC.chainId}`;
 
 /** Largest accepted payment header, characters (a v2 payload with extensions stays far below). */

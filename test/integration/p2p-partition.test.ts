@@ -28,8 +28,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-p2p-partition-'));
   params = writeSharedGenesis(['a', 'b', 'c'].map((n) => join(dir, n)));
   a = await startP2PNode(join(dir, 'a'), ['--mine'], dir);
-  b = await startP2PNode(join(dir, 'b'), ['--mine', '--bootstrap', a.addr], dir);
-  c = await startP2PNode(join(dir, 'c'), ['--mine', '--bootstrap', a.addr], dir);
+  [b, c] = await Promise.all([startP2PNode(join(dir, 'b'), ['--mine', '--bootstrap', a.addr], dir), startP2PNode(join(dir, 'c'), ['--mine', '--bootstrap', a.addr], dir)]);
 }, 120_000);
 
 afterAll(async () => {
