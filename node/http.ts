@@ -28,6 +28,7 @@ import { getTxType } from '../consensus/txTypes/index.js';
 import type { ChainParams } from '../consensus/params.js';
 import { silentLogger, type ChainEntry, type ChainReader, type Logger, type MempoolReader } from '../chain/types.js';
 import { formatAmount } from '../consensus/amount.js';
+import { estimateHashrate } from '../chain/hashrate.js';
 
 /** Error codes of the HTTP layer (consensus, codec and mempool codes pass through unchanged). */
 export const HttpErrorCode = {
@@ -138,8 +139,6 @@ export const defaultHttpOptions: HttpOptions = { host: '127.0.0.1', port: 8402, 
 
 /** Largest `limit` of list routes. */
 export const MAX_LIST_LIMIT = 100;
-/** Blocks over which `/status` estimates the network hashrate. */
-export const HASHRATE_WINDOW = 60;
 
 /** JSON-safe copy of an error payload (bigints as strings, undefined dropped). */
 function jsonPayload(payload: object): Record<string, unknown> {
@@ -271,17 +270,6 @@ function tagText(tag: Uint8Array): string {
   return /^[\x20-\x7e]*$/.test(s) ? s : `0x${toHex(tag)}`;
 }
 
-/** Estimated network hashrate (hashes/s): chain work over the last `window` blocks divided by their time span. */
-export function estimateHashrate(chain: ChainReader, window = HASHRATE_WINDOW): number {
-  const tip = chain.tip;
-  const n = Math.min(window, tip.height);
-  if (n <= 0) return 0;
-  const start = chain.getEntryByHeight(tip.height - n);
-  if (!start) return 0;
-  const span = tip.header.time - start.header.time;
-  if (span <= 0) return 0;
-  return Number(tip.chainWork - start.chainWork) / span;
-}
 
 /** Builds the koa application of the API. */
 export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
@@ -528,3 +516,4 @@ export class HttpServer {
 export function createHttpServer(opts: HttpOptions, modules: HttpModules): HttpServer {
   return new HttpServer(opts, modules);
 }
+

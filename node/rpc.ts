@@ -38,7 +38,7 @@ import type { ChainParams } from '../consensus/params.js';
 import { createBlockTemplate, type BlockTemplate } from '../chain/template.js';
 import type { MinerChain, MinerMempool, MinerStats as BuiltinMinerStats } from '../chain/miner.js';
 import { silentLogger, type ChainReader, type Logger } from '../chain/types.js';
-import { estimateHashrate } from './http.js';
+import { estimateHashrate } from '../chain/hashrate.js';
 import type { MiningStats } from './miningStats.js';
 import type { StratumServer } from './stratum.js';
 import { hex32, reversedHex, targetHex } from './miningWork.js';

@@ -11,8 +11,6 @@ import type { Tx } from '../consensus/tx.js';
 import type { ChainEntry, ChainReader } from '../chain/types.js';
 import { txTypeName } from './format.js';
 
-/** Blocks over which the hashrate is estimated (as `/api/v1/status`). */
-export const HASHRATE_WINDOW = 60;
 
 function varintLength(v: bigint | number): number {
   let x = BigInt(v);
@@ -95,17 +93,6 @@ export async function recentBlocks(chain: ChainReader, count: number, params: Ch
   return out;
 }
 
-/** Estimated network hashrate (hashes/s): chain work over the last `window` blocks divided by their time span. */
-export function estimateHashrate(chain: ChainReader, window = HASHRATE_WINDOW): number {
-  const tip = chain.tip;
-  const n = Math.min(window, tip.height);
-  if (n <= 0) return 0;
-  const start = chain.getEntryByHeight(tip.height - n);
-  if (!start) return 0;
-  const span = tip.header.time - start.header.time;
-  if (span <= 0) return 0;
-  return Number(tip.chainWork - start.chainWork) / span;
-}
 
 /** Running totals of the best chain. */
 export interface ChainTotals {
@@ -157,3 +144,4 @@ export function mixJson(mix: Map<string, TypeMix>, formatFees: (b: bigint) => Re
   }
   return out;
 }
+

@@ -1,6 +1,7 @@
 /** native-network-stats: height, hashrate, supply minted and burned, staking ratio, totals and mempool of this chain. */
 import { difficultyOfBits } from '../consensus/pow.js';
-import { HASHRATE_WINDOW, chainTotals, estimateHashrate } from './chainStats.js';
+import { chainTotals } from './chainStats.js';
+import { estimateHashrate, HASHRATE_WINDOW } from '../chain/hashrate.js';
 import { defineService } from './define.js';
 import { chainHealth } from './health.js';
 import { amountFields, isoOfSeconds } from './format.js';
