@@ -62,6 +62,8 @@ export type ClaimResult = { readonly claimed: true; readonly record: PaymentReco
 /** The settlement ledger (see module comment). */
 export class SettlementLedger {
   private readonly locks = new Set<string>();
+  /** Records claimed by this process and not finished yet: their next write needs no read. */
+  private readonly inflight = new Map<string, PaymentRecord>();
   private readonly volumes = new Map<string, ServiceVolume>();
 
   private constructor(private readonly db: Level<string, string>) {}
@@ -109,6 +111,7 @@ export class SettlementLedger {
       if (existing) return { claimed: false, record: existing };
       const record: PaymentRecord = { ...rec, status: 'claimed', claimedAt: now, updatedAt: now };
       await this.db.put(`p:${rec.id}`, JSON.stringify(record));
+      this.inflight.set(rec.id, record);
       return { claimed: true, record };
     } finally {
       this.locks.delete(rec.id);
@@ -116,10 +119,12 @@ export class SettlementLedger {
   }
 
   private async update(id: string, patch: Partial<PaymentRecord>, now = Date.now()): Promise<PaymentRecord> {
-    const cur = await this.get(id);
+    const cur = this.inflight.get(id) ?? (await this.get(id));
     if (!cur) throw new Error(`ledger has no payment ${id}`);
     const next = { ...cur, ...patch, updatedAt: now } as PaymentRecord;
     await this.db.put(`p:${id}`, JSON.stringify(next));
+    if (next.status === 'claimed') this.inflight.set(id, next);
+    else this.inflight.delete(id);
     return next;
   }
 
