@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- sync [--blocks N] [--txs-per-block N] [--threads N] [--no-import]`
+ * `npm run bench -- sync [--blocks N] [--txs-per-block N] [--threads N] [--no-import] [--verbose]`
  *
  * Initial sync throughput: a devnet chain of N blocks (default 2,000) with signed transfers in
  * every block (default 10, from as many funded senders; each sender's first transfer carries
@@ -90,11 +90,20 @@ async function prepare(nBlocks: number, perBlock: number): Promise<Prepared> {
 
 const trusting: SignatureVerifier = { verifyBatch: async (jobs) => jobs.map(() => true) };
 
+/** `--verbose`: the p2p layer's log on stderr. */
+let verbose = false;
+const stderrLogger = {
+  debug: (o: object, m?: string) => verbose && process.env.BENCH_DEBUG && console.error(`${(performance.now() / 1000).toFixed(2)} ${m} ${JSON.stringify(o).slice(0, 300)}`),
+  info: (o: object, m?: string) => verbose && console.error(`${(performance.now() / 1000).toFixed(2)} ${m} ${JSON.stringify(o).slice(0, 300)}`),
+  warn: (o: object, m?: string) => verbose && console.error(`${(performance.now() / 1000).toFixed(2)} WARN ${m} ${JSON.stringify(o).slice(0, 300)}`),
+  error: (o: object, m?: string) => console.error(`ERROR ${m}`, o),
+};
+
 async function node(dir: string, params: ChainParams, verifier: SignatureVerifier, bootstrap: string[]): Promise<{ chain: Chain; p2p: P2PNetwork; stop: () => Promise<void> }> {
   const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier });
   const mempool = createMempool(chain, verifier, params);
   mempool.start();
-  const p2p = await createP2PNetwork({ dataDir: dir, host: '127.0.0.1', port: 0, bootstrap, agentVersion: 'native-node/bench' }, { chain, mempool, verifier });
+  const p2p = await createP2PNetwork({ dataDir: dir, host: '127.0.0.1', port: 0, bootstrap, agentVersion: 'native-node/bench' }, { chain, mempool, verifier, logger: stderrLogger });
   return {
     chain,
     p2p,
@@ -123,7 +132,7 @@ async function serve(dir: string): Promise<void> {
 /** Starts the serving node in a child process; resolves with its address and tip. */
 function startServer(dir: string): Promise<{ addr: string; tip: string; stop: () => Promise<void> }> {
   const index = fileURLToPath(new URL('./index.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', index, 'sync', '--serve', dir], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', index, 'sync', '--serve', dir, ...(verbose ? ['--verbose'] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     let buf = '';
@@ -151,8 +160,9 @@ function startServer(dir: string): Promise<{ addr: string; tip: string; stop: ()
 
 /** Runs the sync benchmark. */
 export async function run(args: string[]): Promise<void> {
+  verbose = args.includes('--verbose');
   if (args[0] === '--serve') return serve(args[1]);
-  const { values } = parseArgs({ args, options: { blocks: { type: 'string', default: '2000' }, 'txs-per-block': { type: 'string', default: '10' }, threads: { type: 'string' }, import: { type: 'boolean', default: true } }, allowNegative: true });
+  const { values } = parseArgs({ args, options: { blocks: { type: 'string', default: '2000' }, 'txs-per-block': { type: 'string', default: '10' }, threads: { type: 'string' }, import: { type: 'boolean', default: true }, verbose: { type: 'boolean' } }, allowNegative: true });
   const nBlocks = Number(values.blocks);
   const perBlock = Number(values['txs-per-block']);
   const poolOpts = values.threads ? { threads: Number(values.threads) } : {};

@@ -88,8 +88,6 @@ export class FullNode {
       const miner = config.mine ? createMiner(chain, mempool, params, { threads: config.mineThreads, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, logger: log.child({ module: 'miner' }) }) : undefined;
       // Stratum and getblocktemplate need the chain and the mempool as the miner does; the miner feeds their block list.
       const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log });
-      // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
-      payments = await createPayments(config, params, { chain, mempool, verifier, logger: log });
       // The p2p network needs the chain (serve, sync and relay blocks) and the mempool (relay transactions).
       const p2p = config.p2p
         ? await createP2PNetwork(
@@ -97,6 +95,9 @@ export class FullNode {
             { chain, mempool, verifier, logger: log.child({ module: 'p2p' }) },
           )
         : undefined;
+      // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
+      // Paid calls answer 503 node_syncing while the p2p sync is far behind the network.
+      payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing: () => p2p?.isSyncing() ?? false });
       const p2pHttp = p2p ? { routers: [createPeersRouter(p2p)], statusExtras: [() => p2p.statusFields()] } : { routers: [], statusExtras: [] };
       // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(

@@ -62,7 +62,7 @@ async function loadPayee(config: NodeConfig, params: ChainParams, env: Record<st
 export async function createPayments(
   config: NodeConfig,
   params: ChainParams,
-  modules: { chain: Chain; mempool: Mempool; verifier: SignatureVerifier; logger: Logger & { child(b: object): Logger } },
+  modules: { chain: Chain; mempool: Mempool; verifier: SignatureVerifier; logger: Logger & { child(b: object): Logger }; isSyncing?: () => boolean },
   env: Record<string, string | undefined> = process.env,
 ): Promise<Payments> {
   const log = modules.logger;
@@ -95,6 +95,7 @@ export async function createPayments(
     nativeUsd,
     usdc,
     usdcSettlement,
+    isSyncing: modules.isSyncing,
     requestBudgetMs: config.httpTimeout,
   });
   // Discovery needs the registry, the ledger's totals, the price, the payee (settlement) and the services' context (health checks).

@@ -41,8 +41,8 @@ export const MAX_HEADERS = 2000;
 export const MAX_BLOCKS_PER_REQUEST = 128;
 /** Largest request frame, bytes (a full GET_BLOCKS is 4.1 kB). */
 export const MAX_REQUEST_BYTES = 8 * 1024;
-/** Bytes of blocks a responder sends for one GET_BLOCKS before it stops early. */
-export const BLOCK_RESPONSE_BUDGET = 16 * 1024 * 1024;
+/** Bytes of blocks a responder sends for one GET_BLOCKS before it stops early (the requester buffers up to this plus one block). */
+export const BLOCK_RESPONSE_BUDGET = 8 * 1024 * 1024;
 
 /** Message type bytes. */
 export const MsgType = {

@@ -605,6 +605,7 @@ class BlockDownload {
     } catch (e) {
       if (!this.finished) {
         const err = peerErrorOf(e, 'blocks');
+        this.ctx.log.debug({ peer: p.id, err: err.message, cause: (e as Error).message }, 'block request failed');
         if (err.points > 0) this.ctx.penalize(p.id, err.points, err.message);
       }
     } finally {
@@ -650,6 +651,14 @@ class BlockDownload {
     }
   }
 
+  private notePublishedKeys(bytes: Uint8Array): void {
+    try {
+      for (const tx of decodeBlock(bytes).block.txs) if (tx.publicKey) this.published.set(toHex(tx.from), tx.publicKey);
+    } catch {
+      // malformed: the chain will say so
+    }
+  }
+
   /** Signature checks of a block's transactions whose key is known here (others are left to the chain). */
   private async signatureJobs(bytes: Uint8Array): Promise<Parameters<SignatureVerifier['verifyBatch']>[0]> {
     const { block, txBytes } = decodeBlock(bytes);
@@ -685,6 +694,11 @@ class BlockDownload {
         this.bufferedBytes -= r.bytes.length;
         const item = this.items[this.nextConnect];
         this.ctx.onBlockFromNetwork(item.hex);
+        // The chain checks this block's signatures itself; keys it publishes serve the checks ahead.
+        if (this.ctx.verifier && this.nextVerify <= this.nextConnect) {
+          this.notePublishedKeys(r.bytes);
+          this.nextVerify = this.nextConnect + 1;
+        }
         try {
           const res = await this.ctx.chain.addBlock(r.bytes);
           if (res.status === 'orphan') throw new Error('parent missing');

@@ -182,7 +182,11 @@ export class Libp2pSyncTransport implements SyncTransport {
     } catch (e) {
       throw new PeerError(P2PErrorCode.UNREACHABLE, `cannot open a sync stream: ${(e as Error).message}`, 0);
     }
-    const lp = lpStream(stream, { maxDataLength: this.maxFrame });
+    // An answer may hold a byte budget of blocks arriving faster than they are read: let the
+    // read buffers hold it (the default 4 MiB is less than one large block).
+    const maxBuffer = BLOCK_RESPONSE_BUDGET + this.maxFrame + 64 * 1024;
+    stream.maxReadBufferLength = Math.max(stream.maxReadBufferLength, maxBuffer);
+    const lp = lpStream(stream, { maxDataLength: this.maxFrame, maxBufferSize: maxBuffer });
     try {
       await lp.write(encodeRequest(req), { signal });
       await stream.close({ signal });

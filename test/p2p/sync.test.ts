@@ -8,8 +8,11 @@ import { createDevnetChainParams } from '../../consensus/devnet.js';
 import { blockWork } from '../../consensus/pow.js';
 import { encodeBlock } from '../../consensus/block.js';
 import type { Logger } from '../../chain/types.js';
+import { generateKeyPair } from '@libp2p/crypto/keys';
+import { createHost } from '../../p2p/host.js';
+import { maxResponseFrame, protocolIds } from '../../p2p/protocol.js';
 import { SyncManager } from '../../p2p/sync.js';
-import type { SyncTransport } from '../../p2p/syncProtocol.js';
+import { createSyncHandler, Libp2pSyncTransport, type SyncTransport } from '../../p2p/syncProtocol.js';
 import { renderProgress } from '../../p2p/progress.js';
 import { buildBlock, createTestNode, mineBlocks, waitFor, type TestNode } from './helpers/node.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
@@ -81,6 +84,31 @@ describe('header-first sync over libp2p', () => {
     await waitFor(() => a.chain.tip.height === 12, 10_000, 'a to receive b’s block by gossip');
     expect(a.chain.tip.hashHex).toBe(b.chain.tip.hashHex);
   }, 60_000);
+});
+
+describe('sync protocol transport', () => {
+  test('blocks larger than libp2p’s default 4 MiB read buffer cross it, several in one answer', async () => {
+    const big = new Uint8Array(6_000_000).map((_, i) => i & 0xff);
+    const ids = protocolIds(new Uint8Array(32).fill(1));
+    const mk = async () =>
+      createHost({ privateKey: await generateKeyPair('Ed25519'), host: '127.0.0.1', port: 0, bootstrap: [], ids, maxMessageBytes: 1 << 20, maxConnections: 4, agentVersion: 't', isBanned: () => false });
+    const [server, client] = [await mk(), await mk()];
+    await server.start();
+    await client.start();
+    try {
+      const fakeChain = { getBlockBytes: async () => big } as unknown as Parameters<typeof createSyncHandler>[0];
+      await server.handle(ids.sync, createSyncHandler(fakeChain, { chainId: 1, genesisHash: new Uint8Array(32), penalize: () => undefined }));
+      await client.dial(server.getMultiaddrs()[0]);
+      const transport = new Libp2pSyncTransport(client, ids.sync, maxResponseFrame(8_000_000));
+      const sizes: number[] = [];
+      await transport.blocks(server.peerId.toString(), [new Uint8Array(32).fill(2), new Uint8Array(32).fill(3), new Uint8Array(32).fill(4)], (f) => sizes.push(f.type === 'block' ? f.bytes.length : -1), AbortSignal.timeout(20_000));
+      // The answer stops at the responder's 8 MiB budget: two 6 MB blocks, the third is asked again later.
+      expect(sizes).toEqual([6_000_000, 6_000_000]);
+    } finally {
+      await client.stop();
+      await server.stop();
+    }
+  }, 30_000);
 });
 
 describe('sync state', () => {
