@@ -12,78 +12,23 @@
  * Options: `--seconds N` per round (default 10), `--connections N` (default 64), `--rounds N`
  * of the full catalog (default 3).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { BIN, ROOT, spawnJsonReady, stopProcess, type NodeProc } from '../test/helpers/nodeProcess.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'native-node.js');
 const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 
-interface Proc {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly exited: Promise<number | null>;
-}
-
-/** Child environment without jest or NATIVE_* settings. */
-function env(): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NATIVE_') && k !== 'NODE_OPTIONS') out[k] = v;
-  return out;
-}
-
 /** Starts the node and resolves on its `listening` log line (bounded wait); stdout is drained to the end. */
-function startNode(dataDir: string, timeoutMs = 30_000): Promise<Proc> {
+function startNode(dataDir: string): Promise<NodeProc> {
   const args = [BIN, 'start', '--dev', '--data-dir', dataDir, '--http-port', '0', '--no-p2p', '--no-stratum', '--no-mine', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9'];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`node: no "listening" within ${timeoutMs} ms; stderr: ${stderr}`));
-    }, timeoutMs);
-    let buf = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString('utf8');
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        try {
-          const obj = JSON.parse(line) as Record<string, unknown>;
-          if (obj.msg === 'listening') {
-            clearTimeout(timer);
-            resolve({ child, url: String(obj.url), exited });
-          }
-        } catch {
-          // not a log line
-        }
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`node exited with ${code}; stderr: ${stderr}`));
-    });
-  });
+  return spawnJsonReady(args, { cwd: ROOT, keep: () => false, timeoutMs: 30_000 });
 }
 
-async function stop(p: Proc): Promise<void> {
-  if (p.child.exitCode !== null) return;
-  p.child.kill('SIGTERM');
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), 15_000);
-  await p.exited;
-  clearTimeout(timer);
-}
-
-/** CPU seconds (user + system) of a process from /proc (Linux); undefined elsewhere. */
 function procCpuSeconds(pid: number | undefined, ticksPerSecond: number): number | undefined {
   if (pid === undefined) return undefined;
   try {
@@ -198,7 +143,7 @@ export async function run(argv: string[]): Promise<void> {
     const median = full[Math.floor(full.length / 2)];
     console.log(`full catalog p99 over ${rounds} round(s): ${full.join(', ')} ms (median ${median} ms) at ${connections} connections; target 20 ms: ${median < 20 ? 'met' : 'NOT met'}`);
   } finally {
-    await stop(node);
+    await stopProcess(node);
     await rm(dir, { recursive: true, force: true });
   }
 }

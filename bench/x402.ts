@@ -20,12 +20,10 @@
  * Options: `--seconds N` per autocannon round (default 10), `--connections N` (default 64),
  * `--payments N` (default 60).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { encodeAddress, TESTNET_HRP } from '../consensus/address.js';
@@ -35,82 +33,20 @@ import { createKeyPairFromSeed } from '../consensus/keys.js';
 import type { ServiceContext } from '../services/types.js';
 import { worldClock } from '../services/world-clock.js';
 import { createAgentClient, type AgentQuote } from '../x402/client.js';
+import { BIN, ROOT, spawnJsonReady, stopProcess, type NodeProc } from '../test/helpers/nodeProcess.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'native-node.js');
 const SERVICE = 'native-world-clock';
 const REQUEST = 'Europe/Berlin';
 const ZONES = ['Europe/Berlin', 'Asia/Tokyo', 'America/New_York', 'UTC', 'Australia/Sydney', 'Africa/Cairo'];
 /** Any valid checksummed EVM address: the USDC payee of both servers' 402. */
 const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 
-interface Proc {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly lines: Record<string, unknown>[];
-  readonly exited: Promise<number | null>;
-}
+/** Keeps only the node's per-call settle timings out of its log during the load rounds. */
+const keepSettled = (l: Record<string, unknown>) => l.msg === 'paid call settled';
 
-/** Child environment without jest or NATIVE_* settings. */
-function env(): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NATIVE_') && k !== 'NODE_OPTIONS') out[k] = v;
-  return out;
-}
-
-/**
- * Spawns a process that prints JSON log lines and resolves when one of them has `msg` equal to
- * `ready` (its `url` is the address). Its stdout is read to the end, so the pipe never fills.
- */
-function spawnReady(args: string[], ready: string, timeoutMs = 30_000): Promise<Proc> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: Record<string, unknown>[] = [];
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${args.join(' ')}: no "${ready}" within ${timeoutMs} ms; stderr: ${stderr}`));
-    }, timeoutMs);
-    let buf = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString('utf8');
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        let obj: Record<string, unknown>;
-        try {
-          obj = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          continue;
-        }
-        if (obj.msg === 'paid call settled' || obj.msg === ready) lines.push(obj);
-        if (obj.msg === ready) {
-          clearTimeout(timer);
-          resolve({ child, url: String(obj.url), lines, exited });
-        }
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`${args.join(' ')} exited with ${code}; stderr: ${stderr}`));
-    });
-  });
-}
-
-async function stop(p: Proc): Promise<void> {
-  if (p.child.exitCode !== null) return;
-  p.child.kill('SIGTERM');
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), 15_000);
-  await p.exited;
-  clearTimeout(timer);
-}
-
-function startNode(dataDir: string, mine: boolean, minerAddress: string): Promise<Proc> {
+function startNode(dataDir: string, mine: boolean, minerAddress: string): Promise<NodeProc> {
   const args = [BIN, 'start', '--dev', '--data-dir', dataDir, '--http-port', '0', '--no-p2p', '--no-stratum', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9', '--miner-address', minerAddress];
-  return spawnReady(mine ? [...args, '--mine', '--mine-threads', '1'] : [...args, '--no-mine'], 'listening');
+  return spawnJsonReady(mine ? [...args, '--mine', '--mine-threads', '1'] : [...args, '--no-mine'], { cwd: ROOT, keep: keepSettled, timeoutMs: 30_000 });
 }
 
 /** The reference: x402-express 1.2.0 on express 4, one paid POST route, in its own process. */
@@ -129,8 +65,8 @@ const server = app.listen(0, '127.0.0.1', () => {
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
 `;
 
-function startExpress(): Promise<Proc> {
-  return spawnReady(['--input-type=module', '-e', EXPRESS_SERVER], 'listening');
+function startExpress(): Promise<NodeProc> {
+  return spawnJsonReady(['--input-type=module', '-e', EXPRESS_SERVER], { cwd: ROOT, keep: keepSettled, timeoutMs: 30_000 });
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -231,7 +167,7 @@ export async function run(args: string[]): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'native-bench-x402-'));
   const dataDir = join(dir, 'data');
   const minerAddress = encodeAddress(createKeyPairFromSeed(sha256(new TextEncoder().encode('bench-x402-miner'))).address, TESTNET_HRP);
-  const procs: Proc[] = [];
+  const procs: NodeProc[] = [];
   try {
     // --- payments, mined while the miner runs
     let node = await startNode(dataDir, true, minerAddress);
@@ -239,7 +175,7 @@ export async function run(args: string[]): Promise<void> {
     const tPay = performance.now();
     const paid = await preparePayments(node.url, payments);
     console.log(`paid and mined ${paid.length} native-world-clock calls in ${((performance.now() - tPay) / 1000).toFixed(1)} s`);
-    await stop(node);
+    await stopProcess(node);
 
     // --- the same chain, miner off: nothing else competes for the cores
     node = await startNode(dataDir, false, minerAddress);
@@ -309,7 +245,7 @@ export async function run(args: string[]): Promise<void> {
     console.log(`settle cost beyond an unpaid quote on the same connection (first settle − quote), median: ${f3(s.p50 - q.p50)} ms`);
     console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
-    for (const p of procs.reverse()) await stop(p).catch(() => undefined);
+    for (const p of procs.reverse()) await stopProcess(p).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
 }
