@@ -872,7 +872,6 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     const work = this.jobs.get(jobId);
     const jobDiff = conn.jobDifficulty.get(jobId);
     if (!work || jobDiff === undefined) return this.judge(conn, id, worker, 'rejected', StratumError.JOB_NOT_FOUND, 'job not found');
-    if (work.tpl.parentHash !== this.chain.tip.hashHex) return this.judge(conn, id, worker, 'stale', StratumError.JOB_NOT_FOUND, 'stale: the job builds on an old block');
     if (!/^[0-9a-fA-F]+$/.test(en2Hex) || en2Hex.length !== 2 * EXTRANONCE2_SIZE) {
       return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, `extranonce2 must be ${EXTRANONCE2_SIZE} bytes (${2 * EXTRANONCE2_SIZE} hex digits)`);
     }
@@ -894,6 +893,8 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     const en2 = en2Hex.toLowerCase();
     const key = `${conn.extranonce1Hex}${en2}${hex32(ntime)}${hex32(nonce)}${hex32(version)}`;
     if (work.submitted.has(key)) return this.judge(conn, id, worker, 'rejected', StratumError.DUPLICATE, 'duplicate share');
+    // After the duplicate check: a share resubmitted after it completed a block is a duplicate, not stale.
+    if (work.tpl.parentHash !== this.chain.tip.hashHex) return this.judge(conn, id, worker, 'stale', StratumError.JOB_NOT_FOUND, 'stale: the job builds on an old block');
     work.submitted.add(key);
 
     const mine = { tpl: this.minerTemplate(work, conn.payout!) };
