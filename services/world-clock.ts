@@ -4,8 +4,13 @@ import type { ServiceContext } from './types.js';
 
 const pad = (n: number, w = 2) => String(Math.abs(n)).padStart(w, '0');
 
-/** Wall-clock fields of `ms` in `timeZone` (Intl, ICU time zone data). */
-function wallClock(ms: number, timeZone: string) {
+/** Formatters by zone name: building one costs far more than using it. Bounded (IANA has ~600 zones, plus aliases). */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+const MAX_FORMATTERS = 1024;
+
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  const cached = formatters.get(timeZone);
+  if (cached) return cached;
   const fmt = new Intl.DateTimeFormat('en-US', {
     timeZone,
     hourCycle: 'h23',
@@ -17,7 +22,15 @@ function wallClock(ms: number, timeZone: string) {
     second: '2-digit',
     weekday: 'long',
     timeZoneName: 'short',
-  });
+  }); // throws RangeError for an unknown zone: nothing is cached then
+  if (formatters.size >= MAX_FORMATTERS) formatters.delete(formatters.keys().next().value!);
+  formatters.set(timeZone, fmt);
+  return fmt;
+}
+
+/** Wall-clock fields of `ms` in `timeZone` (Intl, ICU time zone data). */
+function wallClock(ms: number, timeZone: string) {
+  const fmt = formatterFor(timeZone);
   const parts: Record<string, string> = {};
   for (const p of fmt.formatToParts(ms)) parts[p.type] = p.value;
   const year = Number(parts.year);

@@ -65,6 +65,12 @@ export class SettlementLedger {
   /** Records claimed by this process and not finished yet: their next write needs no read. */
   private readonly inflight = new Map<string, PaymentRecord>();
   private readonly volumes = new Map<string, ServiceVolume>();
+  /**
+   * Counts the records created by `claim`. A caller that read "no record" while the count was n
+   * and claims while it is still n knows no record appeared in between: this process is the only
+   * writer, and every record starts with a claim. The claim then skips its second read.
+   */
+  private claims = 0;
 
   private constructor(private readonly db: Level<string, string>) {}
 
@@ -97,20 +103,33 @@ export class SettlementLedger {
   }
 
   /**
+   * The record of a payment, with a token to pass to `claim` when there is none: the claim then
+   * needs no second read unless another payment was claimed in between.
+   */
+  async lookup(id: string): Promise<{ record: PaymentRecord | undefined; absentToken: number }> {
+    const absentToken = this.claims;
+    return { record: await this.get(id), absentToken };
+  }
+
+  /**
    * Claims a payment for one execution. Returns `{claimed: true}` to exactly one caller per id;
    * every other caller (concurrent or later) gets `{claimed: false}` with the existing record.
+   * `absentToken`: from a `lookup` that found no record.
    */
-  async claim(rec: Omit<PaymentRecord, 'status' | 'claimedAt' | 'updatedAt'>, now = Date.now()): Promise<ClaimResult> {
+  async claim(rec: Omit<PaymentRecord, 'status' | 'claimedAt' | 'updatedAt'>, now = Date.now(), absentToken?: number): Promise<ClaimResult> {
     if (this.locks.has(rec.id)) {
       const existing = await this.get(rec.id);
       return { claimed: false, record: existing ?? { ...rec, status: 'claimed', claimedAt: now, updatedAt: now } };
     }
     this.locks.add(rec.id);
     try {
-      const existing = await this.get(rec.id);
+      const existing = absentToken === this.claims ? undefined : await this.get(rec.id);
       if (existing) return { claimed: false, record: existing };
       const record: PaymentRecord = { ...rec, status: 'claimed', claimedAt: now, updatedAt: now };
       await this.db.put(`p:${rec.id}`, JSON.stringify(record));
+      // Counted once the record is readable: a lookup that began before this point carries an
+      // older token (and reads again), one that begins after it finds the record.
+      this.claims++;
       this.inflight.set(rec.id, record);
       return { claimed: true, record };
     } finally {

@@ -86,10 +86,13 @@ export class NativeSettlement {
     const id = txId.toLowerCase();
     const reqHash = requestHashOf(request);
 
-    const known = await this.ledger.get(id);
+    // The ledger and the chain are read side by side: most settles are first settles.
+    const firstRead = this.chain.getTx(id);
+    firstRead.catch(() => undefined); // awaited below unless the ledger answers first
+    const { record: known, absentToken } = await this.ledger.lookup(id);
     if (known) return this.answerKnown(known, def, reqHash);
 
-    const stored = await this.waitForPayment(id, waitMs);
+    const stored = await this.waitForPayment(id, waitMs, firstRead);
     if (!stored) {
       if (this.mempool.has(id) || (await this.chain.getTx(id))) {
         return {
@@ -102,7 +105,7 @@ export class NativeSettlement {
     const invoke = this.checkInvoke(stored, def, reqHash);
     const caller = encodeAddress(stored.tx.from, this.params.hrp);
 
-    const claim = await this.ledger.claim({ id, rail: 'native', serviceId: def.id, requestHash: reqHash, caller, amount: invoke.amount.toString() }, this.now());
+    const claim = await this.ledger.claim({ id, rail: 'native', serviceId: def.id, requestHash: reqHash, caller, amount: invoke.amount.toString() }, this.now(), absentToken);
     if (!claim.claimed) return this.answerKnown(claim.record, def, reqHash);
 
     const started = this.now();
@@ -152,14 +155,17 @@ export class NativeSettlement {
   /**
    * The mined transaction once it has enough confirmations, or undefined when the wait ran out:
    * up to `waitMs` for a payment this node knows (mempool or too few confirmations), and at most
-   * 2 s for one it has never seen (it may still be travelling from another node).
+   * 2 s for one it has never seen (it may still be travelling from another node). `firstRead`:
+   * a `getTx` already under way, used as the first look.
    */
-  private async waitForPayment(id: string, waitMs: number): Promise<StoredTx | undefined> {
+  private async waitForPayment(id: string, waitMs: number, firstRead?: Promise<StoredTx | undefined>): Promise<StoredTx | undefined> {
     const start = this.now();
     const deadline = start + Math.max(0, waitMs);
     const unknownDeadline = start + Math.min(Math.max(0, waitMs), 2000);
+    let read = firstRead;
     for (;;) {
-      const stored = await this.chain.getTx(id);
+      const stored = await (read ?? this.chain.getTx(id));
+      read = undefined;
       if (stored && this.chain.tip.height - stored.height + 1 >= this.confirmations) return stored;
       const limit = stored || this.mempool.has(id) ? deadline : unknownDeadline;
       const left = limit - this.now();
