@@ -18,7 +18,7 @@
  *    Settle overhead = first settle − the service's run time.
  *
  * Options: `--seconds N` per autocannon round (default 10), `--connections N` (default 64),
- * `--payments N` (default 60).
+ * `--payments N` (default 110).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -158,7 +158,7 @@ export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { seconds: { type: 'string' }, connections: { type: 'string' }, payments: { type: 'string' } }, strict: true });
   const seconds = Number(values.seconds ?? 10);
   const connections = Number(values.connections ?? 64);
-  const payments = Number(values.payments ?? 60);
+  const payments = Number(values.payments ?? 110);
   if (![seconds, connections, payments].every((n) => Number.isInteger(n) && n > 0)) throw new RangeError('--seconds, --connections and --payments are positive integers');
   const warm = Math.min(10, Math.floor(payments / 4));
 
