@@ -107,5 +107,6 @@ export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() 
 
 /** Verifies hybrid signatures off the caller's thread; caches successes by tx id. */
 export interface SignatureVerifier {
-  verifyBatch(jobs: readonly { id?: string; pub: { mldsa: Uint8Array; ed25519: Uint8Array }; msg: Uint8Array; sig: { mldsa: Uint8Array; ed25519: Uint8Array } }[]): Promise<boolean[]>;
+  /** `background`: checks made ahead of need, run only while nothing else waits (the pool's priorities). */
+  verifyBatch(jobs: readonly { id?: string; pub: { mldsa: Uint8Array; ed25519: Uint8Array }; msg: Uint8Array; sig: { mldsa: Uint8Array; ed25519: Uint8Array } }[], opts?: { readonly background?: boolean }): Promise<boolean[]>;
 }

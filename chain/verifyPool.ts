@@ -8,6 +8,15 @@
  * chunk retried once on another worker; a second failure rejects the batch with
  * `verify_worker_failed`.
  *
+ * Priorities: a batch is foreground (the chain connecting a block, the mempool admitting a
+ * transaction: someone waits for it) unless the caller marks it `background` (checks made ahead
+ * of need, e.g. the sync's look-ahead). Background chunks go to a worker only when no foreground
+ * chunk waits, so speculative work never delays the block being connected.
+ *
+ * A job whose id is already queued or on a worker is not checked twice: the new batch waits for
+ * that check's result, and a foreground batch that waits on a background chunk moves it to the
+ * foreground queue.
+ *
  * Chunk wire format, per job: five u32 little-endian lengths (ML-DSA public key, Ed25519 public
  * key, message, ML-DSA signature, Ed25519 signature), then those five byte strings in that order.
  * Lengths are carried as they are: a wrong length is the verifier's business (it answers false).
@@ -43,10 +52,16 @@ export interface VerifyPoolStats {
   readonly verified: number;
 }
 
+/** Options of one `verifyBatch` call. */
+export interface VerifyBatchOptions {
+  /** Checks made ahead of need: they run only while no foreground chunk waits (see module comment). */
+  readonly background?: boolean;
+}
+
 /** A running verification pool. */
 export interface VerifyPool {
   /** Verifies the jobs on the workers; results in job order (true = both signatures valid). */
-  verifyBatch(jobs: readonly VerifyJob[]): Promise<boolean[]>;
+  verifyBatch(jobs: readonly VerifyJob[], opts?: VerifyBatchOptions): Promise<boolean[]>;
   /** Whether `id` is in the cache of verified ids (does not refresh its recency). */
   isVerified(id: string): boolean;
   /** Current counters. */
@@ -164,6 +179,7 @@ class LruSet {
 interface Batch {
   readonly jobs: readonly VerifyJob[];
   readonly results: boolean[];
+  /** Chunks of its own plus jobs it waits for in other batches' chunks. */
   remaining: number;
   settled: boolean;
   resolve(results: boolean[]): void;
@@ -175,6 +191,13 @@ interface Task {
   readonly batch: Batch;
   readonly indexes: readonly number[];
   attempts: number;
+  background: boolean;
+}
+
+/** A job of one batch waiting for the check of the same id in another batch's chunk. */
+interface Follower {
+  readonly batch: Batch;
+  readonly index: number;
 }
 
 interface Slot {
@@ -218,7 +241,12 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
   const cache = new LruSet(cacheSize);
   const slots = new Set<Slot>();
   const queue: Task[] = [];
+  const backgroundQueue: Task[] = [];
   const batches = new Set<Batch>();
+  /** Ids (lowercase) queued or on a worker, with the chunk that checks them. */
+  const inProgress = new Map<string, Task>();
+  /** Jobs of other batches waiting for an id in progress. */
+  const followers = new Map<string, Follower[]>();
   let stopped = false;
   let broken: NodeError | undefined;
   let stopping: Promise<void> | undefined;
@@ -227,15 +255,54 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
   let nextTaskId = 0;
   let startupFailures = 0;
 
+  const idOf = (task: Task, jobIndex: number): string | undefined => task.batch.jobs[jobIndex].id?.toLowerCase();
+
+  /** A chunk is finished (results) or dropped (no results): its ids leave `inProgress`, their followers get the result or the error. */
+  const release = (task: Task, results?: Uint8Array, err?: Error): void => {
+    task.indexes.forEach((jobIndex, k) => {
+      const id = idOf(task, jobIndex);
+      if (id === undefined || inProgress.get(id) !== task) return;
+      inProgress.delete(id);
+      const waiting = followers.get(id);
+      if (!waiting) return;
+      followers.delete(id);
+      for (const f of waiting) {
+        if (f.batch.settled) continue;
+        if (!results) settle(f.batch, err ?? new NodeError(VerifyPoolErrorCode.WORKER_FAILED, 'the check this batch waited for was dropped'));
+        else {
+          f.batch.results[f.index] = results[k] === 1;
+          if (--f.batch.remaining === 0) settle(f.batch);
+        }
+      }
+    });
+  };
+
   const settle = (batch: Batch, err?: Error): void => {
     if (batch.settled) return;
     batch.settled = true;
     batches.delete(batch);
     if (err) {
-      for (let i = queue.length - 1; i >= 0; i--) if (queue[i].batch === batch) queue.splice(i, 1);
+      for (const q of [queue, backgroundQueue]) {
+        for (let i = q.length - 1; i >= 0; i--) {
+          if (q[i].batch !== batch) continue;
+          const [dropped] = q.splice(i, 1);
+          release(dropped, undefined, err);
+        }
+      }
       batch.reject(err);
     } else {
       batch.resolve(batch.results);
+    }
+  };
+
+  /** Moves a queued background chunk to the end of the foreground queue. */
+  const promote = (task: Task): void => {
+    if (!task.background) return;
+    task.background = false;
+    const i = backgroundQueue.indexOf(task);
+    if (i >= 0) {
+      backgroundQueue.splice(i, 1);
+      queue.push(task);
     }
   };
 
@@ -250,9 +317,9 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
 
   const dispatch = (): void => {
     for (const slot of slots) {
-      if (queue.length === 0) return;
+      if (queue.length === 0 && backgroundQueue.length === 0) return;
       if (!slot.ready || slot.task) continue;
-      const task = queue.shift();
+      const task = queue.shift() ?? backgroundQueue.shift();
       if (task) send(slot, task);
     }
   };
@@ -270,6 +337,7 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
       const id = batch.jobs[jobIndex].id;
       if (ok && id !== undefined) cache.add(id.toLowerCase());
     });
+    release(task, msg.results);
     if (!batch.settled && --batch.remaining === 0) settle(batch);
     dispatch();
   };
@@ -313,8 +381,10 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
       slot.task = undefined;
       if (task && !task.batch.settled) {
         task.attempts++;
-        if (task.attempts > 1) settle(task.batch, err);
-        else queue.unshift(task);
+        if (task.attempts > 1) {
+          release(task, undefined, err);
+          settle(task.batch, err);
+        } else (task.background ? backgroundQueue : queue).unshift(task);
       }
       if (startupFailures >= MAX_STARTUP_FAILURES) {
         broken = err;
@@ -333,6 +403,9 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
     const err = new NodeError(VerifyPoolErrorCode.STOPPED, 'verification pool stopped');
     for (const batch of [...batches]) settle(batch, err);
     queue.length = 0;
+    backgroundQueue.length = 0;
+    inProgress.clear();
+    followers.clear();
     stopping = Promise.all([...slots].map((s) => s.worker.terminate())).then(() => undefined);
     return stopping;
   };
@@ -347,28 +420,48 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
   }
 
   return {
-    async verifyBatch(jobs: readonly VerifyJob[]): Promise<boolean[]> {
+    async verifyBatch(jobs: readonly VerifyJob[], opts: VerifyBatchOptions = {}): Promise<boolean[]> {
       if (stopped) throw new NodeError(VerifyPoolErrorCode.STOPPED, 'verification pool stopped');
       if (broken) throw broken;
       jobs.forEach(assertJob);
+      const background = opts.background === true;
       const results = new Array<boolean>(jobs.length).fill(false);
       const pending: number[] = [];
+      /** Jobs whose id another chunk is checking already. */
+      const follow: [string, number][] = [];
+      const seen = new Set<string>();
       jobs.forEach((job, i) => {
-        if (job.id !== undefined && cache.touch(job.id.toLowerCase())) {
+        const id = job.id?.toLowerCase();
+        if (id !== undefined && cache.touch(id)) {
           results[i] = true;
           cacheHits++;
+        } else if (id !== undefined && (inProgress.has(id) || seen.has(id))) {
+          follow.push([id, i]);
         } else {
+          if (id !== undefined) seen.add(id);
           pending.push(i);
         }
       });
-      if (pending.length === 0) return results;
-      const chunk = Math.min(MAX_CHUNK, Math.ceil(pending.length / (threads * CHUNKS_PER_THREAD)));
+      if (pending.length === 0 && follow.length === 0) return results;
+      const chunk = Math.max(1, Math.min(MAX_CHUNK, Math.ceil(pending.length / (threads * CHUNKS_PER_THREAD))));
       return new Promise<boolean[]>((resolve, reject) => {
         // The caller may reuse its array: keep our own list (the bytes are encoded when a chunk is sent).
-        const batch: Batch = { jobs: jobs.slice(), results, remaining: Math.ceil(pending.length / chunk), settled: false, resolve, reject };
+        const batch: Batch = { jobs: jobs.slice(), results, remaining: Math.ceil(pending.length / chunk) + follow.length, settled: false, resolve, reject };
         batches.add(batch);
         for (let o = 0; o < pending.length; o += chunk) {
-          queue.push({ id: nextTaskId++, batch, indexes: pending.slice(o, o + chunk), attempts: 0 });
+          const task: Task = { id: nextTaskId++, batch, indexes: pending.slice(o, o + chunk), attempts: 0, background };
+          for (const i of task.indexes) {
+            const id = batch.jobs[i].id?.toLowerCase();
+            if (id !== undefined) inProgress.set(id, task);
+          }
+          (background ? backgroundQueue : queue).push(task);
+        }
+        for (const [id, index] of follow) {
+          const owner = inProgress.get(id)!;
+          if (!background) promote(owner);
+          let list = followers.get(id);
+          if (!list) followers.set(id, (list = []));
+          list.push({ batch, index });
         }
         dispatch();
       });

@@ -17,9 +17,12 @@
  *     handed to the chain strictly in height order while the other downloads continue. A
  *     batch that fails or times out goes back to the queue for another peer.
  *  3. Signatures ahead: the transactions of downloaded blocks after the one being connected are
- *     submitted to the signature pool (`preverifyBlocks` blocks ahead at most). Its cache of
- *     verified tx ids then answers the chain at once, so signature checking overlaps the
- *     chain's writes instead of alternating with them. The chain still checks every block in
+ *     submitted to the signature pool (`preverifyBlocks` blocks ahead at most) as background
+ *     work, which the pool runs only while the chain's own checks do not wait, and never twice
+ *     (a check the chain asks for while it is queued ahead joins it). Its cache of verified tx
+ *     ids then answers the chain at once, so signature checking overlaps the chain's writes
+ *     instead of alternating with them. Blocks are taken in order, each once the keys published
+ *     by every block before it are known. The chain still checks every block in
  *     full; this only warms the cache (a key is looked up by the sender's address, to which
  *     consensus binds it, so the same tx id always means the same check).
  *
@@ -487,6 +490,12 @@ class BlockDownload {
   private finished = false;
   /** Next block whose signatures go to the pool ahead of the chain. */
   private nextVerify = 0;
+  /**
+   * Every block up to this index had its published keys noted (or is connected): a block's
+   * checks ahead are built only once all blocks before it are, since a sender's first
+   * transaction, which carries its keys, may sit in any earlier block.
+   */
+  private notedThrough = -1;
   private verifyingBatches = 0;
   private preverifying = false;
   /** Keys published by downloaded blocks not yet connected, by sender (hex). */
@@ -627,8 +636,10 @@ class BlockDownload {
         // The block being connected is checked by the chain itself; start after it.
         if (this.nextVerify <= this.nextConnect) this.nextVerify = this.nextConnect + 1;
         if (this.verifyingBatches >= this.ctx.opts.preverifyBlocks) break;
+        if (this.notedThrough < this.nextVerify - 1) break; // an earlier block's keys are not known yet
         const r = this.received.get(this.nextVerify);
         if (!r) break;
+        this.notedThrough = this.nextVerify;
         this.nextVerify++;
         let jobs: Parameters<SignatureVerifier['verifyBatch']>[0];
         try {
@@ -639,7 +650,7 @@ class BlockDownload {
         if (jobs.length === 0) continue;
         this.verifyingBatches++;
         void verifier
-          .verifyBatch(jobs)
+          .verifyBatch(jobs, { background: true })
           .catch(() => undefined)
           .finally(() => {
             this.verifyingBatches--;
@@ -695,9 +706,10 @@ class BlockDownload {
         const item = this.items[this.nextConnect];
         this.ctx.onBlockFromNetwork(item.hex);
         // The chain checks this block's signatures itself; keys it publishes serve the checks ahead.
-        if (this.ctx.verifier && this.nextVerify <= this.nextConnect) {
+        if (this.ctx.verifier && this.notedThrough < this.nextConnect) {
           this.notePublishedKeys(r.bytes);
-          this.nextVerify = this.nextConnect + 1;
+          this.notedThrough = this.nextConnect;
+          void this.preverify();
         }
         try {
           const res = await this.ctx.chain.addBlock(r.bytes);

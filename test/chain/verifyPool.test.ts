@@ -1,4 +1,4 @@
-/** The verification pool: ordered results, the verified-id cache, thread count, worker crashes, clean stop. */
+/** The verification pool: ordered results, the verified-id cache, priorities, no check done twice, thread count, worker crashes, clean stop. */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Worker } from 'node:worker_threads';
 import {
@@ -186,6 +186,66 @@ describe('verify pool lifecycle', () => {
       const err = await rejection(pool.verifyBatch(validJobs(kp, 2, 'crash')));
       expect(isNodeError(err, VerifyPoolErrorCode.WORKER_FAILED)).toBe(true);
       expect(started).toBeGreaterThanOrEqual(2);
+    } finally {
+      await pool.stop();
+    }
+  });
+
+  test('foreground batches overtake queued background work', async () => {
+    const pool = await createVerifyPool({ threads: 1 });
+    try {
+      const order: string[] = [];
+      const ahead = pool.verifyBatch(validJobs(kp, 40, 'bg'), { background: true }).then((r) => (order.push('background'), r));
+      const urgent = pool.verifyBatch(validJobs(kp, 4, 'fg')).then((r) => (order.push('foreground'), r));
+      const [a, u] = await Promise.all([ahead, urgent]);
+      expect(order).toEqual(['foreground', 'background']);
+      expect(a.every(Boolean) && u.every(Boolean)).toBe(true);
+      expect(pool.stats().verified).toBe(44);
+    } finally {
+      await pool.stop();
+    }
+  });
+
+  test('a check already queued is not done twice: a foreground batch joins it and moves it forward', async () => {
+    const pool = await createVerifyPool({ threads: 1 });
+    try {
+      const jobs = validJobs(kp, 40, 'join');
+      jobs[37] = corrupt(jobs[37], 'join-bad');
+      const order: string[] = [];
+      const ahead = pool.verifyBatch(jobs, { background: true }).then((r) => (order.push('background'), r));
+      // The last chunk of the background batch, asked for by someone who waits for it.
+      const tail = jobs.slice(30);
+      const urgent = pool.verifyBatch(tail).then((r) => (order.push('foreground'), r));
+      const [a, u] = await Promise.all([ahead, urgent]);
+      expect(order).toEqual(['foreground', 'background']);
+      expect(u).toEqual(tail.map((_, i) => i + 30 !== 37));
+      expect(a).toEqual(jobs.map((_, i) => i !== 37));
+      expect(pool.stats().verified).toBe(40); // each job checked once
+      expect(pool.stats().cacheHits).toBe(0);
+    } finally {
+      await pool.stop();
+    }
+  });
+
+  test('the same id twice in one batch is checked once', async () => {
+    const pool = await createVerifyPool({ threads: 2 });
+    try {
+      const [a, b] = validJobs(kp, 2, 'twice');
+      expect(await pool.verifyBatch([a, a, b, a])).toEqual([true, true, true, true]);
+      expect(pool.stats().verified).toBe(2);
+    } finally {
+      await pool.stop();
+    }
+  });
+
+  test('a batch waiting on a check that fails for good is rejected too, never left hanging', async () => {
+    const pool = await createVerifyPool({ threads: 1, createWorker: crashingWorker });
+    try {
+      const jobs = validJobs(kp, 4, 'follow-crash');
+      const owner = rejection(pool.verifyBatch(jobs, { background: true }));
+      const follower = rejection(pool.verifyBatch(jobs.slice(2)));
+      expect(isNodeError(await owner, VerifyPoolErrorCode.WORKER_FAILED)).toBe(true);
+      expect(isNodeError(await follower, VerifyPoolErrorCode.WORKER_FAILED)).toBe(true);
     } finally {
       await pool.stop();
     }
