@@ -2,7 +2,7 @@
  * Initial sync with real node processes on 127.0.0.1: two seed nodes hold a 500-block chain
  * (built before they start, at trivial difficulty, with transfers in it); a node started empty
  * with both as bootstrap peers downloads it header-first from both in parallel and reaches their
- * tip, with the same state.
+ * tip, with the same state; paid calls sent to it while it is far behind answer 503 node_syncing.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -77,19 +77,31 @@ describe('a node started after 500 blocks', () => {
     procs.push(fresh);
 
     let sawTarget = 0;
+    /** Answers to a settle sent while the node said it was syncing, both before and after the call. */
+    const whileSyncing: { status: number; code: unknown }[] = [];
     await waitUntil(
       async () => {
         const s = await status(fresh.url);
         sawTarget = Math.max(sawTarget, s.sync?.targetHeight ?? 0);
+        if (s.syncing) {
+          const res = await fetch(`${fresh.url}/api/x402/native-world-clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'UTC', payment: { txId: 'ab'.repeat(32) } }) });
+          const body = (await res.json()) as { error?: { code?: unknown } };
+          if ((await status(fresh.url)).syncing) whileSyncing.push({ status: res.status, code: body.error?.code });
+        }
         return s.tip === tipHash;
       },
       60_000,
       'the fresh node to reach the seeds’ tip',
-      100,
+      20,
     );
     const st = await status(fresh.url);
     expect(st).toMatchObject({ height: BLOCKS, tip: tipHash, peers: 2, syncing: false, sync: { height: BLOCKS, targetHeight: BLOCKS } });
     expect(sawTarget).toBe(BLOCKS);
+    // Paid calls were refused while the node was far behind (and are served once it caught up).
+    expect(whileSyncing.length).toBeGreaterThan(0);
+    for (const a of whileSyncing) expect(a).toEqual({ status: 503, code: 'node_syncing' });
+    const after = await fetch(`${fresh.url}/api/x402/native-world-clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'UTC', payment: { txId: 'ab'.repeat(32) } }) });
+    expect(((await after.json()) as { error: { code: string } }).error.code).toBe('payment_not_found');
 
     // Header-first, and both seeds served blocks.
     const started = logLines(fresh, 'sync started');
