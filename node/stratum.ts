@@ -278,6 +278,8 @@ const MAX_WORKERS_PER_CONNECTION = 64;
 /** Malformed lines tolerated before a connection is closed. */
 const MAX_BAD_LINES = 10;
 const TICK_MS = 1_000;
+/** What the block lane answers for a block whose parent is no longer the tip. */
+const STALE_BLOCK = 'stale';
 const LATENCY_SAMPLES = 20;
 /** Which refresh reason wins when several arrive during one build. */
 const REASON_RANK = { mempool: 0, keepalive: 1, tip: 2 } as const;
@@ -310,6 +312,8 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   private running = false;
   private readonly conns = new Map<number, Connection>();
   private nextConnId = 1;
+  /** Block submissions, one after the other (see `inBlockLane`). */
+  private blockLane: Promise<unknown> = Promise.resolve();
   private extranonceCounter = randomBytes(4).readUInt32BE(0);
   /** Retained works, oldest first. */
   private works: Work[] = [];
@@ -913,13 +917,26 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     }
     conn.lastShareAt = Date.now();
     if (isBlock) {
-      const refusal = await this.submitBlock(worker, mine.tpl, { header, coinbase: { ...mine.tpl.block.coinbase, extranonce }, txs: mine.tpl.block.txs });
+      // One block at a time, each checked against the tip the one before it made: of two blocks
+      // found on one job before the next notify, the second could only become a side branch.
+      const refusal = await this.inBlockLane(async () => {
+        if (work.tpl.parentHash !== this.chain.tip.hashHex) return STALE_BLOCK;
+        return this.submitBlock(worker, mine.tpl, { header, coinbase: { ...mine.tpl.block.coinbase, extranonce }, txs: mine.tpl.block.txs });
+      });
+      if (refusal === STALE_BLOCK) return this.judge(conn, id, worker, 'stale', StratumError.JOB_NOT_FOUND, 'stale: a block was found on this job\'s parent first');
       if (refusal) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, refusal);
     }
     this.stats.recordShare(worker.name, 'accepted', credit);
     this.reply(conn, id, true);
     this.emit('share', { worker: worker.name, result: 'accepted', difficulty: credit, block: isBlock });
     if (!conn.closed) this.onAcceptedShare(conn, credit);
+  }
+
+  /** Runs `fn` after every block submission before it has finished. */
+  private inBlockLane<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.blockLane.then(fn);
+    this.blockLane = run.catch(() => undefined);
+    return run;
   }
 
   /** Hands a solved block to the chain; returns the reason when the chain refuses it. */

@@ -295,6 +295,22 @@ describe('submit errors', () => {
     expect(r.stats.worker(workerAddr())).toMatchObject({ stale: 1, rejected: 0, accepted: 0 });
   });
 
+  test('two blocks found on one job and sent back to back: the first is connected, the second is stale (21), not a side branch', async () => {
+    const r = await rig(EASY_BITS);
+    const c = await client(r);
+    const job = await c.start(workerAddr());
+    const s1 = await share(c, job, 1, { blockOnly: true });
+    const s2 = await share(c, job, 2, { blockOnly: true });
+    // Both leave before either answer or the next notify arrives, as a fast miner does.
+    const [a1, a2] = await Promise.all([c.submit(workerAddr(), job, s1), c.submit(workerAddr(), job, s2)]);
+    expect(a1).toMatchObject({ result: true, error: null });
+    expect(a2.result).toBe(false);
+    expect(errorOf(a2)[0]).toBe(21);
+    expect(errorOf(a2)[1]).toMatch(/stale/);
+    expect(r.chain.tip.height).toBe(1);
+    expect(r.stats.worker(workerAddr())).toMatchObject({ accepted: 1, stale: 1, rejected: 0, blocksFound: 1 });
+  });
+
   test('malformed lines are answered with code 20; an overlong line or too many bad lines close the connection', async () => {
     const r = await rig(SHARE_BITS, { maxLineBytes: 1024 });
     const c = await client(r);
