@@ -32,7 +32,11 @@ export interface MiningEndpoints {
 const SUBMIT_ENVELOPE_BYTES = 4_096;
 
 /** Builds the mining endpoints from the configuration (nothing listens until `stratum.start()`). */
-export function createMiningEndpoints(config: NodeConfig, params: ChainParams, modules: { chain: Chain; mempool: Mempool; miner: Miner | undefined; logger: NodeLogger }): MiningEndpoints {
+export function createMiningEndpoints(
+  config: NodeConfig,
+  params: ChainParams,
+  modules: { chain: Chain; mempool: Mempool; miner: Miner | undefined; logger: NodeLogger; isSyncing?: () => boolean },
+): MiningEndpoints {
   const { chain, mempool, miner, logger } = modules;
   const stats = createMiningStats();
   // Blocks of the built-in miner join the same list as those of Stratum workers and RPC miners.
@@ -59,7 +63,7 @@ export function createMiningEndpoints(config: NodeConfig, params: ChainParams, m
       maxTemplateBytes: Math.max(1_000, Math.floor((config.httpBodyLimit - SUBMIT_ENVELOPE_BYTES) / 2)),
       tag,
     },
-    { chain, mempool, params, stats, logger: logger.child({ module: 'rpc' }) },
+    { chain, mempool, params, stats, logger: logger.child({ module: 'rpc' }), isSyncing: modules.isSyncing },
   );
   const statusExtra = () => {
     const t = stats.snapshot().totals;

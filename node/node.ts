@@ -62,12 +62,17 @@ export interface NodeParts {
 export class FullNode {
   private started = false;
   private stopping: Promise<void> | undefined;
+  /** Checks whether the built-in miner should pause for a sync (see `gateMining`). */
+  private miningGate: NodeJS.Timeout | undefined;
+  /** Miner start/stop in progress, one at a time. */
+  private minerLane: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly config: NodeConfig,
     readonly params: ChainParams,
     readonly parts: NodeParts,
     private readonly log: NodeLogger,
+    private readonly isSyncing: () => boolean,
   ) {}
 
   /** Builds every part (opening the database and the worker pool) without starting them. */
@@ -86,8 +91,6 @@ export class FullNode {
       const mempool = createMempool(chain, verifier, params, { logger: log.child({ module: 'mempool' }) });
       // The miner needs the chain (to build on the tip and submit blocks) and the mempool (candidates).
       const miner = config.mine ? createMiner(chain, mempool, params, { threads: config.mineThreads, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, logger: log.child({ module: 'miner' }) }) : undefined;
-      // Stratum and getblocktemplate need the chain and the mempool as the miner does; the miner feeds their block list.
-      const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log });
       // The p2p network needs the chain (serve, sync and relay blocks) and the mempool (relay transactions).
       const p2p = config.p2p
         ? await createP2PNetwork(
@@ -95,9 +98,12 @@ export class FullNode {
             { chain, mempool, verifier, logger: log.child({ module: 'p2p' }) },
           )
         : undefined;
+      /** Far behind the network (p2p sync): no paid calls, no block templates, no built-in mining. */
+      const isSyncing = () => p2p?.isSyncing() ?? false;
+      // Stratum and getblocktemplate need the chain and the mempool as the miner does; the miner feeds their block list.
+      const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing });
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
-      // Paid calls answer 503 node_syncing while the p2p sync is far behind the network.
-      payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing: () => p2p?.isSyncing() ?? false });
+      payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing });
       const p2pHttp = p2p ? { routers: [createPeersRouter(p2p)], statusExtras: [() => p2p.statusFields()] } : { routers: [], statusExtras: [] };
       // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(
@@ -108,7 +114,7 @@ export class FullNode {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
         log.info({ path }, 'dev wallet written (devnet only; its seed is public)');
       }
-      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, p2p, http, payments }, log);
+      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, p2p, http, payments }, log, isSyncing);
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -131,9 +137,10 @@ export class FullNode {
       mempool.start();
       await this.parts.p2p?.start();
       await payments.start();
-      await miner?.start();
+      if (!isSyncingNow(this.isSyncing)) await miner?.start();
       await this.parts.stratum?.start();
       await http.start();
+      this.gateMining();
     } catch (e) {
       await this.stop();
       throw e;
@@ -142,6 +149,33 @@ export class FullNode {
       { url: http.url, network: this.params.network, chainId: this.params.chainId, height: chain.tip.height, tip: chain.tip.hashHex, mining: miner !== undefined, dataDir: this.config.dataDir, version: NODE_VERSION },
       'listening',
     );
+  }
+
+  /**
+   * The built-in miner pauses while the node is far behind the network: blocks it found on an
+   * old tip would only be orphaned, and its threads would slow the signature checks the sync
+   * waits for. Checked every second; it resumes once the node has caught up.
+   */
+  private gateMining(): void {
+    const { miner, p2p } = this.parts;
+    if (!miner || !p2p) return;
+    this.miningGate = setInterval(() => {
+      const syncing = isSyncingNow(this.isSyncing);
+      const running = miner.stats().running;
+      if (syncing === running) {
+        this.minerLane = this.minerLane.then(async () => {
+          if (this.stopping) return;
+          if (syncing && miner.stats().running) {
+            this.log.info({ height: this.parts.chain.tip.height }, 'mining paused while the node syncs');
+            await miner.stop();
+          } else if (!syncing && !miner.stats().running) {
+            this.log.info({ height: this.parts.chain.tip.height }, 'mining resumed: the node has caught up');
+            await miner.start();
+          }
+        });
+      }
+    }, 1_000);
+    this.miningGate.unref();
   }
 
   /** Stops the parts in reverse order; idempotent, errors of one part do not keep the others running. */
@@ -153,6 +187,7 @@ export class FullNode {
   private async stopNow(): Promise<void> {
     const { verifier, chain, mempool, miner, http, payments } = this.parts;
     this.log.info({}, 'stopping');
+    clearInterval(this.miningGate);
     const step = async (name: string, fn: () => unknown) => {
       try {
         await fn();
@@ -162,13 +197,21 @@ export class FullNode {
     };
     await step('http', () => http.stop());
     await step('stratum', () => this.parts.stratum?.stop());
-    await step('miner', () => miner?.stop());
+    await step('miner', () => this.minerLane.then(() => miner?.stop()));
     await step('p2p', () => this.parts.p2p?.stop());
     await step('payments', () => payments.stop());
     await step('mempool', () => mempool.stop());
     await step('chain', () => chain.close());
     await step('verifier', () => verifier.stop());
     this.log.info({ height: chain.tip.height }, 'stopped');
+  }
+}
+
+function isSyncingNow(isSyncing: () => boolean): boolean {
+  try {
+    return isSyncing();
+  } catch {
+    return false;
   }
 }
 

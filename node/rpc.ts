@@ -59,6 +59,8 @@ export const RpcCode = {
   MISC: -1,
   INVALID_ADDRESS: -5,
   INVALID_PARAMETER: -8,
+  /** Bitcoin Core's RPC_CLIENT_IN_INITIAL_DOWNLOAD: no templates while the node catches up. */
+  IN_INITIAL_DOWNLOAD: -10,
   DESERIALIZATION: -22,
 } as const;
 
@@ -99,6 +101,8 @@ export interface RpcModules {
   readonly params: ChainParams;
   readonly stats: MiningStats;
   readonly logger?: Logger;
+  /** True while the node is far behind the network: templates would build on an old block. */
+  readonly isSyncing?: () => boolean;
 }
 
 /** The RPC's counters for `GET /api/v1/mining`. */
@@ -345,6 +349,7 @@ export class RpcService {
     const mode = req.mode ?? 'template';
     if (mode !== 'template') throw new RpcFailure(RpcCode.INVALID_PARAMETER, `mode ${String(mode)} is not supported (only "template")`);
     const miner = this.payout(req);
+    if (this.m.isSyncing?.()) throw new RpcFailure(RpcCode.IN_INITIAL_DOWNLOAD, 'native-node is downloading blocks: templates resume once it has caught up with the network');
     let tpl = await this.buildTemplate(miner);
     if (typeof req.longpollid === 'string' && req.longpollid === this.longPollId(tpl)) {
       this.counters.longPolls++;

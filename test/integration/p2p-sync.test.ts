@@ -15,7 +15,7 @@ import { transfer } from '../../consensus/txTypes/transfer.js';
 import { openChain } from '../../chain/chain.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { buildBlock } from '../p2p/helpers/node.js';
-import { balance, logLines, startP2PNode, status, stopProc, waitUntil, writeSharedGenesis, type P2PProc } from '../p2p/helpers/processes.js';
+import { balance, getJson, logLines, startP2PNode, status, stopProc, waitUntil, writeSharedGenesis, type P2PProc } from '../p2p/helpers/processes.js';
 import type { ChainParams } from '../../consensus/params.js';
 
 const BLOCKS = 500;
@@ -55,8 +55,9 @@ beforeAll(async () => {
   const seed1 = join(dir, 'seed1');
   const seed2 = join(dir, 'seed2');
   const fresh = join(dir, 'fresh');
+  const miner = join(dir, 'miner');
   // Genesis far enough in the past that 500 blocks 3 s apart end before now (ASERT keeps the trivial target).
-  params = writeSharedGenesis([seed1, fresh], { genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 3 * BLOCKS - 600 });
+  params = writeSharedGenesis([seed1, fresh, miner], { genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 3 * BLOCKS - 600 });
   await buildSeedChain(seed1);
   cpSync(seed1, seed2, { recursive: true });
 }, 120_000);
@@ -115,5 +116,23 @@ describe('a node started after 500 blocks', () => {
     // Same state: every recipient's balance matches the seed's.
     for (const r of recipients) expect(await balance(fresh.url, params, r)).toBe(await balance(s1.url, params, r));
     expect(await balance(fresh.url, params, recipients[19])).toBe(20_000_000n);
+  }, 120_000);
+});
+
+describe('a mining node started after 500 blocks', () => {
+  test('pauses its miner while it syncs, then mines on the network’s tip', async () => {
+    const seed = procs[0]; // seed1, still running
+    expect((await status(seed.url)).height).toBe(BLOCKS);
+    const node = await startP2PNode(join(dir, 'miner'), ['--mine', '--bootstrap', seed.addr], dir);
+    procs.push(node);
+    await waitUntil(async () => (await status(node.url)).height > BLOCKS, 90_000, 'the mining node to sync and then mine a block of its own', 100);
+    // It did not build a chain of its own while far behind: the network's blocks are its history.
+    const atTip = await getJson<{ hash: string }>(node.url, `/api/v1/block/${BLOCKS}`);
+    expect(atTip.hash).toBe(tipHash);
+    const paused = logLines(node, 'mining paused while the node syncs');
+    const resumed = logLines(node, 'mining resumed: the node has caught up');
+    expect(paused.length).toBeGreaterThanOrEqual(1);
+    expect(resumed.length).toBeGreaterThanOrEqual(1);
+    expect(Number(resumed[resumed.length - 1].height)).toBeGreaterThanOrEqual(BLOCKS - 10);
   }, 120_000);
 });

@@ -44,14 +44,14 @@ afterEach(async () => {
 });
 afterAll(cleanupTmp);
 
-async function rig(rpc: Partial<RpcOptions> = {}): Promise<Rig> {
+async function rig(rpc: Partial<RpcOptions> = {}, isSyncing?: () => boolean): Promise<Rig> {
   const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 60 });
   const verifier = new CountingVerifier();
   const chain = await openChain({ dataDir: await tmpDir(), params, verifier });
   const mempool = createMempool(chain, verifier, params);
   mempool.start();
   const stats = createMiningStats();
-  const service = createRpcService({ user: 'miner', password: 's3cret', payoutAddress: encodeAddress(payee.address, params.hrp), longPollMs: 5_000, mempoolRefreshMs: 200, ...rpc }, { chain, mempool, params, stats });
+  const service = createRpcService({ user: 'miner', password: 's3cret', payoutAddress: encodeAddress(payee.address, params.hrp), longPollMs: 5_000, mempoolRefreshMs: 200, ...rpc }, { chain, mempool, params, stats, isSyncing });
   const http = createHttpServer({ host: '127.0.0.1', port: 0, bodyLimit: 1024 * 1024, timeoutMs: 15_000, version: 'test' }, { chain, mempool, params, routers: [service.router, createMiningRouter({ stats, rpc: service })] });
   await http.start();
   cleanups.push(async () => {
@@ -252,6 +252,19 @@ describe('getblocktemplate', () => {
     const res = await call(none, 'getblocktemplate', []);
     expect(res.error.code).toBe(-1);
     expect(res.error.message).toMatch(/--miner-address/);
+  });
+
+  test('while the node syncs, getblocktemplate answers -10 (as Bitcoin Core in initial download); afterwards a template', async () => {
+    let syncing = true;
+    const r = await rig({}, () => syncing);
+    const during = await call(r, 'getblocktemplate', [{ rules: ['segwit'] }]);
+    expect(during.result).toBeNull();
+    expect(during.error).toMatchObject({ code: -10, message: expect.stringMatching(/downloading blocks/) });
+    expect((await call(r, 'getblockcount')).result).toBe(0); // other methods still answer
+    syncing = false;
+    const after = await call(r, 'getblocktemplate', [{ rules: ['segwit'] }]);
+    expect(after.error).toBeNull();
+    expect(after.result.height).toBe(1);
   });
 
   test('long polling: a request with the current longpollid waits until the tip changes', async () => {
