@@ -55,6 +55,12 @@ export interface NodeConfig {
   readonly rpcPassword: string | undefined;
   /** Answer `/rpc` from clients that are not on the loopback interface. */
   readonly rpcAllowRemote: boolean;
+  /**
+   * A port of its own for JSON-RPC (at `/` and `/rpc`), with Node's lenient HTTP parser: for
+   * miners whose requests the API port refuses (cpuminer 2.5.0 sends Transfer-Encoding and
+   * Content-Length together). Undefined: `/rpc` on the HTTP port only.
+   */
+  readonly rpcPort: number | undefined;
   /** Signature verification worker threads; 0 lets the pool size itself to the cores. */
   readonly verifyThreads: number;
   readonly logLevel: LogLevel;
@@ -146,6 +152,7 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'stratumPort', flag: 'stratum-port', env: 'NATIVE_STRATUM_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'Stratum port (0: any free port)', defaultText: '3333' },
   { key: 'rpcUser', flag: 'rpc-user', env: 'NATIVE_RPC_USER', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 256, pattern: '^[^:]*$' }, description: 'JSON-RPC user (getblocktemplate/submitblock at POST /rpc, HTTP Basic)', defaultText: 'none: RPC off' },
   { key: 'rpcPassword', flag: 'rpc-password', env: 'NATIVE_RPC_PASSWORD', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 256 }, description: 'JSON-RPC password', defaultText: 'none: RPC off' },
+  { key: 'rpcPort', flag: 'rpc-port', env: 'NATIVE_RPC_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'also serve JSON-RPC on this port (at / and /rpc), with a lenient HTTP parser for older miners such as cpuminer', defaultText: 'none: /rpc on the HTTP port only' },
   { key: 'rpcAllowRemote', flag: 'rpc-allow-remote', env: 'NATIVE_RPC_ALLOW_REMOTE', kind: 'boolean', schema: { type: 'boolean' }, description: 'answer /rpc from non-loopback clients', defaultText: 'false' },
   { key: 'verifyThreads', flag: 'verify-threads', env: 'NATIVE_VERIFY_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 256 }, description: 'signature verification threads (0: auto)', defaultText: '0' },
   { key: 'logLevel', flag: 'log-level', env: 'NATIVE_LOG_LEVEL', kind: 'string', schema: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, description: 'fatal | error | warn | info | debug | trace | silent', defaultText: 'info' },
@@ -339,6 +346,7 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     rpcUser: merged.rpcUser as string | undefined,
     rpcPassword: merged.rpcPassword as string | undefined,
     rpcAllowRemote: merged.rpcAllowRemote as boolean,
+    rpcPort: merged.rpcPort as number | undefined,
     verifyThreads: merged.verifyThreads as number,
     logLevel: merged.logLevel as LogLevel,
     wallet: merged.wallet === undefined ? undefined : resolve(cwd, merged.wallet as string),

@@ -132,6 +132,13 @@ export interface HttpOptions {
   readonly timeoutMs: number;
   /** Reported in `/api/v1/status`. */
   readonly version: string;
+  /**
+   * Accept requests Node's strict parser refuses, notably `Transfer-Encoding` together with
+   * `Content-Length` (what cpuminer 2.5.0 sends with libcurl ≥ 7.x). Only for the dedicated
+   * JSON-RPC listener (`--rpc-port`), never for the public API: lenient parsing is what
+   * request smuggling through a proxy relies on.
+   */
+  readonly insecureParser?: boolean;
 }
 
 /** Defaults of HttpOptions. */
@@ -275,8 +282,6 @@ function tagText(tag: Uint8Array): string {
 export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
   const { chain, mempool, params } = modules;
   const log = modules.logger ?? silentLogger;
-  const app = new Koa();
-  app.silent = true; // errors are logged by the error middleware, not koa's default handler
   const router = new Router();
 
   const confirmations = (height: number) => Math.max(0, chain.tip.height - height + 1);
@@ -430,6 +435,13 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
     for (const extra of modules.statusExtras ?? []) Object.assign(ctx.body as Record<string, unknown>, await extra());
   });
 
+  return createJsonApp(opts, log, [router, ...(modules.routers ?? [])]);
+}
+
+/** A koa app speaking JSON: the error and timeout middleware, the JSON body parser, then `routers`. */
+export function createJsonApp(opts: Pick<HttpOptions, 'bodyLimit' | 'timeoutMs'>, log: Logger, routers: readonly Router[]): Koa {
+  const app = new Koa();
+  app.silent = true; // errors are logged by the error middleware, not koa's default handler
   app.use(errorMiddleware(log));
   app.use(timeoutMiddleware(opts.timeoutMs));
   app.use(
@@ -443,9 +455,7 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
       },
     }),
   );
-  app.use(router.routes());
-  app.use(router.allowedMethods());
-  for (const r of modules.routers ?? []) {
+  for (const r of routers) {
     app.use(r.routes());
     app.use(r.allowedMethods());
   }
@@ -468,9 +478,9 @@ export class HttpServer {
 
   constructor(
     private readonly opts: HttpOptions,
-    modules: HttpModules,
+    app: Koa,
   ) {
-    this.app = createHttpApp(opts, modules);
+    this.app = app;
   }
 
   /** Base URL once listening, e.g. `http://127.0.0.1:8402`. */
@@ -481,7 +491,7 @@ export class HttpServer {
 
   /** Starts listening; resolves once bound (port 0 resolved to the real port). */
   async start(): Promise<void> {
-    const server = createServer(this.app.callback());
+    const server = createServer({ insecureHTTPParser: this.opts.insecureParser === true }, this.app.callback());
     server.requestTimeout = this.opts.timeoutMs + 5_000;
     server.headersTimeout = Math.min(60_000, this.opts.timeoutMs + 5_000);
     await new Promise<void>((resolve, reject) => {
@@ -514,6 +524,11 @@ export class HttpServer {
 
 /** Creates the HTTP API server (call `start()`). */
 export function createHttpServer(opts: HttpOptions, modules: HttpModules): HttpServer {
-  return new HttpServer(opts, modules);
+  return new HttpServer(opts, createHttpApp(opts, modules));
+}
+
+/** A server of `routers` alone (with the JSON app's middleware), e.g. the dedicated JSON-RPC port. */
+export function createRouterServer(opts: HttpOptions, routers: readonly Router[], logger: Logger = silentLogger): HttpServer {
+  return new HttpServer(opts, createJsonApp(opts, logger, routers));
 }
 

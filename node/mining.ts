@@ -1,8 +1,9 @@
 /**
  * Wiring of the mining endpoints for the composition root: one statistics object fed by the
  * Stratum server, the getblocktemplate/submitblock RPC and the built-in miner; the Stratum server
- * (a part with start/stop); and the HTTP routers (`POST /rpc`, `GET /api/v1/mining`) plus the
- * `stratum` summary merged into `GET /api/v1/status`.
+ * (a part with start/stop); the HTTP routers (`POST /rpc`, `GET /api/v1/mining`) plus the
+ * `stratum` summary merged into `GET /api/v1/status`; and, with `--rpc-port`, a listener of its
+ * own for JSON-RPC (lenient HTTP parser, for older miners).
  */
 import type { Router } from '@koa/router';
 import type { ChainParams } from '../consensus/params.js';
@@ -11,6 +12,7 @@ import type { Mempool } from '../chain/mempool.js';
 import type { Miner } from '../chain/miner.js';
 import type { NodeConfig } from './config.js';
 import type { NodeLogger } from './logger.js';
+import { createRouterServer, type HttpServer } from './http.js';
 import { createMiningStats, type MiningStats } from './miningStats.js';
 import { createMiningRouter, createRpcService, type RpcService } from './rpc.js';
 import { createStratumServer, type StratumServer } from './stratum.js';
@@ -22,6 +24,8 @@ export interface MiningEndpoints {
   /** Undefined with `--no-stratum`. */
   readonly stratum: StratumServer | undefined;
   readonly rpc: RpcService;
+  /** JSON-RPC on a port of its own (`--rpc-port`, with RPC on); undefined otherwise. */
+  readonly rpcServer: HttpServer | undefined;
   /** `POST /rpc` and `GET /api/v1/mining`, for `HttpModules.routers`. */
   readonly routers: readonly Router[];
   /** The `stratum` field of `GET /api/v1/status`, for `HttpModules.statusExtras`. */
@@ -82,5 +86,14 @@ export function createMiningEndpoints(
       },
     };
   };
-  return { stats, stratum, rpc, routers: [rpc.router, createMiningRouter({ stats, stratum, rpc, miner })], statusExtra };
+  const rpcServer =
+    rpc.enabled && config.rpcPort !== undefined
+      ? createRouterServer(
+          { host: config.httpHost, port: config.rpcPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION, insecureParser: true },
+          [rpc.rootRouter],
+          logger.child({ module: 'rpc' }),
+        )
+      : undefined;
+  if (config.rpcPort !== undefined && !rpc.enabled) logger.warn({ rpcPort: config.rpcPort }, '--rpc-port needs --rpc-user and --rpc-password: no RPC listener');
+  return { stats, stratum, rpc, rpcServer, routers: [rpc.router, createMiningRouter({ stats, stratum, rpc, miner })], statusExtra };
 }

@@ -35,6 +35,7 @@ import { writeDevWallet } from './wallet.js';
 import { createPayments, type Payments } from './payments.js';
 import { createMiningEndpoints } from './mining.js';
 import type { StratumServer } from './stratum.js';
+import type { RpcService } from './rpc.js';
 
 /** Error codes of the node's lifecycle. */
 export const NodeLifecycleErrorCode = {
@@ -52,6 +53,8 @@ export interface NodeParts {
   readonly miner: Miner | undefined;
   /** The Stratum v1 server (undefined with --no-stratum). */
   readonly stratum: StratumServer | undefined;
+  /** getblocktemplate/submitblock: its service, and its own listener with --rpc-port. */
+  readonly rpc: { readonly service: RpcService; readonly server: HttpServer | undefined };
   /** The peer-to-peer network (undefined with --no-p2p). */
   readonly p2p: P2PNetwork | undefined;
   readonly http: HttpServer;
@@ -114,7 +117,7 @@ export class FullNode {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
         log.info({ path }, 'dev wallet written (devnet only; its seed is public)');
       }
-      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, p2p, http, payments }, log, isSyncing);
+      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments }, log, isSyncing);
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -139,6 +142,8 @@ export class FullNode {
       await payments.start();
       if (!isSyncingNow(this.isSyncing)) await miner?.start();
       await this.parts.stratum?.start();
+      await this.parts.rpc.server?.start();
+      if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
       await http.start();
       this.gateMining();
     } catch (e) {
@@ -195,6 +200,11 @@ export class FullNode {
         this.log.error({ err: e, part: name }, 'error while stopping');
       }
     };
+    // Long polls answer first, so no request waits on a chain about to close.
+    await step('rpc', async () => {
+      this.parts.rpc.service.stop();
+      await this.parts.rpc.server?.stop();
+    });
     await step('http', () => http.stop());
     await step('stratum', () => this.parts.stratum?.stop());
     await step('miner', () => this.minerLane.then(() => miner?.stop()));

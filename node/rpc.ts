@@ -209,7 +209,12 @@ function digest(s: string): Buffer {
 /** The getblocktemplate/submitblock service: its router and its counters. */
 export class RpcService {
   readonly router: Router;
+  /** For a port of its own: JSON-RPC at `/` (where Bitcoin clients post) and at `/rpc`. */
+  readonly rootRouter: Router;
   private readonly opts: RpcOptions;
+  /** Ends every pending long poll (see `stop`). */
+  private readonly pendingPolls = new Set<() => void>();
+  private stopped = false;
   private readonly m: RpcModules;
   private readonly log: Logger;
   private readonly now: () => number;
@@ -224,6 +229,15 @@ export class RpcService {
     if (this.opts.user && this.opts.password) this.expected = digest(`${this.opts.user}:${this.opts.password}`);
     this.router = new Router();
     this.router.post('/rpc', (ctx) => this.handle(ctx));
+    this.rootRouter = new Router();
+    this.rootRouter.post('/', (ctx) => this.handle(ctx));
+    this.rootRouter.post('/rpc', (ctx) => this.handle(ctx));
+  }
+
+  /** Answers every pending long poll now (node shutdown: nothing may wait on a closing chain). */
+  stop(): void {
+    this.stopped = true;
+    for (const finish of [...this.pendingPolls]) finish();
   }
 
   /** Whether `/rpc` answers at all (credentials configured). */
@@ -354,6 +368,8 @@ export class RpcService {
     if (typeof req.longpollid === 'string' && req.longpollid === this.longPollId(tpl)) {
       this.counters.longPolls++;
       await this.waitForChange(tpl.parentHash, ctx);
+      if (this.stopped) throw new RpcFailure(RpcCode.MISC, 'the node is stopping');
+      if (ctx.res.destroyed) return null; // the client has gone: nothing to build for
       tpl = await this.buildTemplate(miner);
     }
     this.counters.templates++;
@@ -363,6 +379,7 @@ export class RpcService {
   /** Resolves when the tip moves, after the mempool changed (and `mempoolRefreshMs`), at `longPollMs`, or when the client leaves. */
   private waitForChange(parentHash: string, ctx: Koa.Context): Promise<void> {
     const { chain, mempool } = this.m;
+    if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       let mempoolTimer: NodeJS.Timeout | undefined;
       const finish = () => {
@@ -371,7 +388,8 @@ export class RpcService {
         chain.off('tip', onTip);
         mempool.off('added', onMempool);
         mempool.off('removed', onMempool);
-        ctx.req.off('close', finish);
+        ctx.res.off('close', finish);
+        this.pendingPolls.delete(finish);
         resolve();
       };
       const onTip = () => {
@@ -384,7 +402,10 @@ export class RpcService {
       chain.on('tip', onTip);
       mempool.on('added', onMempool);
       mempool.on('removed', onMempool);
-      ctx.req.once('close', finish);
+      // The response closes before it is sent only when the client has gone (the request
+      // stream closes as soon as its body has been read, so it cannot tell).
+      ctx.res.once('close', finish);
+      this.pendingPolls.add(finish);
     });
   }
 

@@ -16,9 +16,10 @@ import { SUPPLY_KEY } from '../../consensus/state.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { openChain, type Chain } from '../../chain/chain.js';
 import { createMempool, type Mempool } from '../../chain/mempool.js';
-import { createHttpServer, type HttpServer } from '../../node/http.js';
+import { createConnection } from 'node:net';
+import { createHttpServer, createRouterServer, type HttpServer } from '../../node/http.js';
 import { createMiningStats, type MiningStats } from '../../node/miningStats.js';
-import { createMiningRouter, createRpcService, decodeSubmittedBlock, isLoopback, submitReason, type RpcOptions } from '../../node/rpc.js';
+import { createMiningRouter, createRpcService, decodeSubmittedBlock, isLoopback, submitReason, type RpcOptions, type RpcService } from '../../node/rpc.js';
 import { createTransferTx } from '../../consensus/txBuilder.js';
 import { testKey } from '../helpers/keys.js';
 import { CountingVerifier } from '../helpers/verifier.js';
@@ -36,6 +37,7 @@ interface Rig {
   stats: MiningStats;
   http: HttpServer;
   base: string;
+  service: RpcService;
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -59,7 +61,7 @@ async function rig(rpc: Partial<RpcOptions> = {}, isSyncing?: () => boolean): Pr
     mempool.stop();
     await chain.close();
   });
-  return { params, chain, mempool, stats, http, base: http.url };
+  return { params, chain, mempool, stats, http, base: http.url, service };
 }
 
 async function rpc(r: Rig, body: unknown, auth: string | null = AUTH): Promise<{ status: number; json: any; headers: Headers }> {
@@ -291,5 +293,60 @@ describe('getblocktemplate', () => {
     const { result: again } = await call(r, 'getblocktemplate', [{ longpollid: t.longpollid }]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(380);
     expect(again.previousblockhash).toBe(t.previousblockhash);
+  });
+
+  test('a long poll whose client leaves stops waiting at once (no listener left on the chain)', async () => {
+    const r = await rig({ longPollMs: 30_000 });
+    const { result: t } = await call(r, 'getblocktemplate', []);
+    const baseline = r.chain.listenerCount('tip');
+    const abort = new AbortController();
+    const gone = fetch(`${r.base}/rpc`, { method: 'POST', headers: { authorization: AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ id: 1, method: 'getblocktemplate', params: [{ longpollid: t.longpollid }] }), signal: abort.signal }).catch((e: Error) => e.name);
+    for (let i = 0; i < 100 && r.chain.listenerCount('tip') === baseline; i++) await new Promise((res) => setTimeout(res, 10));
+    expect(r.chain.listenerCount('tip')).toBe(baseline + 1);
+    abort.abort();
+    expect(await gone).toBe('AbortError');
+    for (let i = 0; i < 100 && r.chain.listenerCount('tip') > baseline; i++) await new Promise((res) => setTimeout(res, 10));
+    expect(r.chain.listenerCount('tip')).toBe(baseline);
+  });
+
+  test('stop answers pending long polls at once with -1 "stopping"', async () => {
+    const r = await rig({ longPollMs: 30_000 });
+    const { result: t } = await call(r, 'getblocktemplate', []);
+    const baseline = r.chain.listenerCount('tip');
+    const waiting = call(r, 'getblocktemplate', [{ longpollid: t.longpollid }]);
+    for (let i = 0; i < 100 && r.chain.listenerCount('tip') === baseline; i++) await new Promise((res) => setTimeout(res, 10));
+    const started = Date.now();
+    r.service.stop();
+    const answer = await waiting;
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(answer.error).toMatchObject({ code: -1, message: expect.stringMatching(/stopping/) });
+  });
+
+  test('cpuminer 2.5.0 sends Transfer-Encoding and Content-Length together: the API port refuses it (400), the RPC port (--rpc-port) answers', async () => {
+    const r = await rig();
+    const dedicated = createRouterServer({ host: '127.0.0.1', port: 0, bodyLimit: 1024 * 1024, timeoutMs: 15_000, version: 'test', insecureParser: true }, [r.service.rootRouter]);
+    await dedicated.start();
+    cleanups.push(() => dedicated.stop());
+    // The request exactly as cpuminer 2.5.0 with libcurl 7.88 writes it (a chunked body plus its own Content-Length).
+    const body = JSON.stringify({ method: 'getblockcount', params: [], id: 0 });
+    const raw = (path: string) =>
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH}\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nUser-Agent: cpuminer/2.5.0\r\nConnection: close\r\n\r\n` +
+      `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    const send = (url: string, path: string) =>
+      new Promise<string>((resolve, reject) => {
+        const { hostname, port } = new URL(url);
+        const sock = createConnection({ host: hostname, port: Number(port) }, () => sock.write(raw(path)));
+        let out = '';
+        sock.on('data', (d) => (out += d));
+        sock.on('end', () => resolve(out));
+        sock.on('error', reject);
+        sock.setTimeout(5_000, () => sock.destroy(new Error('no answer')));
+      });
+    expect(await send(r.base, '/rpc')).toMatch(/^HTTP\/1\.1 400/);
+    for (const path of ['/', '/rpc']) {
+      const answer = await send(dedicated.url, path);
+      expect(answer).toMatch(/^HTTP\/1\.1 200/);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ result: 0, error: null, id: 0 });
+    }
   });
 });
