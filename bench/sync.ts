@@ -119,6 +119,24 @@ function row(metric: string, value: string): void {
   console.log(`| ${metric} | ${value} |`);
 }
 
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc (Linux); NaN elsewhere. */
+async function processCpuSeconds(pid: number): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100 on Linux)
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds of this process (every thread, the verification workers included). */
+function ownCpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
 /** Child-process mode: serves the chain in `dir` until stdin closes; prints its address. */
 async function serve(dir: string): Promise<void> {
   const params = createParamsFromJson(JSON.parse(await readFile(join(dir, 'genesis.json'), 'utf8')));
@@ -130,7 +148,7 @@ async function serve(dir: string): Promise<void> {
 }
 
 /** Starts the serving node in a child process; resolves with its address and tip. */
-function startServer(dir: string): Promise<{ addr: string; tip: string; stop: () => Promise<void> }> {
+function startServer(dir: string): Promise<{ addr: string; tip: string; pid: number; stop: () => Promise<void> }> {
   const index = fileURLToPath(new URL('./index.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', index, 'sync', '--serve', dir, ...(verbose ? ['--verbose'] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -146,6 +164,7 @@ function startServer(dir: string): Promise<{ addr: string; tip: string; stop: ()
       resolve({
         addr,
         tip,
+        pid: child.pid!,
         stop: async () => {
           child.stdin!.end();
           const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -188,7 +207,9 @@ export async function run(args: string[]): Promise<void> {
     const pool = await createVerifyPool(poolOpts);
     const client = await node(join(root, 'client'), prep.params, pool, [server.addr]);
     let syncSecs = 0;
+    let cpu = { client: NaN, server: NaN };
     try {
+      const cpu0 = { client: ownCpuSeconds(), server: await processCpuSeconds(server.pid) };
       const start = performance.now();
       await client.p2p.start();
       const deadline = Date.now() + 30 * 60_000;
@@ -197,6 +218,7 @@ export async function run(args: string[]): Promise<void> {
         await new Promise((r) => setTimeout(r, 20));
       }
       syncSecs = (performance.now() - start) / 1000;
+      cpu = { client: ownCpuSeconds() - cpu0.client, server: (await processCpuSeconds(server.pid)) - cpu0.server };
       const st = pool.stats();
       console.log(`sync: ${st.verified} signatures checked by the pool, ${st.cacheHits} answered from its cache (checked ahead of the chain)`);
     } finally {
@@ -206,16 +228,19 @@ export async function run(args: string[]): Promise<void> {
     }
 
     let importSecs = 0;
+    let importCpu = NaN;
     if (values.import) {
       const pool2 = await createVerifyPool(poolOpts);
       const chain = await openChain({ dataDir: join(root, 'import'), params: prep.params, verifier: pool2 });
       try {
         const start = performance.now();
+        const cpu0 = ownCpuSeconds();
         for (const raw of prep.blocks) {
           const r = await chain.addBlock(raw);
           if (r.status !== 'connected') throw new Error(`import block not connected: ${r.status}`);
         }
         importSecs = (performance.now() - start) / 1000;
+        importCpu = ownCpuSeconds() - cpu0;
       } finally {
         await chain.close();
         await pool2.stop();
@@ -231,6 +256,8 @@ export async function run(args: string[]): Promise<void> {
     row('seconds', both((s) => s.toFixed(2)));
     row('blocks per second', both((s) => (nBlocks / s).toFixed(1)));
     row('transfers per second', both((s) => String(Math.round(prep.txs / s))));
+    row('CPU seconds, this node (all threads)', `${cpu.client.toFixed(2)} | ${values.import ? importCpu.toFixed(2) : '—'}`);
+    row('CPU seconds, the serving peer (same machine)', `${cpu.server.toFixed(2)} | —`);
     if (values.import) {
       console.log('');
       console.log(`sync / import throughput: ${(importSecs / syncSecs).toFixed(2)}`);

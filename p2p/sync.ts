@@ -34,7 +34,7 @@ import { EventEmitter } from 'node:events';
 import { blockHash, decodeBlock, type BlockHeader } from '../consensus/block.js';
 import type { HybridPublicKey } from '../consensus/keys.js';
 import { accountKey, decodeAccount } from '../consensus/state.js';
-import { txId, txSighash } from '../consensus/tx.js';
+import { txSighash } from '../consensus/tx.js';
 import { ValidationError } from '../consensus/errors.js';
 import { bytesEqual, toHex } from '../consensus/hash.js';
 import { blockWork } from '../consensus/pow.js';
@@ -483,7 +483,8 @@ class BlockDownload {
   private nextFresh = 0;
   private readonly retry = new Set<number>();
   private readonly inflight = new Set<number>();
-  private readonly received = new Map<number, { bytes: Uint8Array; peer: string }>();
+  /** Downloaded blocks waiting to be connected, with their transaction ids (from the merkle check). */
+  private readonly received = new Map<number, { bytes: Uint8Array; peer: string; txIds: Uint8Array[] }>();
   private readonly notFound = new Map<number, Set<string>>();
   private bufferedBytes = 0;
   private connecting = false;
@@ -600,10 +601,10 @@ class BlockDownload {
             this.retry.add(i);
             return;
           }
-          const { hash } = checkBlockIntegrity(frame.bytes);
+          const { hash, txIds } = checkBlockIntegrity(frame.bytes);
           if (!bytesEqual(hash, item.hash)) throw new PeerError(P2PErrorCode.PROTOCOL, `block ${toHex(hash)} was not asked for`, Offence.UNSOLICITED);
           this.inflight.delete(i);
-          this.received.set(i, { bytes: frame.bytes, peer: p.id });
+          this.received.set(i, { bytes: frame.bytes, peer: p.id, txIds });
           this.bufferedBytes += frame.bytes.length;
           p.served++;
           void this.pump();
@@ -643,7 +644,7 @@ class BlockDownload {
         this.nextVerify++;
         let jobs: Parameters<SignatureVerifier['verifyBatch']>[0];
         try {
-          jobs = await this.signatureJobs(r.bytes);
+          jobs = await this.signatureJobs(r.bytes, r.txIds);
         } catch {
           continue; // malformed: the chain will say so
         }
@@ -671,8 +672,8 @@ class BlockDownload {
   }
 
   /** Signature checks of a block's transactions whose key is known here (others are left to the chain). */
-  private async signatureJobs(bytes: Uint8Array): Promise<Parameters<SignatureVerifier['verifyBatch']>[0]> {
-    const { block, txBytes } = decodeBlock(bytes);
+  private async signatureJobs(bytes: Uint8Array, txIds: readonly Uint8Array[]): Promise<Parameters<SignatureVerifier['verifyBatch']>[0]> {
+    const { block } = decodeBlock(bytes);
     const missing: string[] = [];
     for (const tx of block.txs) {
       const from = toHex(tx.from);
@@ -687,7 +688,7 @@ class BlockDownload {
         const raw = view.get(accountKey(tx.from));
         pub = raw ? decodeAccount(raw).publicKey : undefined;
       }
-      if (pub) jobs.push({ id: toHex(txId(txBytes[i])), pub, msg: txSighash(tx), sig: tx.signature });
+      if (pub) jobs.push({ id: toHex(txIds[i]), pub, msg: txSighash(tx), sig: tx.signature });
     });
     if (this.published.size > 100_000) this.published.clear();
     return jobs;

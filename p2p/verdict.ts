@@ -51,7 +51,7 @@ function byAction(action: PeerAction, banScore: number, code: string): Verdict {
  * altered the body of a valid block (CVE-2012-2459-style mutations included) must not be able
  * to make us reject the genuine block later. Throws CodecError / ValidationError (reject).
  */
-export function checkBlockIntegrity(bytes: Uint8Array): { hash: Uint8Array; prevHash: Uint8Array } {
+export function checkBlockIntegrity(bytes: Uint8Array): { hash: Uint8Array; prevHash: Uint8Array; txIds: Uint8Array[] } {
   const r = new Reader(bytes);
   const header = r.raw(HEADER_SIZE);
   const cb = r.bytes(256, 'coinbase');
@@ -67,7 +67,7 @@ export function checkBlockIntegrity(bytes: Uint8Array): { hash: Uint8Array; prev
   }
   r.end();
   if (!bytesEqual(merkleRoot(leaves), header.subarray(36, 68))) throw new ValidationError(BlockErrorCode.BAD_MERKLE_ROOT, 'merkle root does not match the transactions');
-  return { hash: blockHashOfHeaderBytes(header), prevHash: header.slice(4, 36) };
+  return { hash: blockHashOfHeaderBytes(header), prevHash: header.slice(4, 36), txIds: leaves.slice(1) };
 }
 
 /** SHA-256d of the 80 header bytes (the block hash) without decoding them. */
