@@ -277,14 +277,22 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
     });
   };
 
+  /** Whether another, still waiting batch follows one of the chunk's checks. */
+  const hasLiveFollowers = (task: Task): boolean =>
+    task.indexes.some((jobIndex) => {
+      const id = idOf(task, jobIndex);
+      return id !== undefined && inProgress.get(id) === task && (followers.get(id)?.some((f) => !f.batch.settled) ?? false);
+    });
+
   const settle = (batch: Batch, err?: Error): void => {
     if (batch.settled) return;
     batch.settled = true;
     batches.delete(batch);
     if (err) {
+      // Its queued chunks go, unless another batch waits on them: those still run, for it.
       for (const q of [queue, backgroundQueue]) {
         for (let i = q.length - 1; i >= 0; i--) {
-          if (q[i].batch !== batch) continue;
+          if (q[i].batch !== batch || hasLiveFollowers(q[i])) continue;
           const [dropped] = q.splice(i, 1);
           release(dropped, undefined, err);
         }
@@ -379,12 +387,16 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
       if (!slot.ready) startupFailures++;
       const task = slot.task;
       slot.task = undefined;
-      if (task && !task.batch.settled) {
+      if (task) {
         task.attempts++;
         if (task.attempts > 1) {
           release(task, undefined, err);
           settle(task.batch, err);
-        } else (task.background ? backgroundQueue : queue).unshift(task);
+        } else if (!task.batch.settled || hasLiveFollowers(task)) {
+          (task.background ? backgroundQueue : queue).unshift(task);
+        } else {
+          release(task, undefined, err); // nobody waits for it: only its ids leave `inProgress`
+        }
       }
       if (startupFailures >= MAX_STARTUP_FAILURES) {
         broken = err;

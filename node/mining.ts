@@ -89,7 +89,8 @@ export function createMiningEndpoints(
   const rpcServer =
     rpc.enabled && config.rpcPort !== undefined
       ? createRouterServer(
-          { host: config.httpHost, port: config.rpcPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION, insecureParser: true },
+          // Lenient parsing stays on loopback unless remote RPC clients are allowed at all.
+          { host: config.rpcAllowRemote ? config.httpHost : '127.0.0.1', port: config.rpcPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION, insecureParser: true },
           [rpc.rootRouter],
           logger.child({ module: 'rpc' }),
         )

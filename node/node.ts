@@ -42,6 +42,9 @@ export const NodeLifecycleErrorCode = {
   ALREADY_STARTED: 'node_already_started',
 } as const;
 
+/** Longest wait of the built-in miner for the bootstrap peers' chain status before it starts anyway, ms. */
+export const MINING_STATUS_GRACE_MS = 10_000;
+
 /** Name of the chain database directory inside the data directory. */
 export const CHAIN_DIR = 'chain';
 
@@ -140,12 +143,16 @@ export class FullNode {
       mempool.start();
       await this.parts.p2p?.start();
       await payments.start();
-      if (!isSyncingNow(this.isSyncing)) await miner?.start();
+      // With bootstrap peers, mining waits for their chain status (see `gateMining`).
+      const startedAt = Date.now();
+      const deferMining = miner !== undefined && this.parts.p2p !== undefined && this.config.bootstrap.length > 0;
+      if (deferMining) this.log.info({}, 'mining waits for the network’s chain status');
+      else await miner?.start();
       await this.parts.stratum?.start();
       await this.parts.rpc.server?.start();
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
       await http.start();
-      this.gateMining();
+      this.gateMining(startedAt, !deferMining);
     } catch (e) {
       await this.stop();
       throw e;
@@ -159,26 +166,37 @@ export class FullNode {
   /**
    * The built-in miner pauses while the node is far behind the network: blocks it found on an
    * old tip would only be orphaned, and its threads would slow the signature checks the sync
-   * waits for. Checked every second; it resumes once the node has caught up.
+   * waits for. With bootstrap peers it also waits for their first chain status (at most
+   * `MINING_STATUS_GRACE_MS`), since before it "not syncing" only means "not known". Checked
+   * every second; a pause or a resume happens once the new state has held for two checks, so a
+   * node hovering around the threshold does not restart its threads at every block.
    */
-  private gateMining(): void {
+  private gateMining(startedAt: number, started: boolean): void {
     const { miner, p2p } = this.parts;
     if (!miner || !p2p) return;
+    let everStarted = started;
+    let want: boolean | undefined;
+    let streak = 0;
     this.miningGate = setInterval(() => {
-      const syncing = isSyncingNow(this.isSyncing);
-      const running = miner.stats().running;
-      if (syncing === running) {
-        this.minerLane = this.minerLane.then(async () => {
+      const known = everStarted || p2p.hasPeerStatus() || Date.now() - startedAt >= MINING_STATUS_GRACE_MS;
+      const run = known && !isSyncingNow(this.isSyncing);
+      streak = run === want ? streak + 1 : 1;
+      want = run;
+      if (run === miner.stats().running || (everStarted && streak < 2)) return;
+      this.minerLane = this.minerLane
+        .then(async () => {
           if (this.stopping) return;
-          if (syncing && miner.stats().running) {
-            this.log.info({ height: this.parts.chain.tip.height }, 'mining paused while the node syncs');
+          const height = this.parts.chain.tip.height;
+          if (!run && miner.stats().running) {
+            this.log.info({ height }, 'mining paused while the node syncs');
             await miner.stop();
-          } else if (!syncing && !miner.stats().running) {
-            this.log.info({ height: this.parts.chain.tip.height }, 'mining resumed: the node has caught up');
+          } else if (run && !miner.stats().running) {
+            this.log.info({ height }, everStarted ? 'mining resumed: the node has caught up' : 'mining started: the node is in step with the network');
+            everStarted = true;
             await miner.start();
           }
-        });
-      }
+        })
+        .catch((e: unknown) => this.log.error({ err: e }, 'mining gate failed'));
     }, 1_000);
     this.miningGate.unref();
   }

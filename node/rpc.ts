@@ -370,6 +370,7 @@ export class RpcService {
       await this.waitForChange(tpl.parentHash, ctx);
       if (this.stopped) throw new RpcFailure(RpcCode.MISC, 'the node is stopping');
       if (ctx.res.destroyed) return null; // the client has gone: nothing to build for
+      if (this.m.isSyncing?.()) throw new RpcFailure(RpcCode.IN_INITIAL_DOWNLOAD, 'native-node is downloading blocks: templates resume once it has caught up with the network');
       tpl = await this.buildTemplate(miner);
     }
     this.counters.templates++;
@@ -379,7 +380,7 @@ export class RpcService {
   /** Resolves when the tip moves, after the mempool changed (and `mempoolRefreshMs`), at `longPollMs`, or when the client leaves. */
   private waitForChange(parentHash: string, ctx: Koa.Context): Promise<void> {
     const { chain, mempool } = this.m;
-    if (this.stopped) return Promise.resolve();
+    if (this.stopped || ctx.res.destroyed) return Promise.resolve(); // stopping, or the client has gone (a batch's later polls)
     return new Promise((resolve) => {
       let mempoolTimer: NodeJS.Timeout | undefined;
       const finish = () => {

@@ -315,6 +315,11 @@ export class P2PNetwork implements SyncStatusReader {
     return this.sync.isSyncing();
   }
 
+  /** Whether any peer's chain status is known yet. */
+  hasPeerStatus(): boolean {
+    return this.sync.hasPeerStatus();
+  }
+
   syncState(): SyncState {
     return this.sync.syncState();
   }

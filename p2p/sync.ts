@@ -32,7 +32,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { blockHash, decodeBlock, type BlockHeader } from '../consensus/block.js';
-import type { HybridPublicKey } from '../consensus/keys.js';
+import { addressOfPublicKey, type HybridPublicKey } from '../consensus/keys.js';
 import { accountKey, decodeAccount } from '../consensus/state.js';
 import { txSighash } from '../consensus/tx.js';
 import { ValidationError } from '../consensus/errors.js';
@@ -210,10 +210,17 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
     return this.syncState().syncing;
   }
 
+  /** Whether any connected peer has answered a status request yet (before that, "not syncing" means "not known"). */
+  hasPeerStatus(): boolean {
+    for (const p of this.peers.values()) if (p.statusAt > 0) return true;
+    return false;
+  }
+
   syncState(): SyncState {
     const tip = this.chain.tip;
     let target = tip.height;
-    for (const p of this.peers.values()) if (p.statusAt > 0 && p.work > tip.chainWork) target = Math.max(target, p.height);
+    // A peer whose claimed work could not be delivered (see `exhaustedWork`) does not count until it claims more.
+    for (const p of this.peers.values()) if (p.statusAt > 0 && p.work > tip.chainWork && p.work > p.exhaustedWork) target = Math.max(target, p.height);
     if (this.job) target = Math.max(target, this.job.lastHeight);
     const rate = this.rate();
     const remaining = target - tip.height;
@@ -663,9 +670,18 @@ class BlockDownload {
     }
   }
 
+  /**
+   * Remembers the key a transaction publishes, only when it is its sender's (the address is the
+   * key's hash): the block is not validated yet, and a key that is not the sender's would make
+   * the check ahead of an honest transaction fail, an answer the chain's own check would join.
+   */
+  private notePublishedKey(tx: { readonly from: Uint8Array; readonly publicKey?: HybridPublicKey }): void {
+    if (tx.publicKey && bytesEqual(addressOfPublicKey(tx.publicKey), tx.from)) this.published.set(toHex(tx.from), tx.publicKey);
+  }
+
   private notePublishedKeys(bytes: Uint8Array): void {
     try {
-      for (const tx of decodeBlock(bytes).block.txs) if (tx.publicKey) this.published.set(toHex(tx.from), tx.publicKey);
+      for (const tx of decodeBlock(bytes).block.txs) this.notePublishedKey(tx);
     } catch {
       // malformed: the chain will say so
     }
@@ -676,9 +692,8 @@ class BlockDownload {
     const { block } = decodeBlock(bytes);
     const missing: string[] = [];
     for (const tx of block.txs) {
-      const from = toHex(tx.from);
-      if (tx.publicKey) this.published.set(from, tx.publicKey);
-      else if (!this.published.has(from)) missing.push(accountKey(tx.from));
+      if (tx.publicKey) this.notePublishedKey(tx);
+      else if (!this.published.has(toHex(tx.from))) missing.push(accountKey(tx.from));
     }
     const view = missing.length ? await this.ctx.chain.getStateView(missing) : undefined;
     const jobs: { id: string; pub: HybridPublicKey; msg: Uint8Array; sig: (typeof block.txs)[number]['signature'] }[] = [];

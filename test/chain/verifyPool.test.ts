@@ -251,6 +251,21 @@ describe('verify pool lifecycle', () => {
     }
   });
 
+  test('a chunk lost after its batch failed still answers the batches that wait on it (no hang, no id left in progress)', async () => {
+    const pool = await createVerifyPool({ threads: 2, createWorker: crashingWorker });
+    try {
+      const jobs = validJobs(kp, 2, 'lost-chunk'); // two chunks of one job, one per worker
+      const owner = rejection(pool.verifyBatch(jobs, { background: true }));
+      const follower = rejection(pool.verifyBatch([jobs[1]]));
+      expect(isNodeError(await owner, VerifyPoolErrorCode.WORKER_FAILED)).toBe(true);
+      expect(isNodeError(await follower, VerifyPoolErrorCode.WORKER_FAILED)).toBe(true);
+      // The ids are free again: a new batch is checked (and fails) on its own rather than waiting forever.
+      expect(isNodeError(await rejection(pool.verifyBatch([jobs[1]])), VerifyPoolErrorCode.WORKER_FAILED)).toBe(true);
+    } finally {
+      await pool.stop();
+    }
+  }, 20_000);
+
   test('a pool whose workers cannot start fails at creation with verify_worker_failed', async () => {
     const err = await rejection(createVerifyPool({ threads: 2, createWorker: () => new Worker('process.exit(5)', { eval: true }) }));
     expect(isNodeError(err, VerifyPoolErrorCode.WORKER_FAILED)).toBe(true);

@@ -81,10 +81,8 @@ describe('native-node devnet --nodes 3', () => {
       'one common tip at height ≥ 4',
       200,
     );
-    for (const n of info.nodes) {
-      const mining = (await getJson(n.url, '/api/v1/status')).mining;
-      expect(mining.running).toBe(true);
-    }
+    // Nodes that joined through a bootstrap peer start mining once they know its chain (within a few seconds).
+    await waitUntil(async () => (await Promise.all(info.nodes.map((n) => getJson(n.url, '/api/v1/status')))).every((s) => s.mining.running === true), 30_000, 'all three nodes mining');
   }, 130_000);
 
   test('SIGTERM stops every node and the command exits 0', async () => {
