@@ -401,6 +401,11 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
       if (startupFailures >= MAX_STARTUP_FAILURES) {
         broken = err;
         for (const batch of [...batches]) settle(batch, err);
+        // Nothing runs any more: drop what settling kept for batches settled after it.
+        queue.length = 0;
+        backgroundQueue.length = 0;
+        inProgress.clear();
+        followers.clear();
         return;
       }
       spawn();

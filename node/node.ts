@@ -173,16 +173,19 @@ export class FullNode {
    */
   private gateMining(startedAt: number, started: boolean): void {
     const { miner, p2p } = this.parts;
-    if (!miner || !p2p) return;
+    if (!miner || !p2p || this.stopping) return;
     let everStarted = started;
     let want: boolean | undefined;
     let streak = 0;
     this.miningGate = setInterval(() => {
-      const known = everStarted || p2p.hasPeerStatus() || Date.now() - startedAt >= MINING_STATUS_GRACE_MS;
+      const heard = p2p.hasPeerStatus();
+      const known = everStarted || heard || Date.now() - startedAt >= MINING_STATUS_GRACE_MS;
       const run = known && !isSyncingNow(this.isSyncing);
       streak = run === want ? streak + 1 : 1;
       want = run;
-      if (run === miner.stats().running || (everStarted && streak < 2)) return;
+      // Every change, the first start included, waits for two checks: the first peer to answer
+      // may be one at our height while one far ahead is still to answer.
+      if (run === miner.stats().running || streak < 2) return;
       this.minerLane = this.minerLane
         .then(async () => {
           if (this.stopping) return;
@@ -191,7 +194,8 @@ export class FullNode {
             this.log.info({ height }, 'mining paused while the node syncs');
             await miner.stop();
           } else if (run && !miner.stats().running) {
-            this.log.info({ height }, everStarted ? 'mining resumed: the node has caught up' : 'mining started: the node is in step with the network');
+            const msg = everStarted ? 'mining resumed: the node has caught up' : heard ? 'mining started: the node is in step with the network' : 'mining started: no peer answered within the grace period';
+            this.log.info({ height }, msg);
             everStarted = true;
             await miner.start();
           }

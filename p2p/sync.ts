@@ -114,6 +114,12 @@ interface PeerSync {
   inflight: number;
   /** The peer's work when a job from it last found nothing better; it is asked again only once its work grows. */
   exhaustedWork: bigint;
+  /**
+   * Whether that last job showed the claim hollow (invalid headers or blocks, or no heavier
+   * chain) rather than merely failing (a timeout): only then does the peer stop counting
+   * towards "syncing" until it claims more work.
+   */
+  discredited: boolean;
   /** Blocks it served in the current job. */
   served: number;
 }
@@ -183,7 +189,7 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
   /** A peer that speaks the sync protocol connected. */
   addPeer(id: string): void {
     if (this.stopped || this.peers.has(id)) return;
-    const p: PeerSync = { id, height: 0, work: 0n, tipHex: '', statusAt: 0, statusPending: false, inflight: 0, exhaustedWork: -1n, served: 0 };
+    const p: PeerSync = { id, height: 0, work: 0n, tipHex: '', statusAt: 0, statusPending: false, inflight: 0, exhaustedWork: -1n, discredited: false, served: 0 };
     this.peers.set(id, p);
     void this.refreshStatus(p);
   }
@@ -219,8 +225,8 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
   syncState(): SyncState {
     const tip = this.chain.tip;
     let target = tip.height;
-    // A peer whose claimed work could not be delivered (see `exhaustedWork`) does not count until it claims more.
-    for (const p of this.peers.values()) if (p.statusAt > 0 && p.work > tip.chainWork && p.work > p.exhaustedWork) target = Math.max(target, p.height);
+    // A peer whose claim proved hollow (see `discredited`) does not count until it claims more work.
+    for (const p of this.peers.values()) if (p.statusAt > 0 && p.work > tip.chainWork && !(p.discredited && p.work <= p.exhaustedWork)) target = Math.max(target, p.height);
     if (this.job) target = Math.max(target, this.job.lastHeight);
     const rate = this.rate();
     const remaining = target - tip.height;
@@ -278,6 +284,8 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
       p.work = s.chainWork;
       p.tipHex = toHex(s.tip);
       p.statusAt = this.now();
+      // A job that failed only in transit (a timeout, a stall) is tried again at each status refresh.
+      if (!p.discredited) p.exhaustedWork = -1n;
       if (p.work > this.chain.tip.chainWork && p.work > p.exhaustedWork) this.kick();
     } catch (e) {
       const err = peerErrorOf(e, 'status');
@@ -361,8 +369,10 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
     let locator = this.locator();
     let complete = false;
     const workAtStart = peer.work;
+    /** `points` > 0: the peer misbehaved; `reason` '': it has nothing better; otherwise a transport failure. */
     const giveUp = (points: number, reason: string): undefined => {
       peer.exhaustedWork = workAtStart;
+      peer.discredited = points > 0 || reason === '';
       this.penalize(peer.id, points, reason);
       if (reason) this.log.debug({ peer: peer.id, reason }, 'header sync abandoned');
       return undefined;
@@ -463,6 +473,7 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
       this.log.warn({ ...info, height: this.chain.tip.height, peers: served }, 'sync abandoned');
       // Do not loop on the same peer's chain; a better status lifts this.
       source.exhaustedWork = source.work;
+      source.discredited = job.invalidBlock;
     }
     this.emit('jobDone', info);
   }
@@ -513,6 +524,8 @@ class BlockDownload {
   readonly done = new Promise<void>((r) => (this.resolveDone = r));
   ok = false;
   reason: string | undefined;
+  /** The job ended on a block the chain rejected as invalid. */
+  invalidBlock = false;
   lastProgress: number;
 
   constructor(
@@ -732,7 +745,10 @@ class BlockDownload {
           if (res.status === 'orphan') throw new Error('parent missing');
         } catch (e) {
           const v = verdictOf('block', e);
-          if (v.result === 'reject') this.ctx.penalize(r.peer, v.banScore, `invalid block at height ${item.height}: ${v.code}`);
+          if (v.result === 'reject') {
+            this.invalidBlock = true;
+            this.ctx.penalize(r.peer, v.banScore, `invalid block at height ${item.height}: ${v.code}`);
+          }
           this.fail(`block ${item.hex} at height ${item.height}: ${v.code === 'internal_error' ? (e as Error).message : v.code}`);
           return;
         }

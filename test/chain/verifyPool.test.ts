@@ -252,7 +252,16 @@ describe('verify pool lifecycle', () => {
   });
 
   test('a chunk lost after its batch failed still answers the batches that wait on it (no hang, no id left in progress)', async () => {
-    const pool = await createVerifyPool({ threads: 2, createWorker: crashingWorker });
+    // Workers crash on every chunk: at once on chunk 0, a second later on chunk 1, so chunk 0
+    // uses up its retry and fails its batch while chunk 1 is still on a worker.
+    const slowCrash = () =>
+      new Worker(
+        `const { parentPort } = require('node:worker_threads');
+         parentPort.postMessage({ type: 'ready' });
+         parentPort.on('message', (m) => setTimeout(() => process.exit(3), m.task === 1 ? 1000 : 0));`,
+        { eval: true },
+      );
+    const pool = await createVerifyPool({ threads: 2, createWorker: slowCrash });
     try {
       const jobs = validJobs(kp, 2, 'lost-chunk'); // two chunks of one job, one per worker
       const owner = rejection(pool.verifyBatch(jobs, { background: true }));
