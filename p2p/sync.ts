@@ -369,10 +369,10 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
     let locator = this.locator();
     let complete = false;
     const workAtStart = peer.work;
-    /** `points` > 0: the peer misbehaved; `reason` '': it has nothing better; otherwise a transport failure. */
-    const giveUp = (points: number, reason: string): undefined => {
+    /** `transient`: the request failed in transit (a timeout, a dropped stream), which says nothing of the peer's chain. */
+    const giveUp = (points: number, reason: string, transient = false): undefined => {
       peer.exhaustedWork = workAtStart;
-      peer.discredited = points > 0 || reason === '';
+      peer.discredited = !transient;
       this.penalize(peer.id, points, reason);
       if (reason) this.log.debug({ peer: peer.id, reason }, 'header sync abandoned');
       return undefined;
@@ -384,7 +384,7 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
         headers = await this.mods.transport.headers(peer.id, locator, zeroHash(), MAX_HEADERS, this.signal());
       } catch (e) {
         const err = peerErrorOf(e, 'headers');
-        return giveUp(err.points, err.message);
+        return giveUp(err.points, err.message, err.code === P2PErrorCode.TIMEOUT);
       }
       if (headers.length === 0) {
         complete = true;

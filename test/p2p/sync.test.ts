@@ -137,6 +137,43 @@ describe('sync state', () => {
     await sync.stop();
   });
 
+  test('a peer whose headers prove its claim hollow stops counting towards syncing; one that timed out still counts and is asked again', async () => {
+    const n = await node();
+    const genesis = n.chain.getEntryByHeight(0)!;
+    const claim = { chainId: params.chainId, genesis: genesis.hash, height: 100, tip: new Uint8Array(32).fill(7), chainWork: genesis.chainWork + 100n * blockWork(params.genesis.bits) };
+    const asked: Record<string, number> = { liar: 0, slow: 0 };
+    const transport: SyncTransport = {
+      status: async () => claim,
+      headers: async (peer) => {
+        asked[peer]++;
+        if (peer === 'slow') throw Object.assign(new Error('timed out'), { name: 'TimeoutError' });
+        // Headers that do not connect to our chain: the claimed work is not there.
+        const b = await buildBlock(n.chain, minerA);
+        return [{ ...b.header, prevHash: new Uint8Array(32).fill(9) }];
+      },
+      blocks: async () => undefined,
+    };
+    const penalties: string[] = [];
+    const sync = new SyncManager({ farBehindBlocks: 10, tickMs: 50, statusIntervalMs: 200 }, { chain: n.chain, transport, penalize: (peer) => penalties.push(peer) });
+    try {
+      expect(sync.hasPeerStatus()).toBe(false);
+      sync.start();
+      sync.addPeer('liar');
+      await waitFor(() => asked.liar > 0 && !sync.isSyncing(), 5_000, 'the liar to be discredited');
+      expect(sync.hasPeerStatus()).toBe(true);
+      expect(penalties).toContain('liar');
+      const liarAsks = asked.liar;
+      sync.addPeer('slow');
+      // A timeout is no proof: still syncing, and asked again at its next status refresh.
+      await waitFor(() => asked.slow >= 3, 5_000, 'the slow peer to be asked again');
+      expect(sync.isSyncing()).toBe(true);
+      expect(sync.syncState().targetHeight).toBe(100);
+      expect(asked.liar).toBe(liarAsks); // the discredited peer is not asked again while its claim stands
+    } finally {
+      await sync.stop();
+    }
+  });
+
   test('the progress bar line fits the terminal and shows height, target, rate and ETA', () => {
     const line = renderProgress({ syncing: true, downloading: true, height: 250, targetHeight: 1000, rate: 50, eta: 15 }, 80, 0);
     expect(line.length).toBeLessThanOrEqual(80);
