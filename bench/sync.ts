@@ -21,72 +21,13 @@ import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createMLDSA87 } from '@oqs/liboqs-js/sig';
-import { ed25519 } from '@noble/curves/ed25519.js';
-import { applyBlock, writeChanges } from '../consensus/apply.js';
-import { assembleBlock, grindHeader } from '../consensus/assemble.js';
-import { blockHash, encodeBlock } from '../consensus/block.js';
-import { encodeAddress } from '../consensus/address.js';
-import { createDevnetChainParams } from '../consensus/devnet.js';
-import { createGenesisBlock, createGenesisState } from '../consensus/genesis.js';
-import { createKeyPairFromSeed, type HybridKeyPair } from '../consensus/keys.js';
-import { sha256 } from '../consensus/hash.js';
-import { COIN, createParamsFromJson, paramsToJson, type ChainParams } from '../consensus/params.js';
-import { encodeTx, txSighash, TxType, TX_VERSION, type Tx, type UnsignedTx } from '../consensus/tx.js';
-import { transfer } from '../consensus/txTypes/transfer.js';
+import { createParamsFromJson, paramsToJson, type ChainParams } from '../consensus/params.js';
 import { openChain, type Chain } from '../chain/chain.js';
 import { createMempool } from '../chain/mempool.js';
 import { createVerifyPool } from '../chain/verifyPool.js';
 import type { SignatureVerifier } from '../chain/types.js';
 import { createP2PNetwork, type P2PNetwork } from '../p2p/network.js';
-
-interface Prepared {
-  params: ChainParams;
-  blocks: Uint8Array[];
-  txs: number;
-  bytes: number;
-}
-
-/** Builds the chain in memory: `nBlocks` blocks of `perBlock` transfers, 3 s apart, ending before now. */
-async function prepare(nBlocks: number, perBlock: number): Promise<Prepared> {
-  const keys: HybridKeyPair[] = [];
-  for (let i = 0; i < perBlock; i++) keys.push(createKeyPairFromSeed(sha256(new TextEncoder().encode(`bench-sync-sender-${i}`))));
-  const params = createDevnetChainParams({
-    genesisBits: 0x207fffff,
-    genesisTime: Math.floor(Date.now() / 1000) - 3 * nBlocks - 3600,
-    allocations: keys.map((k) => ({ address: encodeAddress(k.address, 'tnative'), amount: 1000n * COIN })),
-  });
-  const oqs = await createMLDSA87();
-  const sign = (u: UnsignedTx, kp: HybridKeyPair): Tx => {
-    const msg = txSighash(u);
-    return { ...u, signature: { mldsa: oqs.sign(msg, kp.mldsaSecret), ed25519: ed25519.sign(msg, kp.ed25519Secret) } };
-  };
-  const state = new Map<string, Uint8Array>();
-  writeChanges(state, createGenesisState(params));
-  const view = { get: (k: string) => state.get(k) };
-  const genesis = createGenesisBlock(params);
-  let parent = { hash: blockHash(genesis.header), height: 0, time: genesis.header.time };
-  const recipient = createKeyPairFromSeed(new Uint8Array(32).fill(9)).address;
-  const blocks: Uint8Array[] = [];
-  let txs = 0;
-  let bytes = 0;
-  for (let b = 0; b < nBlocks; b++) {
-    const list: Tx[] = [];
-    for (const kp of keys) {
-      const nonce = BigInt(b);
-      list.push(sign({ version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, from: kp.address, nonce, fee: 20_000n, payload: transfer.encodePayload({ to: recipient, amount: 1000n }), publicKey: nonce === 0n ? kp.publicKey : undefined }, kp));
-    }
-    const draft = assembleBlock({ parent, medianTimePast: parent.time, now: parent.time + 3, txs: list, miner: recipient, state: view }, params);
-    const block = { ...draft, header: grindHeader(draft.header, params.powLimit)! };
-    writeChanges(state, applyBlock(view, block, params).changes);
-    const raw = encodeBlock(block, list.map(encodeTx));
-    blocks.push(raw);
-    bytes += raw.length;
-    txs += list.length;
-    parent = { hash: blockHash(block.header), height: parent.height + 1, time: block.header.time };
-  }
-  return { params, blocks, txs, bytes };
-}
+import { buildTransferChain } from './transferChain.js';
 
 const trusting: SignatureVerifier = { verifyBatch: async (jobs) => jobs.map(() => true) };
 
@@ -187,7 +128,7 @@ export async function run(args: string[]): Promise<void> {
   const poolOpts = values.threads ? { threads: Number(values.threads) } : {};
   console.log(`preparing ${nBlocks} blocks × ${perBlock} transfers…`);
   const t0 = performance.now();
-  const prep = await prepare(nBlocks, perBlock);
+  const prep = await buildTransferChain({ blocks: nBlocks, perBlock, seedPrefix: 'bench-sync-sender-', genesisTime: Math.floor(Date.now() / 1000) - 3 * nBlocks - 3600 });
   console.log(`prepared in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${(prep.bytes / 1e6).toFixed(1)} MB of blocks, ${prep.txs} transfers`);
 
   const root = await mkdtemp(join(tmpdir(), 'native-bench-sync-'));
