@@ -107,7 +107,10 @@ export class FullNode {
       /** Far behind the network (p2p sync): no paid calls, no block templates, no built-in mining. */
       const isSyncing = () => p2p?.isSyncing() ?? false;
       // Stratum and getblocktemplate need the chain and the mempool as the miner does; the miner feeds their block list.
-      const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing });
+      // Templates also wait, like the built-in miner, until a bootstrap peer has told the node its chain (at most MINING_STATUS_GRACE_MS).
+      const createdAt = Date.now();
+      const networkUnknown = () => p2p !== undefined && config.bootstrap.length > 0 && !p2p.hasPeerStatus() && Date.now() - createdAt < MINING_STATUS_GRACE_MS;
+      const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing: () => isSyncing() || networkUnknown() });
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
       payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing });
       const p2pHttp = p2p ? { routers: [createPeersRouter(p2p)], statusExtras: [() => p2p.statusFields()] } : { routers: [], statusExtras: [] };

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateKeyPair } from '@libp2p/crypto/keys';
+import { peerIdFromPrivateKey } from '@libp2p/peer-id';
 import { encodeBlock } from '../../consensus/block.js';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { signTx, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
@@ -140,4 +142,28 @@ describe('a mining node started after 500 blocks', () => {
     expect(found.length).toBeGreaterThan(0);
     expect(Math.min(...found.map((l) => Number(l.height)))).toBeGreaterThan(BLOCKS - 10);
   }, 120_000);
+});
+
+describe('a node whose bootstrap peer does not answer', () => {
+  test('answers getblocktemplate with -10 until it knows the network’s chain, and keeps its miner waiting', async () => {
+    const ghost = peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString();
+    const node = await startP2PNode(join(dir, 'lonely'), ['--mine', '--rpc-user', 'miner', '--rpc-password', 's3cret', '--bootstrap', `/ip4/127.0.0.1/tcp/9/p2p/${ghost}`], dir);
+    procs.push(node);
+    const res = await fetch(`${node.url}/rpc`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from('miner:s3cret').toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 1, method: 'getblocktemplate', params: [{ rules: ['segwit'] }] }),
+    });
+    const answer = (await res.json()) as { error: { code: number; message: string } | null };
+    expect(node.lines.map((l) => l.msg)).toContain('mining waits for the network’s chain status');
+    // The wait lasts 10 s from the node's start (its first log line); a machine slow enough to
+    // spend most of that starting up sees the end of the grace period instead.
+    const sinceStart = Date.now() - Date.parse(String(node.lines[0].time));
+    if (sinceStart < 8_000) {
+      expect(answer.error).toMatchObject({ code: -10 });
+      expect((await getJson(node.url, '/api/v1/status')).mining.running).toBe(false);
+    }
+    await waitUntil(async () => (await getJson(node.url, '/api/v1/status')).mining.running === true, 30_000, 'the grace period to end and mining to start');
+    expect(node.lines.map((l) => l.msg)).toContain('mining started: no peer answered within the grace period');
+  }, 60_000);
 });
