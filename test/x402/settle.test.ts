@@ -215,7 +215,8 @@ describe('native settlement', () => {
     const tx = await invoke(e, { serviceId: hang.id });
     await mineFromPool(e.chain, e.pool, miner.address);
     const id = toHex(txId(tx));
-    void e.settlement.settle({ ...hang, timeoutMs: 3000 }, undefined, undefined, id, 0).catch(() => undefined);
+    // Left running by the "crash"; its 3 s timeout fires after the test's checks, on closed stores.
+    const abandoned = e.settlement.settle({ ...hang, timeoutMs: 3000 }, undefined, undefined, id, 0).catch(() => undefined);
     // Wait until the claim is on disk, then "crash": close the ledger without a result or refund.
     for (let i = 0; i < 100 && (await e.ledger.get(id))?.status !== 'claimed'; i++) await new Promise((r) => setTimeout(r, 10));
     expect((await e.ledger.get(id))?.status).toBe('claimed');
@@ -238,6 +239,7 @@ describe('native settlement', () => {
     expect(again.refunds.pendingIds()).toEqual([]);
     expect(again.pool.count).toBe(0);
     await teardown(again);
+    await abandoned; // no timer outlives the test
   });
 
   test('request hashes: a missing request hashes as the empty string', () => {
