@@ -280,6 +280,14 @@ async function send(ctx: Ctx, values: Values, toText: string, amountText: string
   return 0;
 }
 
+/** The built-in miner's line: on, off (not configured), or paused (configured, waiting for the network or a sync). */
+function miningText(s: { syncing: boolean; mining: { running: boolean; threads: number; hashrate: number; blocksFound: number } }): string {
+  const m = s.mining;
+  if (m.running) return `on, ${m.threads} thread(s), ${Math.round(m.hashrate)} H/s, ${m.blocksFound} block(s) found`;
+  if (m.threads > 0) return `paused (${s.syncing ? 'the node is syncing' : 'waiting for the network'}), ${m.blocksFound} block(s) found`;
+  return 'off';
+}
+
 async function status(ctx: Ctx): Promise<number> {
   const s = await ctx.client.status();
   // Stratum, getblocktemplate and per-worker figures (a node without the route simply has none).
@@ -293,9 +301,10 @@ async function status(ctx: Ctx): Promise<number> {
       `difficulty ${s.difficulty}`,
       `hashrate   ${Math.round(s.hashrate)} H/s (network estimate)`,
       `mempool    ${s.mempool.count} txs, ${s.mempool.bytes} bytes`,
-      `mining     ${m.running ? `on, ${m.threads} thread(s), ${Math.round(m.hashrate)} H/s, ${m.blocksFound} block(s) found` : 'off'}`,
+      `mining     ${miningText(s)}`,
       `peers      ${s.peers}${s.syncing ? ' (syncing)' : ''}`,
       `version    ${s.version}`,
+      ...(s.payments ? [`payments   ${s.payments.settled} paid call(s) settled (${s.payments.settledUsdc} in USDC), ${s.payments.refundsPending} refund(s) pending`] : []),
       ...(pool ? formatMiningLines(pool) : []),
     ].join('\n'),
     pool ? { ...s, miningInfo: pool } : s,

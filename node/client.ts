@@ -29,6 +29,8 @@ export interface StatusResponse {
   syncing: boolean;
   version: string;
   mining: { running: boolean; threads: number; hashrate: number; blocksFound: number };
+  /** Settled paid calls and refunds still to be mined (nodes that sell services). */
+  payments?: { settled: number; settledUsdc: number; refundsPending: number; payTo: string | null };
   [k: string]: unknown;
 }
 

@@ -45,6 +45,8 @@ export interface Payments {
   readonly router: Router;
   /** The free discovery surfaces, the MCP endpoint and the health prober (node/discovery.ts). */
   readonly discovery: Discovery;
+  /** The `payments` field of `GET /api/v1/status`: settled calls and refunds still to be mined. */
+  statusExtra(): Record<string, unknown>;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -111,6 +113,16 @@ export async function createPayments(
     refunds,
     router,
     discovery,
+    statusExtra() {
+      let settled = 0;
+      let settledUsdc = 0;
+      for (const def of registry.list()) {
+        const v = ledger.volume(def.id);
+        settled += v.calls;
+        settledUsdc += v.callsUsdc;
+      }
+      return { payments: { settled, settledUsdc, refundsPending: refunds?.pendingIds().length ?? 0, payTo: settlement?.payTo ?? null } };
+    },
     async start() {
       await refunds?.start();
       await usdcSettlement?.recover();

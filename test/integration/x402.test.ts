@@ -95,6 +95,8 @@ describe('x402 native rail (real node)', () => {
     const dev = getDevKeyPair();
     const devAddr = encodeAddress(dev.address, 'tnative');
     const status = await get('/api/v1/status');
+    const settledBefore = status.payments.settled as number;
+    expect(status.payments).toMatchObject({ settledUsdc: 0, refundsPending: 0, payTo: expect.stringMatching(/^tnative1/) });
     const acc = await get(`/api/v1/account/${devAddr}`);
     let nonce = BigInt(acc.pendingNonce);
     const paid: { serviceId: string; request?: string; txId: string }[] = [];
@@ -124,6 +126,8 @@ describe('x402 native rail (real node)', () => {
       expect(out.body.result).toBeDefined();
       expect(out.body.receipt).toMatchObject({ serviceId: p.serviceId, caller: devAddr, txId: p.txId });
     }
+    // The node's status counts them.
+    expect((await get('/api/v1/status')).payments.settled).toBe(settledBefore + paid.length);
     // A tx-lookup of one of those payments, paid through endpoint 1.
     const lookup = paid[0].txId;
     const q = await post('/api/x402', { serviceId: 'native-tx-lookup', request: lookup });
