@@ -45,7 +45,7 @@ import { createHealthProber, type HealthProber, type HealthProberOptions } from 
 import type { NativeSettlement } from '../x402/settle.js';
 import { buildAgentCard, buildLlmsTxt, buildOpenApi } from './discoveryDocs.js';
 import { HttpErrorCode } from './http.js';
-import { createMcpRouter } from './mcp.js';
+import { createMcpRouter, type McpModules } from './mcp.js';
 import { renderAgentsPage, agentsJson } from './pages/agents.js';
 import { renderJoinPage } from './pages/join.js';
 import { renderMarketplacePage } from './pages/marketplace.js';
@@ -76,6 +76,8 @@ export interface DiscoveryModules {
   readonly context: Omit<ServiceContext, 'signal'>;
   /** USDC rail payee, when configured. */
   readonly usdc?: { readonly payTo: string };
+  /** USDC settlement (MCP payments on that rail). */
+  readonly usdcSettlement?: McpModules['usdcSettlement'];
   /** HTTP request time limit, ms. */
   readonly requestBudgetMs: number;
   readonly isSyncing?: () => boolean;
@@ -275,6 +277,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     params: m.params,
     nativeUsd: m.nativeUsd,
     usdc: m.usdc,
+    usdcSettlement: m.usdcSettlement,
     requestBudgetMs: m.requestBudgetMs,
     catalog,
     isSyncing: m.isSyncing,

@@ -19,11 +19,15 @@
  *     answered with the result, `structuredContent` = `{paid, result, receipt}` and
  *     `_meta["x402/payment-response"]` = the receipt plus the convention's `success`,
  *     `transaction`, `network`, `payer`;
+ *   - or with `_meta["x402/payment"]` = an x402 `exact` payment payload (what `X-PAYMENT`
+ *     carries, decoded: `{x402Version, scheme, network, payload: {signature, authorization}}`,
+ *     v1 or v2): settled on the USDC rail exactly as the HTTP endpoint settles that header, with
+ *     `x402/payment-response` = `{success, transaction, network, payer}` plus the receipt;
  *   - a refused or failed payment is an `isError` result carrying the quote and
  *     `x402/payment-response` with `success: false` and the node's error code as `errorReason`.
  * Input errors and unavailable services are `isError` results without a quote, as the HTTP
- * endpoint answers 400 / 503 before any quote. Payment on the USDC rail goes through HTTP
- * (`X-PAYMENT`); over MCP only the native rail settles.
+ * endpoint answers 400 / 503 before any quote; while the node syncs, payments are refused with
+ * `node_syncing` as over HTTP.
  */
 import { Router } from '@koa/router';
 import type Koa from 'koa';
@@ -38,7 +42,9 @@ import type { ServiceRegistry } from '../services/registry.js';
 import type { NativeUsdSource, ServiceDefinition } from '../services/types.js';
 import { CATALOG_LIMITS, SERVICE_CATEGORIES, dollarText, filterServices, parseCatalogQuery, priceAtomic, shortNetwork, type CatalogService, type CatalogSnapshot } from '../x402/catalog.js';
 import { PaymentErrorCode } from '../x402/errors.js';
-import { buildQuote, type QuoteBody } from '../x402/quote.js';
+import { buildQuote, usdcRequirements, type QuoteBody, type QuoteContext } from '../x402/quote.js';
+import type { UsdcSettlement } from '../x402/usdcSettle.js';
+import { encodeJsonHeader, UsdcErrorCode } from '../x402/usdcWire.js';
 import { requestHashOf, type NativeSettlement } from '../x402/settle.js';
 import { HttpErrorCode } from './http.js';
 import { DEFAULT_WAIT_SECONDS } from './x402Routes.js';
@@ -60,6 +66,8 @@ export interface McpModules {
   readonly params: ChainParams;
   readonly nativeUsd: NativeUsdSource;
   readonly usdc?: { readonly payTo: string };
+  /** Settlement of the USDC rail (with `usdc`); USDC payments are refused without it. */
+  readonly usdcSettlement?: Pick<UsdcSettlement, 'settle'>;
   /** The HTTP request time limit, ms (the block wait and the run must fit in it). */
   readonly requestBudgetMs: number;
   /** The catalog snapshot and its (cached) entries for a base URL. */
@@ -221,13 +229,14 @@ export async function callTool(m: McpModules, baseUrl: string, name: string, arg
   if (!def) throw new UnknownToolError(name);
   const prepared = prepare(m, def, args.request, baseUrl);
   if (!prepared.ok) return prepared.result;
-  const { quote, request, input, settlement } = prepared;
+  const { quote, quoteContext, request, input, settlement } = prepared;
 
   const payment = meta?.[X402_PAYMENT_META];
   if (payment === undefined || payment === null) return paymentRequiredResult(quote, 'Payment Required');
   const network = m.params.network;
   const failure = (code: string, message: string, extra: Record<string, unknown> = {}) =>
     paymentRequiredResult(quote, message, { success: false, errorReason: code, message, transaction: txId ?? '', network, ...extra });
+  if (isUsdcPayment(payment)) return usdcCall(m, def, prepared, payment);
   const txId = paymentTxId(payment);
   if (txId === undefined) return failure(PaymentErrorCode.INVALID_PAYMENT, `_meta["${X402_PAYMENT_META}"] must be {"txId": "<id of your agent_invoke transaction>"}`);
   if (m.isSyncing?.()) return failure(PaymentErrorCode.NODE_SYNCING, 'this node is catching up with the network; retry shortly or use another node');
@@ -256,8 +265,40 @@ export async function callTool(m: McpModules, baseUrl: string, name: string, arg
   };
 }
 
+/** An x402 payment payload of the `exact` scheme (v1 or v2): the decoded `X-PAYMENT` value. */
+function isUsdcPayment(payment: unknown): payment is Record<string, unknown> {
+  if (typeof payment !== 'object' || payment === null) return false;
+  const p = payment as { x402Version?: unknown; payload?: { authorization?: unknown } };
+  return typeof p.x402Version === 'number' && typeof p.payload === 'object' && p.payload !== null && typeof p.payload.authorization === 'object';
+}
+
+/** A paid tool call with a USDC payment: the HTTP endpoint's USDC settlement, answered the MCP way. */
+async function usdcCall(m: McpModules, def: ServiceDefinition, prepared: Extract<Prepared, { ok: true }>, payment: Record<string, unknown>): Promise<CallToolResult> {
+  const { quote, quoteContext, request, input } = prepared;
+  const failure = (code: string, message: string, payer?: string) =>
+    paymentRequiredResult(quote, message, { success: false, errorReason: code, message, transaction: '', network: 'base', ...(payer ? { payer } : {}) });
+  const usdc = quoteContext.usdc;
+  if (!usdc || !m.usdcSettlement) return failure(UsdcErrorCode.UNSUPPORTED_SCHEME, 'this node does not accept USDC payments; pay the native option');
+  if (m.isSyncing?.()) return failure(PaymentErrorCode.NODE_SYNCING, 'this node is catching up with the network; retry shortly or use another node');
+  const outcome = await m.usdcSettlement.settle(def, request, input, encodeJsonHeader(payment), usdcRequirements(def, { ...quoteContext, usdc }));
+  if (outcome.status === 200) {
+    const { result, receipt } = outcome.body;
+    const paymentResponse = { success: true, transaction: String(receipt.txId), network: 'base', payer: String(receipt.caller), ...receipt };
+    return { content: [{ type: 'text', text: text(result) }], structuredContent: { ...outcome.body }, _meta: { [X402_PAYMENT_RESPONSE_META]: paymentResponse } };
+  }
+  if (outcome.status === 402) return failure(outcome.error.code, outcome.error.message, outcome.payer);
+  // 409 (already used / in progress), 502/504 (service failed: nothing charged; facilitator unavailable).
+  const b = outcome.body;
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify(b) }],
+    structuredContent: { ...b },
+    _meta: { [X402_PAYMENT_RESPONSE_META]: { success: false, errorReason: b.error.code, message: b.error.message, transaction: '', network: 'base' } },
+  };
+}
+
 type Prepared =
-  | { ok: true; quote: QuoteBody; request: string | undefined; input: unknown; settlement: NonNullable<McpModules['settlement']> }
+  | { ok: true; quote: QuoteBody; quoteContext: QuoteContext; request: string | undefined; input: unknown; settlement: NonNullable<McpModules['settlement']> }
   | { ok: false; result: CallToolResult };
 
 /** The checks of the HTTP endpoint before any quote (available, request a string, input valid), and the quote. */
@@ -268,16 +309,16 @@ function prepare(m: McpModules, def: ServiceDefinition, rawRequest: unknown, bas
   if (!r.ok) return { ok: false, result: errorResult(PaymentErrorCode.INVALID_REQUEST, r.message) };
   const checked = m.registry.validateInput(def, r.request);
   if (!checked.ok) return { ok: false, result: errorResult(PaymentErrorCode.INVALID_REQUEST, checked.error.message, checked.error.details === undefined ? {} : { details: checked.error.details }) };
-  const quote = buildQuote(def, {
+  const quoteContext: QuoteContext = {
     resource: `${baseUrl}/api/x402/${def.id}`,
     network: m.params.network,
     chainId: m.params.chainId,
     payTo: settlement.payTo,
     requestHash: r.request === undefined ? undefined : requestHashOf(r.request),
     microUsd: m.nativeUsd.get().microUsd,
-    usdc: m.usdc,
-  });
-  return { ok: true, quote, request: r.request, input: checked.input, settlement };
+    usdc: m.usdc && m.usdcSettlement ? m.usdc : undefined,
+  };
+  return { ok: true, quote: buildQuote(def, quoteContext), quoteContext, request: r.request, input: checked.input, settlement };
 }
 
 /** `search_services`: the catalog's filters over the live entries. */

@@ -100,10 +100,11 @@ export async function createPayments(
     isSyncing: modules.isSyncing,
     requestBudgetMs: config.httpTimeout,
   });
-  // Discovery needs the registry, the ledger's totals, the price, the payee (settlement) and the services' context (health checks).
+  // Discovery needs the registry, the ledger's totals, the price, the payee (settlement) and the services' context (health checks);
+  // its MCP endpoint settles like the HTTP routes (both rails, refused while syncing).
   const discovery = createDiscovery(
     { version: NODE_VERSION, defaultNodeUrl: DEFAULT_NODE_URL, facilitatorUrl: config.facilitatorUrl, usdcAuthVerified: usdcSettlement !== undefined },
-    { registry, usage: ledger, nativeUsd, settlement, params, context, usdc, requestBudgetMs: config.httpTimeout, logger: log.child({ module: 'discovery' }) },
+    { registry, usage: ledger, nativeUsd, settlement, params, context, usdc, usdcSettlement, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout, logger: log.child({ module: 'discovery' }) },
   );
   return {
     registry,
