@@ -47,7 +47,7 @@ import type { UsdcSettlement } from '../x402/usdcSettle.js';
 import { encodeJsonHeader, UsdcErrorCode } from '../x402/usdcWire.js';
 import { requestHashOf, type NativeSettlement } from '../x402/settle.js';
 import { HttpErrorCode } from './http.js';
-import { DEFAULT_WAIT_SECONDS } from './x402Routes.js';
+import { assertInStep, checkPaidCall, DEFAULT_WAIT_SECONDS, settleWaitMs, syncingRefusal } from './x402Routes.js';
 
 /** `_meta` key of the payment a client sends (x402 MCP convention). */
 export const X402_PAYMENT_META = 'x402/payment';
@@ -239,12 +239,11 @@ export async function callTool(m: McpModules, baseUrl: string, name: string, arg
   if (isUsdcPayment(payment)) return usdcCall(m, def, prepared, payment);
   const txId = paymentTxId(payment);
   if (txId === undefined) return failure(PaymentErrorCode.INVALID_PAYMENT, `_meta["${X402_PAYMENT_META}"] must be {"txId": "<id of your agent_invoke transaction>"}`);
-  if (m.isSyncing?.()) return failure(PaymentErrorCode.NODE_SYNCING, 'this node is catching up with the network; retry shortly or use another node');
 
-  const budget = Math.max(0, m.requestBudgetMs - def.timeoutMs - 1000);
   let outcome;
   try {
-    outcome = await settlement.settle(def, request, input, txId, Math.min(DEFAULT_WAIT_SECONDS * 1000, budget));
+    assertInStep(m.isSyncing);
+    outcome = await settlement.settle(def, request, input, txId, settleWaitMs(m.requestBudgetMs, def, DEFAULT_WAIT_SECONDS * 1000));
   } catch (e) {
     if (isNodeError(e)) return failure(e.code, e.message);
     throw e;
@@ -279,7 +278,8 @@ async function usdcCall(m: McpModules, def: ServiceDefinition, prepared: Extract
     paymentRequiredResult(quote, message, { success: false, errorReason: code, message, transaction: '', network: 'base', ...(payer ? { payer } : {}) });
   const usdc = quoteContext.usdc;
   if (!usdc || !m.usdcSettlement) return failure(UsdcErrorCode.UNSUPPORTED_SCHEME, 'this node does not accept USDC payments; pay the native option');
-  if (m.isSyncing?.()) return failure(PaymentErrorCode.NODE_SYNCING, 'this node is catching up with the network; retry shortly or use another node');
+  const refusal = syncingRefusal(m.isSyncing);
+  if (refusal) return failure(refusal.code, refusal.message);
   const outcome = await m.usdcSettlement.settle(def, request, input, encodeJsonHeader(payment), usdcRequirements(def, { ...quoteContext, usdc }));
   if (outcome.status === 200) {
     const { result, receipt } = outcome.body;
@@ -301,14 +301,18 @@ type Prepared =
   | { ok: true; quote: QuoteBody; quoteContext: QuoteContext; request: string | undefined; input: unknown; settlement: NonNullable<McpModules['settlement']> }
   | { ok: false; result: CallToolResult };
 
-/** The checks of the HTTP endpoint before any quote (available, request a string, input valid), and the quote. */
+/** The HTTP endpoint's checks before any quote (a request string, then `checkPaidCall`), and the quote. */
 function prepare(m: McpModules, def: ServiceDefinition, rawRequest: unknown, baseUrl: string): Prepared {
-  const settlement = m.settlement;
-  if (!m.registry.isAvailable(def) || !settlement) return { ok: false, result: errorResult(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now`) };
   const r = requestOf(def, rawRequest);
   if (!r.ok) return { ok: false, result: errorResult(PaymentErrorCode.INVALID_REQUEST, r.message) };
-  const checked = m.registry.validateInput(def, r.request);
-  if (!checked.ok) return { ok: false, result: errorResult(PaymentErrorCode.INVALID_REQUEST, checked.error.message, checked.error.details === undefined ? {} : { details: checked.error.details }) };
+  let checked: ReturnType<typeof checkPaidCall<NonNullable<McpModules['settlement']>>>;
+  try {
+    checked = checkPaidCall(m.registry, m.settlement, def, r.request);
+  } catch (e) {
+    if (isNodeError(e)) return { ok: false, result: errorResult(e.code, e.message, e.payload) };
+    throw e;
+  }
+  const { input, settlement } = checked;
   const quoteContext: QuoteContext = {
     resource: `${baseUrl}/api/x402/${def.id}`,
     network: m.params.network,
@@ -318,7 +322,7 @@ function prepare(m: McpModules, def: ServiceDefinition, rawRequest: unknown, bas
     microUsd: m.nativeUsd.get().microUsd,
     usdc: m.usdc && m.usdcSettlement ? m.usdc : undefined,
   };
-  return { ok: true, quote: buildQuote(def, quoteContext), quoteContext, request: r.request, input: checked.input, settlement };
+  return { ok: true, quote: buildQuote(def, quoteContext), quoteContext, request: r.request, input, settlement };
 }
 
 /** `search_services`: the catalog's filters over the live entries. */

@@ -54,6 +54,35 @@ export const MAX_WAIT_SECONDS = 60;
 
 registerHttpStatuses(PAYMENT_HTTP_STATUS);
 
+// ---- The steps every paid call takes, over HTTP here and over MCP (node/mcp.ts) ----
+
+/**
+ * The checks before any quote: the service sells on this node (available, and the node has a
+ * payee: `settlement`), and the request is valid input. Throws NodeError.
+ */
+export function checkPaidCall<S>(catalog: ServiceCatalog, settlement: S | undefined, def: ServiceDefinition, request: string | undefined): { input: unknown; settlement: S } {
+  if (!catalog.isAvailable(def) || !settlement) throw new NodeError(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now`);
+  const checked = catalog.validateInput(def, request);
+  if (!checked.ok) throw new NodeError(PaymentErrorCode.INVALID_REQUEST, checked.error.message, checked.error.details === undefined ? {} : { details: checked.error.details });
+  return { input: checked.input, settlement };
+}
+
+/** Payments are refused while the node is far behind the network (its view of them may be stale): the refusal, if so. */
+export function syncingRefusal(isSyncing: (() => boolean) | undefined): NodeError | undefined {
+  return isSyncing?.() ? new NodeError(PaymentErrorCode.NODE_SYNCING, 'this node is catching up with the network; retry shortly or use another node') : undefined;
+}
+
+/** Throws `syncingRefusal`'s error, if any. */
+export function assertInStep(isSyncing: (() => boolean) | undefined): void {
+  const refusal = syncingRefusal(isSyncing);
+  if (refusal) throw refusal;
+}
+
+/** How long a native settle may wait for the payment's block: at most what the request's time leaves after the service's own run. */
+export function settleWaitMs(requestBudgetMs: number, def: ServiceDefinition, askedMs: number): number {
+  return Math.min(askedMs, Math.max(0, requestBudgetMs - def.timeoutMs - 1000));
+}
+
 interface CallBody {
   serviceId?: unknown;
   request?: unknown;
@@ -96,15 +125,13 @@ export function createX402Router(m: X402RouteModules): Router {
     if (typeof serviceId !== 'string' || serviceId.length === 0) throw new NodeError(PaymentErrorCode.INVALID_REQUEST, 'serviceId (string) is required');
     const def = m.catalog.get(serviceId);
     if (!def) throw new NodeError(PaymentErrorCode.UNKNOWN_SERVICE, `no service ${serviceId}; see /api/x402/bazaar`);
-    if (!m.catalog.isAvailable(def) || !m.settlement) throw new NodeError(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now`);
     if (body.request !== undefined && body.request !== null && typeof body.request !== 'string') {
       throw new NodeError(PaymentErrorCode.INVALID_REQUEST, 'request must be a string (JSON inputs are sent as a JSON string)');
     }
     const request = typeof body.request === 'string' ? body.request : undefined;
-    const checked = m.catalog.validateInput(def, request);
-    if (!checked.ok) throw new NodeError(PaymentErrorCode.INVALID_REQUEST, checked.error.message, checked.error.details === undefined ? {} : { details: checked.error.details });
+    const { input, settlement } = checkPaidCall(m.catalog, m.settlement, def, request);
 
-    const nativePayTo = m.settlement.payTo;
+    const nativePayTo = settlement.payTo;
     const quoteContext = () => ({
       resource: `${ctx.protocol}://${ctx.host}/api/x402/${def.id}`,
       network: m.params.network,
@@ -137,9 +164,9 @@ export function createX402Router(m: X402RouteModules): Router {
         answer402(buildQuote(def, q), { code: UsdcErrorCode.UNSUPPORTED_SCHEME, message: 'this node does not accept USDC payments; pay the native option' });
         return;
       }
-      if (m.isSyncing?.()) throw new NodeError(PaymentErrorCode.NODE_SYNCING, 'this node is catching up with the network; retry shortly or use another node');
+      assertInStep(m.isSyncing);
       const req: PaymentRequirements = usdcRequirements(def, { ...q, usdc: q.usdc });
-      const outcome = await m.usdcSettlement.settle(def, request, checked.input, usdcHeader, req);
+      const outcome = await m.usdcSettlement.settle(def, request, input, usdcHeader, req);
       if (outcome.status === 402) {
         answer402(buildQuote(def, q), outcome.error, outcome.payer);
         return;
@@ -158,11 +185,9 @@ export function createX402Router(m: X402RouteModules): Router {
     if (typeof payment !== 'object' || typeof payment.txId !== 'string') {
       throw new NodeError(PaymentErrorCode.INVALID_PAYMENT, 'payment must be {"txId": "<id of your agent_invoke transaction>"}');
     }
-    if (m.isSyncing?.()) throw new NodeError(PaymentErrorCode.NODE_SYNCING, 'this node is catching up with the network; retry shortly or use another node');
+    assertInStep(m.isSyncing);
     // The wait for the block and the service's own run must both fit in the request's time.
-    const budget = Math.max(0, m.requestBudgetMs - def.timeoutMs - 1000);
-    const waitMs = Math.min(waitSeconds(ctx) * 1000, budget);
-    const outcome = await m.settlement.settle(def, request, checked.input, payment.txId, waitMs);
+    const outcome = await settlement.settle(def, request, input, payment.txId, settleWaitMs(m.requestBudgetMs, def, waitSeconds(ctx) * 1000));
     ctx.status = outcome.status;
     ctx.body = outcome.body;
   };
