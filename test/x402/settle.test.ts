@@ -26,6 +26,7 @@ import { testKey } from '../helpers/keys.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { mineFromPool } from '../helpers/mine.js';
+import { stubService } from '../helpers/stubService.js';
 
 const agent = getDevKeyPair();
 const payee = testKey('payee');
@@ -36,9 +37,6 @@ const now = () => params.genesis.time + 1_000_000;
 
 afterAll(cleanupTmp);
 
-function service(id: string, run: ServiceDefinition['run'], price = 200_000n): ServiceDefinition {
-  return { id, name: id, category: 'utility', priceBase: price, description: id, tags: [], requestFormat: '', requestRequired: false, inputSchema: { type: 'string' }, providerAgent: 'native-node', nodeOperated: true, timeoutMs: 2000, run };
-}
 
 interface Env {
   dir: string;
@@ -102,7 +100,7 @@ describe('native settlement', () => {
   test('pays, executes once, returns the stored result to a repeated settle, refuses another request', async () => {
     const e = await setup();
     let runs = 0;
-    const echo = service('native-echo', async (_ctx, input) => {
+    const echo = stubService('native-echo', async (_ctx, input) => {
       runs++;
       return { echo: input };
     });
@@ -122,8 +120,8 @@ describe('native settlement', () => {
 
   test('every payment check answers its own code', async () => {
     const e = await setup();
-    const echo = service('native-echo', async () => 'ok');
-    const other = service('native-other', async () => 'ok');
+    const echo = stubService('native-echo', async () => 'ok');
+    const other = stubService('native-other', async () => 'ok');
     const wrongService = await invoke(e, { serviceId: other.id });
     const wrongPayee = await invoke(e, { serviceId: echo.id, payTo: stranger.address });
     const wrongAmount = await invoke(e, { serviceId: echo.id, amount: 199_999n });
@@ -151,7 +149,7 @@ describe('native settlement', () => {
 
   test('waits for the block when asked to', async () => {
     const e = await setup();
-    const echo = service('native-echo', async () => 'ok');
+    const echo = stubService('native-echo', async () => 'ok');
     const tx = await invoke(e, { serviceId: echo.id });
     const settled = e.settlement.settle(echo, undefined, undefined, toHex(txId(tx)), 5000);
     await new Promise((r) => setTimeout(r, 100));
@@ -163,7 +161,7 @@ describe('native settlement', () => {
   test('50 concurrent settles of one payment execute the service exactly once', async () => {
     const e = await setup();
     let runs = 0;
-    const slow = service('native-slow', async () => {
+    const slow = stubService('native-slow', async () => {
       runs++;
       await new Promise((r) => setTimeout(r, 50));
       return runs;
@@ -184,7 +182,7 @@ describe('native settlement', () => {
 
   test('a failing service is refunded on-chain exactly once; the payer gets the price back, less the invoke fee', async () => {
     const e = await setup();
-    const broken = service('native-broken', async () => {
+    const broken = stubService('native-broken', async () => {
       throw new ServiceError('upstream_down', 'the provider is down');
     });
     const before = (await e.chain.getAccount(agent.address)).balance;
@@ -211,7 +209,7 @@ describe('native settlement', () => {
 
   test('a crash between the claim and the refund: the refund completes after the restart, exactly once', async () => {
     const e = await setup();
-    const hang = service('native-hang', () => new Promise<never>(() => undefined));
+    const hang = stubService('native-hang', () => new Promise<never>(() => undefined));
     const tx = await invoke(e, { serviceId: hang.id });
     await mineFromPool(e.chain, e.pool, miner.address);
     const id = toHex(txId(tx));

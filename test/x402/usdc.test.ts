@@ -19,15 +19,13 @@ import { decodePaymentHeader, type UsdcPaymentPayload } from '../../x402/usdcWir
 import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
 import { decodeHeader, encodeHeader, malleate, NODE_PAY_TO, otherAccount, payerAccount, paymentHeader, signedPayment } from '../helpers/facilitatorPayments.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { stubService } from '../helpers/stubService.js';
 
 afterAll(cleanupTmp);
 
 /** 0.002 NATIVE at $0.50 = $0.001 = 1000 USDC atomic units. */
 const PRICE_ATOMIC = '1000';
 
-function service(id: string, run: ServiceDefinition['run']): ServiceDefinition {
-  return { id, name: id, category: 'utility', priceBase: 200_000n, description: id, tags: [], requestFormat: '', requestRequired: false, inputSchema: { type: 'string' }, providerAgent: 'native-node', nodeOperated: true, timeoutMs: 2000, run };
-}
 
 function requirementsFor(def: ServiceDefinition): PaymentRequirements {
   return usdcRequirements(def, { resource: `http://127.0.0.1/api/x402/${def.id}`, network: 'native-devnet', chainId: 1337, payTo: 'tnative1x', microUsd: 500_000n, usdc: { payTo: NODE_PAY_TO } });
@@ -88,7 +86,7 @@ describe('payment header decoding', () => {
 });
 
 describe('local EIP-3009 verification', () => {
-  const def = service('native-echo', async () => 'ok');
+  const def = stubService('native-echo', async () => 'ok');
   const req = requirementsFor(def);
 
   const codeOf = async (spec: Parameters<typeof signedPayment>[0]) => {
@@ -180,12 +178,12 @@ describe('USDC settlement', () => {
   let f: TestFacilitator;
   let ledger: SettlementLedger;
   let runs: number;
-  const echo = service('native-echo', async (_ctx, input) => {
+  const echo = stubService('native-echo', async (_ctx, input) => {
     runs++;
     await new Promise((r) => setTimeout(r, 30));
     return { echo: input };
   });
-  const broken = service('native-broken', async () => {
+  const broken = stubService('native-broken', async () => {
     runs++;
     throw new ServiceError('service_failed', 'upstream is down');
   });

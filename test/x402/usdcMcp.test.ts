@@ -20,18 +20,16 @@ import { createUsdcSettlement } from '../../x402/usdcSettle.js';
 import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
 import { NODE_PAY_TO, signedPayment } from '../helpers/facilitatorPayments.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { stubService } from '../helpers/stubService.js';
 
 const params = createDevnetChainParams({ genesisBits: 0x207fffff });
 const BASE = 'http://127.0.0.1:8402';
 let runs = 0;
 let syncing = false;
 
-function service(id: string, run: ServiceDefinition['run']): ServiceDefinition {
-  return { id, name: id, category: 'utility', priceBase: 200_000n, description: id, tags: [], requestFormat: '', requestRequired: false, inputSchema: { type: 'string' }, providerAgent: 'native-node', nodeOperated: true, timeoutMs: 2000, run };
-}
 const services = new Map<string, ServiceDefinition>([
-  ['native-echo', service('native-echo', async (_ctx, input) => (runs++, { echo: input }))],
-  ['native-broken', service('native-broken', async () => {
+  ['native-echo', stubService('native-echo', async (_ctx, input) => (runs++, { echo: input }))],
+  ['native-broken', stubService('native-broken', async () => {
     runs++;
     throw new ServiceError('service_failed', 'upstream is down');
   })],
