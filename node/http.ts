@@ -28,6 +28,7 @@ import { getTxType } from '../consensus/txTypes/index.js';
 import type { ChainParams } from '../consensus/params.js';
 import { silentLogger, type ChainEntry, type ChainReader, type Logger, type MempoolReader } from '../chain/types.js';
 import { formatAmount } from '../consensus/amount.js';
+import { blockHeaderJson } from '../chain/blockJson.js';
 import { estimateHashrate } from '../chain/hashrate.js';
 
 /** Error codes of the HTTP layer (consensus, codec and mempool codes pass through unchanged). */
@@ -285,7 +286,6 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
   const router = new Router();
 
   const confirmations = (height: number) => Math.max(0, chain.tip.height - height + 1);
-  const isMain = (e: ChainEntry) => chain.getEntryByHeight(e.height)?.hashHex === e.hashHex;
 
   const submitTx = async (ctx: Koa.Context) => {
     const body = ctx.request.body as unknown;
@@ -328,25 +328,9 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
     else throw new NodeError(HttpErrorCode.INVALID_BLOCK_ID, 'a block is named by its height or its 64-hex-character hash');
     const block: Block | undefined = entry && (await chain.getBlock(entry.hashHex));
     if (!entry || !block) throw new NodeError(HttpErrorCode.BLOCK_NOT_FOUND, `no block ${id}`);
-    const main = isMain(entry);
-    const h = block.header;
     const cb = block.coinbase;
     ctx.body = {
-      hash: entry.hashHex,
-      height: entry.height,
-      mainChain: main,
-      confirmations: main ? confirmations(entry.height) : 0,
-      nextHash: main ? (chain.getEntryByHeight(entry.height + 1)?.hashHex ?? null) : null,
-      version: h.version,
-      prevHash: toHex(h.prevHash),
-      merkleRoot: toHex(h.merkleRoot),
-      time: h.time,
-      bits: h.bits.toString(16).padStart(8, '0'),
-      nonce: h.nonce,
-      difficulty: difficultyOfBits(h.bits),
-      chainWork: entry.chainWork.toString(16),
-      size: entry.size,
-      txCount: block.txs.length,
+      ...blockHeaderJson(chain, entry, block),
       coinbase: {
         id: toHex(coinbaseId(encodeCoinbase(cb))),
         miner: encodeAddress(cb.miner, params.hrp),

@@ -1,8 +1,8 @@
 /** native-block-inspect: facts of a block by height or hash: header, coinbase, fees burned and paid, transaction mix. */
 import { encodeAddress } from '../consensus/address.js';
 import { toHex } from '../consensus/hash.js';
-import { difficultyOfBits } from '../consensus/pow.js';
 import { encodeTx, txId } from '../consensus/tx.js';
+import { blockHeaderJson } from '../chain/blockJson.js';
 import type { ChainEntry } from '../chain/types.js';
 import { blockFacts, mixJson, txSize } from './chainStats.js';
 import { defineService } from './define.js';
@@ -20,28 +20,12 @@ async function run(ctx: ServiceContext, input: unknown) {
   const block = entry && (await chain.getBlock(entry.hashHex));
   if (!entry || !block) return { query: id, found: false, tipHeight: chain.tip.height, note: 'no such block on this node' };
   const facts = blockFacts(entry, block, params);
-  const main = chain.getEntryByHeight(entry.height)?.hashHex === entry.hashHex;
-  const h = block.header;
   const cb = block.coinbase;
   return {
     query: id,
     found: true,
-    hash: entry.hashHex,
-    height: entry.height,
-    mainChain: main,
-    confirmations: main ? chain.tip.height - entry.height + 1 : 0,
-    prevHash: toHex(h.prevHash),
-    nextHash: main ? (chain.getEntryByHeight(entry.height + 1)?.hashHex ?? null) : null,
-    version: h.version,
-    merkleRoot: toHex(h.merkleRoot),
-    time: h.time,
-    timeIso: isoOfSeconds(h.time),
-    bits: h.bits.toString(16).padStart(8, '0'),
-    nonce: h.nonce,
-    difficulty: difficultyOfBits(h.bits),
-    chainWork: entry.chainWork.toString(16),
-    size: entry.size,
-    txCount: block.txs.length,
+    ...blockHeaderJson(chain, entry, block),
+    timeIso: isoOfSeconds(block.header.time),
     coinbase: {
       miner: encodeAddress(cb.miner, params.hrp),
       ...amountFields('subsidy', cb.reward),

@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { getAddress, isAddressEqual, keccak256, verifyTypedData, type Hex } from 'viem';
 import { childEnv, ROOT } from './nodeProcess.js';
+import { EIP3009_TYPES } from './facilitatorPayments.js';
 
 /** How the facilitator answers one endpoint. */
 export type FacilitatorMode = 'ok' | 'hang' | 'error500' | 'garbage' | { readonly reject: string };
@@ -48,16 +49,6 @@ export interface TestFacilitatorOptions {
   readonly balance?: bigint;
 }
 
-const TYPES = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
 
 interface Auth {
   from: string;
@@ -151,7 +142,7 @@ export class TestFacilitator {
       valid = await verifyTypedData({
         address: n.auth.from as Hex,
         domain: { name: n.name, version: n.version, chainId: 8453, verifyingContract: n.asset as Hex },
-        types: TYPES,
+        types: EIP3009_TYPES,
         primaryType: 'TransferWithAuthorization',
         message: { from: n.auth.from as Hex, to: n.auth.to as Hex, value: BigInt(n.auth.value), validAfter: BigInt(n.auth.validAfter), validBefore: BigInt(n.auth.validBefore), nonce: n.auth.nonce as Hex },
         signature: n.signature as Hex,

@@ -16,7 +16,12 @@ export const otherAccount = (): PrivateKeyAccount => privateKeyToAccount(OTHER_K
 /** A payTo of the node under test. */
 export const NODE_PAY_TO = getAddress('0x209693bc6afc0c5328ba36faf03c514ef312287c');
 
-const TYPES = {
+/**
+ * EIP-712 types of EIP-3009 `TransferWithAuthorization`, written out here for the test signer
+ * and the test facilitator, apart from the product's copy (x402/usdcVerify.ts) on purpose: a
+ * mistake there must not be repeated by the tests that check it.
+ */
+export const EIP3009_TYPES = {
   TransferWithAuthorization: [
     { name: 'from', type: 'address' },
     { name: 'to', type: 'address' },
@@ -59,7 +64,7 @@ export async function signedPayment(spec: PaymentSpec): Promise<Record<string, u
   };
   const signature = await account.signTypedData({
     domain: { name: BASE_USDC.name, version: BASE_USDC.version, chainId: spec.chainId ?? BASE_USDC.chainId, verifyingContract: BASE_USDC.asset },
-    types: TYPES,
+    types: EIP3009_TYPES,
     primaryType: 'TransferWithAuthorization',
     message: {
       from: authorization.from as Hex,
