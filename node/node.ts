@@ -78,7 +78,8 @@ export class FullNode {
     readonly params: ChainParams,
     readonly parts: NodeParts,
     private readonly log: NodeLogger,
-    private readonly isSyncing: () => boolean,
+    /** The sync state the built-in miner follows (see `gateMining`). */
+    private readonly network: { readonly isSyncing: () => boolean; readonly networkKnown: () => boolean },
   ) {}
 
   /** Builds every part (opening the database and the worker pool) without starting them. */
@@ -106,11 +107,15 @@ export class FullNode {
         : undefined;
       /** Far behind the network (p2p sync): no paid calls, no block templates, no built-in mining. */
       const isSyncing = () => p2p?.isSyncing() ?? false;
-      // Stratum and getblocktemplate need the chain and the mempool as the miner does; the miner feeds their block list.
-      // Templates also wait, like the built-in miner, until a bootstrap peer has told the node its chain (at most MINING_STATUS_GRACE_MS).
+      /**
+       * Whether the node knows the network's chain: nothing to wait for without bootstrap peers;
+       * with them, once one has answered, or after MINING_STATUS_GRACE_MS. Block templates and the
+       * built-in miner (`gateMining`) wait for it.
+       */
       const createdAt = Date.now();
-      const networkUnknown = () => p2p !== undefined && config.bootstrap.length > 0 && !p2p.hasPeerStatus() && Date.now() - createdAt < MINING_STATUS_GRACE_MS;
-      const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing: () => isSyncing() || networkUnknown() });
+      const networkKnown = () => p2p === undefined || config.bootstrap.length === 0 || p2p.hasPeerStatus() || Date.now() - createdAt >= MINING_STATUS_GRACE_MS;
+      // Stratum and getblocktemplate need the chain and the mempool as the miner does; the miner feeds their block list.
+      const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing: () => isSyncing() || !networkKnown() });
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
       payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing });
       const p2pHttp = p2p ? { routers: [createPeersRouter(p2p)], statusExtras: [() => p2p.statusFields()] } : { routers: [], statusExtras: [] };
@@ -123,7 +128,7 @@ export class FullNode {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
         log.info({ path }, 'dev wallet written (devnet only; its seed is public)');
       }
-      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments }, log, isSyncing);
+      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments }, log, { isSyncing, networkKnown });
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -147,7 +152,6 @@ export class FullNode {
       await this.parts.p2p?.start();
       await payments.start();
       // With bootstrap peers, mining waits for their chain status (see `gateMining`).
-      const startedAt = Date.now();
       const deferMining = miner !== undefined && this.parts.p2p !== undefined && this.config.bootstrap.length > 0;
       if (deferMining) this.log.info({}, 'mining waits for the network’s chain status');
       else await miner?.start();
@@ -155,7 +159,7 @@ export class FullNode {
       await this.parts.rpc.server?.start();
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
       await http.start();
-      this.gateMining(startedAt, !deferMining);
+      this.gateMining(!deferMining);
     } catch (e) {
       await this.stop();
       throw e;
@@ -174,16 +178,14 @@ export class FullNode {
    * every second; a pause or a resume happens once the new state has held for two checks, so a
    * node hovering around the threshold does not restart its threads at every block.
    */
-  private gateMining(startedAt: number, started: boolean): void {
+  private gateMining(started: boolean): void {
     const { miner, p2p } = this.parts;
     if (!miner || !p2p || this.stopping) return;
     let everStarted = started;
     let want: boolean | undefined;
     let streak = 0;
     this.miningGate = setInterval(() => {
-      const heard = p2p.hasPeerStatus();
-      const known = everStarted || heard || Date.now() - startedAt >= MINING_STATUS_GRACE_MS;
-      const run = known && !isSyncingNow(this.isSyncing);
+      const run = (everStarted || this.network.networkKnown()) && !this.network.isSyncing();
       streak = run === want ? streak + 1 : 1;
       want = run;
       // Every change, the first start included, waits for two checks: the first peer to answer
@@ -197,7 +199,7 @@ export class FullNode {
             this.log.info({ height }, 'mining paused while the node syncs');
             await miner.stop();
           } else if (run && !miner.stats().running) {
-            const msg = everStarted ? 'mining resumed: the node has caught up' : heard ? 'mining started: the node is in step with the network' : 'mining started: no peer answered within the grace period';
+            const msg = everStarted ? 'mining resumed: the node has caught up' : p2p.hasPeerStatus() ? 'mining started: the node is in step with the network' : 'mining started: no peer answered within the grace period';
             this.log.info({ height }, msg);
             everStarted = true;
             await miner.start();
@@ -239,14 +241,6 @@ export class FullNode {
     await step('chain', () => chain.close());
     await step('verifier', () => verifier.stop());
     this.log.info({ height: chain.tip.height }, 'stopped');
-  }
-}
-
-function isSyncingNow(isSyncing: () => boolean): boolean {
-  try {
-    return isSyncing();
-  } catch {
-    return false;
   }
 }
 

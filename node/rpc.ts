@@ -356,6 +356,11 @@ export class RpcService {
     return `${tpl.parentHash}${toHex(ids).slice(0, 16)}`;
   }
 
+  /** Templates built while the node is behind would build on an old block: -10, as Bitcoin Core answers in its initial download. */
+  private refuseWhileSyncing(): void {
+    if (this.m.isSyncing?.()) throw new RpcFailure(RpcCode.IN_INITIAL_DOWNLOAD, 'native-node is downloading blocks: templates resume once it has caught up with the network');
+  }
+
   private async getBlockTemplate(args: unknown[], ctx: Koa.Context): Promise<unknown> {
     const request = args[0] === undefined || args[0] === null ? {} : args[0];
     if (typeof request !== 'object' || Array.isArray(request)) throw new RpcFailure(RpcCode.INVALID_PARAMETER, 'the template request is an object, e.g. {"rules": []}');
@@ -363,14 +368,14 @@ export class RpcService {
     const mode = req.mode ?? 'template';
     if (mode !== 'template') throw new RpcFailure(RpcCode.INVALID_PARAMETER, `mode ${String(mode)} is not supported (only "template")`);
     const miner = this.payout(req);
-    if (this.m.isSyncing?.()) throw new RpcFailure(RpcCode.IN_INITIAL_DOWNLOAD, 'native-node is downloading blocks: templates resume once it has caught up with the network');
+    this.refuseWhileSyncing();
     let tpl = await this.buildTemplate(miner);
     if (typeof req.longpollid === 'string' && req.longpollid === this.longPollId(tpl)) {
       this.counters.longPolls++;
       await this.waitForChange(tpl.parentHash, ctx);
       if (this.stopped) throw new RpcFailure(RpcCode.MISC, 'the node is stopping');
       if (ctx.res.destroyed) return null; // the client has gone: nothing to build for
-      if (this.m.isSyncing?.()) throw new RpcFailure(RpcCode.IN_INITIAL_DOWNLOAD, 'native-node is downloading blocks: templates resume once it has caught up with the network');
+      this.refuseWhileSyncing();
       tpl = await this.buildTemplate(miner);
     }
     this.counters.templates++;
