@@ -42,10 +42,10 @@ import {
   type UsdcRail,
 } from '../x402/catalog.js';
 import { createHealthProber, type HealthProber, type HealthProberOptions } from '../x402/health.js';
-import type { NativeSettlement } from '../x402/settle.js';
+import type { PaidCallCore } from '../x402/paidCall.js';
 import { buildAgentCard, buildLlmsTxt, buildOpenApi } from './discoveryDocs.js';
 import { HttpErrorCode } from './http.js';
-import { createMcpRouter, type McpModules } from './mcp.js';
+import { createMcpRouter } from './mcp.js';
 import { renderAgentsPage, agentsJson } from './pages/agents.js';
 import { renderJoinPage } from './pages/join.js';
 import { renderMarketplacePage } from './pages/marketplace.js';
@@ -69,18 +69,11 @@ export interface DiscoveryModules {
   readonly registry: ServiceRegistry;
   readonly usage: ServiceUsage;
   readonly nativeUsd: NativeUsdSource;
-  /** Native settlement (payee and MCP payments); undefined when the node sells nothing. */
-  readonly settlement?: NativeSettlement;
+  /** The paid-call core: the payees the documents name, what is for sale, and MCP's paid tools. */
+  readonly paidCalls: PaidCallCore;
   readonly params: ChainParams;
   /** What health checks run with. */
   readonly context: Omit<ServiceContext, 'signal'>;
-  /** USDC rail payee, when configured. */
-  readonly usdc?: { readonly payTo: string };
-  /** USDC settlement (MCP payments on that rail). */
-  readonly usdcSettlement?: McpModules['usdcSettlement'];
-  /** HTTP request time limit, ms. */
-  readonly requestBudgetMs: number;
-  readonly isSyncing?: () => boolean;
   readonly logger?: Logger;
   /** Unix ms (tests). */
   readonly now?: () => number;
@@ -128,9 +121,10 @@ function baseUrlOf(ctx: Koa.Context): string {
 export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Discovery {
   const log = m.logger ?? silentLogger;
   const now = m.now ?? Date.now;
-  const usdc: UsdcRail | undefined = m.usdc ? { payTo: m.usdc.payTo, facilitatorUrl: opts.facilitatorUrl ?? DEFAULT_FACILITATOR_URL, authVerified: opts.usdcAuthVerified ?? false } : undefined;
+  const usdcPayTo = m.paidCalls.usdcPayTo;
+  const usdc: UsdcRail | undefined = usdcPayTo ? { payTo: usdcPayTo, facilitatorUrl: opts.facilitatorUrl ?? DEFAULT_FACILITATOR_URL, authVerified: opts.usdcAuthVerified ?? false } : undefined;
   const prober = createHealthProber(
-    { services: () => m.registry.list(), isAvailable: (def) => m.registry.isAvailable(def) && m.settlement !== undefined, context: m.context, logger: log },
+    { services: () => m.registry.list(), isAvailable: (def) => m.paidCalls.isForSale(def), context: m.context, logger: log },
     opts.health,
   );
 
@@ -143,7 +137,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     usage: m.usage,
     health: prober,
     now: now(),
-    payTo: m.settlement?.payTo,
+    payTo: m.paidCalls.nativePayTo,
     usdc,
     nodeVersion: opts.version,
   });
@@ -273,14 +267,10 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
 
   const mcp = createMcpRouter({
     registry: m.registry,
-    settlement: m.settlement,
+    paidCalls: m.paidCalls,
     params: m.params,
     nativeUsd: m.nativeUsd,
-    usdc: m.usdc,
-    usdcSettlement: m.usdcSettlement,
-    requestBudgetMs: m.requestBudgetMs,
     catalog,
-    isSyncing: m.isSyncing,
     version: opts.version,
     logger: log,
   });

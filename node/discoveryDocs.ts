@@ -24,7 +24,7 @@ import {
 } from '../x402/catalog.js';
 import { formatAmount } from '../consensus/amount.js';
 import { MCP_PROTOCOL_VERSION } from './mcp.js';
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from './x402Routes.js';
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from '../x402/paidCall.js';
 
 /** Name this node shows in its cards and pages. */
 export const NODE_DISPLAY_NAME = 'native-node x402 services';

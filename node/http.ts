@@ -10,7 +10,8 @@
  *   GET  /api/v1/status                network, tip, difficulty, hashrate, mempool, mining
  *
  * One error middleware turns every failure into `{"error": {"code", "message", …payload}}` with
- * the status of `httpStatusOf(code)`; anything without a known code is a 500 `internal_error`
+ * the status of `httpStatusOf(code, errorStatuses)` (the statuses of other subsystems' codes are
+ * handed to the app, never registered globally); anything without a known code is a 500 `internal_error`
  * whose stack goes to the log, never to the client.
  */
 import { createServer, type Server } from 'node:http';
@@ -74,18 +75,17 @@ const STATUS_BY_CODE: Record<string, number> = {
   internal_error: 500,
 };
 
-/** Adds the statuses of another subsystem's error codes (x402, mining RPC, p2p…) to the table. */
-export function registerHttpStatuses(map: Readonly<Record<string, number>>): void {
-  Object.assign(STATUS_BY_CODE, map);
-}
+/** Statuses of other subsystems' error codes (x402, mining RPC…), handed to the app that serves their routes. */
+export type ErrorStatuses = Readonly<Record<string, number>>;
 
 /**
- * HTTP status of an error code: the table above, then by family — `codec_*` 400 (malformed
- * bytes), `tx_*` / `block_*` / other `mempool_*` 422 (a consensus or policy rule refused it);
- * undefined for codes the API does not expose (they become 500 `internal_error`).
+ * HTTP status of an error code: `extra` (the statuses the app was given), the table above, then
+ * by family — `codec_*` 400 (malformed bytes), `tx_*` / `block_*` / other `mempool_*` 422 (a
+ * consensus or policy rule refused it); undefined for codes the API does not expose (they
+ * become 500 `internal_error`).
  */
-export function httpStatusOf(code: string): number | undefined {
-  const s = STATUS_BY_CODE[code];
+export function httpStatusOf(code: string, extra: ErrorStatuses = {}): number | undefined {
+  const s = extra[code] ?? STATUS_BY_CODE[code];
   if (s !== undefined) return s;
   if (code.startsWith('codec_')) return 400;
   if (code.startsWith('tx_') || code.startsWith('block_') || code.startsWith('mempool_')) return 422;
@@ -118,6 +118,8 @@ export interface HttpModules {
    * API behind the same error handling, body parsing and timeouts. Each subsystem owns its file.
    */
   readonly routers?: readonly Router[];
+  /** Statuses of the error codes those routers throw (the payment codes…), besides the API's own. */
+  readonly errorStatuses?: ErrorStatuses;
   /** Extra fields merged into `GET /api/v1/status` (peers, sync progress, stratum…), computed per request. */
   readonly statusExtras?: readonly (() => Record<string, unknown> | Promise<Record<string, unknown>>)[];
 }
@@ -159,7 +161,7 @@ function jsonPayload(payload: object): Record<string, unknown> {
 }
 
 /** The error middleware: maps coded errors to statuses and bodies; logs unexpected ones with their stack. */
-function errorMiddleware(log: Logger): Koa.Middleware {
+function errorMiddleware(log: Logger, statuses: ErrorStatuses): Koa.Middleware {
   return async (ctx, next) => {
     const started = Date.now();
     try {
@@ -169,7 +171,7 @@ function errorMiddleware(log: Logger): Koa.Middleware {
         if (ctx.status === 405) throw new NodeError(HttpErrorCode.METHOD_NOT_ALLOWED, `${ctx.method} is not allowed on ${ctx.path}`);
       }
     } catch (e) {
-      const status = isNodeError(e) ? httpStatusOf(e.code) : undefined;
+      const status = isNodeError(e) ? httpStatusOf(e.code, statuses) : undefined;
       if (isNodeError(e) && status !== undefined) {
         ctx.status = status;
         ctx.body = { error: { code: e.code, message: e.message, ...jsonPayload(e.payload) } };
@@ -419,14 +421,14 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
     for (const extra of modules.statusExtras ?? []) Object.assign(ctx.body as Record<string, unknown>, await extra());
   });
 
-  return createJsonApp(opts, log, [router, ...(modules.routers ?? [])]);
+  return createJsonApp(opts, log, [router, ...(modules.routers ?? [])], modules.errorStatuses);
 }
 
-/** A koa app speaking JSON: the error and timeout middleware, the JSON body parser, then `routers`. */
-export function createJsonApp(opts: Pick<HttpOptions, 'bodyLimit' | 'timeoutMs'>, log: Logger, routers: readonly Router[]): Koa {
+/** A koa app speaking JSON: the error and timeout middleware (with `errorStatuses` besides the API's own), the JSON body parser, then `routers`. */
+export function createJsonApp(opts: Pick<HttpOptions, 'bodyLimit' | 'timeoutMs'>, log: Logger, routers: readonly Router[], errorStatuses: ErrorStatuses = {}): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged by the error middleware, not koa's default handler
-  app.use(errorMiddleware(log));
+  app.use(errorMiddleware(log, errorStatuses));
   app.use(timeoutMiddleware(opts.timeoutMs));
   app.use(
     bodyParser({

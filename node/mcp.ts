@@ -35,19 +35,17 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { formatAmount } from '../consensus/amount.js';
-import { isNodeError, NodeError } from '../consensus/errors.js';
+import { NodeError } from '../consensus/errors.js';
 import type { ChainParams } from '../consensus/params.js';
 import { silentLogger, type Logger } from '../chain/types.js';
 import type { ServiceRegistry } from '../services/registry.js';
 import type { NativeUsdSource, ServiceDefinition } from '../services/types.js';
 import { CATALOG_LIMITS, SERVICE_CATEGORIES, dollarText, filterServices, parseCatalogQuery, priceAtomic, shortNetwork, type CatalogService, type CatalogSnapshot } from '../x402/catalog.js';
 import { PaymentErrorCode } from '../x402/errors.js';
-import { buildQuote, usdcRequirements, type QuoteBody, type QuoteContext } from '../x402/quote.js';
-import type { UsdcSettlement } from '../x402/usdcSettle.js';
-import { encodeJsonHeader, UsdcErrorCode } from '../x402/usdcWire.js';
-import { requestHashOf, type NativeSettlement } from '../x402/settle.js';
+import type { PaidCallOutcome } from '../x402/outcome.js';
+import type { PaidCallCore, PaymentProof } from '../x402/paidCall.js';
+import type { QuoteBody } from '../x402/wire.js';
 import { HttpErrorCode } from './http.js';
-import { assertInStep, checkPaidCall, DEFAULT_WAIT_SECONDS, settleWaitMs, syncingRefusal } from './x402Routes.js';
 
 /** `_meta` key of the payment a client sends (x402 MCP convention). */
 export const X402_PAYMENT_META = 'x402/payment';
@@ -58,21 +56,15 @@ export const FREE_TOOLS = Object.freeze({ search: 'search_services', quote: 'get
 /** MCP protocol revision the SDK speaks (for documents that name it). */
 export const MCP_PROTOCOL_VERSION = '2025-11-25';
 
-/** What the MCP endpoint needs (the pieces `node/payments.ts` wires for the HTTP endpoints too). */
+/** What the MCP endpoint needs: the tools' registry and prices, the paid-call core the HTTP endpoints use too, the catalog. */
 export interface McpModules {
-  readonly registry: Pick<ServiceRegistry, 'list' | 'get' | 'validateInput' | 'isAvailable'>;
-  /** Native settlement; undefined when the node has no payee key (paid tools then report unavailable). */
-  readonly settlement?: Pick<NativeSettlement, 'settle' | 'payTo'>;
+  readonly registry: Pick<ServiceRegistry, 'list' | 'get'>;
+  /** The paid-call core (x402/paidCall.ts): paid tools are settled exactly as `POST /api/x402/:serviceId`. */
+  readonly paidCalls: PaidCallCore;
   readonly params: ChainParams;
   readonly nativeUsd: NativeUsdSource;
-  readonly usdc?: { readonly payTo: string };
-  /** Settlement of the USDC rail (with `usdc`); USDC payments are refused without it. */
-  readonly usdcSettlement?: Pick<UsdcSettlement, 'settle'>;
-  /** The HTTP request time limit, ms (the block wait and the run must fit in it). */
-  readonly requestBudgetMs: number;
   /** The catalog snapshot and its (cached) entries for a base URL. */
   readonly catalog: (baseUrl: string) => { snap: CatalogSnapshot; resources: readonly CatalogService[] };
-  readonly isSyncing?: () => boolean;
   readonly version: string;
   readonly logger?: Logger;
 }
@@ -133,7 +125,7 @@ export function toolInputSchema(def: ServiceDefinition): Tool['inputSchema'] {
 /** The paid tool of a service. */
 function serviceTool(def: ServiceDefinition, m: McpModules): Tool {
   const atomic = priceAtomic(def, m.nativeUsd.get().microUsd);
-  const available = m.registry.isAvailable(def) && m.settlement !== undefined;
+  const available = m.paidCalls.isForSale(def);
   return {
     name: def.id,
     title: def.name,
@@ -191,10 +183,16 @@ function errorResult(code: string, message: string, extra: Record<string, unknow
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }], structuredContent: { error } };
 }
 
-/** The payment-required result: the quote as structuredContent and in the `x402/error` wrapper. */
+/** The payment-required result: the quote as structuredContent and in the `x402/error` wrapper (with a refusal's payment-response in both and in `_meta`). */
 function paymentRequiredResult(quote: QuoteBody, message: string, paymentResponse?: Record<string, unknown>): CallToolResult {
   const data: Record<string, unknown> = { ...quote, ...(paymentResponse ? { error: message, [X402_PAYMENT_RESPONSE_META]: paymentResponse } : {}) };
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ 'x402/error': { code: 402, message, data } }) }], structuredContent: data };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify({ 'x402/error': { code: 402, message, data } }) }],
+    structuredContent: data,
+    // A refusal's payment-response also goes where a settlement's goes, so clients read one place.
+    ...(paymentResponse ? { _meta: { [X402_PAYMENT_RESPONSE_META]: paymentResponse } } : {}),
+  };
 }
 
 /** The `request` string of a tool call, as the HTTP body would carry it. */
@@ -215,53 +213,13 @@ function paymentTxId(payment: unknown): string | undefined {
   return undefined;
 }
 
-/** Handles one `tools/call`. Exported for in-process tests. */
-export async function callTool(m: McpModules, baseUrl: string, name: string, args: Record<string, unknown>, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
-  if (name === FREE_TOOLS.search) return searchTool(m, baseUrl, args);
-  if (name === FREE_TOOLS.quote) {
-    const def = typeof args.serviceId === 'string' ? m.registry.get(args.serviceId) : undefined;
-    if (!def) return errorResult(PaymentErrorCode.UNKNOWN_SERVICE, `no service ${String(args.serviceId)}; use ${FREE_TOOLS.search}`);
-    const prepared = prepare(m, def, args.request, baseUrl);
-    if (!prepared.ok) return prepared.result;
-    return { content: [{ type: 'text', text: JSON.stringify(prepared.quote) }], structuredContent: { ...prepared.quote } };
-  }
-  const def = m.registry.get(name);
-  if (!def) throw new UnknownToolError(name);
-  const prepared = prepare(m, def, args.request, baseUrl);
-  if (!prepared.ok) return prepared.result;
-  const { quote, quoteContext, request, input, settlement } = prepared;
-
-  const payment = meta?.[X402_PAYMENT_META];
-  if (payment === undefined || payment === null) return paymentRequiredResult(quote, 'Payment Required');
-  const network = m.params.network;
-  const failure = (code: string, message: string, extra: Record<string, unknown> = {}) =>
-    paymentRequiredResult(quote, message, { success: false, errorReason: code, message, transaction: txId ?? '', network, ...extra });
-  if (isUsdcPayment(payment)) return usdcCall(m, def, prepared, payment);
+/** The payment of `_meta["x402/payment"]`: an x402 `exact` payload (USDC, passed on decoded), `{txId}` or `{payload: {txId}}` (native). */
+function paymentOf(payment: unknown): PaymentProof | undefined {
+  if (payment === undefined || payment === null) return undefined;
+  if (isUsdcPayment(payment)) return { rail: 'usdc', payload: payment };
   const txId = paymentTxId(payment);
-  if (txId === undefined) return failure(PaymentErrorCode.INVALID_PAYMENT, `_meta["${X402_PAYMENT_META}"] must be {"txId": "<id of your agent_invoke transaction>"}`);
-
-  let outcome;
-  try {
-    assertInStep(m.isSyncing);
-    outcome = await settlement.settle(def, request, input, txId, settleWaitMs(m.requestBudgetMs, def, DEFAULT_WAIT_SECONDS * 1000));
-  } catch (e) {
-    if (isNodeError(e)) return failure(e.code, e.message);
-    throw e;
-  }
-  if (outcome.status === 200) {
-    const { result, receipt } = outcome.body;
-    const paymentResponse = { success: true, transaction: String(receipt.txId ?? txId), network: String(receipt.network ?? network), payer: String(receipt.caller ?? ''), ...receipt };
-    return { content: [{ type: 'text', text: text(result) }], structuredContent: { ...outcome.body }, _meta: { [X402_PAYMENT_RESPONSE_META]: paymentResponse } };
-  }
-  if (outcome.status === 202) return failure(PaymentErrorCode.PAYMENT_PENDING, outcome.body.error.message, { retryAfter: outcome.body.retryAfter });
-  // 502: the service failed after payment and the payment was refunded on-chain.
-  const b = outcome.body;
-  return {
-    isError: true,
-    content: [{ type: 'text', text: JSON.stringify(b) }],
-    structuredContent: { ...b },
-    _meta: { [X402_PAYMENT_RESPONSE_META]: { success: false, errorReason: b.error.code, message: b.error.message, transaction: txId.toLowerCase(), network, refunded: true, refundTxId: b.refundTxId } },
-  };
+  if (txId === undefined) return { rail: 'native', malformed: { code: PaymentErrorCode.INVALID_PAYMENT, message: `_meta["${X402_PAYMENT_META}"] must be {"txId": "<id of your agent_invoke transaction>"}` } };
+  return { rail: 'native', txId };
 }
 
 /** An x402 payment payload of the `exact` scheme (v1 or v2): the decoded `X-PAYMENT` value. */
@@ -271,58 +229,56 @@ function isUsdcPayment(payment: unknown): payment is Record<string, unknown> {
   return typeof p.x402Version === 'number' && typeof p.payload === 'object' && p.payload !== null && typeof p.payload.authorization === 'object';
 }
 
-/** A paid tool call with a USDC payment: the HTTP endpoint's USDC settlement, answered the MCP way. */
-async function usdcCall(m: McpModules, def: ServiceDefinition, prepared: Extract<Prepared, { ok: true }>, payment: Record<string, unknown>): Promise<CallToolResult> {
-  const { quote, quoteContext, request, input } = prepared;
-  const failure = (code: string, message: string, payer?: string) =>
-    paymentRequiredResult(quote, message, { success: false, errorReason: code, message, transaction: '', network: 'base', ...(payer ? { payer } : {}) });
-  const usdc = quoteContext.usdc;
-  if (!usdc || !m.usdcSettlement) return failure(UsdcErrorCode.UNSUPPORTED_SCHEME, 'this node does not accept USDC payments; pay the native option');
-  const refusal = syncingRefusal(m.isSyncing);
-  if (refusal) return failure(refusal.code, refusal.message);
-  const outcome = await m.usdcSettlement.settle(def, request, input, encodeJsonHeader(payment), usdcRequirements(def, { ...quoteContext, usdc }));
-  if (outcome.status === 200) {
-    const { result, receipt } = outcome.body;
-    const paymentResponse = { success: true, transaction: String(receipt.txId), network: 'base', payer: String(receipt.caller), ...receipt };
-    return { content: [{ type: 'text', text: text(result) }], structuredContent: { ...outcome.body }, _meta: { [X402_PAYMENT_RESPONSE_META]: paymentResponse } };
+/** The network a payment-response names: Base for the USDC rail, the node's chain otherwise. */
+const responseNetwork = (m: McpModules, rail: string | undefined) => (rail === 'usdc' ? 'base' : m.params.network);
+
+/** A paid call's outcome as a tool result (x402 MCP convention, see module comment). */
+function toolResult(m: McpModules, o: PaidCallOutcome): CallToolResult {
+  switch (o.kind) {
+    case 'rejected':
+      return errorResult(o.error.code, o.error.message, o.error);
+    case 'quote':
+      return paymentRequiredResult(o.quote, 'Payment Required');
+    case 'paid': {
+      const { result, receipt } = o.body;
+      return { content: [{ type: 'text', text: text(result) }], structuredContent: { ...o.body }, _meta: { [X402_PAYMENT_RESPONSE_META]: { ...o.response, ...receipt } } };
+    }
+    case 'refused':
+    case 'pending': {
+      const error = o.kind === 'pending' ? o.body.error : o.error;
+      const extra = o.kind === 'pending' ? { retryAfter: o.body.retryAfter } : o.payer ? { payer: o.payer } : {};
+      const transaction = (o.kind === 'pending' ? o.body.txId : o.txId) ?? '';
+      return paymentRequiredResult(o.quote, error.message, { success: false, errorReason: error.code, message: error.message, transaction, network: responseNetwork(m, o.rail), ...extra });
+    }
+    case 'failed': {
+      // The service (or the facilitator) failed after the payment was accepted: native refunded, USDC never settled.
+      const b = o.body;
+      const refund = 'refunded' in b ? { refunded: true, refundTxId: b.refundTxId } : {};
+      return {
+        isError: true,
+        content: [{ type: 'text', text: JSON.stringify(b) }],
+        structuredContent: { ...b },
+        _meta: { [X402_PAYMENT_RESPONSE_META]: { success: false, errorReason: b.error.code, message: b.error.message, transaction: o.txId ?? '', network: responseNetwork(m, o.rail), ...refund } },
+      };
+    }
   }
-  if (outcome.status === 402) return failure(outcome.error.code, outcome.error.message, outcome.payer);
-  // 409 (already used / in progress), 502/504 (service failed: nothing charged; facilitator unavailable).
-  const b = outcome.body;
-  return {
-    isError: true,
-    content: [{ type: 'text', text: JSON.stringify(b) }],
-    structuredContent: { ...b },
-    _meta: { [X402_PAYMENT_RESPONSE_META]: { success: false, errorReason: b.error.code, message: b.error.message, transaction: '', network: 'base' } },
-  };
 }
 
-type Prepared =
-  | { ok: true; quote: QuoteBody; quoteContext: QuoteContext; request: string | undefined; input: unknown; settlement: NonNullable<McpModules['settlement']> }
-  | { ok: false; result: CallToolResult };
-
-/** The HTTP endpoint's checks before any quote (a request string, then `checkPaidCall`), and the quote. */
-function prepare(m: McpModules, def: ServiceDefinition, rawRequest: unknown, baseUrl: string): Prepared {
-  const r = requestOf(def, rawRequest);
-  if (!r.ok) return { ok: false, result: errorResult(PaymentErrorCode.INVALID_REQUEST, r.message) };
-  let checked: ReturnType<typeof checkPaidCall<NonNullable<McpModules['settlement']>>>;
-  try {
-    checked = checkPaidCall(m.registry, m.settlement, def, r.request);
-  } catch (e) {
-    if (isNodeError(e)) return { ok: false, result: errorResult(e.code, e.message, e.payload) };
-    throw e;
+/** Handles one `tools/call`. Exported for in-process tests. */
+export async function callTool(m: McpModules, baseUrl: string, name: string, args: Record<string, unknown>, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  if (name === FREE_TOOLS.search) return searchTool(m, baseUrl, args);
+  const quoteOnly = name === FREE_TOOLS.quote;
+  const serviceId = quoteOnly ? args.serviceId : name;
+  const def = typeof serviceId === 'string' ? m.registry.get(serviceId) : undefined;
+  if (!def) {
+    if (!quoteOnly) throw new UnknownToolError(name);
+    return errorResult(PaymentErrorCode.UNKNOWN_SERVICE, `no service ${String(args.serviceId)}; use ${FREE_TOOLS.search}`);
   }
-  const { input, settlement } = checked;
-  const quoteContext: QuoteContext = {
-    resource: `${baseUrl}/api/x402/${def.id}`,
-    network: m.params.network,
-    chainId: m.params.chainId,
-    payTo: settlement.payTo,
-    requestHash: r.request === undefined ? undefined : requestHashOf(r.request),
-    microUsd: m.nativeUsd.get().microUsd,
-    usdc: m.usdc && m.usdcSettlement ? m.usdc : undefined,
-  };
-  return { ok: true, quote: buildQuote(def, quoteContext), quoteContext, request: r.request, input, settlement };
+  const r = requestOf(def, args.request);
+  if (!r.ok) return errorResult(PaymentErrorCode.INVALID_REQUEST, r.message);
+  const outcome = await m.paidCalls.call({ serviceId: def.id, request: r.request, baseUrl, payment: quoteOnly ? undefined : paymentOf(meta?.[X402_PAYMENT_META]) });
+  if (quoteOnly && outcome.kind === 'quote') return { content: [{ type: 'text', text: JSON.stringify(outcome.quote) }], structuredContent: { ...outcome.quote } };
+  return toolResult(m, outcome);
 }
 
 /** `search_services`: the catalog's filters over the live entries. */

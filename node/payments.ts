@@ -7,7 +7,9 @@
  *   payee key                (receives payments, signs refunds)
  *     → refunds              (needs chain, mempool, ledger, payee)
  *     → native settlement    (needs chain, mempool, ledger, refunds, payee, the services' context)
- *     → routes               (needs registry, settlement, prices)
+ *     → USDC settlement      (needs ledger, facilitator, the services' context), when configured
+ *     → paid-call core       (needs registry, both settlements, prices, sync state)
+ *     → routes, discovery    (adapters of the core: HTTP, MCP)
  */
 import { join } from 'node:path';
 import type Router from '@koa/router';
@@ -19,9 +21,11 @@ import type { Mempool } from '../chain/mempool.js';
 import type { Logger, SignatureVerifier } from '../chain/types.js';
 import { createServiceRegistry, type ServiceRegistry } from '../services/index.js';
 import type { NativeUsdSource, ServiceContext } from '../services/types.js';
+import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
 import { openLedger, type SettlementLedger } from '../x402/ledger.js';
 import { createReferencePriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
+import { createPaidCallCore, type PaidCallCore } from '../x402/paidCall.js';
 import { NativeSettlement } from '../x402/settle.js';
 import { createFacilitator } from '../x402/usdcFacilitator.js';
 import type { NodeConfig } from './config.js';
@@ -42,7 +46,11 @@ export interface Payments {
   /** Undefined when the node has no payee key (mainnet without --payee-wallet). */
   readonly settlement: NativeSettlement | undefined;
   readonly refunds: RefundManager | undefined;
+  /** The paid-call core behind the HTTP routes and MCP. */
+  readonly paidCalls: PaidCallCore;
   readonly router: Router;
+  /** HTTP statuses of the payment error codes, for the app's error middleware. */
+  readonly errorStatuses: Readonly<Record<string, number>>;
   /** The free discovery surfaces, the MCP endpoint and the health prober (node/discovery.ts). */
   readonly discovery: Discovery;
   /** The `payments` field of `GET /api/v1/status`: settled calls and refunds still to be mined. */
@@ -89,22 +97,13 @@ export async function createPayments(
         })
       : undefined;
   if ((config.usdcPayTo === undefined) !== (config.facilitatorUrl === undefined)) log.warn({}, 'the USDC rail needs both --usdc-pay-to and --facilitator-url: it stays off');
-  const usdc = usdcSettlement ? { payTo: usdcSettlement.payTo } : undefined;
-  const router = createX402Router({
-    catalog: registry,
-    settlement,
-    params,
-    nativeUsd,
-    usdc,
-    usdcSettlement,
-    isSyncing: modules.isSyncing,
-    requestBudgetMs: config.httpTimeout,
-  });
-  // Discovery needs the registry, the ledger's totals, the price, the payee (settlement) and the services' context (health checks);
-  // its MCP endpoint settles like the HTTP routes (both rails, refused while syncing).
+  // One paid-call core for every transport: the HTTP routes and MCP are adapters of it.
+  const paidCalls = createPaidCallCore({ catalog: registry, native: settlement, usdc: usdcSettlement, params, nativeUsd, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout });
+  const router = createX402Router(paidCalls);
+  // Discovery needs the registry, the ledger's totals, the price, the core (payees, MCP) and the services' context (health checks).
   const discovery = createDiscovery(
     { version: NODE_VERSION, defaultNodeUrl: DEFAULT_NODE_URL, facilitatorUrl: config.facilitatorUrl, usdcAuthVerified: usdcSettlement !== undefined },
-    { registry, usage: ledger, nativeUsd, settlement, params, context, usdc, usdcSettlement, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout, logger: log.child({ module: 'discovery' }) },
+    { registry, usage: ledger, nativeUsd, paidCalls, params, context, logger: log.child({ module: 'discovery' }) },
   );
   return {
     registry,
@@ -112,7 +111,9 @@ export async function createPayments(
     nativeUsd,
     settlement,
     refunds,
+    paidCalls,
     router,
+    errorStatuses: PAYMENT_HTTP_STATUS,
     discovery,
     statusExtra() {
       let settled = 0;

@@ -18,10 +18,11 @@
 import { NodeError } from '../consensus/errors.js';
 import { encodeAddress, tryDecodeAddress } from '../consensus/address.js';
 import { formatAmount, parseAmount, parseBaseUnits } from '../consensus/amount.js';
-import { fromHex, sha256, toHex } from '../consensus/hash.js';
+import { fromHex } from '../consensus/hash.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import { silentLogger, type Logger } from '../chain/types.js';
 import { createAgentInvokeTx } from '../consensus/txBuilder.js';
+import { requestHashOf, type NativePaymentRequirement } from './wire.js';
 
 /** Error codes of the SDK itself; errors answered by the node keep the node's code. */
 export const AgentErrorCode = {
@@ -87,38 +88,7 @@ export function isAgentClientError(e: unknown, code?: string): e is AgentClientE
   return e instanceof AgentClientError && (code === undefined || e.code === code);
 }
 
-/** `extra` of the native payment option (wire shape). */
-export interface NativeRequirementExtra {
-  readonly txType: 'agent_invoke';
-  readonly chainId: number;
-  readonly serviceId: string;
-  /** Price in NATIVE (the spec's number field). */
-  readonly priceAman: number;
-  /** Exact price as a NATIVE decimal string. */
-  readonly priceNative: string;
-  readonly decimals: number;
-  /** Path of the broadcast endpoint, `/api/v1/tx`. */
-  readonly broadcast: string;
-  /** Hex sha256 of the quoted request; absent when there was no request. */
-  readonly requestHash?: string;
-}
-
-/** The `native-x402` entry of a 402's `accepts` (wire shape, x402 v1 PaymentRequirements). */
-export interface NativePaymentRequirement {
-  readonly scheme: 'native-x402';
-  readonly network: string;
-  /** Exact price, base units (1 NATIVE = 10^8), decimal string. */
-  readonly maxAmountRequired: string;
-  /** Absolute URL of the service. */
-  readonly resource: string;
-  readonly description: string;
-  readonly mimeType: string;
-  /** bech32m address of the provider. */
-  readonly payTo: string;
-  readonly maxTimeoutSeconds: number;
-  readonly asset: 'NATIVE';
-  readonly extra: NativeRequirementExtra;
-}
+export { requestHashOf, type NativePaymentRequirement, type NativeRequirementExtra } from './wire.js';
 
 /** A parsed quote: the native requirement plus what paying it needs, checked and typed. */
 export interface AgentQuote {
@@ -275,11 +245,6 @@ function answerError(what: string, a: HttpAnswer, extra: AgentErrorPayload = {})
 
 function badQuote(why: string, serviceId: string): AgentClientError {
   return new AgentClientError(AgentErrorCode.BAD_QUOTE, `the 402 quote of ${serviceId} is not usable: ${why}`, { serviceId, status: 402 });
-}
-
-/** Hex sha256 of a request string (UTF-8), as the payment's requestHash. */
-export function requestHashOf(request: string): string {
-  return toHex(sha256(new TextEncoder().encode(request)));
 }
 
 /**

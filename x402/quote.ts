@@ -7,6 +7,7 @@
 import { formatAmount } from '../consensus/amount.js';
 import type { ServiceDefinition } from '../services/types.js';
 import { nativeNumber, usdcAtomicOf } from './pricing.js';
+import { BROADCAST_PATH, type NativeRequirementExtra, type PaymentRequirements, type UsdcRequirementExtra, type QuoteBody } from './wire.js';
 
 /** Base's USDC contract and its EIP-712 domain name/version. */
 export const BASE_USDC = { asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', chainId: 8453, name: 'USD Coin', version: '2' } as const;
@@ -14,31 +15,7 @@ export const BASE_USDC = { asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', 
 export const NATIVE_QUOTE_TIMEOUT_SECONDS = 300;
 /** Seconds an EIP-3009 authorization for a USDC quote may take. */
 export const USDC_QUOTE_TIMEOUT_SECONDS = 60;
-/** Where signed transactions are broadcast. */
-export const BROADCAST_PATH = '/api/v1/tx';
-
-/** One x402 payment option (x402 v1 PaymentRequirements, plus our native scheme). */
-export interface PaymentRequirements {
-  scheme: string;
-  network: string;
-  maxAmountRequired: string;
-  resource: string;
-  description: string;
-  mimeType: string;
-  payTo: string;
-  maxTimeoutSeconds: number;
-  asset: string;
-  extra: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
-}
-
-/** The 402 body. */
-export interface QuoteBody {
-  x402: true;
-  x402Version: 1;
-  error: 'Payment Required';
-  accepts: PaymentRequirements[];
-}
+export { BROADCAST_PATH, type PaymentRequirements, type QuoteBody } from './wire.js';
 
 /** What a quote needs besides the service. */
 export interface QuoteContext {
@@ -58,7 +35,7 @@ export interface QuoteContext {
 
 /** The native rail's option for a service. */
 export function nativeRequirements(def: ServiceDefinition, q: QuoteContext): PaymentRequirements {
-  const extra: Record<string, unknown> = {
+  const extra = {
     txType: 'agent_invoke',
     chainId: q.chainId,
     serviceId: def.id,
@@ -66,8 +43,8 @@ export function nativeRequirements(def: ServiceDefinition, q: QuoteContext): Pay
     priceNative: formatAmount(def.priceBase),
     decimals: 8,
     broadcast: BROADCAST_PATH,
-  };
-  if (q.requestHash) extra.requestHash = q.requestHash;
+    ...(q.requestHash ? { requestHash: q.requestHash } : {}),
+  } satisfies NativeRequirementExtra;
   return {
     scheme: 'native-x402',
     network: q.network,
@@ -94,7 +71,7 @@ export function usdcRequirements(def: ServiceDefinition, q: QuoteContext & { usd
     payTo: q.usdc.payTo,
     maxTimeoutSeconds: USDC_QUOTE_TIMEOUT_SECONDS,
     asset: BASE_USDC.asset,
-    extra: { name: BASE_USDC.name, version: BASE_USDC.version },
+    extra: { name: BASE_USDC.name, version: BASE_USDC.version } satisfies UsdcRequirementExtra,
   };
 }
 

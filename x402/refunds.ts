@@ -15,7 +15,7 @@ import { ED25519_SIGNATURE_SIZE, MLDSA_SIGNATURE_SIZE, type HybridKeyPair } from
 import type { ChainParams } from '../consensus/params.js';
 import { silentLogger, type Logger } from '../chain/types.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
-import type { PaymentChain, PaymentMempool } from './settle.js';
+import type { PaymentChain, PaymentMempool, Refunder } from './ports.js';
 
 /** Options of the refund manager. */
 export interface RefundOptions {
@@ -25,7 +25,7 @@ export interface RefundOptions {
 }
 
 /** Signs, submits and tracks refunds (see module comment). */
-export class RefundManager {
+export class RefundManager implements Refunder {
   private readonly pending = new Map<string, PaymentRecord>();
   private queue: Promise<unknown> = Promise.resolve();
   private timer?: NodeJS.Timeout;

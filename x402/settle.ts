@@ -7,38 +7,21 @@
  */
 import { formatAmount } from '../consensus/amount.js';
 import { encodeAddress } from '../consensus/address.js';
-import { NodeError } from '../consensus/errors.js';
-import { bytesEqual, isHex, sha256, toHex } from '../consensus/hash.js';
+import { isNodeError, NodeError } from '../consensus/errors.js';
+import { bytesEqual, isHex, toHex } from '../consensus/hash.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import { agentInvoke, type AgentInvokePayload } from '../consensus/txTypes/agentInvoke.js';
 import { TxType } from '../consensus/tx.js';
-import type { Chain } from '../chain/chain.js';
-import { silentLogger, type ChainReader, type Logger, type MempoolReader, type StoredTx } from '../chain/types.js';
-import { ServiceError, type ServiceContext, type ServiceDefinition } from '../services/types.js';
+import { silentLogger, type Logger, type StoredTx } from '../chain/types.js';
+import { ServiceError, type ServiceDefinition } from '../services/types.js';
 import { executeService } from '../services/execute.js';
-import { PaymentErrorCode } from './errors.js';
+import { PAYMENT_HTTP_STATUS, PaymentErrorCode } from './errors.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
+import { refusal, type SettleOutcome } from './outcome.js';
+import type { NativeRail, PaymentChain, PaymentMempool, Refunder, ServiceRunContext } from './ports.js';
 import { nativeNumber } from './pricing.js';
-import type { RefundManager } from './refunds.js';
-
-/** What settlement reads of the chain: the reader, its events and state snapshots. */
-export type PaymentChain = ChainReader & Pick<Chain, 'on' | 'off' | 'getStateView'>;
-/** What settlement needs of the mempool: the reader and submission (refunds). */
-export interface PaymentMempool extends MempoolReader {
-  add(bytes: Uint8Array): Promise<{ id: string; status: 'accepted' }>;
-}
-
-/** Hex sha256 of a request string; a missing request hashes as the empty string. */
-export function requestHashOf(request: string | undefined): string {
-  return toHex(sha256(new TextEncoder().encode(request ?? '')));
-}
-
-/** The answers of a settle call: the HTTP status and body. */
-export type SettleOutcome =
-  | { readonly status: 200; readonly body: { paid: true; result: unknown; receipt: Record<string, unknown> } }
-  | { readonly status: 202; readonly body: { paid: false; status: 'payment_pending'; txId: string; retryAfter: number; error: { code: string; message: string } } }
-  | { readonly status: 502; readonly body: { paid: true; refunded: true; refundTxId: string | null; error: { code: string; message: string } } };
+import { requestHashOf } from './wire.js';
 
 /** Options of the native rail's settlement. */
 export interface NativeSettlementOptions {
@@ -50,7 +33,7 @@ export interface NativeSettlementOptions {
 }
 
 /** Settlement of native payments (see module comment). */
-export class NativeSettlement {
+export class NativeSettlement implements NativeRail {
   private readonly log: Logger;
   private readonly confirmations: number;
   private readonly now: () => number;
@@ -59,11 +42,11 @@ export class NativeSettlement {
     private readonly chain: PaymentChain,
     private readonly mempool: PaymentMempool,
     private readonly ledger: SettlementLedger,
-    private readonly refunds: RefundManager,
+    private readonly refunds: Refunder,
     private readonly payee: HybridKeyPair,
     private readonly params: ChainParams,
     /** What services run with; each call gets its own abort signal. */
-    private readonly context: Omit<ServiceContext, 'signal'>,
+    private readonly context: ServiceRunContext,
     opts: NativeSettlementOptions = {},
   ) {
     this.log = opts.logger ?? silentLogger;
@@ -78,10 +61,21 @@ export class NativeSettlement {
 
   /**
    * Settles `txId` for a call of `def` with `request` (already validated into `input`), waiting
-   * up to `waitMs` for the payment to be mined. Throws NodeError with a PaymentErrorCode when the
-   * payment does not prove a purchase of this call.
+   * up to `waitMs` for the payment to be mined. A payment that does not prove a purchase of this
+   * call is a `refused` outcome with its PaymentErrorCode and status (never a throw).
    */
   async settle(def: ServiceDefinition, request: string | undefined, input: unknown, txId: string, waitMs: number): Promise<SettleOutcome> {
+    try {
+      return await this.settleOrThrow(def, request, input, txId, waitMs);
+    } catch (e) {
+      const status = isNodeError(e) ? PAYMENT_HTTP_STATUS[e.code] : undefined;
+      if (!isNodeError(e) || status === undefined) throw e;
+      return refusal(status, { ...e.payload, code: e.code, message: e.message }, { rail: 'native', txId });
+    }
+  }
+
+  /** `settle`, with the refusals thrown as NodeErrors (each check reads as one line). */
+  private async settleOrThrow(def: ServiceDefinition, request: string | undefined, input: unknown, txId: string, waitMs: number): Promise<SettleOutcome> {
     if (!isHex(txId, 32)) throw new NodeError(PaymentErrorCode.INVALID_PAYMENT, 'payment.txId must be the 64-hex-character id of an agent_invoke transaction');
     const id = txId.toLowerCase();
     const reqHash = requestHashOf(request);
@@ -96,7 +90,9 @@ export class NativeSettlement {
     if (!stored) {
       if (this.mempool.has(id) || (await this.chain.getTx(id))) {
         return {
+          kind: 'pending',
           status: 202,
+          rail: 'native',
           body: { paid: false, status: 'payment_pending', txId: id, retryAfter: this.params.targetSpacing, error: { code: PaymentErrorCode.PAYMENT_PENDING, message: `payment ${id} is not mined with ${this.confirmations} confirmation(s) yet; settle again` } },
         };
       }
@@ -126,12 +122,12 @@ export class NativeSettlement {
       };
       await this.ledger.settle(id, result, receipt);
       this.log.info({ txId: id, serviceId: def.id, caller, ms: this.now() - started }, 'paid call settled');
-      return { status: 200, body: { paid: true, result, receipt } };
+      return { kind: 'paid', status: 200, rail: 'native', body: { paid: true, result, receipt }, response: { success: true, transaction: id, network: this.params.network, payer: caller } };
     } catch (e) {
       const error = e instanceof ServiceError ? { code: e.code, message: e.message } : { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' };
       this.log.warn({ txId: id, serviceId: def.id, err: error.message }, 'paid call failed: refunding');
       const rec = await this.refunds.refund(id, error);
-      return { status: 502, body: { paid: true, refunded: true, refundTxId: rec.refundTxId ?? null, error } };
+      return { kind: 'failed', status: 502, rail: 'native', txId: id, body: { paid: true, refunded: true, refundTxId: rec.refundTxId ?? null, error } };
     }
   }
 
@@ -142,11 +138,14 @@ export class NativeSettlement {
     switch (rec.status) {
       case 'claimed':
         throw new NodeError(PaymentErrorCode.SETTLEMENT_IN_PROGRESS, `payment ${rec.id} is being settled; retry in a moment`);
-      case 'settled':
-        return { status: 200, body: { paid: true, result: rec.result, receipt: rec.receipt ?? {} } };
+      case 'settled': {
+        const receipt = rec.receipt ?? {};
+        const network = typeof receipt.network === 'string' ? receipt.network : this.params.network;
+        return { kind: 'paid', status: 200, rail: 'native', body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: rec.id, network, payer: rec.caller } };
+      }
       case 'refund_pending':
       case 'refunded':
-        return { status: 502, body: { paid: true, refunded: true, refundTxId: rec.refundTxId ?? null, error: rec.error ?? { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' } } };
+        return { kind: 'failed', status: 502, rail: 'native', txId: rec.id, body: { paid: true, refunded: true, refundTxId: rec.refundTxId ?? null, error: rec.error ?? { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' } } };
       case 'failed': // USDC records only (their ids never look like a tx id)
         throw new NodeError(PaymentErrorCode.PAYMENT_ALREADY_USED, `payment ${rec.id} was already used`);
     }

@@ -21,16 +21,19 @@
  */
 import { getAddress } from 'viem';
 import { silentLogger, type Logger } from '../chain/types.js';
-import { ServiceError, type ServiceContext, type ServiceDefinition } from '../services/types.js';
+import { ServiceError, type ServiceDefinition } from '../services/types.js';
 import { executeService } from '../services/execute.js';
 import { PaymentErrorCode } from './errors.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
+import { refusal, type SettleOutcome } from './outcome.js';
+import type { ServiceRunContext, UsdcRail } from './ports.js';
 import { usdNumber } from './pricing.js';
-import { BASE_USDC, type PaymentRequirements } from './quote.js';
-import { requestHashOf } from './settle.js';
+import { BASE_USDC } from './quote.js';
 import { FacilitatorUnavailableError, type Facilitator, type FacilitatorRequest } from './usdcFacilitator.js';
 import { verifyUsdcPaymentLocally } from './usdcVerify.js';
+import { requestHashOf, type PaymentRequirements } from './wire.js';
 import {
+  checkPaymentPayload,
   decodePaymentHeader,
   encodeJsonHeader,
   isSnakeCaseReason,
@@ -61,11 +64,8 @@ export interface UsdcReceipt extends Record<string, unknown> {
   readonly settledAt: number;
 }
 
-/** Answers of a USDC settle: the HTTP status, body and headers (402s get the quote added by the route). */
-export type UsdcOutcome =
-  | { readonly status: 200; readonly body: { paid: true; result: unknown; receipt: Record<string, unknown> }; readonly headers: Readonly<Record<string, string>> }
-  | { readonly status: 402; readonly error: UsdcRefusal; readonly payer?: string }
-  | { readonly status: 409 | 502 | 504; readonly body: { paid: false; error: UsdcRefusal } };
+/** Answers of a USDC settle (x402/outcome.ts): paid 200, refused 402/409, failed 502/504. */
+export type UsdcOutcome = SettleOutcome;
 
 /** Options of the USDC rail's settlement. */
 export interface UsdcSettlementOptions {
@@ -77,12 +77,6 @@ export interface UsdcSettlementOptions {
   readonly now?: () => number;
 }
 
-/** Response headers carrying the settlement (v1 and v2 names). */
-export function paymentResponseHeaders(value: PaymentResponseHeader): Record<string, string> {
-  const encoded = encodeJsonHeader(value);
-  return { 'X-PAYMENT-RESPONSE': encoded, 'PAYMENT-RESPONSE': encoded, 'Access-Control-Expose-Headers': 'X-PAYMENT-RESPONSE, PAYMENT-RESPONSE' };
-}
-
 /** Ledger id of an authorization: EIP-3009 nonces are unique per authorizer and token contract. */
 export function authorizationId(from: string, nonce: string): string {
   return `usdc:${BASE_USDC.chainId}:${BASE_USDC.asset}:${from}:${nonce}`.toLowerCase();
@@ -90,8 +84,13 @@ export function authorizationId(from: string, nonce: string): string {
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 
+/** A refusal of the USDC rail. */
+function refused(status: number, error: UsdcRefusal, payer?: string): UsdcOutcome {
+  return refusal(status, { code: error.code, message: error.message }, { rail: 'usdc', ...(payer ? { payer } : {}) });
+}
+
 /** Settlement of USDC payments (see module comment). */
-export class UsdcSettlement {
+export class UsdcSettlement implements UsdcRail {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly facilitator: Facilitator;
@@ -101,7 +100,7 @@ export class UsdcSettlement {
   constructor(
     private readonly ledger: SettlementLedger,
     /** What services run with; each call gets its own abort signal. */
-    private readonly context: Omit<ServiceContext, 'signal'>,
+    private readonly context: ServiceRunContext,
     opts: UsdcSettlementOptions,
   ) {
     this.payTo = getAddress(opts.payTo);
@@ -125,16 +124,19 @@ export class UsdcSettlement {
   }
 
   /**
-   * Settles the payment in `header` (the base64 `X-PAYMENT` / `PAYMENT-SIGNATURE` value) for a
-   * call of `def` with `request` (validated into `input`), against `req`: the node's USDC
-   * requirements for this call, as quoted.
+   * Settles a payment for a call of `def` with `request` (validated into `input`), against `req`:
+   * the node's USDC requirements for this call, as quoted. `payment` is the base64 `X-PAYMENT` /
+   * `PAYMENT-SIGNATURE` value, or the payload already decoded (MCP's `_meta["x402/payment"]`).
    */
-  async settle(def: ServiceDefinition, request: string | undefined, input: unknown, header: string, req: PaymentRequirements): Promise<UsdcOutcome> {
-    const decoded = decodePaymentHeader(header);
-    if (!decoded.ok) return { status: 402, error: { code: decoded.code, message: decoded.message } };
-    const payment = decoded.payment;
+  async settle(def: ServiceDefinition, request: string | undefined, input: unknown, payment: string | object, req: PaymentRequirements): Promise<UsdcOutcome> {
+    const decoded = typeof payment === 'string' ? decodePaymentHeader(payment) : checkPaymentPayload(payment);
+    if (!decoded.ok) return refused(402, { code: decoded.code, message: decoded.message });
+    return this.settleDecoded(def, request, input, decoded.payment, req);
+  }
+
+  private async settleDecoded(def: ServiceDefinition, request: string | undefined, input: unknown, payment: UsdcPaymentPayload, req: PaymentRequirements): Promise<UsdcOutcome> {
     const local = await verifyUsdcPaymentLocally(payment, req, Math.floor(this.now() / 1000));
-    if (!local.isValid) return { status: 402, error: { code: local.code, message: local.message }, payer: local.payer };
+    if (!local.isValid) return refused(402, { code: local.code, message: local.message }, local.payer);
 
     const auth = payment.payload.authorization;
     const payer = getAddress(auth.from);
@@ -152,7 +154,7 @@ export class UsdcSettlement {
         const error = { code, message: `the facilitator refused the authorization (${code})` };
         await this.ledger.fail(id, error);
         this.log.info({ id, serviceId: def.id, payer, code }, 'usdc payment refused by the facilitator');
-        return { status: 402, error, payer };
+        return refused(402, error, payer);
       }
     } catch (e) {
       return this.unavailable(id, def, payer, e, 'verify', 'the service did not run and nothing was charged');
@@ -165,7 +167,7 @@ export class UsdcSettlement {
       const error = e instanceof ServiceError ? { code: e.code, message: e.message } : { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' };
       await this.ledger.fail(id, error);
       this.log.warn({ id, serviceId: def.id, payer, err: error.message }, 'usdc call failed: not settled, nothing charged');
-      return { status: 502, body: { paid: false, error: { code: error.code, message: `${error.message}; the payment was not settled, nothing was charged` } } };
+      return { kind: 'failed', status: 502, rail: 'usdc', body: { paid: false, error: { code: error.code, message: `${error.message}; the payment was not settled, nothing was charged` } } };
     }
 
     let settled;
@@ -179,7 +181,7 @@ export class UsdcSettlement {
       const error = { code, message: `the facilitator could not settle the authorization (${code}); the result is withheld` };
       await this.ledger.fail(id, error);
       this.log.warn({ id, serviceId: def.id, payer, code }, 'usdc settlement failed: result withheld');
-      return { status: 402, error, payer };
+      return refused(402, error, payer);
     }
     if (!TX_HASH.test(settled.transaction)) {
       return this.unavailable(id, def, payer, new FacilitatorUnavailableError('/settle', false, 'the facilitator reported success without a transaction hash'), 'settle', 'the result is withheld');
@@ -201,7 +203,7 @@ export class UsdcSettlement {
     };
     await this.ledger.settle(id, result, receipt);
     this.log.info({ id, serviceId: def.id, payer, tx: settled.transaction, ms: this.now() - started }, 'usdc call settled');
-    return { status: 200, body: { paid: true, result, receipt }, headers: paymentResponseHeaders({ success: true, transaction: settled.transaction, network: networkOf(payment), payer }) };
+    return { kind: 'paid', status: 200, rail: 'usdc', body: { paid: true, result, receipt }, response: { success: true, transaction: settled.transaction, network: networkOf(payment), payer } };
   }
 
   /** 502/504 for a facilitator that could not be used; the reservation becomes `failed`. */
@@ -212,20 +214,19 @@ export class UsdcSettlement {
     await this.ledger.fail(id, error);
     if (!(e instanceof FacilitatorUnavailableError)) this.log.error({ err: e, id, serviceId: def.id, step }, 'facilitator call crashed');
     else this.log.warn({ id, serviceId: def.id, payer, step, timedOut, err: e.message }, 'facilitator unavailable');
-    return { status: timedOut ? 504 : 502, body: { paid: false, error } };
+    return { kind: 'failed', status: timedOut ? 504 : 502, rail: 'usdc', body: { paid: false, error } };
   }
 
   /** The answer for an authorization the ledger already holds. */
   private answerKnown(rec: PaymentRecord, def: ServiceDefinition, reqHash: string, payment: UsdcPaymentPayload): UsdcOutcome {
-    const used = (message: string): UsdcOutcome => ({ status: 409, body: { paid: false, error: { code: PaymentErrorCode.PAYMENT_ALREADY_USED, message } } });
+    const used = (message: string): UsdcOutcome => refused(409, { code: PaymentErrorCode.PAYMENT_ALREADY_USED, message }, rec.caller);
     if (rec.serviceId !== def.id || rec.requestHash !== reqHash) return used('this authorization (from, nonce) was already used for another call; sign a new one');
     switch (rec.status) {
       case 'claimed':
-        return { status: 409, body: { paid: false, error: { code: PaymentErrorCode.SETTLEMENT_IN_PROGRESS, message: 'this authorization is being settled; retry in a moment' } } };
+        return refused(409, { code: PaymentErrorCode.SETTLEMENT_IN_PROGRESS, message: 'this authorization is being settled; retry in a moment' }, rec.caller);
       case 'settled': {
         const receipt = rec.receipt ?? {};
-        const headers = paymentResponseHeaders({ success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller });
-        return { status: 200, body: { paid: true, result: rec.result, receipt }, headers };
+        return { kind: 'paid', status: 200, rail: 'usdc', body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller } };
       }
       default:
         return used(`this authorization was already presented and ended with ${rec.error?.code ?? rec.status}; sign a new one`);
@@ -241,6 +242,6 @@ export function facilitatorRequestOf(payment: UsdcPaymentPayload, req: PaymentRe
 }
 
 /** Creates the USDC settlement. */
-export function createUsdcSettlement(ledger: SettlementLedger, context: Omit<ServiceContext, 'signal'>, opts: UsdcSettlementOptions): UsdcSettlement {
+export function createUsdcSettlement(ledger: SettlementLedger, context: ServiceRunContext, opts: UsdcSettlementOptions): UsdcSettlement {
   return new UsdcSettlement(ledger, context, opts);
 }

@@ -8,8 +8,8 @@
  * exists), never a throw: a malformed header is the payer's mistake, answered 402.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { PaymentRequirements } from './quote.js';
 import { BASE_USDC } from './quote.js';
+import type { PaymentRequirements, PaymentResponse } from './wire.js';
 
 /** Network name of Base in x402 v1. */
 export const BASE_NETWORK_V1 = 'base';
@@ -106,15 +106,7 @@ export interface PaymentRequiredV2 {
 }
 
 /** The settlement header's JSON (`X-PAYMENT-RESPONSE`, `PAYMENT-RESPONSE`). */
-export interface PaymentResponseHeader {
-  readonly success: true;
-  /** 0x hash of the Base transaction. */
-  readonly transaction: string;
-  /** The network as the payment named it (`base` or `eip155:8453`). */
-  readonly network: string;
-  /** The payer's address. */
-  readonly payer: string;
-}
+export type PaymentResponseHeader = PaymentResponse;
 
 /** A refusal: snake_case reason and a sentence for humans. */
 export interface UsdcRefusal {
@@ -198,9 +190,8 @@ function refuse(code: string, message: string): { ok: false; code: string; messa
 }
 
 /**
- * Decodes a payment header (base64 of JSON) into a v1 or v2 `exact` payload of the right shape.
- * Accepts standard and URL-safe base64, padded or not. Scheme and network are checked here too:
- * only `exact` on Base is payable on this rail.
+ * Decodes a payment header (base64 of JSON) into a v1 or v2 `exact` payload of the right shape
+ * (`checkPaymentPayload`). Accepts standard and URL-safe base64, padded or not.
  */
 export function decodePaymentHeader(value: string): DecodedPaymentHeader {
   const text = value.trim();
@@ -224,6 +215,18 @@ export function decodePaymentHeader(value: string): DecodedPaymentHeader {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     return refuse(UsdcErrorCode.INVALID_PAYLOAD, 'the payment header must decode to a JSON object');
+  }
+  return checkPaymentPayload(parsed);
+}
+
+/**
+ * Checks a decoded payment (the JSON of a payment header, or what MCP's `_meta["x402/payment"]`
+ * carries) against the v1 / v2 `exact` schemas. Scheme and network are checked here too: only
+ * `exact` on Base is payable on this rail.
+ */
+export function checkPaymentPayload(parsed: unknown): DecodedPaymentHeader {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return refuse(UsdcErrorCode.INVALID_PAYLOAD, 'the payment must be a JSON object');
   }
   const version = (parsed as { x402Version?: unknown }).x402Version;
   if (version !== 1 && version !== 2) return refuse(UsdcErrorCode.INVALID_X402_VERSION, 'x402Version must be 1 (X-PAYMENT) or 2 (PAYMENT-SIGNATURE)');
@@ -273,6 +276,12 @@ export function acceptedMatches(accepted: PaymentRequirementsV2, req: PaymentReq
 /** base64 of the JSON of `value` (x402 header encoding). */
 export function encodeJsonHeader(value: unknown): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
+}
+
+/** Response headers carrying the settlement (v1 and v2 names). */
+export function paymentResponseHeaders(value: PaymentResponseHeader): Record<string, string> {
+  const encoded = encodeJsonHeader(value);
+  return { 'X-PAYMENT-RESPONSE': encoded, 'PAYMENT-RESPONSE': encoded, 'Access-Control-Expose-Headers': 'X-PAYMENT-RESPONSE, PAYMENT-RESPONSE' };
 }
 
 /** Whether `reason` is a snake_case reason we can pass on to the payer as a code. */

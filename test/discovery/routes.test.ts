@@ -14,7 +14,8 @@ import { createDevnetChainParams } from '../../consensus/devnet.js';
 import { createServiceRegistry } from '../../services/index.js';
 import type { ServiceContext, ServiceUsage } from '../../services/types.js';
 import { createReferencePriceSource } from '../../x402/pricing.js';
-import type { NativeSettlement } from '../../x402/settle.js';
+import { createPaidCallCore } from '../../x402/paidCall.js';
+import type { NativeRail } from '../../x402/ports.js';
 import { createDiscovery, DOCUMENT_TTL_MS, type Discovery } from '../../node/discovery.js';
 
 const params = createDevnetChainParams();
@@ -35,10 +36,13 @@ let withPayee: { server: Server; url: string; d: Discovery };
 let withoutPayee: { server: Server; url: string; d: Discovery };
 
 beforeAll(async () => {
-  const settlement = { payTo: 'tnative1fq5h86uq8gu52f0elvehyfel7428h33q4pgmde' } as unknown as NativeSettlement;
-  const base = { registry, usage, nativeUsd: createReferencePriceSource(params), params, context, requestBudgetMs: 60_000, now: () => clock };
-  const d1 = createDiscovery({ version: '0.1.0' }, { ...base, settlement });
-  const d2 = createDiscovery({ version: '0.1.0' }, base);
+  const nativeUsd = createReferencePriceSource(params);
+  // No call is paid here: the native rail only names the payee.
+  const native: NativeRail = { payTo: 'tnative1fq5h86uq8gu52f0elvehyfel7428h33q4pgmde', settle: () => Promise.reject(new Error('not paid here')) };
+  const core = (rail?: NativeRail) => createPaidCallCore({ catalog: registry, native: rail, params, nativeUsd, requestBudgetMs: 60_000 });
+  const base = { registry, usage, nativeUsd, params, context, now: () => clock };
+  const d1 = createDiscovery({ version: '0.1.0' }, { ...base, paidCalls: core(native) });
+  const d2 = createDiscovery({ version: '0.1.0' }, { ...base, paidCalls: core() });
   await d1.prober.probeAll();
   await d2.prober.probeAll();
   withPayee = { ...(await serve(d1)), d: d1 };

@@ -11,7 +11,6 @@ import { createMempool, type Mempool } from '../../chain/mempool.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { COIN } from '../../consensus/params.js';
-import { isNodeError } from '../../consensus/errors.js';
 import { sha256, toHex } from '../../consensus/hash.js';
 import { encodeTx, signTx, txId, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
 import { agentInvoke, decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
@@ -20,7 +19,9 @@ import type { HybridKeyPair } from '../../consensus/keys.js';
 import { ServiceError, type ServiceContext, type ServiceDefinition } from '../../services/types.js';
 import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
 import { RefundManager } from '../../x402/refunds.js';
-import { NativeSettlement, requestHashOf } from '../../x402/settle.js';
+import type { SettleOutcome } from '../../x402/outcome.js';
+import { NativeSettlement } from '../../x402/settle.js';
+import { requestHashOf } from '../../x402/wire.js';
 import { createReferencePriceSource } from '../../x402/pricing.js';
 import { testKey } from '../helpers/keys.js';
 import { CountingVerifier } from '../helpers/verifier.js';
@@ -86,14 +87,16 @@ async function invoke(e: Env, o: { serviceId: string; amount?: bigint; payTo?: U
   return tx;
 }
 
-async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await p;
-  } catch (err) {
-    if (isNodeError(err)) return err.code;
-    throw err;
-  }
-  return undefined;
+/** The code of a refused settlement (refusals are outcomes, not throws); undefined otherwise. */
+async function codeOf(p: Promise<SettleOutcome>): Promise<string | undefined> {
+  const out = await p;
+  return out.kind === 'refused' ? out.error.code : undefined;
+}
+
+/** The body of a settlement that has one (paid, pending, failed). */
+function bodyOf(out: SettleOutcome): unknown {
+  if (out.kind === 'refused') throw new Error(`refused: ${out.error.code}`);
+  return out.body;
 }
 
 describe('native settlement', () => {
@@ -109,7 +112,7 @@ describe('native settlement', () => {
     const id = toHex(txId(tx));
     const out = await e.settlement.settle(echo, 'hello', 'hello', id, 0);
     expect(out.status).toBe(200);
-    expect(out.body).toMatchObject({ paid: true, result: { echo: 'hello' }, receipt: { serviceId: echo.id, caller: encodeAddress(agent.address, 'tnative'), amount: 0.002, amountBase: '200000', txId: id, height: 1 } });
+    expect(bodyOf(out)).toMatchObject({ paid: true, result: { echo: 'hello' }, receipt: { serviceId: echo.id, caller: encodeAddress(agent.address, 'tnative'), amount: 0.002, amountBase: '200000', txId: id, height: 1 } });
     const again = await e.settlement.settle(echo, 'hello', 'hello', id.toUpperCase(), 0);
     expect(again).toEqual(out);
     expect(runs).toBe(1);
@@ -141,7 +144,7 @@ describe('native settlement', () => {
     const pending = await invoke(e, { serviceId: echo.id });
     const out = await s(pending);
     expect(out.status).toBe(202);
-    expect(out.body).toMatchObject({ paid: false, status: 'payment_pending' });
+    expect(bodyOf(out)).toMatchObject({ paid: false, status: 'payment_pending' });
     await mineFromPool(e.chain, e.pool, miner.address);
     expect((await s(pending)).status).toBe(200);
     await teardown(e);
@@ -169,14 +172,14 @@ describe('native settlement', () => {
     const tx = await invoke(e, { serviceId: slow.id });
     await mineFromPool(e.chain, e.pool, miner.address);
     const id = toHex(txId(tx));
-    const results = await Promise.allSettled(Array.from({ length: 50 }, () => e.settlement.settle(slow, undefined, undefined, id, 0)));
+    const results = await Promise.all(Array.from({ length: 50 }, () => e.settlement.settle(slow, undefined, undefined, id, 0)));
     expect(runs).toBe(1);
-    const ok = results.filter((r) => r.status === 'fulfilled' && r.value.status === 200);
-    const busy = results.filter((r) => r.status === 'rejected' && isNodeError(r.reason, 'settlement_in_progress'));
+    const ok = results.filter((r) => r.status === 200);
+    const busy = results.filter((r) => r.kind === 'refused' && r.status === 409 && r.error.code === 'settlement_in_progress');
     expect(ok.length + busy.length).toBe(50);
     expect(ok.length).toBeGreaterThanOrEqual(1);
     // Once finished, every retry gets the stored result.
-    expect((await e.settlement.settle(slow, undefined, undefined, id, 0)).body).toMatchObject({ paid: true, result: 1 });
+    expect(bodyOf(await e.settlement.settle(slow, undefined, undefined, id, 0))).toMatchObject({ paid: true, result: 1 });
     await teardown(e);
   });
 
@@ -191,8 +194,8 @@ describe('native settlement', () => {
     const id = toHex(txId(tx));
     const out = await e.settlement.settle(broken, undefined, undefined, id, 0);
     expect(out.status).toBe(502);
-    expect(out.body).toMatchObject({ paid: true, refunded: true, error: { code: 'upstream_down' } });
-    const refundTxId = (out.body as { refundTxId: string }).refundTxId;
+    expect(bodyOf(out)).toMatchObject({ paid: true, refunded: true, error: { code: 'upstream_down' } });
+    const refundTxId = (bodyOf(out) as { refundTxId: string }).refundTxId;
     expect(e.pool.has(refundTxId)).toBe(true);
     await mineFromPool(e.chain, e.pool, miner.address);
     await e.refunds.idle();

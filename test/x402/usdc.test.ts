@@ -15,7 +15,7 @@ import { usdcRequirements, type PaymentRequirements } from '../../x402/quote.js'
 import { createFacilitator, FacilitatorUnavailableError, parseAuthHeader } from '../../x402/usdcFacilitator.js';
 import { authorizationId, createUsdcSettlement, type UsdcOutcome, type UsdcSettlement } from '../../x402/usdcSettle.js';
 import { verifyUsdcPaymentLocally } from '../../x402/usdcVerify.js';
-import { decodePaymentHeader, type UsdcPaymentPayload } from '../../x402/usdcWire.js';
+import { decodePaymentHeader, paymentResponseHeaders, type UsdcPaymentPayload } from '../../x402/usdcWire.js';
 import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
 import { decodeHeader, encodeHeader, malleate, NODE_PAY_TO, otherAccount, payerAccount, paymentHeader, signedPayment } from '../helpers/facilitatorPayments.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
@@ -205,18 +205,19 @@ describe('USDC settlement', () => {
   });
 
   const pay = (def: ServiceDefinition, header: string, request = 'hi') => usdc.settle(def, request, request, header, requirementsFor(def));
-  const codeOf = (o: UsdcOutcome) => (o.status === 200 ? 'ok' : o.status === 402 ? o.error.code : o.body.error.code);
+  const codeOf = (o: UsdcOutcome) => (o.kind === 'paid' ? 'ok' : o.kind === 'refused' ? o.error.code : o.body.error.code);
 
   test('verify → run → settle → result, receipt and payment-response headers; counted in the ledger', async () => {
     expect(usdc.payTo).toBe(NODE_PAY_TO);
     const header = await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC });
     const out = await pay(echo, header);
     expect(out.status).toBe(200);
-    if (out.status !== 200) return;
+    if (out.kind !== 'paid') return;
+    const headers = paymentResponseHeaders(out.response);
     const tx = f.calls.settled[0].transaction;
     expect(out.body).toEqual({ paid: true, result: { echo: 'hi' }, receipt: expect.objectContaining({ serviceId: echo.id, caller: payerAccount().address, amount: 0.001, txId: tx, amountAtomic: '1000', network: 'base', payTo: NODE_PAY_TO }) });
-    expect(decodeHeader(out.headers['X-PAYMENT-RESPONSE'])).toEqual({ success: true, transaction: tx, network: 'base', payer: payerAccount().address });
-    expect(out.headers['PAYMENT-RESPONSE']).toBe(out.headers['X-PAYMENT-RESPONSE']);
+    expect(decodeHeader(headers['X-PAYMENT-RESPONSE'])).toEqual({ success: true, transaction: tx, network: 'base', payer: payerAccount().address });
+    expect(headers['PAYMENT-RESPONSE']).toBe(headers['X-PAYMENT-RESPONSE']);
     expect({ runs, verify: f.calls.verify, settle: f.calls.settle }).toEqual({ runs: 1, verify: 1, settle: 1 });
     // The facilitator got the reference's body: {x402Version, paymentPayload, paymentRequirements}.
     expect(f.calls.lastSettle).toMatchObject({ x402Version: 1, paymentRequirements: { scheme: 'exact', network: 'base', maxAmountRequired: '1000', payTo: NODE_PAY_TO }, paymentPayload: { scheme: 'exact', network: 'base' } });
@@ -226,9 +227,9 @@ describe('USDC settlement', () => {
   test('x402 v2 payloads settle with v2 requirements and report the CAIP-2 network', async () => {
     const out = await pay(echo, await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC, version: 2 }));
     expect(out.status).toBe(200);
-    if (out.status !== 200) return;
+    if (out.kind !== 'paid') return;
     expect(f.calls.lastVerify).toMatchObject({ x402Version: 2, paymentRequirements: { network: 'eip155:8453', amount: '1000' } });
-    expect(decodeHeader(out.headers['PAYMENT-RESPONSE'])).toMatchObject({ success: true, network: 'eip155:8453' });
+    expect(decodeHeader(paymentResponseHeaders(out.response)['PAYMENT-RESPONSE'])).toMatchObject({ success: true, network: 'eip155:8453' });
   });
 
   test('one authorization replayed 20 times at once and again later executes and settles exactly once', async () => {
@@ -295,7 +296,7 @@ describe('USDC settlement', () => {
   test('a service that fails is never settled: 502, nothing charged, no settle call', async () => {
     const out = await pay(broken, await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }));
     expect(out.status).toBe(502);
-    expect(out.status !== 200 && out.status !== 402 && out.body).toMatchObject({ paid: false, error: { code: 'service_failed' } });
+    expect(out.kind === 'failed' && out.body).toMatchObject({ paid: false, error: { code: 'service_failed' } });
     expect({ runs, verify: f.calls.verify, settle: f.calls.settle }).toEqual({ runs: 1, verify: 1, settle: 0 });
     expect(ledger.volume(broken.id).callsUsdc).toBe(0);
   });

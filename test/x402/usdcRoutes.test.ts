@@ -5,77 +5,42 @@
  * and with the rail off the quote and the native behaviour are what they were.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
-import { join } from 'node:path';
-import { encodeAddress } from '../../consensus/address.js';
-import { createDevnetChainParams, getDevPayeeKeyPair } from '../../consensus/devnet.js';
-import { silentLogger, type ChainReader, type MempoolReader } from '../../chain/types.js';
+import type { ChainReader, MempoolReader } from '../../chain/types.js';
 import { createHttpServer, type HttpServer, type TxSubmitter } from '../../node/http.js';
-import { createX402Router, type ServiceCatalog } from '../../node/x402Routes.js';
-import { ServiceError, type ServiceContext, type ServiceDefinition } from '../../services/types.js';
-import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
-import { createReferencePriceSource } from '../../x402/pricing.js';
-import type { NativeSettlement } from '../../x402/settle.js';
-import { createFacilitator } from '../../x402/usdcFacilitator.js';
-import { createUsdcSettlement } from '../../x402/usdcSettle.js';
-import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
+import { createX402Router } from '../../node/x402Routes.js';
+import { PAYMENT_HTTP_STATUS } from '../../x402/errors.js';
 import { decodeHeader, NODE_PAY_TO, paymentHeader } from '../helpers/facilitatorPayments.js';
-import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
-import { stubService } from '../helpers/stubService.js';
+import { startUsdcCalls, type UsdcCalls } from '../helpers/usdcCalls.js';
 
-const params = createDevnetChainParams({ genesisBits: 0x207fffff });
-const nativePayTo = encodeAddress(getDevPayeeKeyPair().address, params.hrp);
-let runs = 0;
-
-const services = new Map<string, ServiceDefinition>([
-  ['native-echo', stubService('native-echo', async (_ctx, input) => (runs++, { echo: input }))],
-  ['native-broken', stubService('native-broken', async () => {
-    runs++;
-    throw new ServiceError('service_failed', 'upstream is down');
-  })],
-]);
-const catalog: ServiceCatalog = {
-  get: (id) => services.get(id),
-  validateInput: (_def, request) => (request === 'bad' ? { ok: false, error: { code: 'invalid_request', message: 'bad input' } } : { ok: true, input: request }),
-  isAvailable: () => true,
-};
-/** Only `payTo` of the native settlement is read by these tests (no native payment is made). */
-const native = { payTo: nativePayTo } as unknown as NativeSettlement;
-const context = { log: silentLogger, now: Date.now } as unknown as Omit<ServiceContext, 'signal'>;
 const chainStub = {} as unknown as ChainReader;
 const mempoolStub = {} as unknown as MempoolReader & TxSubmitter;
 
-let f: TestFacilitator;
-let ledger: SettlementLedger;
+let u: UsdcCalls;
+let f: UsdcCalls['facilitator'];
 let on: HttpServer;
 let off: HttpServer;
+let runs: () => number;
 
-async function serve(withUsdc: boolean): Promise<HttpServer> {
-  const usdcSettlement = withUsdc
-    ? createUsdcSettlement(ledger, context, { payTo: NODE_PAY_TO, facilitator: createFacilitator({ url: f.url, verifyTimeoutMs: 400, settleTimeoutMs: 400, retryDelayMs: 20 }) })
-    : undefined;
-  const router = createX402Router({ catalog, settlement: native, params, nativeUsd: createReferencePriceSource(params), usdc: usdcSettlement ? { payTo: usdcSettlement.payTo } : undefined, usdcSettlement, requestBudgetMs: 10_000 });
-  const server = createHttpServer({ host: '127.0.0.1', port: 0, bodyLimit: 64 * 1024, timeoutMs: 10_000, version: 'test' }, { chain: chainStub, mempool: mempoolStub, params, routers: [router] });
+async function serve(usdc: boolean): Promise<HttpServer> {
+  const router = createX402Router(u.core({ usdc }));
+  const server = createHttpServer({ host: '127.0.0.1', port: 0, bodyLimit: 64 * 1024, timeoutMs: 10_000, version: 'test' }, { chain: chainStub, mempool: mempoolStub, params: u.params, routers: [router], errorStatuses: PAYMENT_HTTP_STATUS });
   await server.start();
   return server;
 }
 
 beforeAll(async () => {
-  f = await startTestFacilitator();
-  ledger = await openLedger(join(await tmpDir(), 'ledger'));
+  u = await startUsdcCalls({ verifyTimeoutMs: 400, settleTimeoutMs: 400, retryDelayMs: 20 });
+  f = u.facilitator;
+  runs = u.runs;
   on = await serve(true);
   off = await serve(false);
 });
 afterAll(async () => {
   await on.stop();
   await off.stop();
-  await f.stop();
-  await ledger.close();
-  await cleanupTmp();
+  await u.stop();
 });
-beforeEach(() => {
-  f.reset();
-  runs = 0;
-});
+beforeEach(() => u.reset());
 
 async function post(server: HttpServer, path: string, body: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
@@ -89,7 +54,7 @@ describe('USDC branch of the paid endpoints', () => {
     expect([a.status, b.status]).toEqual([200, 200]);
     expect(decodeHeader(a.headers.get('x-payment-response'))).toMatchObject({ success: true, network: 'base' });
     expect(decodeHeader(b.headers.get('payment-response'))).toMatchObject({ success: true, network: 'eip155:8453' });
-    expect({ runs, settle: f.calls.settle }).toEqual({ runs: 2, settle: 2 });
+    expect({ runs: runs(), settle: f.calls.settle }).toEqual({ runs: 2, settle: 2 });
   });
 
   test('a failing service: 502, not paid, and no settle call is made', async () => {
@@ -97,14 +62,14 @@ describe('USDC branch of the paid endpoints', () => {
     expect(out.status).toBe(502);
     expect(out.body).toMatchObject({ paid: false, error: { code: 'service_failed' } });
     expect(out.headers.get('x-payment-response')).toBeNull();
-    expect({ runs, verify: f.calls.verify, settle: f.calls.settle }).toEqual({ runs: 1, verify: 1, settle: 0 });
+    expect({ runs: runs(), verify: f.calls.verify, settle: f.calls.settle }).toEqual({ runs: 1, verify: 1, settle: 0 });
   });
 
   test('a facilitator timing out on /verify: 504 facilitator_unavailable and the service never runs', async () => {
     f.modes.verify = 'hang';
     const out = await post(on, '/api/x402/native-echo', { request: 'hi' }, { 'x-payment': await paymentHeader({ payTo: NODE_PAY_TO, value: '1000' }) });
     expect({ status: out.status, code: out.body.error.code }).toEqual({ status: 504, code: 'facilitator_unavailable' });
-    expect({ runs, settle: f.calls.settle }).toEqual({ runs: 0, settle: 0 });
+    expect({ runs: runs(), settle: f.calls.settle }).toEqual({ runs: 0, settle: 0 });
   });
 
   test('invalid input is a 400 before any payment is looked at', async () => {
@@ -123,6 +88,6 @@ describe('with the USDC rail off', () => {
     expect(q.headers.get('payment-required')).toBeNull();
     const paid = await post(off, '/api/x402/native-echo', { request: 'hi' }, { 'x-payment': await paymentHeader({ payTo: NODE_PAY_TO, value: '1000' }) });
     expect({ status: paid.status, code: paid.body.error.code }).toEqual({ status: 402, code: 'unsupported_scheme' });
-    expect({ runs, verify: f.calls.verify }).toEqual({ runs: 0, verify: 0 });
+    expect({ runs: runs(), verify: f.calls.verify }).toEqual({ runs: 0, verify: 0 });
   });
 });

@@ -1,0 +1,141 @@
+/**
+ * The paid-call core: every paid call, whatever carries it (the HTTP routes, MCP, later the
+ * provider inbox and other 402 dialects), takes these steps in this order and gets one
+ * `PaidCallOutcome` back (x402/outcome.ts):
+ *
+ *   1. the service exists (404 `unknown_service`), the request is a string or absent (400);
+ *   2. it is for sale here — available, and the node has a payee (503 `service_unavailable`);
+ *   3. the request is valid input (400 `invalid_request`) — all before any quote;
+ *   4. the quote, built once per call (both rails' options, bound to the request's hash);
+ *   5. no payment → 402 with the quote; a payment the transport could not read → refused;
+ *      a USDC payment while the rail is off → 402 `unsupported_scheme`; while the node is far
+ *      behind the network → 503 `node_syncing`;
+ *   6. the rail's settlement (x402/settle.ts, x402/usdcSettle.ts), against the quoted option.
+ *
+ * Transports only translate: they parse their payment carrier into a `PaymentProof` and render
+ * the outcome. Nothing here knows koa or MCP.
+ */
+import { PAYMENT_HTTP_STATUS, PaymentErrorCode } from './errors.js';
+import { refusal, type PaidCallOutcome, type Rail } from './outcome.js';
+import type { NativeRail, NativeUsdSource, QuoteChain, ServiceCatalog, ServiceDefinition, UsdcRail } from './ports.js';
+import { buildQuote, type QuoteContext } from './quote.js';
+import { UsdcErrorCode } from './usdcWire.js';
+import { requestHashOf, type PaymentError } from './wire.js';
+
+/** Default and largest wait for a native payment's block, seconds (`?wait=` over HTTP). */
+export const DEFAULT_WAIT_SECONDS = 10;
+export const MAX_WAIT_SECONDS = 60;
+
+/**
+ * A payment as a transport carries it: a native tx id (with the wait for its block the caller
+ * asked for), a USDC payment (the base64 header value, or the payload already decoded), or a
+ * carrier the transport found malformed (refused with its error after the checks before a quote).
+ */
+export type PaymentProof =
+  | { readonly rail: 'native'; readonly txId: string; readonly waitMs?: number }
+  | { readonly rail: 'usdc'; readonly header: string }
+  | { readonly rail: 'usdc'; readonly payload: object }
+  | { readonly rail?: Rail; readonly malformed: PaymentError };
+
+/** One paid call as the core sees it. */
+export interface PaidCall {
+  readonly serviceId: string;
+  /** The request string; anything else than a string (or null/undefined) is refused with 400. */
+  readonly request: unknown;
+  /** Base URL the caller reached the node at (the quote's `resource` is `${baseUrl}/api/x402/${id}`). */
+  readonly baseUrl: string;
+  readonly payment?: PaymentProof;
+}
+
+/** What the core needs. */
+export interface PaidCallModules {
+  readonly catalog: ServiceCatalog;
+  /** Native settlement; undefined when the node has no payee key (paid calls then answer 503). */
+  readonly native?: NativeRail;
+  /** USDC settlement, when the operator configured the rail. */
+  readonly usdc?: UsdcRail;
+  readonly params: QuoteChain;
+  readonly nativeUsd: NativeUsdSource;
+  /** True while the node is far behind the network (payments are refused then). */
+  readonly isSyncing?: () => boolean;
+  /** Time a request may take in all (the HTTP timeout), ms: the block wait and the run must fit. */
+  readonly requestBudgetMs: number;
+}
+
+/** The paid-call core (see module comment). */
+export interface PaidCallCore {
+  /** The native payee address; undefined when the node sells nothing. */
+  readonly nativePayTo: string | undefined;
+  /** The USDC payee address when the rail is on. */
+  readonly usdcPayTo: string | undefined;
+  /** Whether a service is for sale on this node now (available, and the node has a payee). */
+  isForSale(def: ServiceDefinition): boolean;
+  /** Runs the steps of a paid call (never throws for anything the caller did). */
+  call(c: PaidCall): Promise<PaidCallOutcome>;
+}
+
+const error = (code: string, message: string, extra: Record<string, unknown> = {}): PaymentError => ({ code, message, ...extra });
+const statusOf = (code: string): number => PAYMENT_HTTP_STATUS[code] ?? 400;
+
+/** How long a native settle may wait for the payment's block: at most what the request's time leaves after the service's own run. */
+export function settleWaitMs(requestBudgetMs: number, def: ServiceDefinition, askedMs: number): number {
+  return Math.min(askedMs, Math.max(0, requestBudgetMs - def.timeoutMs - 1000));
+}
+
+/** Creates the paid-call core. */
+export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
+  const isForSale = (def: ServiceDefinition) => m.native !== undefined && m.catalog.isAvailable(def);
+  const rejected = (code: string, message: string, extra?: Record<string, unknown>): PaidCallOutcome => ({ kind: 'rejected', status: statusOf(code), error: error(code, message, extra) });
+
+  async function call(c: PaidCall): Promise<PaidCallOutcome> {
+    const def = m.catalog.get(c.serviceId);
+    if (!def) return rejected(PaymentErrorCode.UNKNOWN_SERVICE, `no service ${c.serviceId}; see /api/x402/bazaar`);
+    if (c.request !== undefined && c.request !== null && typeof c.request !== 'string') {
+      return rejected(PaymentErrorCode.INVALID_REQUEST, 'request must be a string (JSON inputs are sent as a JSON string)');
+    }
+    const request = typeof c.request === 'string' ? c.request : undefined;
+    const native = m.native;
+    if (!native || !m.catalog.isAvailable(def)) return rejected(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now`);
+    const checked = m.catalog.validateInput(def, request);
+    if (!checked.ok) return rejected(PaymentErrorCode.INVALID_REQUEST, checked.error.message, checked.error.details === undefined ? {} : { details: checked.error.details });
+
+    const quoteContext: QuoteContext = {
+      resource: `${c.baseUrl}/api/x402/${def.id}`,
+      network: m.params.network,
+      chainId: m.params.chainId,
+      payTo: native.payTo,
+      requestHash: request === undefined ? undefined : requestHashOf(request),
+      microUsd: m.nativeUsd.get().microUsd,
+      usdc: m.usdc ? { payTo: m.usdc.payTo } : undefined,
+    };
+    const quote = buildQuote(def, quoteContext);
+    const p = c.payment;
+    if (!p) return { kind: 'quote', status: 402, quote };
+    const refused = (rail: Rail | undefined, status: number, code: string, message: string) => ({ ...refusal(status, error(code, message), { rail, ...('txId' in p ? { txId: p.txId } : {}) }), quote });
+
+    if ('malformed' in p) return { ...refusal(statusOf(p.malformed.code), p.malformed, { rail: p.rail }), quote };
+    const usdcOption = quote.accepts.find((a) => a.scheme === 'exact');
+    if (p.rail === 'usdc' && (!m.usdc || !usdcOption)) return refused('usdc', 402, UsdcErrorCode.UNSUPPORTED_SCHEME, 'this node does not accept USDC payments; pay the native option');
+    if (m.isSyncing?.()) return refused(p.rail, 503, PaymentErrorCode.NODE_SYNCING, 'this node is catching up with the network; retry shortly or use another node');
+
+    if (p.rail === 'usdc') {
+      const out = await m.usdc!.settle(def, request, checked.input, 'header' in p ? p.header : p.payload, usdcOption!);
+      return { ...out, quote };
+    }
+    // The wait for the block and the service's own run must both fit in the request's time.
+    const waitMs = settleWaitMs(m.requestBudgetMs, def, p.waitMs ?? DEFAULT_WAIT_SECONDS * 1000);
+    const out = await native.settle(def, request, checked.input, p.txId, waitMs);
+    return { ...out, quote };
+  }
+
+  return {
+    get nativePayTo() {
+      return m.native?.payTo;
+    },
+    get usdcPayTo() {
+      return m.usdc?.payTo;
+    },
+    isForSale,
+    call,
+  };
+}
