@@ -32,7 +32,7 @@ import { sha256 } from '../consensus/hash.js';
 import { createKeyPairFromSeed } from '../consensus/keys.js';
 import type { ServiceContext } from '../services/types.js';
 import { worldClock } from '../services/world-clock.js';
-import { createAgentClient, type AgentQuote } from '../x402/client.js';
+import { createAgentClient, type AgentQuote } from '../sdk/client.js';
 import { BIN, ROOT, spawnJsonReady, stopProcess, type NodeProc } from '../test/helpers/nodeProcess.js';
 
 const SERVICE = 'native-world-clock';

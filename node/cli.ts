@@ -23,7 +23,7 @@ import { canonicalNetwork, configFromEnv, configFromFlagValues, configParseOptio
 import { createLogger } from './logger.js';
 import { formatMiningLines, type MiningResponse } from './miningStats.js';
 import { createTransferTx } from '../consensus/txBuilder.js';
-import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../x402/client.js';
+import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../sdk/client.js';
 import { NODE_VERSION } from './version.js';
 import { createPassphraseSource, createWalletFile, defaultWalletPath, openWallet, readWalletFile, isClearWallet, DEV_WALLET_FILE, WalletErrorCode, type OpenedWallet } from './wallet.js';
 

@@ -12,7 +12,7 @@ import type { Mempool } from '../chain/mempool.js';
 import type { Miner } from '../chain/miner.js';
 import type { NodeConfig } from './config.js';
 import type { NodeLogger } from './logger.js';
-import { createRouterServer, type HttpServer } from './http.js';
+import { createRouterServer, type HttpServer } from './api/http.js';
 import { createMiningStats, type MiningStats } from './miningStats.js';
 import { createMiningRouter, createRpcService, type RpcService } from './rpc.js';
 import { createStratumServer, type StratumServer } from './stratum.js';

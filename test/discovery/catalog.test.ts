@@ -25,9 +25,9 @@ import {
   parseCatalogQuery,
   type CatalogFilters,
   type CatalogSnapshot,
-} from '../../x402/catalog.js';
-import type { HealthReader, ServiceHealth } from '../../x402/health.js';
-import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../node/discoveryDocs.js';
+} from '../../discovery/catalog.js';
+import type { HealthReader, ServiceHealth } from '../../services/prober.js';
+import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agentDocs.js';
 import { DEVNET, MAINNET, SPEC_CATEGORIES, specValidators, type NetworkNames } from './schemas.js';
 
 const registry = createServiceRegistry();

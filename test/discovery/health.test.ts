@@ -6,7 +6,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { silentLogger } from '../../chain/types.js';
 import type { HealthStatus, ServiceContext, ServiceDefinition } from '../../services/types.js';
-import { createHealthProber } from '../../x402/health.js';
+import { createHealthProber } from '../../services/prober.js';
 
 function def(id: string, o: { run?: boolean; health?: ServiceDefinition['health'] } = {}): ServiceDefinition {
   return {

@@ -16,7 +16,7 @@ import type { ServiceContext, ServiceUsage } from '../../services/types.js';
 import { createReferencePriceSource } from '../../x402/pricing.js';
 import { createPaidCallCore } from '../../x402/paidCall.js';
 import type { NativeRail } from '../../x402/ports.js';
-import { createDiscovery, DOCUMENT_TTL_MS, type Discovery } from '../../node/discovery.js';
+import { createDiscovery, DOCUMENT_TTL_MS, type Discovery } from '../../node/api/discovery.js';
 
 const params = createDevnetChainParams();
 const registry = createServiceRegistry();

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeAddress, TESTNET_HRP } from '../../consensus/address.js';
 import { getDevKeyPair } from '../../consensus/devnet.js';
-import { createAgentClient, isAgentClientError, AgentErrorCode } from '../../x402/client.js';
+import { createAgentClient, isAgentClientError, AgentErrorCode } from '../../sdk/client.js';
 import { testKey } from '../helpers/keys.js';
 import { BIN, childEnv, startNode, type NodeProc } from '../helpers/nodeProcess.js';
 

@@ -19,7 +19,7 @@ import type { Tx } from '../../consensus/tx.js';
 import { openChain, type Chain } from '../../chain/chain.js';
 import { createMempool, type Mempool } from '../../chain/mempool.js';
 import type { ChainReader, MempoolReader, SignatureVerifier } from '../../chain/types.js';
-import { createHttpServer, httpStatusOf, type HttpServer, type TxSubmitter } from '../../node/http.js';
+import { createHttpServer, httpStatusOf, type HttpServer, type TxSubmitter } from '../../node/api/http.js';
 import { createTransferTx } from '../../consensus/txBuilder.js';
 import { testKey } from '../helpers/keys.js';
 

@@ -17,7 +17,7 @@ import type { ChainParams } from '../../consensus/params.js';
 import { openChain, type Chain } from '../../chain/chain.js';
 import { createMempool, type Mempool } from '../../chain/mempool.js';
 import { createConnection } from 'node:net';
-import { createHttpServer, createRouterServer, type HttpServer } from '../../node/http.js';
+import { createHttpServer, createRouterServer, type HttpServer } from '../../node/api/http.js';
 import { createMiningStats, type MiningStats } from '../../node/miningStats.js';
 import { createMiningRouter, createRpcService, decodeSubmittedBlock, isLoopback, submitReason, type RpcOptions, type RpcService } from '../../node/rpc.js';
 import { createTransferTx } from '../../consensus/txBuilder.js';

@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { Router } from '@koa/router';
 import { createDevnetChainParams } from '../../consensus/devnet.js';
 import type { ChainReader, MempoolReader } from '../../chain/types.js';
-import { createHttpApp, defaultHttpOptions, type TxSubmitter } from '../../node/http.js';
-import { createPeersRouter, requireSynced, type PeersSource } from '../../node/p2pRoutes.js';
+import { createHttpApp, defaultHttpOptions, type TxSubmitter } from '../../node/api/http.js';
+import { createPeersRouter, requireSynced, type PeersSource } from '../../node/api/p2pRoutes.js';
 import type { SyncState } from '../../p2p/types.js';
 
 let state: SyncState = { syncing: true, downloading: true, height: 10, targetHeight: 500, rate: 40, eta: 13 };

@@ -7,8 +7,8 @@
 import { describe, expect, test } from '@jest/globals';
 import type { ChainReader, MempoolReader } from '../../chain/types.js';
 import { createDevnetChainParams } from '../../consensus/devnet.js';
-import { createHttpServer, type HttpServer, type TxSubmitter } from '../../node/http.js';
-import { createX402Router } from '../../node/x402Routes.js';
+import { createHttpServer, type HttpServer, type TxSubmitter } from '../../node/api/http.js';
+import { createX402Router } from '../../node/api/x402Routes.js';
 import type { ServiceDefinition } from '../../services/types.js';
 import { PAYMENT_HTTP_STATUS } from '../../x402/errors.js';
 import { outcomeBody, refusal, type PaidCallOutcome, type SettleOutcome } from '../../x402/outcome.js';

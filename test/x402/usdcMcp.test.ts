@@ -6,7 +6,7 @@
  * and a syncing node are refused the MCP way, nothing charged.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
-import { callTool, X402_PAYMENT_META, type McpModules } from '../../node/mcp.js';
+import { callTool, X402_PAYMENT_META, type McpModules } from '../../node/api/mcp.js';
 import { createReferencePriceSource } from '../../x402/pricing.js';
 import { signedPayment } from '../helpers/facilitatorPayments.js';
 import { startUsdcCalls, type UsdcCalls } from '../helpers/usdcCalls.js';

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import type { ChainReader, MempoolReader } from '../../chain/types.js';
-import { createHttpServer, type HttpServer, type TxSubmitter } from '../../node/http.js';
-import { createX402Router } from '../../node/x402Routes.js';
+import { createHttpServer, type HttpServer, type TxSubmitter } from '../../node/api/http.js';
+import { createX402Router } from '../../node/api/x402Routes.js';
 import { PAYMENT_HTTP_STATUS } from '../../x402/errors.js';
 import { decodeHeader, NODE_PAY_TO, paymentHeader } from '../helpers/facilitatorPayments.js';
 import { startUsdcCalls, type UsdcCalls } from '../helpers/usdcCalls.js';

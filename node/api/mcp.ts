@@ -34,17 +34,17 @@ import type Koa from 'koa';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { formatAmount } from '../consensus/amount.js';
-import { NodeError } from '../consensus/errors.js';
-import type { ChainParams } from '../consensus/params.js';
-import { silentLogger, type Logger } from '../chain/types.js';
-import type { ServiceRegistry } from '../services/registry.js';
-import type { NativeUsdSource, ServiceDefinition } from '../services/types.js';
-import { CATALOG_LIMITS, SERVICE_CATEGORIES, dollarText, filterServices, parseCatalogQuery, priceAtomic, shortNetwork, type CatalogService, type CatalogSnapshot } from '../x402/catalog.js';
-import { PaymentErrorCode } from '../x402/errors.js';
-import type { PaidCallOutcome } from '../x402/outcome.js';
-import type { PaidCallCore, PaymentProof } from '../x402/paidCall.js';
-import type { QuoteBody } from '../x402/wire.js';
+import { formatAmount } from '../../consensus/amount.js';
+import { NodeError } from '../../consensus/errors.js';
+import type { ChainParams } from '../../consensus/params.js';
+import { silentLogger, type Logger } from '../../chain/types.js';
+import type { ServiceRegistry } from '../../services/registry.js';
+import type { NativeUsdSource, ServiceDefinition } from '../../services/types.js';
+import { CATALOG_LIMITS, SERVICE_CATEGORIES, dollarText, filterServices, parseCatalogQuery, priceAtomic, shortNetwork, type CatalogService, type CatalogSnapshot } from '../../discovery/catalog.js';
+import { PaymentErrorCode } from '../../x402/errors.js';
+import type { PaidCallOutcome } from '../../x402/outcome.js';
+import type { PaidCallCore, PaymentProof } from '../../x402/paidCall.js';
+import type { QuoteBody } from '../../x402/wire.js';
 import { HttpErrorCode } from './http.js';
 
 /** `_meta` key of the payment a client sends (x402 MCP convention). */

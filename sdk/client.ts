@@ -22,7 +22,7 @@ import { fromHex } from '../consensus/hash.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import { silentLogger, type Logger } from '../chain/types.js';
 import { createAgentInvokeTx } from '../consensus/txBuilder.js';
-import { requestHashOf, type NativePaymentRequirement } from './wire.js';
+import { requestHashOf, type NativePaymentRequirement } from '../x402/wire.js';
 
 /** Error codes of the SDK itself; errors answered by the node keep the node's code. */
 export const AgentErrorCode = {
@@ -88,7 +88,7 @@ export function isAgentClientError(e: unknown, code?: string): e is AgentClientE
   return e instanceof AgentClientError && (code === undefined || e.code === code);
 }
 
-export { requestHashOf, type NativePaymentRequirement, type NativeRequirementExtra } from './wire.js';
+export { requestHashOf, type NativePaymentRequirement, type NativeRequirementExtra } from '../x402/wire.js';
 
 /** A parsed quote: the native requirement plus what paying it needs, checked and typed. */
 export interface AgentQuote {

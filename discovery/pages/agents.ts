@@ -5,7 +5,7 @@
  */
 import { formatAmount } from '../../consensus/amount.js';
 import type { ServiceDefinition } from '../../services/types.js';
-import { PATHS, dollarText, provenFields, type CatalogSnapshot } from '../../x402/catalog.js';
+import { PATHS, dollarText, provenFields, type CatalogSnapshot } from '../catalog.js';
 import { categoryLabel, esc, int, renderPage } from './layout.js';
 
 /** One provider agent and its totals. */

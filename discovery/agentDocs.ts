@@ -21,9 +21,9 @@ import {
   priceAtomic,
   shortNetwork,
   type CatalogSnapshot,
-} from '../x402/catalog.js';
+} from './catalog.js';
 import { formatAmount } from '../consensus/amount.js';
-import { MCP_PROTOCOL_VERSION } from './mcp.js';
+import { MCP_PROTOCOL_VERSION } from '../node/api/mcp.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from '../x402/paidCall.js';
 
 /** Name this node shows in its cards and pages. */

@@ -13,7 +13,7 @@ import { fromHex, sha256, toHex } from '../../consensus/hash.js';
 import { decodeTx, txId as computeTxId, TxType, type Tx } from '../../consensus/tx.js';
 import { agentInvoke, type AgentInvokePayload } from '../../consensus/txTypes/agentInvoke.js';
 import { signedSize } from '../../consensus/txBuilder.js';
-import { AgentErrorCode, createAgentClient, isAgentClientError, parseQuote, requestHashOf, type AgentClient, type AgentEvent } from '../../x402/client.js';
+import { AgentErrorCode, createAgentClient, isAgentClientError, parseQuote, requestHashOf, type AgentClient, type AgentEvent } from '../../sdk/client.js';
 import { testKey } from '../helpers/keys.js';
 
 const HRP = 'tnative';

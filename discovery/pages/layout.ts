@@ -3,7 +3,7 @@
  * inline stylesheet, the navigation. No JavaScript: every page works as plain HTML, forms use
  * GET, and code blocks are selectable with one click (`user-select: all`) for copying.
  */
-import { PATHS, shortNetwork, type CatalogSnapshot } from '../../x402/catalog.js';
+import { PATHS, shortNetwork, type CatalogSnapshot } from '../catalog.js';
 
 /** HTML-escapes text for element content and double-quoted attributes. */
 export function esc(value: unknown): string {

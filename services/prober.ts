@@ -12,7 +12,7 @@
  *   - before its first check a service is `unknown` with `lastVerifiedAt` and `latencyMs` 0.
  */
 import { silentLogger, type Logger } from '../chain/types.js';
-import type { HealthStatus, ServiceContext, ServiceDefinition } from '../services/types.js';
+import type { HealthStatus, ServiceContext, ServiceDefinition } from './types.js';
 
 /** Options of the prober. */
 export interface HealthProberOptions {

@@ -22,11 +22,11 @@
 import { gzipSync } from 'node:zlib';
 import { Router } from '@koa/router';
 import type Koa from 'koa';
-import { NodeError } from '../consensus/errors.js';
-import type { ChainParams } from '../consensus/params.js';
-import { silentLogger, type Logger } from '../chain/types.js';
-import type { ServiceRegistry } from '../services/registry.js';
-import type { NativeUsdSource, ServiceContext, ServiceUsage } from '../services/types.js';
+import { NodeError } from '../../consensus/errors.js';
+import type { ChainParams } from '../../consensus/params.js';
+import { silentLogger, type Logger } from '../../chain/types.js';
+import type { ServiceRegistry } from '../../services/registry.js';
+import type { NativeUsdSource, ServiceContext, ServiceUsage } from '../../services/types.js';
 import {
   DEFAULT_FACILITATOR_URL,
   DISCOVERY_LIMITS,
@@ -40,15 +40,15 @@ import {
   type CatalogService,
   type CatalogSnapshot,
   type UsdcRail,
-} from '../x402/catalog.js';
-import { createHealthProber, type HealthProber, type HealthProberOptions } from '../x402/health.js';
-import type { PaidCallCore } from '../x402/paidCall.js';
-import { buildAgentCard, buildLlmsTxt, buildOpenApi } from './discoveryDocs.js';
+} from '../../discovery/catalog.js';
+import { createHealthProber, type HealthProber, type HealthProberOptions } from '../../services/prober.js';
+import type { PaidCallCore } from '../../x402/paidCall.js';
+import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agentDocs.js';
 import { HttpErrorCode } from './http.js';
 import { createMcpRouter } from './mcp.js';
-import { renderAgentsPage, agentsJson } from './pages/agents.js';
-import { renderJoinPage } from './pages/join.js';
-import { renderMarketplacePage } from './pages/marketplace.js';
+import { renderAgentsPage, agentsJson } from '../../discovery/pages/agents.js';
+import { renderJoinPage } from '../../discovery/pages/join.js';
+import { renderMarketplacePage } from '../../discovery/pages/marketplace.js';
 
 /** Options of the discovery side. */
 export interface DiscoveryOptions {

@@ -1,5 +1,5 @@
 /** `/join`: how a provider lists a service in this node's catalog, step by step. */
-import { PATHS, shortNetwork, type CatalogSnapshot } from '../../x402/catalog.js';
+import { PATHS, shortNetwork, type CatalogSnapshot } from '../catalog.js';
 import { esc, renderPage } from './layout.js';
 
 /** `GET /join`. */

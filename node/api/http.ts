@@ -19,18 +19,18 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
-import { NodeError, isNodeError } from '../consensus/errors.js';
-import { encodeAddress, tryDecodeAddress } from '../consensus/address.js';
-import { coinbaseId, encodeCoinbase, type Block } from '../consensus/block.js';
-import { fromHex, isHex, toHex } from '../consensus/hash.js';
-import { difficultyOfBits } from '../consensus/pow.js';
-import { encodeTx, txId as computeTxId, type Tx } from '../consensus/tx.js';
-import { getTxType } from '../consensus/txTypes/index.js';
-import type { ChainParams } from '../consensus/params.js';
-import { silentLogger, type ChainEntry, type ChainReader, type Logger, type MempoolReader } from '../chain/types.js';
-import { formatAmount } from '../consensus/amount.js';
-import { blockHeaderJson } from '../chain/blockJson.js';
-import { estimateHashrate } from '../chain/hashrate.js';
+import { NodeError, isNodeError } from '../../consensus/errors.js';
+import { encodeAddress, tryDecodeAddress } from '../../consensus/address.js';
+import { coinbaseId, encodeCoinbase, type Block } from '../../consensus/block.js';
+import { fromHex, isHex, toHex } from '../../consensus/hash.js';
+import { difficultyOfBits } from '../../consensus/pow.js';
+import { encodeTx, txId as computeTxId, type Tx } from '../../consensus/tx.js';
+import { getTxType } from '../../consensus/txTypes/index.js';
+import type { ChainParams } from '../../consensus/params.js';
+import { silentLogger, type ChainEntry, type ChainReader, type Logger, type MempoolReader } from '../../chain/types.js';
+import { formatAmount } from '../../consensus/amount.js';
+import { blockHeaderJson } from '../../chain/blockJson.js';
+import { estimateHashrate } from '../../chain/hashrate.js';
 
 /** Error codes of the HTTP layer (consensus, codec and mempool codes pass through unchanged). */
 export const HttpErrorCode = {

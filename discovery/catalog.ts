@@ -12,9 +12,9 @@
  */
 import { formatAmount } from '../consensus/amount.js';
 import type { ServiceCategory, ServiceDefinition, ServiceUsage } from '../services/types.js';
-import type { HealthReader, HealthSummary } from './health.js';
-import { MICRO, nativeNumber, usdcAtomicOf, usdNumber } from './pricing.js';
-import { BASE_USDC, BROADCAST_PATH, nativeRequirements, usdcRequirements, type PaymentRequirements } from './quote.js';
+import type { HealthReader, HealthSummary } from '../services/prober.js';
+import { MICRO, nativeNumber, usdcAtomicOf, usdNumber } from '../x402/pricing.js';
+import { BASE_USDC, BROADCAST_PATH, nativeRequirements, usdcRequirements, type PaymentRequirements } from '../x402/quote.js';
 
 /** Live catalog version (spec, Versioning). */
 export const CATALOG_VERSION = '2.126.0';

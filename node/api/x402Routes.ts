@@ -18,11 +18,11 @@
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { NodeError } from '../consensus/errors.js';
-import { PaymentErrorCode } from '../x402/errors.js';
-import { outcomeBody, type PaidCallOutcome } from '../x402/outcome.js';
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, type PaidCallCore, type PaymentProof } from '../x402/paidCall.js';
-import { encodeJsonHeader, paymentRequiredV2, paymentResponseHeaders } from '../x402/usdcWire.js';
+import { NodeError } from '../../consensus/errors.js';
+import { PaymentErrorCode } from '../../x402/errors.js';
+import { outcomeBody, type PaidCallOutcome } from '../../x402/outcome.js';
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, type PaidCallCore, type PaymentProof } from '../../x402/paidCall.js';
+import { encodeJsonHeader, paymentRequiredV2, paymentResponseHeaders } from '../../x402/usdcWire.js';
 
 interface CallBody {
   serviceId?: unknown;

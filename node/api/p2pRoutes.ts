@@ -10,11 +10,11 @@
  */
 import type Koa from 'koa';
 import { Router } from '@koa/router';
-import { NodeError } from '../consensus/errors.js';
-import type { SyncStatusReader } from '../p2p/types.js';
-import type { BanInfo } from '../p2p/scoring.js';
-import type { GossipStats } from '../p2p/gossip.js';
-import type { PeerView } from '../p2p/network.js';
+import { NodeError } from '../../consensus/errors.js';
+import type { SyncStatusReader } from '../../p2p/types.js';
+import type { BanInfo } from '../../p2p/scoring.js';
+import type { GossipStats } from '../../p2p/gossip.js';
+import type { PeerView } from '../../p2p/network.js';
 
 /** Error code of a paid call refused while syncing (HTTP 503). */
 export const SYNCING_ERROR_CODE = 'node_syncing';
