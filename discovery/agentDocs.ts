@@ -1,6 +1,6 @@
 /**
  * The documents that describe this node's HTTP surface as a whole, built from the same snapshot
- * as the catalog (`x402/catalog.ts`): the A2A agent card (`/.well-known/agent-card.json`, v1.0
+ * as the catalog (`catalog.ts`): the A2A agent card (`/.well-known/agent-card.json`, v1.0
  * fields, plus the legacy `url` / `protocolVersion` that `/.well-known/agent.json` readers
  * expect), `/llms.txt` and the OpenAPI 3.1 document (`/openapi.json`).
  *
@@ -9,21 +9,10 @@
  * a string whose `contentSchema` is it) and the catalog's filter limits (`CATALOG_LIMITS`).
  */
 import type { ServiceDefinition } from '../services/types.js';
-import {
-  CATALOG_LIMITS,
-  CATALOG_VERSION,
-  DISCOVERY_LIMITS,
-  PATHS,
-  SERVICE_CATEGORIES,
-  dollarText,
-  exampleRequest,
-  howToPay,
-  priceAtomic,
-  shortNetwork,
-  type CatalogSnapshot,
-} from './catalog.js';
+import { CATALOG_LIMITS, CATALOG_VERSION, MCP_PROTOCOL_VERSION, PATHS, SERVICE_CATEGORIES, dollarText, priceAtomic, shortNetwork, type CatalogSnapshot } from './catalog.js';
+import { DISCOVERY_LIMITS, howToPay } from './documents.js';
+import { exampleRequest } from './examples.js';
 import { formatAmount } from '../consensus/amount.js';
-import { MCP_PROTOCOL_VERSION } from '../node/api/mcp.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from '../x402/paidCall.js';
 
 /** Name this node shows in its cards and pages. */

@@ -35,12 +35,10 @@ import { requestHashOf, type PaymentRequirements } from './wire.js';
 import {
   checkPaymentPayload,
   decodePaymentHeader,
-  encodeJsonHeader,
   isSnakeCaseReason,
   networkOf,
   toRequirementsV2,
   UsdcErrorCode,
-  type PaymentResponseHeader,
   type UsdcPaymentPayload,
   type UsdcRefusal,
 } from './usdcWire.js';

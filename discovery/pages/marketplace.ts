@@ -6,7 +6,8 @@
  */
 import { formatAmount } from '../../consensus/amount.js';
 import type { ServiceDefinition } from '../../services/types.js';
-import { SERVICE_CATEGORIES, exampleCalls, filterServices, dollarText, type CatalogFilters, type CatalogService, type CatalogSnapshot } from '../catalog.js';
+import { SERVICE_CATEGORIES, filterServices, dollarText, type CatalogFilters, type CatalogService, type CatalogSnapshot } from '../catalog.js';
+import { exampleCalls } from '../examples.js';
 import { categoryLabel, esc, int, renderPage } from './layout.js';
 
 /** What the page shows. */

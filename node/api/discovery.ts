@@ -27,20 +27,8 @@ import type { ChainParams } from '../../consensus/params.js';
 import { silentLogger, type Logger } from '../../chain/types.js';
 import type { ServiceRegistry } from '../../services/registry.js';
 import type { NativeUsdSource, ServiceContext, ServiceUsage } from '../../services/types.js';
-import {
-  DEFAULT_FACILITATOR_URL,
-  DISCOVERY_LIMITS,
-  PATHS,
-  buildCatalog,
-  buildDiscoveryList,
-  buildProtocolDescriptor,
-  buildResources,
-  buildServicesJson,
-  parseCatalogQuery,
-  type CatalogService,
-  type CatalogSnapshot,
-  type UsdcRail,
-} from '../../discovery/catalog.js';
+import { DEFAULT_FACILITATOR_URL, PATHS, buildResources, parseCatalogQuery, type CatalogService, type CatalogSnapshot, type UsdcRail } from '../../discovery/catalog.js';
+import { DISCOVERY_LIMITS, buildCatalog, buildDiscoveryList, buildProtocolDescriptor, buildServicesJson } from '../../discovery/documents.js';
 import { createHealthProber, type HealthProber, type HealthProberOptions } from '../../services/prober.js';
 import type { PaidCallCore } from '../../x402/paidCall.js';
 import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agentDocs.js';

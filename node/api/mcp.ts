@@ -53,8 +53,6 @@ export const X402_PAYMENT_META = 'x402/payment';
 export const X402_PAYMENT_RESPONSE_META = 'x402/payment-response';
 /** Names of the free tools. */
 export const FREE_TOOLS = Object.freeze({ search: 'search_services', quote: 'get_quote' });
-/** MCP protocol revision the SDK speaks (for documents that name it). */
-export const MCP_PROTOCOL_VERSION = '2025-11-25';
 
 /** What the MCP endpoint needs: the tools' registry and prices, the paid-call core the HTTP endpoints use too, the catalog. */
 export interface McpModules {

@@ -11,21 +11,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { CATALOG, createServiceRegistry } from '../../services/index.js';
 import { inputKeywords } from '../../services/inputs.js';
 import type { ServiceDefinition, ServiceUsage } from '../../services/types.js';
-import {
-  CATALOG_LIMITS,
-  SERVICE_CATEGORIES,
-  TX_ID_PLACEHOLDER,
-  buildCatalog,
-  buildDiscoveryList,
-  buildProtocolDescriptor,
-  buildResources,
-  buildServicesJson,
-  exampleCalls,
-  exampleRequest,
-  parseCatalogQuery,
-  type CatalogFilters,
-  type CatalogSnapshot,
-} from '../../discovery/catalog.js';
+import { CATALOG_LIMITS, SERVICE_CATEGORIES, buildResources, parseCatalogQuery, type CatalogFilters, type CatalogSnapshot } from '../../discovery/catalog.js';
+import { buildCatalog, buildDiscoveryList, buildProtocolDescriptor, buildServicesJson } from '../../discovery/documents.js';
+import { TX_ID_PLACEHOLDER, exampleCalls, exampleRequest } from '../../discovery/examples.js';
 import type { HealthReader, ServiceHealth } from '../../services/prober.js';
 import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agentDocs.js';
 import { DEVNET, MAINNET, SPEC_CATEGORIES, specValidators, type NetworkNames } from './schemas.js';

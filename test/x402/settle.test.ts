@@ -16,7 +16,7 @@ import { encodeTx, signTx, txId, TxType, TX_VERSION, type Tx } from '../../conse
 import { agentInvoke, decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
-import { ServiceError, type ServiceContext, type ServiceDefinition } from '../../services/types.js';
+import { ServiceError, type ServiceContext } from '../../services/types.js';
 import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
 import { RefundManager } from '../../x402/refunds.js';
 import type { SettleOutcome } from '../../x402/outcome.js';
