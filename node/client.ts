@@ -1,15 +1,13 @@
 /**
  * A small client of the node's HTTP API, used by the CLI: JSON in and out, a time limit per
- * request, and API errors turned back into NodeErrors carrying the server's code.
+ * request (the SDK's fetch wrapper, sdk/http.ts), and API errors turned back into NodeErrors
+ * carrying the server's code.
  */
 import { NodeError } from '../consensus/errors.js';
+import { createJsonFetch, errorBody, TransportErrorCode, type JsonFetch } from '../sdk/http.js';
 
-/** Error codes of the client itself (API errors keep the server's codes). */
-export const ClientErrorCode = {
-  UNREACHABLE: 'node_unreachable',
-  TIMEOUT: 'node_timeout',
-  BAD_RESPONSE: 'node_bad_response',
-} as const;
+/** Error codes of the client itself (API errors keep the server's codes): the SDK's transport codes. */
+export const ClientErrorCode = TransportErrorCode;
 
 /** Default node URL of every CLI command. */
 export const DEFAULT_NODE_URL = 'http://127.0.0.1:8402';
@@ -62,46 +60,25 @@ export interface TxResponse {
 /** The API client. */
 export class NodeClient {
   readonly baseUrl: string;
+  private readonly http: JsonFetch;
   constructor(
     baseUrl: string,
     private readonly timeoutMs = 15_000,
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.http = createJsonFetch({ nodeUrl: this.baseUrl, unreachableHint: 'is it running? (see --node)', error: (code, message, payload) => new NodeError(code, message, payload) });
   }
 
   /** Sends one request; resolves with the parsed JSON body of a 2xx answer, throws the API's coded error otherwise. */
   async request<T>(method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<T> {
     const url = `${this.baseUrl}${path}`;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method,
-        headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (e) {
-      const err = e as Error & { cause?: { code?: string; message?: string } };
-      if (err.name === 'TimeoutError' || err.name === 'AbortError') throw new NodeError(ClientErrorCode.TIMEOUT, `${method} ${url} took longer than ${timeoutMs} ms`);
-      const why = err.cause?.code ?? err.cause?.message ?? err.message;
-      throw new NodeError(ClientErrorCode.UNREACHABLE, `cannot reach the node at ${this.baseUrl} (${why}); is it running? (see --node)`);
+    const a = await this.http(method, url, body, timeoutMs);
+    if (a.status < 200 || a.status > 299) {
+      const err = errorBody(a.json);
+      if (err) throw new NodeError(err.code, err.message, { status: a.status, ...err.details });
+      throw new NodeError(ClientErrorCode.BAD_RESPONSE, `${method} ${url} answered ${a.status}`);
     }
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      throw new NodeError(ClientErrorCode.BAD_RESPONSE, `${method} ${url} answered ${res.status} with a non-JSON body`);
-    }
-    if (!res.ok) {
-      const err = (json as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-      if (err && typeof err.code === 'string') {
-        const { code, message, ...payload } = err as Record<string, unknown>;
-        throw new NodeError(code as string, String(message ?? code), { status: res.status, ...payload });
-      }
-      throw new NodeError(ClientErrorCode.BAD_RESPONSE, `${method} ${url} answered ${res.status}`);
-    }
-    return json as T;
+    return a.json as T;
   }
 
   status(timeoutMs?: number): Promise<StatusResponse> {

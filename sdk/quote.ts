@@ -1,0 +1,131 @@
+/**
+ * Reading the node's answers on the agent side: a 402 body into a checked `AgentQuote` (the
+ * `native-x402` option, bound to the request about to be sent), and a 200 settlement into the
+ * result and a checked receipt. Wire shapes come from `x402/wire.ts`, the server's own.
+ */
+import { formatAmount, parseAmount, parseBaseUnits } from '../consensus/amount.js';
+import { AgentClientError, AgentErrorCode } from './errors.js';
+import { isObject } from './http.js';
+import { requestHashOf, type NativePaymentRequirement } from '../x402/wire.js';
+
+/** A parsed quote: the native requirement plus what paying it needs, checked and typed. */
+export interface AgentQuote {
+  readonly serviceId: string;
+  /** The request the quote (and the payment's requestHash) is bound to; undefined when none. */
+  readonly request: string | undefined;
+  /** Exact price, base units. */
+  readonly amount: bigint;
+  /** Exact price, NATIVE decimal string. */
+  readonly priceNative: string;
+  /** Price, NATIVE number (display only). */
+  readonly priceAman: number;
+  readonly payTo: string;
+  readonly network: string;
+  readonly chainId: number;
+  /** Hex sha256 of the request when the payment must carry it. */
+  readonly requestHash: string | undefined;
+  /** Until when (Unix ms, local clock) the quoted price is guaranteed. */
+  readonly validUntil: number;
+  /** Where the quote came from and where the settle goes. */
+  readonly endpoint: string;
+  /** The node's native option as received. */
+  readonly requirement: NativePaymentRequirement;
+  /** The USDC option when the node offers one (not used by this client). */
+  readonly usdc?: { readonly maxAmountRequired: string; readonly payTo: string; readonly network: string; readonly asset?: string };
+}
+
+/** The receipt of a settled call (spec fields, plus block data when the node adds it). */
+export interface AgentReceipt {
+  readonly serviceId: string;
+  /** Address of the payer. */
+  readonly caller: string;
+  /** NATIVE amount (number, as in the spec). */
+  readonly amount: number;
+  readonly txId: string;
+  /** Exact amount, base units. */
+  readonly amountBase?: string;
+  readonly blockHash?: string;
+  readonly height?: number;
+  readonly network?: string;
+}
+
+/** `bad_quote`: the 402 of `serviceId` cannot be paid as it is. */
+export function badQuote(why: string, serviceId: string): AgentClientError {
+  return new AgentClientError(AgentErrorCode.BAD_QUOTE, `the 402 quote of ${serviceId} is not usable: ${why}`, { serviceId, status: 402 });
+}
+
+/**
+ * Parses a 402 body into a quote: finds the `native-x402` option, checks its fields and that it
+ * is for `serviceId` and bound to `request` (never pays a quote for something else).
+ */
+export function parseQuote(body: unknown, serviceId: string, request: string | undefined, endpoint: string, now: number): AgentQuote {
+  if (!isObject(body) || !Array.isArray(body.accepts)) throw badQuote('no accepts[] array', serviceId);
+  if (body.x402Version !== undefined && body.x402Version !== 1) throw badQuote(`x402Version ${String(body.x402Version)} is not 1`, serviceId);
+  const options = body.accepts.filter(isObject);
+  const native = options.find((o) => o.scheme === 'native-x402');
+  if (!native) {
+    throw new AgentClientError(AgentErrorCode.NO_NATIVE_OPTION, `the quote of ${serviceId} offers no native-x402 option (schemes: ${options.map((o) => String(o.scheme)).join(', ') || 'none'})`, { serviceId, status: 402 });
+  }
+  const extra = native.extra;
+  if (!isObject(extra)) throw badQuote('the native option has no extra object', serviceId);
+  if (native.asset !== 'NATIVE') throw badQuote(`asset ${String(native.asset)} is not NATIVE`, serviceId);
+  if (extra.txType !== 'agent_invoke') throw badQuote(`txType ${String(extra.txType)} is not agent_invoke`, serviceId);
+  if (extra.serviceId !== serviceId) throw badQuote(`it is for service ${String(extra.serviceId)}`, serviceId);
+  if (typeof native.maxAmountRequired !== 'string' || !/^\d{1,20}$/.test(native.maxAmountRequired)) throw badQuote('maxAmountRequired is not a base-unit integer string', serviceId);
+  const amount = parseBaseUnits(native.maxAmountRequired, 'maxAmountRequired');
+  if (amount <= 0n) throw badQuote('the price is zero', serviceId);
+  if (typeof native.payTo !== 'string' || native.payTo.length === 0) throw badQuote('payTo is missing', serviceId);
+  if (typeof native.network !== 'string' || native.network.length === 0) throw badQuote('network is missing', serviceId);
+  if (!Number.isInteger(extra.chainId) || (extra.chainId as number) < 0) throw badQuote('extra.chainId is not an integer', serviceId);
+  const priceNative = typeof extra.priceNative === 'string' ? extra.priceNative : undefined;
+  if (priceNative !== undefined && parseAmount(priceNative, 'priceNative') !== amount) throw badQuote(`priceNative ${priceNative} disagrees with maxAmountRequired ${native.maxAmountRequired}`, serviceId);
+  // Bind the payment to the request we are about to send, whatever the node put in the quote.
+  const ours = request !== undefined && request !== '' ? requestHashOf(request) : undefined;
+  const theirs = typeof extra.requestHash === 'string' ? extra.requestHash.toLowerCase() : undefined;
+  if (theirs !== undefined && theirs !== (request !== undefined ? requestHashOf(request) : undefined)) throw badQuote('extra.requestHash is not sha256 of our request', serviceId);
+  const maxTimeoutSeconds = Number.isInteger(native.maxTimeoutSeconds) && (native.maxTimeoutSeconds as number) > 0 ? (native.maxTimeoutSeconds as number) : 60;
+  const usdcRaw = options.find((o) => o.scheme === 'exact' && o.network === 'base');
+  const usdc =
+    usdcRaw && typeof usdcRaw.maxAmountRequired === 'string' && typeof usdcRaw.payTo === 'string'
+      ? { maxAmountRequired: usdcRaw.maxAmountRequired, payTo: usdcRaw.payTo, network: 'base', ...(typeof usdcRaw.asset === 'string' ? { asset: usdcRaw.asset } : {}) }
+      : undefined;
+  const requirement = native as unknown as NativePaymentRequirement;
+  return {
+    serviceId,
+    request,
+    amount,
+    priceNative: priceNative ?? formatAmount(amount),
+    priceAman: typeof extra.priceAman === 'number' ? extra.priceAman : Number(formatAmount(amount)),
+    payTo: native.payTo,
+    network: native.network,
+    chainId: extra.chainId as number,
+    requestHash: theirs ?? ours,
+    validUntil: now + maxTimeoutSeconds * 1000,
+    endpoint,
+    requirement,
+    ...(usdc ? { usdc } : {}),
+  };
+}
+
+/** Parses a 200 settlement body into result and receipt, checked against the payment. */
+export function parseSettlement(json: unknown, quote: AgentQuote, txId: string): { result: unknown; receipt: AgentReceipt } {
+  const bad = (why: string) => new AgentClientError(AgentErrorCode.BAD_RECEIPT, `the settlement of ${txId} is not usable: ${why}`, { status: 200, txId, serviceId: quote.serviceId });
+  if (!isObject(json) || json.paid !== true) throw bad('paid is not true');
+  const r = json.receipt;
+  if (!isObject(r)) throw bad('no receipt');
+  if (r.txId !== txId) throw bad(`the receipt is for tx ${String(r.txId)}`);
+  if (r.serviceId !== quote.serviceId) throw bad(`the receipt is for service ${String(r.serviceId)}`);
+  if (typeof r.caller !== 'string') throw bad('receipt.caller is missing');
+  if (typeof r.amount !== 'number') throw bad('receipt.amount is not a number');
+  const receipt: AgentReceipt = {
+    serviceId: r.serviceId,
+    caller: r.caller,
+    amount: r.amount,
+    txId,
+    ...(typeof r.amountBase === 'string' ? { amountBase: r.amountBase } : {}),
+    ...(typeof r.blockHash === 'string' ? { blockHash: r.blockHash } : {}),
+    ...(typeof r.height === 'number' ? { height: r.height } : {}),
+    ...(typeof r.network === 'string' ? { network: r.network } : {}),
+  };
+  return { result: json.result, receipt };
+}
