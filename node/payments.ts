@@ -51,7 +51,7 @@ export interface Payments {
   readonly router: Router;
   /** HTTP statuses of the payment error codes, for the app's error middleware. */
   readonly errorStatuses: Readonly<Record<string, number>>;
-  /** The free discovery surfaces, the MCP endpoint and the health prober (node/discovery.ts). */
+  /** The free discovery surfaces, the MCP endpoint and the health prober (node/api/discovery.ts). */
   readonly discovery: Discovery;
   /** The `payments` field of `GET /api/v1/status`: settled calls and refunds still to be mined. */
   statusExtra(): Record<string, unknown>;

@@ -10,8 +10,8 @@
  *   GET  /.well-known/agent.json, /.well-known/agent-card.json   A2A agent card
  *   GET  /llms.txt                      llms.txt
  *   GET  /openapi.json                  OpenAPI 3.1 of every endpoint
- *   POST /api/mcp                       MCP (node/mcp.ts)
- *   GET  /marketplace, /agents, /join   pages for people (node/pages/)
+ *   POST /api/mcp                       MCP (node/api/mcp.ts)
+ *   GET  /marketplace, /agents, /join   pages for people (discovery/pages/)
  *
  * Every free surface answers cross-origin reads (`Access-Control-Allow-Origin: *`, preflight
  * included). Documents are generated from live state and kept, serialised (and gzipped for

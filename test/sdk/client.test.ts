@@ -1,5 +1,5 @@
 /**
- * The agent SDK (`x402/client.ts`) against a small fake node on 127.0.0.1 that speaks the native
+ * The agent SDK (`sdk/client.ts`) against a small fake node on 127.0.0.1 that speaks the native
  * rail's wire contract: the 402 quote, status and account, broadcast (decoding the real signed
  * agent_invoke), and settle with its 200 / 202 / 502-refund / coded-error answers. Every branch of
  * the client: quote parsing, the price limit, the pending loop and its time bound, refunds,

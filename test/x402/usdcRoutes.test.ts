@@ -1,5 +1,5 @@
 /**
- * The paid endpoints' USDC branch over HTTP in-process (koa app of node/http.ts on 127.0.0.1,
+ * The paid endpoints' USDC branch over HTTP in-process (koa app of node/api/http.ts on 127.0.0.1,
  * port 0) with stub services that count their runs: a failing service is answered 502 and never
  * settled, a hanging facilitator leaves the service unrun, bad input is a 400 before any payment,
  * and with the rail off the quote and the native behaviour are what they were.
