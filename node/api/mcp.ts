@@ -23,11 +23,17 @@
  *     carries, decoded: `{x402Version, scheme, network, payload: {signature, authorization}}`,
  *     v1 or v2): settled on the USDC rail exactly as the HTTP endpoint settles that header, with
  *     `x402/payment-response` = `{success, transaction, network, payer}` plus the receipt;
- *   - a refused or failed payment is an `isError` result carrying the quote and
- *     `x402/payment-response` with `success: false` and the node's error code as `errorReason`.
+ *   - a refused payment is an `isError` result carrying the quote and `x402/payment-response`
+ *     (in `structuredContent` and `_meta`) with `success: false` and the node's error code as
+ *     `errorReason`; a failure after the payment was accepted (the service or the facilitator,
+ *     502/504) is an `isError` result with the HTTP endpoint's body and that payment-response.
  * Input errors and unavailable services are `isError` results without a quote, as the HTTP
  * endpoint answers 400 / 503 before any quote; while the node syncs, payments are refused with
  * `node_syncing` as over HTTP.
+ *
+ * Paid tools are a thin adapter of the paid-call core (x402/paidCall.ts), like the HTTP routes:
+ * this file turns a tool call into a `PaidCall` (the USDC payload is handed on decoded) and the
+ * core's outcome into a tool result; the checks, their order and the settlement are the core's.
  */
 import { Router } from '@koa/router';
 import type Koa from 'koa';
