@@ -15,7 +15,7 @@ import { usdcRequirements, type PaymentRequirements } from '../../x402/quote.js'
 import { createFacilitator, FacilitatorUnavailableError, parseAuthHeader } from '../../x402/usdcFacilitator.js';
 import { authorizationId, createUsdcSettlement, type UsdcOutcome, type UsdcSettlement } from '../../x402/usdcSettle.js';
 import { verifyUsdcPaymentLocally } from '../../x402/usdcVerify.js';
-import { decodePaymentHeader, paymentResponseHeaders, type UsdcPaymentPayload } from '../../x402/usdcWire.js';
+import { checkPaymentPayload, decodePaymentHeader, paymentResponseHeaders, type UsdcPaymentPayload } from '../../x402/usdcWire.js';
 import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
 import { decodeHeader, encodeHeader, malleate, NODE_PAY_TO, otherAccount, payerAccount, paymentHeader, signedPayment } from '../helpers/facilitatorPayments.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
@@ -82,6 +82,20 @@ describe('payment header decoding', () => {
     expect(decodePaymentHeader(await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC, version: 2 })).ok).toBe(true);
     const d = decodePaymentHeader(await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC, version: 2, network: 'base' }));
     expect(d.ok ? 'ok' : d.code).toBe('invalid_network');
+  });
+
+  test('a payload already decoded (MCP) gets the same shape checks as a header, without base64', async () => {
+    const payment = (await signedPayment({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC })) as Record<string, unknown> & { payload: Record<string, unknown> };
+    const d = checkPaymentPayload(payment);
+    expect(d.ok && d.payment).toBe(payment);
+    const code = (v: unknown) => {
+      const r = checkPaymentPayload(v);
+      return r.ok ? 'ok' : r.code;
+    };
+    expect(code([payment])).toBe('invalid_payload');
+    expect(code({ ...payment, x402Version: 3 })).toBe('invalid_x402_version');
+    expect(code({ ...payment, payload: { ...payment.payload, signature: 'nope' } })).toBe('invalid_payload');
+    expect(code({ ...payment, scheme: 'upto' })).toBe('unsupported_scheme');
   });
 });
 
