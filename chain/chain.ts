@@ -219,6 +219,14 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     return { get: (k) => map.get(k) };
   }
 
+  /** The state keys starting with `prefix` and their values at the tip (the provider registry's scans). */
+  async scanState(prefix: string): Promise<Map<string, Uint8Array>> {
+    const out = new Map<string, Uint8Array>();
+    const gte = layout.state(prefix);
+    for await (const [k, v] of this.db.iterator({ gte, lt: `${gte}\uffff` })) out.set(k.slice(2), v);
+    return out;
+  }
+
   /** Every state key and value at the tip (audits and replay checks; reads the whole state). */
   async exportState(): Promise<Map<string, Uint8Array>> {
     const out = new Map<string, Uint8Array>();

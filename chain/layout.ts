@@ -11,7 +11,9 @@
  *   n:<height, 10 digits> → hash of the best-chain block at that height
  *   t:<txid hex>       → location of a best-chain transaction: blockHash(32) ‖ u32 height ‖ varint index
  *                        ‖ varint offset ‖ varint length (its bytes inside b:<blockHash>)
- *   s:<state key>      → consensus state at m:tip (see consensus/state.ts: `a<id>` accounts, `supply`)
+ *   s:<state key>      → consensus state at m:tip (see consensus/state.ts: `a<id>` accounts, `supply`;
+ *                        consensus/registryState.ts: `A` agents, `N` agent names, `S` provider services,
+ *                        `M` address labels, `O` provider payouts — scanned by prefix with `scanState`)
  *   x:…                → reserved for the x402 settlement ledger (x402/)
  */
 import { Reader, Writer, decodeAll } from '../consensus/codec.js';

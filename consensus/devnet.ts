@@ -16,10 +16,18 @@ export function getDevKeyPair(): HybridKeyPair {
   return devKey;
 }
 
-/** Devnet parameters with the dev wallet funded (plus any extra allocations). */
+/**
+ * The devnet's moderator authority (issue 17) is the dev wallet's key: public like it, and funded
+ * for its fees without another genesis allocation.
+ */
+export function getDevModeratorKeyPair(): HybridKeyPair {
+  return getDevKeyPair();
+}
+
+/** Devnet parameters with the dev wallet funded (plus any extra allocations) and moderating. */
 export function createDevnetChainParams(opts: DevnetOptions = {}): ChainParams {
   const dev = encodeAddress(getDevKeyPair().address, TESTNET_HRP);
-  return createDevnetParams({ ...opts, allocations: [{ address: dev, amount: DEV_FUNDS }, ...(opts.allocations ?? [])] });
+  return createDevnetParams({ moderationAuthorities: [dev], ...opts, allocations: [{ address: dev, amount: DEV_FUNDS }, ...(opts.allocations ?? [])] });
 }
 
 /** Seed of the devnet's payee key (receives native payments, signs refunds): public on purpose. */

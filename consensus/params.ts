@@ -76,7 +76,12 @@ export interface ChainParams {
     readonly bridge: readonly string[];
     readonly bridgeThreshold: number;
   };
+  /** Provider agents (issue 17): the node's fee on each provider payout, basis points of the price. */
+  readonly providers: { readonly nodeFeeBps: number };
 }
+
+/** Node fee on provider payouts when genesis.json does not set one: 5 %. */
+export const DEFAULT_PROVIDER_FEE_BPS = 500;
 
 /** JSON shape of `genesis.json` (amounts as decimal strings of base units, bits as hex strings). */
 export interface GenesisJson {
@@ -97,6 +102,7 @@ export interface GenesisJson {
   referencePriceUsd: string;
   staking: { aprTiers: { name: string; minLockDays: number; aprBps: number }[] };
   authorities: { moderation: string[]; bridge: string[]; bridgeThreshold: number };
+  providers?: { nodeFeeBps: number };
 }
 
 const uint = { type: 'integer', minimum: 0 } as const;
@@ -175,6 +181,12 @@ export const genesisSchema = {
         bridgeThreshold: uint,
       },
     },
+    providers: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['nodeFeeBps'],
+      properties: { nodeFeeBps: { type: 'integer', minimum: 0, maximum: 10_000 } },
+    },
   },
 } as const;
 
@@ -223,6 +235,7 @@ export function createParamsFromJson(json: unknown): ChainParams {
     referencePriceUsd: j.referencePriceUsd,
     staking: { aprTiers: j.staking.aprTiers.map((t) => ({ ...t })) },
     authorities: { moderation: [...j.authorities.moderation], bridge: [...j.authorities.bridge], bridgeThreshold: j.authorities.bridgeThreshold },
+    providers: { nodeFeeBps: j.providers?.nodeFeeBps ?? DEFAULT_PROVIDER_FEE_BPS },
   };
 }
 
@@ -247,6 +260,7 @@ export function paramsToJson(p: ChainParams): GenesisJson {
     referencePriceUsd: p.referencePriceUsd,
     staking: { aprTiers: p.staking.aprTiers.map((t) => ({ ...t })) },
     authorities: { moderation: [...p.authorities.moderation], bridge: [...p.authorities.bridge], bridgeThreshold: p.authorities.bridgeThreshold },
+    providers: { nodeFeeBps: p.providers.nodeFeeBps },
   };
 }
 
@@ -273,6 +287,10 @@ export interface DevnetOptions {
   burnShareBps?: number;
   minFeeRate?: bigint;
   limits?: Partial<ChainParams['limits']>;
+  /** Moderator authority addresses (issue 17). */
+  moderationAuthorities?: string[];
+  /** Node fee on provider payouts, basis points. */
+  nodeFeeBps?: number;
 }
 
 /** Generates the parameters of a devnet or test chain: chain id 1337, `native-devnet`, easy difficulty. */
@@ -298,7 +316,8 @@ export function createDevnetParams(opts: DevnetOptions = {}): ChainParams {
       allocations: opts.allocations ?? [],
       referencePriceUsd: '0.5',
       staking: { aprTiers: DEFAULT_APR_TIERS },
-      authorities: { moderation: [], bridge: [], bridgeThreshold: 0 },
+      authorities: { moderation: opts.moderationAuthorities ?? [], bridge: [], bridgeThreshold: 0 },
+      providers: { nodeFeeBps: opts.nodeFeeBps ?? DEFAULT_PROVIDER_FEE_BPS },
     }),
   );
 }

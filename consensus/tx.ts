@@ -36,6 +36,14 @@ export const TxType = {
   transfer: 1,
   agent_invoke: 2,
   refund: 3,
+  // 4-15: the provider registry and moderation (issue 17, consensus/txTypes/agents.ts, moderation.ts, providerPayout.ts)
+  agent_register: 4,
+  agent_update: 5,
+  service_register: 6,
+  service_update: 7,
+  service_retire: 8,
+  moderation: 9,
+  provider_payout: 10,
 } as const;
 export type TxTypeName = keyof typeof TxType;
 

@@ -77,8 +77,11 @@ export function createAgentInvokeTx(o: AgentInvokeTxOptions): BuiltTx {
   return signEnvelope(o, TxType.agent_invoke, payload);
 }
 
+/** The envelope fields every builder takes. */
+export type EnvelopeOptions = Pick<TransferTxOptions, 'key' | 'chainId' | 'nonce' | 'includeKey' | 'fee' | 'feeRate'>;
+
 /** The envelope shared by the builders: nonce, optional key, the fee for the exact signed size, both signatures. */
-function signEnvelope(o: Pick<TransferTxOptions, 'key' | 'chainId' | 'nonce' | 'includeKey' | 'fee' | 'feeRate'>, type: number, payload: Uint8Array): BuiltTx {
+export function signEnvelope(o: EnvelopeOptions, type: number, payload: Uint8Array): BuiltTx {
   const base = {
     version: TX_VERSION,
     chainId: o.chainId,

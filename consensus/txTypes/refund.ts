@@ -14,6 +14,7 @@ import { accountKey } from '../state.js';
 import { TxType } from '../tx.js';
 import { move, NATIVE } from '../ledger.js';
 import { encodeInvokeRecord, getInvoke, invokeKey } from './agentInvoke.js';
+import { payoutKey, RegistryErrorCode } from '../registryState.js';
 import type { TxTypeModule } from './types.js';
 
 /** Payload of a refund. */
@@ -47,11 +48,13 @@ export const refund: TxTypeModule<RefundPayload> = {
       throw new ValidationError(TxErrorCode.REFUND_MISMATCH, 'a refund returns exactly the invoke\'s amount to its sender');
     }
     if (inv.refunded) throw new ValidationError(TxErrorCode.ALREADY_REFUNDED, `invoke ${toHex(p.invokeId)} was already refunded`, { action: 'ignore' });
+    // A provider paid for this invoke's job (provider_payout) means the call was delivered.
+    if (state.get(payoutKey(p.invokeId))) throw new ValidationError(RegistryErrorCode.ALREADY_PAID_OUT, `invoke ${toHex(p.invokeId)} was paid out to its provider`, { action: 'ignore' });
     move(state, tx.from, p.to, NATIVE, p.amount, 'refund');
     state.set(invokeKey(p.invokeId), encodeInvokeRecord({ ...inv, refunded: true }));
   },
   touchedKeys(_tx, p) {
-    return [invokeKey(p.invokeId), accountKey(p.to)];
+    return [invokeKey(p.invokeId), accountKey(p.to), payoutKey(p.invokeId)];
   },
   toJson(p, params) {
     return { invokeId: toHex(p.invokeId), to: encodeAddress(p.to, params.hrp), amount: p.amount.toString() };
