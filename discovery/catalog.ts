@@ -46,6 +46,9 @@ export const PATHS = Object.freeze({
   agents: '/agents',
   join: '/join',
   perService: '/api/x402/{serviceId}',
+  inbox: '/api/x402/inbox',
+  requests: '/api/x402/requests',
+  community: '/api/x402/community',
 });
 
 /** Settled totals per service, in the spec's names and units. */

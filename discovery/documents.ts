@@ -49,9 +49,9 @@ export function freeSurfaces(baseUrl: string, network: string): Record<string, s
     humanMarketplace: `${baseUrl}${PATHS.marketplace}`,
     llmsTxt: `${baseUrl}${PATHS.llmsTxt}`,
     agentCard: `${baseUrl}${PATHS.agentCard}`,
-    // The spec's agent mailbox and community lobby are not served by this node yet.
-    mailbox: null,
-    communityLobby: null,
+    // The provider agents' job inbox (signed) and the community lobby (issue 17).
+    mailbox: `${baseUrl}${PATHS.inbox}`,
+    communityLobby: `${baseUrl}${PATHS.community}`,
     onboarding: `${baseUrl}${PATHS.join}`,
     // Beyond the spec's list:
     agentCardV1: `${baseUrl}${PATHS.agentCardV1}`,
@@ -98,7 +98,7 @@ export function buildCatalog(snap: CatalogSnapshot, filters: CatalogFilters, res
     updatedAt: snap.now,
     autoRegistration: {
       live: true,
-      note: 'Every service of the node registry that is sellable here appears automatically, with its live health and settled volume.',
+      note: 'Every service of the node registry, and every provider agent service approved by moderation on chain and not retired or suspended, appears automatically, with its live health and settled volume.',
       totalServices: snap.services.length,
       nodeFleetBlueprints: nodeOperated,
       providerAgentServices: snap.services.length - nodeOperated,
@@ -257,8 +257,7 @@ export function buildProtocolDescriptor(snap: CatalogSnapshot): Record<string, u
       services: `${b}${PATHS.servicesJson}`,
       agentCard: `${b}${PATHS.agentCard}`,
       llmsTxt: `${b}${PATHS.llmsTxt}`,
-      // The spec's service-request board is not served by this node yet.
-      requests: null,
+      requests: `${b}${PATHS.requests}`,
       perService: `${b}${PATHS.perService}`,
       x402Discovery: `${b}${PATHS.discovery}`,
       openApi: `${b}${PATHS.openApi}`,

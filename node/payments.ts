@@ -12,14 +12,21 @@
  *     → routes, discovery    (adapters of the core: HTTP, MCP)
  */
 import { join } from 'node:path';
-import type Router from '@koa/router';
+import { mkdir } from 'node:fs/promises';
+import Router from '@koa/router';
+import { Level } from 'level';
 import { getDevPayeeKeyPair } from '../consensus/devnet.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from '../chain/chain.js';
 import type { Mempool } from '../chain/mempool.js';
 import type { Logger, SignatureVerifier } from '../chain/types.js';
-import { createServiceRegistry, type ServiceRegistry } from '../services/index.js';
+import { createServiceRegistry } from '../services/index.js';
+import { createLiveRegistry, type LiveRegistry } from '../services/providerRegistry.js';
+import { INBOX_HTTP_STATUS, ProviderInbox } from '../x402/inbox.js';
+import { PayoutManager, withProviderPayouts } from '../x402/payouts.js';
+import { Boards, BOARD_HTTP_STATUS } from './boards.js';
+import { createProviderRouter } from './api/providerRoutes.js';
 import type { NativeUsdSource, ServiceContext } from '../services/types.js';
 import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
 import { openLedger, type SettlementLedger } from '../x402/ledger.js';
@@ -37,10 +44,17 @@ import { openWallet, createPassphraseSource } from './wallet.js';
 
 /** Name of the ledger database directory inside the data directory. */
 export const LEDGER_DIR = 'ledger';
+/** Name of the provider agents' database (inbox jobs and stats, payouts, boards) inside the data directory. */
+export const PROVIDERS_DIR = 'providers';
 
 /** The running paid side. */
 export interface Payments {
-  readonly registry: ServiceRegistry;
+  /** The node's services and the approved provider services of the chain. */
+  readonly registry: LiveRegistry;
+  readonly inbox: ProviderInbox;
+  /** Undefined without a payee key. */
+  readonly payouts: PayoutManager | undefined;
+  readonly boards: Boards;
   readonly ledger: SettlementLedger;
   readonly nativeUsd: NativeUsdSource;
   /** Undefined when the node has no payee key (mainnet without --payee-wallet). */
@@ -76,11 +90,26 @@ export async function createPayments(
   env: Record<string, string | undefined> = process.env,
 ): Promise<Payments> {
   const log = modules.logger;
-  const registry = createServiceRegistry();
+  const { chain, mempool } = modules;
+  const providersDir = join(config.dataDir, PROVIDERS_DIR);
+  await mkdir(providersDir, { recursive: true });
+  const providersDb = new Level<string, string>(providersDir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  await providersDb.open();
+  // The inbox authenticates agents by the key they published on chain and their registration.
+  let live: LiveRegistry | undefined;
+  const inbox = new ProviderInbox(
+    providersDb,
+    modules.verifier,
+    { publicKeyOf: async (id) => (await chain.getAccount(id)).publicKey, isAgent: (id) => live?.agentOf(Buffer.from(id).toString('hex')) !== undefined },
+    params.hrp,
+    { maxWaitMs: Math.max(1000, Math.min(25_000, config.httpTimeout - 5_000)) },
+  );
+  const registry = createLiveRegistry(createServiceRegistry(), chain, inbox, params.hrp, log.child({ module: 'registry' }));
+  live = registry;
+  const boards = new Boards(providersDb);
   const nativeUsd = createReferencePriceSource(params);
   const payee = await loadPayee(config, params, env);
   const ledger = await openLedger(join(config.dataDir, LEDGER_DIR));
-  const { chain, mempool } = modules;
   const serviceLog = log.child({ module: 'services' });
   const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger };
   const refunds = payee ? new RefundManager(chain, mempool, ledger, payee, params, { logger: log.child({ module: 'refunds' }) }) : undefined;
@@ -98,8 +127,16 @@ export async function createPayments(
       : undefined;
   if ((config.usdcPayTo === undefined) !== (config.facilitatorUrl === undefined)) log.warn({}, 'the USDC rail needs both --usdc-pay-to and --facilitator-url: it stays off');
   // One paid-call core for every transport: the HTTP routes and MCP are adapters of it.
-  const paidCalls = createPaidCallCore({ catalog: registry, native: settlement, usdc: usdcSettlement, params, nativeUsd, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout });
-  const router = createX402Router(paidCalls);
+  const core = createPaidCallCore({ catalog: registry, native: settlement, usdc: usdcSettlement, params, nativeUsd, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout });
+  // Provider services are paid to the payee (escrow); a delivered call owes the provider its share.
+  const payouts = payee
+    ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress }, { logger: log.child({ module: 'payouts' }) })
+    : undefined;
+  const paidCalls = payouts ? withProviderPayouts(core, payouts, (id) => registry.providerService(id) !== undefined, log) : core;
+  // The provider surface comes first: `POST /api/x402/requests` is not a service call.
+  const router = new Router();
+  router.use(createProviderRouter({ inbox, boards, registry, params, maxWaitMs: Math.max(1000, Math.min(25_000, config.httpTimeout - 5_000)) }).routes());
+  router.use(createX402Router(paidCalls).routes());
   // Discovery needs the registry, the ledger's totals, the price, the core (payees, MCP) and the services' context (health checks).
   const discovery = createDiscovery(
     { version: NODE_VERSION, defaultNodeUrl: DEFAULT_NODE_URL, facilitatorUrl: config.facilitatorUrl, usdcAuthVerified: usdcSettlement !== undefined },
@@ -107,13 +144,16 @@ export async function createPayments(
   );
   return {
     registry,
+    inbox,
+    payouts,
+    boards,
     ledger,
     nativeUsd,
     settlement,
     refunds,
     paidCalls,
     router,
-    errorStatuses: PAYMENT_HTTP_STATUS,
+    errorStatuses: { ...PAYMENT_HTTP_STATUS, ...INBOX_HTTP_STATUS, ...BOARD_HTTP_STATUS },
     discovery,
     statusExtra() {
       let settled = 0;
@@ -126,15 +166,24 @@ export async function createPayments(
       return { payments: { settled, settledUsdc, refundsPending: refunds?.pendingIds().length ?? 0, payTo: settlement?.payTo ?? null } };
     },
     async start() {
+      await inbox.start();
+      await boards.start();
+      await registry.start();
       await refunds?.start();
+      await payouts?.start();
       await usdcSettlement?.recover();
       discovery.start();
     },
     async stop() {
       await discovery.stop();
+      registry.stop();
+      inbox.stop();
       refunds?.stop();
+      payouts?.stop();
       await refunds?.idle();
+      await payouts?.idle();
       await ledger.close();
+      await providersDb.close();
     },
   };
 }

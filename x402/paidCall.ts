@@ -106,7 +106,8 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
       payTo: native.payTo,
       requestHash: request === undefined ? undefined : requestHashOf(request),
       microUsd: m.nativeUsd.get().microUsd,
-      usdc: m.usdc ? { payTo: m.usdc.payTo } : undefined,
+      // Provider agents are paid out on-chain per invoke (x402/payouts.ts): their services sell on the native rail only.
+      usdc: m.usdc && def.nodeOperated ? { payTo: m.usdc.payTo } : undefined,
     };
     const quote = buildQuote(def, quoteContext);
     const p = c.payment;

@@ -9,9 +9,10 @@
 import { fromHex } from '../consensus/hash.js';
 import { decodeInvokeRecord, invokeKey } from '../consensus/txTypes/agentInvoke.js';
 import { refund as refundType } from '../consensus/txTypes/refund.js';
-import { encodeTx, signTx, TxType, TX_VERSION, encodeUnsignedTx, type UnsignedTx } from '../consensus/tx.js';
+import { TxType } from '../consensus/tx.js';
 import { tryDecodeAddress } from '../consensus/address.js';
-import { ED25519_SIGNATURE_SIZE, MLDSA_SIGNATURE_SIZE, type HybridKeyPair } from '../consensus/keys.js';
+import type { HybridKeyPair } from '../consensus/keys.js';
+import { submitPayeeTx } from './payeeTx.js';
 import type { ChainParams } from '../consensus/params.js';
 import { silentLogger, type Logger } from '../chain/types.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
@@ -96,22 +97,8 @@ export class RefundManager implements Refunder {
       this.log.error({ txId: rec.id, caller: rec.caller }, 'cannot refund: caller address does not decode');
       return undefined;
     }
-    const acc = await this.chain.getAccount(this.payee.address);
-    const nonce = this.mempool.pendingNonce(this.payee.address, acc.nonce);
-    const base: Omit<UnsignedTx, 'fee'> = {
-      version: TX_VERSION,
-      chainId: this.params.chainId,
-      type: TxType.refund,
-      from: this.payee.address,
-      nonce,
-      payload: refundType.encodePayload({ invokeId, to, amount: BigInt(rec.amount) }),
-      ...(acc.publicKey ? {} : { publicKey: this.payee.publicKey }),
-    };
-    // Signatures have fixed sizes; a fee varint is at most 9 bytes longer than fee 0's: an upper bound of the signed size.
-    const size = encodeUnsignedTx({ ...base, fee: 0n }).length + 9 + MLDSA_SIGNATURE_SIZE + ED25519_SIGNATURE_SIZE;
-    const tx = signTx({ ...base, fee: BigInt(size) * this.params.minFeeRate }, this.payee);
     try {
-      const { id } = await this.mempool.add(encodeTx(tx));
+      const id = await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.refund, refundType.encodePayload({ invokeId, to, amount: BigInt(rec.amount) }));
       this.log.info({ invoke: rec.id, refundTxId: id, amount: rec.amount }, 'refund submitted');
       return id;
     } catch (e) {

@@ -29,7 +29,7 @@ import type { ServiceRegistry } from '../../services/registry.js';
 import type { NativeUsdSource, ServiceContext, ServiceUsage } from '../../services/types.js';
 import { DEFAULT_FACILITATOR_URL, PATHS, buildResources, parseCatalogQuery, type CatalogService, type CatalogSnapshot, type UsdcRail } from '../../discovery/catalog.js';
 import { DISCOVERY_LIMITS, buildCatalog, buildDiscoveryList, buildProtocolDescriptor, buildServicesJson } from '../../discovery/documents.js';
-import { createHealthProber, type HealthProber, type HealthProberOptions } from '../../services/prober.js';
+import { createHealthProber, type HealthProber, type HealthProberOptions, type HealthReader, type ServiceHealth } from '../../services/prober.js';
 import type { PaidCallCore } from '../../x402/paidCall.js';
 import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agentDocs.js';
 import { HttpErrorCode } from './http.js';
@@ -54,7 +54,8 @@ export interface DiscoveryOptions {
 
 /** What discovery reads. */
 export interface DiscoveryModules {
-  readonly registry: ServiceRegistry;
+  /** The services; a live registry (issue 17) also gives provider services' live health and a version that changes with them. */
+  readonly registry: ServiceRegistry & { readonly version?: number; liveHealth?(id: string): ServiceHealth | undefined };
   readonly usage: ServiceUsage;
   readonly nativeUsd: NativeUsdSource;
   /** The paid-call core: the payees the documents name, what is for sale, and MCP's paid tools. */
@@ -123,7 +124,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     services: m.registry.list(),
     nativeUsd: m.nativeUsd.get(),
     usage: m.usage,
-    health: prober,
+    health: m.registry.liveHealth ? withLiveHealth(prober, m.registry.liveHealth) : prober,
     now: now(),
     payTo: m.paidCalls.nativePayTo,
     usdc,
@@ -138,7 +139,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
       const v = snap.usage.volume(d.id);
       calls += v.calls + v.callsUsdc;
     }
-    return `${prober.rounds}|${calls}|${snap.nativeUsd.microUsd}|${snap.services.length}`;
+    return `${prober.rounds}|${calls}|${snap.nativeUsd.microUsd}|${snap.services.length}|${m.registry.version ?? 0}`;
   };
   const catalog = (baseUrl: string) => {
     const snap = snapshot(baseUrl);
@@ -274,6 +275,17 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     },
     async stop() {
       await prober.stop();
+    },
+  };
+}
+
+/** The prober's health, with the live health of provider services (their agent polls or not) over it. */
+function withLiveHealth(prober: HealthReader, live: (id: string) => ServiceHealth | undefined): HealthReader {
+  return {
+    get: (id) => live(id) ?? prober.get(id),
+    summary: (now) => prober.summary(now),
+    get rounds() {
+      return prober.rounds;
     },
   };
 }

@@ -1,0 +1,368 @@
+/**
+ * The provider inbox (issue 17): after a verified payment for a provider agent's service, the
+ * paid-call core runs the service's `run`, which puts a job here and waits for the agent's
+ * answer within the service's timeout. The agent takes jobs (`take`, a long poll) and answers
+ * each once (`answer`): a result settles the call (the caller gets it with the receipt, the
+ * provider is paid by `payouts.ts`), a failure or no answer in time fails it (the caller is
+ * refunded by the settlement's refund path, the provider is not paid) and a late answer is
+ * refused.
+ *
+ *   queued ──take──▶ taken ──answer(result)──▶ done
+ *      │               │  └──answer(failure) / oversized──▶ failed
+ *      └───────────────┴──timeout / node stop──▶ expired
+ *
+ * Jobs and per-service stats are kept in LevelDB (`j:<jobId>`, `s:<serviceId>`) so /agents and
+ * the catalog keep their numbers across restarts; a job left open by a crash is expired at start
+ * (its payment is refunded by the refund manager's start-up pass).
+ *
+ * Authentication (x402/inboxAuth.ts): the agent's chain key signs method, path, body hash,
+ * timestamp and address; a stale, replayed or wrong signature is `inbox_unauthorized` (401).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Level } from 'level';
+import { tryDecodeAddress } from '../consensus/address.js';
+import { NodeError } from '../consensus/errors.js';
+import { toHex } from '../consensus/hash.js';
+import type { HybridPublicKey } from '../consensus/keys.js';
+import type { SignatureVerifier } from '../chain/types.js';
+import { ServiceError } from '../services/types.js';
+import { INBOX_CLOCK_SKEW_MS, inboxAuthMessage, parseInboxSignature } from './inboxAuth.js';
+
+/** Error codes of the inbox. */
+export const InboxErrorCode = {
+  UNAUTHORIZED: 'inbox_unauthorized',
+  NOT_AGENT: 'inbox_not_registered_agent',
+  JOB_NOT_FOUND: 'inbox_job_not_found',
+  ALREADY_ANSWERED: 'inbox_job_already_answered',
+  JOB_EXPIRED: 'inbox_job_expired',
+  RESULT_TOO_LARGE: 'inbox_result_too_large',
+  BAD_ANSWER: 'inbox_bad_answer',
+  /** The run's failure codes (ServiceError, the caller is refunded). */
+  PROVIDER_FAILED: 'provider_failed',
+  PROVIDER_TIMEOUT: 'provider_timeout',
+  PROVIDER_RESULT_TOO_LARGE: 'provider_result_too_large',
+} as const;
+
+/** HTTP statuses of the inbox codes. */
+export const INBOX_HTTP_STATUS: Readonly<Record<string, number>> = {
+  [InboxErrorCode.UNAUTHORIZED]: 401,
+  [InboxErrorCode.NOT_AGENT]: 403,
+  [InboxErrorCode.JOB_NOT_FOUND]: 404,
+  [InboxErrorCode.ALREADY_ANSWERED]: 409,
+  [InboxErrorCode.JOB_EXPIRED]: 409,
+  [InboxErrorCode.RESULT_TOO_LARGE]: 413,
+  [InboxErrorCode.BAD_ANSWER]: 400,
+};
+
+/** A job as stored and as the agent sees it. */
+export interface InboxJob {
+  readonly id: string;
+  readonly serviceId: string;
+  /** Owner account id (hex) of the agent that sells the service. */
+  readonly agent: string;
+  /** The caller's request string (absent when the service takes none). */
+  readonly request?: string;
+  /** The validated input (the parsed JSON for JSON services). */
+  readonly input: unknown;
+  readonly createdAt: number;
+  /** Unix ms after which an answer is refused. */
+  readonly deadline: number;
+  status: 'queued' | 'taken' | 'done' | 'failed' | 'expired';
+  takenAt?: number;
+  answeredAt?: number;
+  error?: { code: string; message: string };
+}
+
+/** Per-service provider stats (catalog latencyMs, /agents). */
+export interface ProviderStats {
+  calls: number;
+  failures: number;
+  /** Last (up to 101) answer latencies, ms: the median is `latencyMs`. */
+  latencies: number[];
+}
+
+/** Options of the inbox. */
+export interface InboxOptions {
+  /** Largest result, bytes of JSON. */
+  readonly maxResultBytes: number;
+  /** An agent that has not polled for this long is offline (its services are `down`, 503 before payment), ms. */
+  readonly onlineWindowMs: number;
+  /** Longest long poll, ms. */
+  readonly maxWaitMs: number;
+  /** Most jobs handed out by one take. */
+  readonly maxTake: number;
+  readonly now?: () => number;
+}
+
+/** Defaults of InboxOptions. */
+export const defaultInboxOptions: InboxOptions = { maxResultBytes: 64 * 1024, onlineWindowMs: 30_000, maxWaitMs: 25_000, maxTake: 10 };
+
+/** What the inbox needs to authenticate an agent. */
+export interface InboxKeys {
+  /** The public key an account published on chain, if any. */
+  publicKeyOf(id: Uint8Array): Promise<HybridPublicKey | undefined>;
+  /** Whether the account is a registered agent. */
+  isAgent(id: Uint8Array): boolean;
+}
+
+/** An inbox request as the transport read it. */
+export interface SignedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly body: Uint8Array;
+  readonly headers: { agent?: string; timestamp?: string; signature?: string };
+}
+
+/** A coded inbox refusal (its HTTP status in INBOX_HTTP_STATUS). */
+export class InboxError extends NodeError {
+  constructor(code: string, message: string) {
+    super(code, message);
+    this.name = 'InboxError';
+  }
+}
+
+interface Waiter {
+  resolve(value: unknown): void;
+  reject(e: Error): void;
+}
+
+/** The provider inbox (see module comment). */
+export class ProviderInbox {
+  private readonly jobs = new Map<string, InboxJob>();
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly pollers = new Map<string, Set<() => void>>();
+  private readonly lastPoll = new Map<string, number>();
+  private readonly stats = new Map<string, ProviderStats>();
+  private readonly seenSignatures = new Map<string, number>();
+  private readonly now: () => number;
+  private readonly opts: InboxOptions;
+  /** Bumped when an agent goes on- or offline or a stat changes (document cache keys). */
+  version = 0;
+
+  constructor(
+    private readonly db: Level<string, string>,
+    private readonly verifier: SignatureVerifier,
+    private readonly keys: InboxKeys,
+    private readonly hrp: string,
+    opts: Partial<InboxOptions> = {},
+  ) {
+    this.opts = { ...defaultInboxOptions, ...opts };
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Loads the stats and expires jobs a previous run left open. */
+  async start(): Promise<void> {
+    for await (const [k, v] of this.db.iterator({ gte: 's:', lt: 's;' })) this.stats.set(k.slice(2), JSON.parse(v) as ProviderStats);
+    const open: InboxJob[] = [];
+    for await (const [, v] of this.db.iterator({ gte: 'j:', lt: 'j;' })) {
+      const job = JSON.parse(v) as InboxJob;
+      if (job.status === 'queued' || job.status === 'taken') open.push(job);
+    }
+    for (const job of open) await this.finish(job, 'expired', { code: 'node_restarted', message: 'the node restarted before the provider answered' });
+  }
+
+  /** Fails every waiting job (node stopping): the callers are refunded. */
+  stop(): void {
+    for (const [id, w] of this.waiters) w.reject(new ServiceError(InboxErrorCode.PROVIDER_FAILED, `job ${id}: the node is stopping`));
+    this.waiters.clear();
+    for (const set of this.pollers.values()) for (const wake of set) wake();
+  }
+
+  /** Whether the agent (owner id hex) polled within the online window. */
+  isOnline(agent: string): boolean {
+    const t = this.lastPoll.get(agent);
+    return t !== undefined && this.now() - t <= this.opts.onlineWindowMs;
+  }
+
+  /** Unix ms of the agent's last poll (0: never since start). */
+  lastPollAt(agent: string): number {
+    return this.lastPoll.get(agent) ?? 0;
+  }
+
+  /** Calls, failures and median latency of a provider service. */
+  statsOf(serviceId: string): { calls: number; failures: number; medianLatencyMs: number } {
+    const s = this.stats.get(serviceId);
+    if (!s) return { calls: 0, failures: 0, medianLatencyMs: 0 };
+    const sorted = [...s.latencies].sort((a, b) => a - b);
+    return { calls: s.calls, failures: s.failures, medianLatencyMs: sorted.length ? sorted[Math.floor(sorted.length / 2)] : 0 };
+  }
+
+  /**
+   * Runs one paid job: queues it for the agent and resolves with the agent's result, or rejects
+   * with a ServiceError (failure, oversized result, abort by the service's timeout).
+   */
+  async run(serviceId: string, agent: string, request: string | undefined, input: unknown, timeoutMs: number, signal: AbortSignal): Promise<unknown> {
+    const job: InboxJob = { id: toHex(randomBytes(16)), serviceId, agent, ...(request === undefined ? {} : { request }), input, createdAt: this.now(), deadline: this.now() + timeoutMs, status: 'queued' };
+    this.jobs.set(job.id, job);
+    await this.save(job);
+    const result = new Promise<unknown>((resolve, reject) => this.waiters.set(job.id, { resolve, reject }));
+    const onAbort = () => {
+      const w = this.waiters.get(job.id);
+      if (!w) return;
+      this.waiters.delete(job.id);
+      // The run's timeout fired: the late answer is refused from now on.
+      void this.finish(job, 'expired', { code: InboxErrorCode.PROVIDER_TIMEOUT, message: `the provider did not answer within ${timeoutMs} ms` });
+      w.reject(new ServiceError(InboxErrorCode.PROVIDER_TIMEOUT, `the provider did not answer within ${timeoutMs} ms`));
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    this.wake(agent);
+    try {
+      return await result;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Checks a signed request (the inbox; the boards with `requireAgent: false`, any key published
+   * on chain); returns the signer's account id (hex). Throws InboxError
+   * `inbox_unauthorized` for a missing, stale, replayed or wrong signature, `inbox_not_registered_agent`
+   * for a key that registered no agent.
+   */
+  async authenticate(req: SignedRequest, opts: { requireAgent?: boolean } = {}): Promise<string> {
+    const { agent, timestamp, signature } = req.headers;
+    const unauthorized = (why: string) => new InboxError(InboxErrorCode.UNAUTHORIZED, why);
+    if (!agent || !timestamp || !signature) throw unauthorized('sign the request: X-Native-Agent, X-Native-Timestamp and X-Native-Signature are required');
+    const id = tryDecodeAddress(agent, this.hrp);
+    if (!id) throw unauthorized('X-Native-Agent is not an address of this chain');
+    if (!/^\d{1,15}$/.test(timestamp) || Math.abs(this.now() - Number(timestamp)) > INBOX_CLOCK_SKEW_MS) throw unauthorized('X-Native-Timestamp is not within 60 s of the node clock');
+    const sig = parseInboxSignature(signature);
+    if (!sig) throw unauthorized('X-Native-Signature is not base64 of an ML-DSA-87 and an Ed25519 signature');
+    this.pruneSeen();
+    if (this.seenSignatures.has(signature)) throw unauthorized('this signature was used before (replay)');
+    const pub = await this.keys.publicKeyOf(id);
+    if (!pub) throw unauthorized('this address has published no key on chain');
+    const [ok] = await this.verifier.verifyBatch([{ pub, msg: inboxAuthMessage(req.method, req.path, req.body, timestamp, agent), sig }]);
+    if (!ok) throw unauthorized('the signature does not verify for this method, path, body and timestamp');
+    // Remembered until it could no longer pass the clock check.
+    this.seenSignatures.set(signature, Number(timestamp));
+    if (opts.requireAgent !== false && !this.keys.isAgent(id)) throw new InboxError(InboxErrorCode.NOT_AGENT, 'this key has not registered an agent (native-node agent register)');
+    return toHex(id);
+  }
+
+  /** Hands the agent its queued jobs, waiting up to `waitMs` for one; marks the agent online. */
+  async take(agent: string, waitMs: number): Promise<InboxJob[]> {
+    this.touch(agent);
+    let jobs = this.queued(agent);
+    if (!jobs.length && waitMs > 0) {
+      await new Promise<void>((resolve) => {
+        const set = this.pollers.get(agent) ?? new Set();
+        const wake = () => {
+          clearTimeout(timer);
+          set.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.min(waitMs, this.opts.maxWaitMs));
+        set.add(wake);
+        this.pollers.set(agent, set);
+      });
+      this.touch(agent);
+      jobs = this.queued(agent);
+    }
+    const now = this.now();
+    for (const job of jobs) {
+      job.status = 'taken';
+      job.takenAt = now;
+      await this.save(job);
+    }
+    return jobs;
+  }
+
+  /**
+   * The agent's answer to a job: `{result}` or `{error: {message}}`, `size` the body's bytes.
+   * Throws InboxError: another agent's or an unknown job (404), answered already (409), too late
+   * (409 `inbox_job_expired`), too large (413: the job fails and the caller is refunded).
+   */
+  async answer(agent: string, jobId: string, answer: unknown, size: number): Promise<InboxJob> {
+    // Finished jobs leave memory; their record on disk still tells "answered" from "unknown".
+    const job = this.jobs.get(jobId) ?? (/^[0-9a-f]{32}$/.test(jobId) ? await this.load(jobId) : undefined);
+    if (!job || job.agent !== agent) throw new InboxError(InboxErrorCode.JOB_NOT_FOUND, `no job ${jobId} for this agent`);
+    this.touch(agent);
+    if (job.status === 'done' || job.status === 'failed') throw new InboxError(InboxErrorCode.ALREADY_ANSWERED, `job ${jobId} was answered already`);
+    const waiter = this.waiters.get(jobId);
+    if (job.status === 'expired' || !waiter) throw new InboxError(InboxErrorCode.JOB_EXPIRED, `job ${jobId} expired; the caller was refunded`);
+    if (size > this.opts.maxResultBytes) {
+      this.waiters.delete(jobId);
+      await this.finish(job, 'failed', { code: InboxErrorCode.PROVIDER_RESULT_TOO_LARGE, message: `the provider's result is larger than ${this.opts.maxResultBytes} bytes` });
+      waiter.reject(new ServiceError(InboxErrorCode.PROVIDER_RESULT_TOO_LARGE, `the provider's result is larger than ${this.opts.maxResultBytes} bytes`));
+      throw new InboxError(InboxErrorCode.RESULT_TOO_LARGE, `result larger than ${this.opts.maxResultBytes} bytes: the job failed and the caller is refunded`);
+    }
+    const a = answer as { result?: unknown; error?: { message?: unknown } } | null;
+    const isResult = typeof a === 'object' && a !== null && 'result' in a && !('error' in a);
+    const isFailure = typeof a === 'object' && a !== null && 'error' in a && !('result' in a);
+    if (!isResult && !isFailure) throw new InboxError(InboxErrorCode.BAD_ANSWER, 'answer with {"result": <JSON>} or {"error": {"message": "…"}}');
+    this.waiters.delete(jobId);
+    if (isResult) {
+      await this.finish(job, 'done');
+      waiter.resolve(a.result);
+    } else {
+      const message = typeof a.error?.message === 'string' ? a.error.message.slice(0, 500) : 'the provider reported a failure';
+      await this.finish(job, 'failed', { code: InboxErrorCode.PROVIDER_FAILED, message });
+      waiter.reject(new ServiceError(InboxErrorCode.PROVIDER_FAILED, `the provider failed: ${message}`));
+    }
+    return job;
+  }
+
+  private queued(agent: string): InboxJob[] {
+    const out: InboxJob[] = [];
+    const now = this.now();
+    for (const job of this.jobs.values()) {
+      if (out.length >= this.opts.maxTake) break;
+      if (job.agent === agent && job.status === 'queued' && job.deadline > now) out.push(job);
+    }
+    return out;
+  }
+
+  private touch(agent: string): void {
+    const wasOnline = this.isOnline(agent);
+    this.lastPoll.set(agent, this.now());
+    if (!wasOnline) this.version++;
+  }
+
+  private wake(agent: string): void {
+    for (const wake of [...(this.pollers.get(agent) ?? [])]) wake();
+  }
+
+  private async finish(job: InboxJob, status: 'done' | 'failed' | 'expired', error?: { code: string; message: string }): Promise<void> {
+    if (job.status === 'done' || job.status === 'failed' || job.status === 'expired') return;
+    job.status = status;
+    job.answeredAt = this.now();
+    if (error) job.error = error;
+    const s = this.stats.get(job.serviceId) ?? { calls: 0, failures: 0, latencies: [] };
+    if (status === 'done') {
+      s.calls++;
+      s.latencies.push(job.answeredAt - job.createdAt);
+      if (s.latencies.length > 101) s.latencies.shift();
+    } else {
+      s.failures++;
+    }
+    if (status === 'expired') {
+      // An agent that let a job expire is offline until it polls again: later callers get 503, not a wait.
+      this.lastPoll.delete(job.agent);
+    }
+    this.stats.set(job.serviceId, s);
+    this.version++;
+    // Finished jobs leave memory; their record stays on disk.
+    this.jobs.delete(job.id);
+    await this.db.batch([
+      { type: 'put', key: `j:${job.id}`, value: JSON.stringify(job) },
+      { type: 'put', key: `s:${job.serviceId}`, value: JSON.stringify(s) },
+    ]);
+  }
+
+  private async load(id: string): Promise<InboxJob | undefined> {
+    const raw = await this.db.get(`j:${id}`);
+    return raw === undefined ? undefined : (JSON.parse(raw) as InboxJob);
+  }
+
+  private async save(job: InboxJob): Promise<void> {
+    await this.db.put(`j:${job.id}`, JSON.stringify(job));
+  }
+
+  private pruneSeen(): void {
+    if (this.seenSignatures.size < 1000) return;
+    const cutoff = this.now() - 2 * INBOX_CLOCK_SKEW_MS;
+    for (const [k, t] of this.seenSignatures) if (t < cutoff) this.seenSignatures.delete(k);
+  }
+}
