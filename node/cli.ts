@@ -25,6 +25,7 @@ import { formatMiningLines, type MiningResponse } from './miningStats.js';
 import { createTransferTx } from '../consensus/txBuilder.js';
 import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../sdk/client.js';
 import { NODE_VERSION } from './version.js';
+import { AGENT_CLI_OPTIONS, agentCliPositionals, runAgentCommand } from './agentCli.js';
 import { createPassphraseSource, createWalletFile, defaultWalletPath, openWallet, readWalletFile, isClearWallet, DEV_WALLET_FILE, WalletErrorCode, type OpenedWallet } from './wallet.js';
 
 /** Error codes of the command line itself. */
@@ -61,6 +62,16 @@ Commands:
                                    pay a service from the wallet (agent_invoke), wait for the
                                    block, print the result and the receipt; --tx settles an
                                    earlier payment instead of paying again
+  agent register|update <name> --description <text> [--capabilities a,b] [--payout <addr>] [--contact <c>]
+  agent show [--name <name>]       an agent and its services (default: the wallet's)
+  agent serve --service <id> (--exec "<command>" | --forward http://127.0.0.1:PORT/path)
+                                   sell a service: take paid jobs from the node's inbox, answer them
+  service register|update <id> --name <n> --description <d> --category <c> --price <NATIVE>
+      [--tags a,b] [--request-format <text>] [--request-required] [--json-input] [--schema <JSON|@file>] [--job-timeout <s>]
+  service retire <id> | service list
+  moderate approve|suspend|reject <serviceId> [--reason <text>] | moderate label <address> <label>
+                                   (signed by a moderator key; on the devnet, the dev wallet)
+                                   agent/service/moderate take --wait to wait for the block
   version                          print the version
   help                             show this help
 
@@ -483,6 +494,27 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       case 'call': {
         const { values, positionals } = parseCallArgs(rest, { 'max-price': { type: 'string' }, timeout: { type: 'string' }, tx: { type: 'string' } });
         return await callCommand(context(values, out, cenv), values, positionals[0], positionals[1]);
+      }
+      case 'agent':
+      case 'service':
+      case 'moderate': {
+        const [sub, ...args] = rest;
+        const n = agentCliPositionals(cmd, sub);
+        const parsed = parse(args, AGENT_CLI_OPTIONS, n);
+        const ctx = context(parsed.values, out, cenv);
+        return await runAgentCommand(cmd, sub, {
+          out,
+          client: ctx.client,
+          values: parsed.values,
+          positionals: parsed.positionals,
+          env: cenv.env,
+          status: () => nodeStatus(ctx),
+          wallet: async () => {
+            const s = await nodeStatus(ctx);
+            return unlockWallet(ctx, walletRef(ctx, s.network), s.network);
+          },
+          waitMined: (id) => waitMined(ctx, id, timeoutOption(parsed.values)),
+        });
       }
       case 'wallet': {
         const [sub, ...args] = rest;

@@ -241,10 +241,10 @@ export class ProviderInbox {
     return toHex(id);
   }
 
-  /** Hands the agent its queued jobs, waiting up to `waitMs` for one; marks the agent online. */
-  async take(agent: string, waitMs: number): Promise<InboxJob[]> {
+  /** Hands the agent its queued jobs (of one service when given), waiting up to `waitMs` for one; marks the agent online. */
+  async take(agent: string, waitMs: number, serviceId?: string): Promise<InboxJob[]> {
     this.touch(agent);
-    let jobs = this.queued(agent);
+    let jobs = this.queued(agent, serviceId);
     if (!jobs.length && waitMs > 0) {
       await new Promise<void>((resolve) => {
         const set = this.pollers.get(agent) ?? new Set();
@@ -258,7 +258,7 @@ export class ProviderInbox {
         this.pollers.set(agent, set);
       });
       this.touch(agent);
-      jobs = this.queued(agent);
+      jobs = this.queued(agent, serviceId);
     }
     const now = this.now();
     for (const job of jobs) {
@@ -304,12 +304,12 @@ export class ProviderInbox {
     return job;
   }
 
-  private queued(agent: string): InboxJob[] {
+  private queued(agent: string, serviceId?: string): InboxJob[] {
     const out: InboxJob[] = [];
     const now = this.now();
     for (const job of this.jobs.values()) {
       if (out.length >= this.opts.maxTake) break;
-      if (job.agent === agent && job.status === 'queued' && job.deadline > now) out.push(job);
+      if (job.agent === agent && job.status === 'queued' && job.deadline > now && (serviceId === undefined || job.serviceId === serviceId)) out.push(job);
     }
     return out;
   }

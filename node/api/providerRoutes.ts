@@ -2,7 +2,7 @@
  * The provider agents' HTTP surface (issue 17), adapters of x402/inbox.ts, node/boards.ts and the
  * live registry:
  *
- *   GET  /api/x402/inbox[?wait=s]          signed by an agent: its queued jobs (long poll, ≤ 25 s)
+ *   GET  /api/x402/inbox[?wait=s&service=id] signed by an agent: its queued jobs (long poll, ≤ 25 s)
  *   POST /api/x402/inbox/:jobId            signed by the job's agent: {result} or {error: {message}}
  *   GET  /api/x402/requests                the requests board (q, category, limit, offset)
  *   POST /api/x402/requests                signed: {title, description, category, maxPrice}
@@ -56,7 +56,8 @@ export function createProviderRouter(m: ProviderRouteModules): Router {
     const agent = await m.inbox.authenticate(signedOf(ctx));
     const raw = ctx.query.wait;
     const wait = typeof raw === 'string' && /^\d{1,3}$/.test(raw) ? Math.min(Number(raw) * 1000, m.maxWaitMs) : 0;
-    const jobs = await m.inbox.take(agent, wait);
+    const service = typeof ctx.query.service === 'string' && ctx.query.service ? ctx.query.service : undefined;
+    const jobs = await m.inbox.take(agent, wait, service);
     ctx.body = {
       agent: m.registry.agentOf(agent)?.name ?? null,
       jobs: jobs.map((j) => ({ jobId: j.id, serviceId: j.serviceId, request: j.request ?? null, input: j.input ?? null, createdAt: j.createdAt, deadline: j.deadline })),
