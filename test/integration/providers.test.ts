@@ -1,0 +1,202 @@
+/**
+ * Issue 17 end to end, with real processes: a devnet node (`native-node start --dev`), a provider
+ * that creates a wallet, registers an agent and a service and sells a shell command with
+ * `native-node agent serve --exec`, the moderator (the devnet's dev wallet) approving it, the
+ * service in the bazaar and MCP's tool list, a caller paying with `native-node call` and getting
+ * the result, the provider paid its share exactly once; then the provider killed: the next paid
+ * call refunded exactly once, the service `down` and the call after it refused before payment;
+ * a restart that keeps the payout single; and the suspended service gone from every surface.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { encodeAddress, TESTNET_HRP } from '../../consensus/address.js';
+import { getDevKeyPair } from '../../consensus/devnet.js';
+import { testKey } from '../helpers/keys.js';
+import { BIN, childEnv, startNode, stopProcess, type NodeProc } from '../helpers/nodeProcess.js';
+
+const minerAddress = encodeAddress(testKey('providers-it-miner').address, TESTNET_HRP);
+const SERVICE = 'echo-bot-upper';
+const PRICE = 1_000_000n; // 0.01 NATIVE
+const SHARE = 950_000n; // price minus the devnet's 5 % node fee
+let dir: string;
+let node: NodeProc | undefined;
+let serveProc: ChildProcess | undefined;
+let provider = '';
+
+interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: Record<string, unknown> | undefined;
+}
+
+function cli(args: string[], timeoutMs = 90_000): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args, '--node', node!.url, '--data-dir', join(dir, 'data')], { cwd: dir, env: childEnv({ HOME: join(dir, 'home'), NATIVE_WALLET_PASSPHRASE: 'provider pass' }), timeout: timeoutMs }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      let json: Record<string, unknown> | undefined;
+      try {
+        json = JSON.parse(stdout.trim().split('\n').pop() ?? '') as Record<string, unknown>;
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, stdout, stderr, json });
+    });
+  });
+}
+const asProvider = (args: string[]) => cli([...args, '--wallet', join(dir, 'provider.json')]);
+
+async function balance(address: string): Promise<bigint> {
+  const r = await fetch(`${node!.url}/api/v1/account/${address}`);
+  return BigInt(((await r.json()) as { balanceBase: string }).balanceBase);
+}
+async function bazaarEntry(): Promise<Record<string, unknown> | undefined> {
+  const d = (await (await fetch(`${node!.url}/api/x402/bazaar?q=uppercases`)).json()) as { resources: Record<string, unknown>[] };
+  return d.resources.find((r) => r.serviceId === SERVICE);
+}
+/** Polls `check` every 250 ms until it holds, at most `ms`. */
+async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error('condition not reached in time');
+}
+async function startServe(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [BIN, 'agent', 'serve', '--service', SERVICE, '--exec', 'tr a-z A-Z', '--wallet', join(dir, 'provider.json'), '--node', node!.url], {
+    cwd: dir,
+    env: childEnv({ HOME: join(dir, 'home'), NATIVE_WALLET_PASSPHRASE: 'provider pass' }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('agent serve did not start')), 20_000);
+    child.stderr!.on('data', (d: Buffer) => {
+      if (d.toString().includes('serving')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  return child;
+}
+async function startTheNode(): Promise<void> {
+  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--mine-threads', '1', '--no-p2p', '--no-stratum', '--miner-address', minerAddress], { cwd: dir, env: { HOME: join(dir, 'home') } });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'native-providers-it-'));
+  await startTheNode();
+}, 30_000);
+
+afterAll(async () => {
+  if (serveProc && serveProc.exitCode === null) serveProc.kill('SIGKILL');
+  if (node && node.child.exitCode === null) await stopProcess(node);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a provider sells a shell command through the node', () => {
+  test('register an agent and a service in three commands; pending until the moderator approves it', async () => {
+    const w = await cli(['wallet', 'new', '--wallet', join(dir, 'provider.json'), '--json', '--dev']);
+    expect(w.code).toBe(0);
+    provider = String(w.json!.address);
+    expect((await cli(['send', provider, '1', '--wait', '--json'])).code).toBe(0);
+    const agent = await asProvider(['agent', 'register', 'echo-bot', '--description', 'uppercases text', '--capabilities', 'text,upper', '--wait', '--json']);
+    expect(agent.json).toMatchObject({ status: 'mined', action: 'agent_register', name: 'echo-bot' });
+    // The native- namespace and another agent's namespace are refused before any fee.
+    expect((await asProvider(['service', 'register', 'native-upper', '--name', 'U', '--description', 'd', '--category', 'utility', '--price', '0.01', '--json'])).json).toMatchObject({ error: { code: 'tx_registry_reserved_namespace' } });
+    const svc = await asProvider(['service', 'register', SERVICE, '--name', 'Upper', '--description', 'uppercases text', '--category', 'utility', '--price', '0.01', '--request-required', '--job-timeout', '4', '--tags', 'text', '--wait', '--json']);
+    expect(svc.json).toMatchObject({ status: 'mined', action: 'service_register', serviceId: SERVICE });
+    const list = await cli(['service', 'list', '--json']);
+    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ serviceId: SERVICE, agent: 'echo-bot', status: 'pending', listed: false })]);
+    expect(await bazaarEntry()).toBeUndefined();
+    serveProc = await startServe();
+    const approve = await cli(['moderate', 'approve', SERVICE, '--reason', 'reviewed', '--wait', '--json']);
+    expect(approve.json).toMatchObject({ status: 'mined', action: 'approve' });
+  }, 120_000);
+
+  test('listed in the bazaar and MCP tools with nodeOperated false and providerAgent echo-bot; autoRegistration counts it', async () => {
+    await until(async () => (await bazaarEntry())?.healthStatus === 'active');
+    const e = (await bazaarEntry())!;
+    expect(e).toMatchObject({ serviceId: SERVICE, priceAman: 0.01, category: 'utility', metadata: { nodeOperated: false, providerAgent: 'echo-bot' } });
+    const bazaar = (await (await fetch(`${node!.url}/api/x402/bazaar`)).json()) as { autoRegistration: { providerAgentServices: number; totalServices: number } };
+    expect(bazaar.autoRegistration).toMatchObject({ providerAgentServices: 1, totalServices: 59 });
+    const client = new Client({ name: 'providers-it', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${node!.url}/api/mcp?net=devnet`)));
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name)).toContain(SERVICE);
+    await client.close();
+  }, 30_000);
+
+  test('a paid call returns the provider result with the receipt; the provider is paid its share once', async () => {
+    const before = await balance(provider);
+    const r = await cli(['call', SERVICE, 'hello world', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ result: 'HELLO WORLD', receipt: { serviceId: SERVICE, amountBase: PRICE.toString() } });
+    await until(async () => (await balance(provider)) === before + SHARE, 30_000);
+    // Several more blocks: still exactly one payout.
+    const height = async () => ((await (await fetch(`${node!.url}/api/v1/status`)).json()) as { height: number }).height;
+    const h = await height();
+    await until(async () => (await height()) >= h + 3, 30_000);
+    expect(await balance(provider)).toBe(before + SHARE);
+  }, 90_000);
+
+  test('a restart keeps the payout single and the service listed', async () => {
+    const before = await balance(provider);
+    serveProc!.kill('SIGKILL');
+    await stopProcess(node!);
+    await startTheNode();
+    serveProc = await startServe();
+    await until(async () => (await bazaarEntry())?.healthStatus === 'active');
+    const status = async () => ((await (await fetch(`${node!.url}/api/v1/status`)).json()) as { height: number }).height;
+    const h = await status();
+    await until(async () => (await status()) >= h + 3, 30_000);
+    expect(await balance(provider)).toBe(before);
+  }, 90_000);
+
+  test('the provider stopped: the next paid call is refunded once, the service turns down and later calls get 503 before payment', async () => {
+    serveProc!.kill('SIGKILL');
+    const before = await balance(provider);
+    const dev = encodeAddress(getDevKeyPair().address, TESTNET_HRP);
+    const callerBefore = await balance(dev);
+    const r = await cli(['call', SERVICE, 'anyone there', '--json']);
+    expect(r.code).toBe(2);
+    expect(r.json).toMatchObject({ error: { code: 'service_refunded', refundTxId: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    const invoke = String((r.json!.error as { txId: string }).txId);
+    const refundTxId = String((r.json!.error as { refundTxId: string }).refundTxId);
+    await until(async () => ((await (await fetch(`${node!.url}/api/v1/tx/${refundTxId}`)).json()) as { status: string }).status === 'mined', 30_000);
+    const refund = (await (await fetch(`${node!.url}/api/v1/tx/${refundTxId}`)).json()) as Record<string, unknown>;
+    expect(refund).toMatchObject({ type: 'refund', invokeId: invoke, amountBase: PRICE.toString() });
+    // Refunded exactly once: the caller is out only the invoke's fee.
+    const invokeFee = BigInt(((await (await fetch(`${node!.url}/api/v1/tx/${invoke}`)).json()) as { feeBase: string }).feeBase);
+    expect(await balance(dev)).toBe(callerBefore - invokeFee);
+    expect((await bazaarEntry())?.healthStatus).toBe('down');
+    const again = await cli(['call', SERVICE, 'still there?', '--json']);
+    expect(again.json).toMatchObject({ error: { code: 'service_unavailable', status: 503 } });
+    expect(await balance(provider)).toBe(before);
+  }, 90_000);
+
+  test('suspended: gone from every surface, and not sold', async () => {
+    serveProc = await startServe();
+    await until(async () => (await bazaarEntry())?.healthStatus === 'active');
+    const s = await cli(['moderate', 'suspend', SERVICE, '--reason', 'abuse report', '--wait', '--json']);
+    expect(s.json).toMatchObject({ status: 'mined', action: 'suspend' });
+    await until(async () => (await bazaarEntry()) === undefined);
+    for (const path of ['/api/x402/bazaar', '/services.json', '/llms.txt', '/openapi.json', '/marketplace', '/x402/discovery', '/.well-known/x402', '/agents']) {
+      const body = await (await fetch(`${node!.url}${path}`)).text();
+      expect([path, body.includes(SERVICE)]).toEqual([path, false]);
+    }
+    const client = new Client({ name: 'providers-it', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${node!.url}/api/mcp?net=devnet`)));
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain(SERVICE);
+    await client.close();
+    expect((await cli(['quote', SERVICE, 'x', '--json'])).json).toMatchObject({ error: { code: 'unknown_service' } });
+    const shown = await asProvider(['agent', 'show', '--json']);
+    expect(shown.json).toMatchObject({ name: 'echo-bot', services: [expect.objectContaining({ serviceId: SERVICE, status: 'suspended', listed: false })] });
+  }, 90_000);
+});
