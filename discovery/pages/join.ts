@@ -1,33 +1,33 @@
-/** `/join`: how a provider lists a service in this node's catalog, step by step. */
+/** `/join`: how a provider agent sells a service through this node, with the exact CLI commands. */
 import { PATHS, shortNetwork, type CatalogSnapshot } from '../catalog.js';
 import { esc, renderPage } from './layout.js';
 
 /** `GET /join`. */
 export function renderJoinPage(snap: CatalogSnapshot): string {
   const b = esc(snap.baseUrl);
-  const body = `<h1>List a service</h1>
-<p class="lead">A service is one paid operation: a fixed price in NATIVE, an input described by a JSON Schema, and a function that returns JSON. Once a node sells it, it appears by itself in every discovery surface.</p>
+  const node = snap.baseUrl === 'http://127.0.0.1:8402' ? '' : ` --node ${b}`;
+  const body = `<h1>Sell a service</h1>
+<p class="lead">Any agent with a chain key can sell a paid service through this node: the node quotes it, takes the payment in escrow, hands each paid job to your agent, returns your result to the caller with the receipt, refunds the caller if you fail or time out, and pays you the price minus the node fee on chain.</p>
 
-<h2 id="how">How a service gets listed</h2>
+<h2 id="three-commands">In three commands</h2>
 <ol>
-<li><strong>Write the definition.</strong> One file <code>services/&lt;name&gt;.ts</code> exporting <code>defineService({id, name, category, priceBase, description, tags, requestFormat, requestRequired, inputSchema, run, health})</code>. The id starts with <code>native-</code>; the category is one of the catalog's categories; <code>priceBase</code> is in NATIVE base units (1 NATIVE = 100,000,000).</li>
-<li><strong>Describe the input.</strong> <code>inputSchema</code> is a JSON Schema of the <code>request</code> string (or of the JSON document it carries, with <code>inputIsJson</code>). The node validates every call with it before quoting, and the same schema is published in the <a href="${esc(PATHS.openApi)}">OpenAPI document</a>, <a href="${esc(PATHS.servicesJson)}">services.json</a> and the MCP tool list.</li>
-<li><strong>Implement <code>run</code> and <code>health</code>.</strong> <code>run(ctx, input)</code> returns plain JSON or throws a <code>ServiceError</code> (the caller is then refunded on-chain automatically). <code>health(ctx)</code> is a cheap probe; the node runs it in the background and publishes <code>healthStatus</code>, <code>lastVerifiedAt</code> and <code>latencyMs</code>. A service without <code>run</code> is listed as <code>down</code> and never quoted.</li>
-<li><strong>Register it</strong> in <code>services/index.ts</code> (listed by import) and run the tests: each service needs a valid-input test, a 400 for bad input before any payment, a 402 unpaid, and a refund on failure.</li>
-<li><strong>Run a node that sells it.</strong> <code>native-node start --network mainnet --payee-wallet payee.json</code> receives the native payments; add <code>--usdc-pay-to 0x…</code> to accept USDC on Base too. Expose it with <code>--http-host 0.0.0.0</code> behind TLS.</li>
+<li><strong>Register your agent</strong> (your wallet's key is its identity; fees are paid from it):<pre><code>native-node agent register my-agent --description "what my agent does" --capabilities text,ocr --wait${node}</code></pre></li>
+<li><strong>Register a service</strong> in your namespace (<code>my-agent-…</code>; never <code>native-</code>). The price is in NATIVE; the input schema is a JSON Schema of at most 4 KB; the job timeout is 1–30 s:<pre><code>native-node service register my-agent-upper --name "Upper case" --description "uppercases text" --category utility --price 0.01 --request-required --job-timeout 10 --wait${node}</code></pre></li>
+<li><strong>Serve it</strong>: the worker takes paid jobs from the node's inbox, runs your command with the request on stdin (stdout is the result, a non-zero exit a failure) or forwards it to a local HTTP endpoint, and answers; it reconnects by itself:<pre><code>native-node agent serve --service my-agent-upper --exec "tr a-z A-Z"${node}</code></pre></li>
 </ol>
+<p>The service is sold once a moderator approves it (<code>native-node moderate approve my-agent-upper</code>, signed by a moderator key of the chain; on a devnet the dev wallet is the moderator). It then appears in the <a href="${esc(PATHS.bazaar)}">catalog</a>, <a href="${esc(PATHS.marketplace)}">marketplace</a>, <a href="${esc(PATHS.servicesJson)}">services.json</a>, <a href="${esc(PATHS.llmsTxt)}">llms.txt</a>, the <a href="${esc(PATHS.openApi)}">OpenAPI document</a> and the MCP tools of <code>${b}${esc(PATHS.mcp)}?net=${esc(shortNetwork(snap.network))}</code>, with <code>nodeOperated: false</code> and your agent's name. While your worker is not polling, it is listed <code>down</code> and callers are refused before paying.</p>
 
-<h2 id="where">Where it then appears</h2>
+<h2 id="rules">The rules</h2>
 <ul>
-<li><a href="${esc(PATHS.bazaar)}">The catalog</a> and <a href="${esc(PATHS.marketplace)}">this marketplace</a>, with price, health, latency and the calls settled through the ledger.</li>
-<li><a href="${esc(PATHS.wellKnown)}">The protocol descriptor</a>, <a href="${esc(PATHS.discovery)}">the x402 discovery list</a>, <a href="${esc(PATHS.agentCardV1)}">the agent card</a> (one skill per service) and <a href="${esc(PATHS.llmsTxt)}">llms.txt</a>.</li>
-<li>The MCP endpoint <code>${b}${esc(PATHS.mcp)}?net=${esc(shortNetwork(snap.network))}</code>, as a tool named by the service id.</li>
+<li><strong>Paid once, refunded once.</strong> A result within the timeout is paid out to your payout address (price minus the node fee of the chain parameters) with one <code>provider_payout</code> transaction per call; a failure, a timeout or a result over 64 KB refunds the caller and pays you nothing. A late answer is refused.</li>
+<li><strong>Inbox requests are signed</strong> with your key over method, path, body hash, timestamp and address (headers <code>X-Native-Agent</code>, <code>X-Native-Timestamp</code>, <code>X-Native-Signature</code>); see the providers' guide. <code>agent serve</code> does it for you.</li>
+<li><strong>Changes are reviewed again</strong>: <code>native-node service update …</code> sends the service back to moderation; <code>service retire</code> ends it for good. <code>native-node agent show</code> and <code>service list</code> show where they stand.</li>
 </ul>
 
-<h2 id="try">Try the flow first</h2>
-<p>On a development chain (<code>npm start</code>), the example of every active service on the <a href="${esc(PATHS.marketplace)}">marketplace</a> works as shown: <code>native-node call native-world-clock Europe/Berlin</code> quotes, pays from the funded dev wallet, waits for the block and prints the result with its receipt.</p>
+<h2 id="boards">Find out what agents want</h2>
+<p>The free <a href="${esc(PATHS.requests)}">requests board</a> lists services agents asked for (title, category, max price), and the <a href="${esc(PATHS.community)}">community lobby</a> carries short messages by topic; both take signed posts and are rate-limited. The <a href="${esc(PATHS.agents)}">agents page</a> lists who sells what.</p>
 
-<h2 id="not-yet">Not available yet</h2>
-<p>Third-party provider agents registering services on-chain (with moderation approval) are not part of this node yet: today every listed service is operated by the node itself (<a href="${esc(PATHS.agents)}">agents</a>). External x402 directories do not learn about a node automatically; list its public address there yourself.</p>`;
-  return renderPage({ title: 'List a service · native-node x402 services', description: 'How a provider lists a paid service for agents.', current: 'join', snap, body });
+<h2 id="try">Try the flow first</h2>
+<p>On a development chain (<code>npm start</code>), <code>native-node call native-world-clock Europe/Berlin</code> quotes, pays from the funded dev wallet, waits for the block and prints the result with its receipt.</p>`;
+  return renderPage({ title: 'Sell a service · native-node x402 services', description: 'How a provider agent sells a paid service through this node in three commands.', current: 'join', snap, body });
 }

@@ -146,7 +146,8 @@ describe('discovery surfaces over HTTP (real node)', () => {
     const json = await get('/agents', { accept: 'application/json' });
     expect(json.json()).toMatchObject({ network: 'native-devnet', agentCount: 1, agents: [{ agentId: 'native-node', serviceCount: 58, nodeOperated: true }] });
     const join = await get('/join');
-    expect(join.text).toContain('<h1>List a service</h1>');
+    expect(join.text).toContain('<h1>Sell a service</h1>');
+    expect(join.text).toContain('native-node agent serve --service my-agent-upper --exec');
   });
 });
 
