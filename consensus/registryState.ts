@@ -313,16 +313,19 @@ export function checkWords(xs: readonly string[], maxItems: number, what: string
   if (new Set(xs).size !== xs.length) throw registryError(RegistryErrorCode.BAD_FIELD, `duplicate ${what}`);
 }
 
-/** Rule: an agent name is 3–32 of a-z, 0-9, inner hyphens, and not in the node's namespace. */
-export function checkAgentName(name: string): void {
-  if (name.length > RegistryLimits.agentName) throw registryError(RegistryErrorCode.FIELD_TOO_LONG, `agent name is longer than ${RegistryLimits.agentName} characters`);
-  if (!AGENT_NAME_RE.test(name)) throw registryError(RegistryErrorCode.BAD_FIELD, 'agent name must be 3-32 of a-z, 0-9 and inner -, starting with a letter');
-  if (name.startsWith(RESERVED_PREFIX)) throw registryError(RegistryErrorCode.RESERVED_NAMESPACE, `agent names starting with "${RESERVED_PREFIX}" are reserved for the node`);
+/** Rule shared by agent names and service ids: a length cap, the node's reserved prefix, a pattern. */
+function checkIdentifier(value: string, max: number, what: string, pattern: RegExp, shape: string): void {
+  if (value.length > max) throw registryError(RegistryErrorCode.FIELD_TOO_LONG, `${what} is longer than ${max} characters`);
+  if (value.startsWith(RESERVED_PREFIX)) throw registryError(RegistryErrorCode.RESERVED_NAMESPACE, `${what}s starting with "${RESERVED_PREFIX}" belong to the node`);
+  if (!pattern.test(value) || value.includes('--')) throw registryError(RegistryErrorCode.BAD_FIELD, `${what} must be ${shape}`);
 }
 
-/** Rule: a provider service id is `<agent name>-<slug>`, never in the `native-` namespace. */
+/** Rule: an agent name is 3–32 of a-z, 0-9, single inner hyphens, and not in the node's namespace. */
+export function checkAgentName(name: string): void {
+  checkIdentifier(name, RegistryLimits.agentName, 'agent name', AGENT_NAME_RE, '3-32 of a-z, 0-9 and single inner -, starting with a letter');
+}
+
+/** Rule: a provider service id is `<agent name>-<slug>` (the namespace is checked against the agent when applied), never `native…`. */
 export function checkServiceId(id: string): void {
-  if (id.length > RegistryLimits.serviceId) throw registryError(RegistryErrorCode.FIELD_TOO_LONG, `service id is longer than ${RegistryLimits.serviceId} characters`);
-  if (id.startsWith(`${RESERVED_PREFIX}-`) || id.startsWith(RESERVED_PREFIX)) throw registryError(RegistryErrorCode.RESERVED_NAMESPACE, 'service ids starting with "native" belong to the node');
-  if (!/^[a-z][a-z0-9-]*[a-z0-9]$/.test(id) || id.includes('--')) throw registryError(RegistryErrorCode.BAD_FIELD, `bad service id "${id}"`);
+  checkIdentifier(id, RegistryLimits.serviceId, 'service id', /^[a-z][a-z0-9-]*[a-z0-9]$/, 'a-z, 0-9 and single inner -, starting with a letter');
 }

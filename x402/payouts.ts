@@ -23,6 +23,7 @@ import { silentLogger, type Logger } from '../chain/types.js';
 import type { SettlementLedger } from './ledger.js';
 import type { PaidCallCore } from './paidCall.js';
 import { submitPayeeTx } from './payeeTx.js';
+import { TipFollower } from './tipFollower.js';
 import type { PaymentChain, PaymentMempool } from './ports.js';
 
 /** A payout's record (JSON; amounts as base-unit strings). */
@@ -64,10 +65,8 @@ export interface PayoutOptions {
 export class PayoutManager {
   private readonly open = new Map<string, PayoutEntry>();
   private readonly paidByService = new Map<string, bigint>();
-  private queue: Promise<unknown> = Promise.resolve();
-  private timer?: NodeJS.Timeout;
   private readonly log: Logger;
-  private readonly onTip = () => void this.serial(() => this.check());
+  private readonly follower: TipFollower;
 
   constructor(
     private readonly db: Level<string, string>,
@@ -77,9 +76,10 @@ export class PayoutManager {
     private readonly payee: HybridKeyPair,
     private readonly params: ChainParams,
     private readonly directory: PayoutDirectory,
-    private readonly opts: PayoutOptions = {},
+    opts: PayoutOptions = {},
   ) {
     this.log = opts.logger ?? silentLogger;
+    this.follower = new TipFollower(chain, () => this.check(), opts.retryMs ?? 30_000, this.log, 'payout');
   }
 
   /** Loads open payouts, owes what a crash left out, and starts following the tip. */
@@ -96,20 +96,16 @@ export class PayoutManager {
         await this.owe(rec.id, rec.serviceId, BigInt(rec.amount));
       }
     }
-    this.chain.on('tip', this.onTip);
-    this.timer = setInterval(this.onTip, this.opts.retryMs ?? 30_000);
-    this.timer.unref();
-    await this.serial(() => this.check());
+    await this.follower.start();
   }
 
   stop(): void {
-    this.chain.off('tip', this.onTip);
-    if (this.timer) clearInterval(this.timer);
+    this.follower.stop();
   }
 
   /** Waits for queued work. */
   async idle(): Promise<void> {
-    await this.queue;
+    await this.follower.idle();
   }
 
   /**
@@ -132,7 +128,7 @@ export class PayoutManager {
       this.open.delete(id);
       return;
     }
-    await this.serial(() => this.send(entry));
+    await this.follower.serial(() => this.send(entry));
   }
 
   /** Base units paid out (mined) to the provider of a service since this database began. */
@@ -143,12 +139,6 @@ export class PayoutManager {
   /** Invoke ids whose payout is not mined yet. */
   pendingIds(): string[] {
     return [...this.open.keys()];
-  }
-
-  private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn);
-    this.queue = run.catch((e) => this.log.error({ err: e }, 'payout work failed'));
-    return run;
   }
 
   private async send(entry: PayoutEntry): Promise<void> {

@@ -13,6 +13,7 @@ import { TxType } from '../consensus/tx.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import { submitPayeeTx } from './payeeTx.js';
+import { TipFollower } from './tipFollower.js';
 import type { ChainParams } from '../consensus/params.js';
 import { silentLogger, type Logger } from '../chain/types.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
@@ -28,10 +29,8 @@ export interface RefundOptions {
 /** Signs, submits and tracks refunds (see module comment). */
 export class RefundManager implements Refunder {
   private readonly pending = new Map<string, PaymentRecord>();
-  private queue: Promise<unknown> = Promise.resolve();
-  private timer?: NodeJS.Timeout;
   private readonly log: Logger;
-  private readonly onTip = () => void this.serial(() => this.check());
+  private readonly follower: TipFollower;
 
   constructor(
     private readonly chain: PaymentChain,
@@ -39,9 +38,10 @@ export class RefundManager implements Refunder {
     private readonly ledger: SettlementLedger,
     private readonly payee: HybridKeyPair,
     private readonly params: ChainParams,
-    private readonly opts: RefundOptions = {},
+    opts: RefundOptions = {},
   ) {
     this.log = opts.logger ?? silentLogger;
+    this.follower = new TipFollower(chain, () => this.check(), opts.retryMs ?? 30_000, this.log, 'refund');
   }
 
   /** Resumes what a previous run left: claimed payments are refunded, pending refunds re-checked. */
@@ -56,31 +56,21 @@ export class RefundManager implements Refunder {
         this.pending.set(rec.id, rec);
       }
     }
-    this.chain.on('tip', this.onTip);
-    this.timer = setInterval(() => void this.serial(() => this.check()), this.opts.retryMs ?? 30_000);
-    this.timer.unref();
-    await this.serial(() => this.check());
+    await this.follower.start();
   }
 
   stop(): void {
-    this.chain.off('tip', this.onTip);
-    if (this.timer) clearInterval(this.timer);
+    this.follower.stop();
   }
 
   /** Waits for queued refund work. */
   async idle(): Promise<void> {
-    await this.queue;
-  }
-
-  private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn);
-    this.queue = run.catch((e) => this.log.error({ err: e }, 'refund work failed'));
-    return run;
+    await this.follower.idle();
   }
 
   /** Refunds a claimed payment whose service failed; returns the refund tx id (when it could be submitted). */
   refund(id: string, error: { code: string; message: string }): Promise<PaymentRecord> {
-    return this.serial(async () => {
+    return this.follower.serial(async () => {
       let rec = await this.ledger.refundPending(id, error);
       const txId = await this.send(rec);
       if (txId) rec = await this.ledger.refundPending(id, error, txId);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { BlockErrorCode, TxErrorCode, ValidationError } from '../../consensus/errors.js';
+import { TxErrorCode } from '../../consensus/errors.js';
 import { signTx, txId, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
 import { agentInvoke, decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
 import { refund } from '../../consensus/txTypes/refund.js';
@@ -11,7 +11,7 @@ import { COIN } from '../../consensus/params.js';
 import { StateOverlay } from '../../consensus/state.js';
 import { sha256 } from '../../consensus/hash.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
-import { MemChain } from '../helpers/memChain.js';
+import { blockFailure, MemChain } from '../helpers/memChain.js';
 import { testKey } from '../helpers/keys.js';
 
 const agent = getDevKeyPair();
@@ -33,15 +33,7 @@ const invoke = (amount: bigint, withHash = true) =>
   send(agent, TxType.agent_invoke, agentInvoke.encodePayload({ serviceId: 'native-world-clock', payTo: provider.address, amount, requestHash: withHash ? sha256(new TextEncoder().encode('Europe/Berlin')) : undefined }));
 const refundOf = (from: HybridKeyPair, inv: Tx, amount: bigint, to = agent.address) => send(from, TxType.refund, refund.encodePayload({ invokeId: txId(inv), to, amount }));
 
-function failure(chain: MemChain, txs: Tx[]): string | undefined {
-  try {
-    chain.connect(chain.build(txs, miner.address));
-  } catch (e) {
-    if (e instanceof ValidationError) return e.code === BlockErrorCode.BAD_TX ? String(e.payload.txCode) : e.code;
-    throw e;
-  }
-  return undefined;
-}
+const failure = (chain: MemChain, txs: Tx[]) => blockFailure(chain, txs, miner.address);
 
 describe('agent_invoke and refund', () => {
   test('payload codecs round-trip and reject bad service ids', () => {

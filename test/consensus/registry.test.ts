@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { BlockErrorCode, ValidationError } from '../../consensus/errors.js';
+import type { ValidationError } from '../../consensus/errors.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { COIN } from '../../consensus/params.js';
@@ -14,7 +14,7 @@ import { createAgentTx, createModerationTx, createProviderPayoutTx, createServic
 import { getAddressLabel, getAgent, getPayout, getService, RegistryErrorCode, ServiceStatus } from '../../consensus/registryState.js';
 import { serviceRegister, type ServicePayload } from '../../consensus/txTypes/agents.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
-import { MemChain } from '../helpers/memChain.js';
+import { blockFailure, MemChain } from '../helpers/memChain.js';
 import { testKey } from '../helpers/keys.js';
 
 const dev = getDevKeyPair(); // also the devnet moderator
@@ -56,15 +56,7 @@ const serviceP = (id: string, over: Partial<ServicePayload> = {}): ServicePayloa
   ...over,
 });
 
-function failure(chain: MemChain, txs: Tx[]): string | undefined {
-  try {
-    chain.connect(chain.build(txs, miner.address));
-  } catch (e) {
-    if (e instanceof ValidationError) return e.code === BlockErrorCode.BAD_TX ? String(e.payload.txCode) : e.code;
-    throw e;
-  }
-  return undefined;
-}
+const failure = (chain: MemChain, txs: Tx[]) => blockFailure(chain, txs, miner.address);
 function statelessCode(tx: Tx): string | undefined {
   try {
     validateTx(tx, encodeTx(tx).length, params);

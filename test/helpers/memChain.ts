@@ -8,6 +8,7 @@ import { verifyHybridReference } from '../../consensus/keys.js';
 import type { ChainParams } from '../../consensus/params.js';
 import type { StateView } from '../../consensus/state.js';
 import type { Tx } from '../../consensus/tx.js';
+import { BlockErrorCode, ValidationError } from '../../consensus/errors.js';
 
 export interface MemEntry {
   block: Block;
@@ -56,4 +57,15 @@ export class MemChain {
     writeChanges(this.state, undo);
     this.entries.pop();
   }
+}
+
+/** Builds and connects a block of `txs`; the failing transaction's code (or the block's), undefined when it connected. */
+export function blockFailure(chain: MemChain, txs: Tx[], miner: Uint8Array): string | undefined {
+  try {
+    chain.connect(chain.build(txs, miner));
+  } catch (e) {
+    if (e instanceof ValidationError) return e.code === BlockErrorCode.BAD_TX ? String(e.payload.txCode) : e.code;
+    throw e;
+  }
+  return undefined;
 }

@@ -1,5 +1,5 @@
 /** Starting the real node (`bin/native-node.js start`) as a child process and waiting for its URL. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -98,4 +98,28 @@ export async function stopProcess(p: NodeProc, graceMs = 15_000): Promise<void> 
 export function startNode(args: string[], opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<NodeProc> {
   if (!mentionsP2P(args)) args = [...args, '--no-p2p'];
   return spawnJsonReady([BIN, 'start', ...args], opts);
+}
+
+/** What a CLI run printed and returned; `json` is its last stdout line parsed, when it parses. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: Record<string, unknown> | undefined;
+}
+
+/** Runs `native-node <args>` in `cwd` with `env` (bounded by `timeoutMs`). */
+export function runCli(args: string[], opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: childEnv(opts.env), timeout: opts.timeoutMs ?? 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      let json: Record<string, unknown> | undefined;
+      try {
+        json = JSON.parse(stdout.trim().split('\n').pop() ?? '') as Record<string, unknown>;
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, stdout, stderr, json });
+    });
+  });
 }

@@ -8,7 +8,7 @@
  * a restart that keeps the payout single; and the suspended service gone from every surface.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { encodeAddress, TESTNET_HRP } from '../../consensus/address.js';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { testKey } from '../helpers/keys.js';
-import { BIN, childEnv, startNode, stopProcess, type NodeProc } from '../helpers/nodeProcess.js';
+import { BIN, childEnv, runCli, startNode, stopProcess, type CliRun, type NodeProc } from '../helpers/nodeProcess.js';
 
 const minerAddress = encodeAddress(testKey('providers-it-miner').address, TESTNET_HRP);
 const SERVICE = 'echo-bot-upper';
@@ -28,26 +28,8 @@ let node: NodeProc | undefined;
 let serveProc: ChildProcess | undefined;
 let provider = '';
 
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-  json: Record<string, unknown> | undefined;
-}
-
 function cli(args: string[], timeoutMs = 90_000): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args, '--node', node!.url, '--data-dir', join(dir, 'data')], { cwd: dir, env: childEnv({ HOME: join(dir, 'home'), NATIVE_WALLET_PASSPHRASE: 'provider pass' }), timeout: timeoutMs }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      let json: Record<string, unknown> | undefined;
-      try {
-        json = JSON.parse(stdout.trim().split('\n').pop() ?? '') as Record<string, unknown>;
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, stderr, json });
-    });
-  });
+  return runCli([...args, '--node', node!.url, '--data-dir', join(dir, 'data')], { cwd: dir, env: { HOME: join(dir, 'home'), NATIVE_WALLET_PASSPHRASE: 'provider pass' }, timeoutMs });
 }
 const asProvider = (args: string[]) => cli([...args, '--wallet', join(dir, 'provider.json')]);
 

@@ -5,7 +5,6 @@
  * block and prints the time with a receipt — plus the SDK in-process for the settle-side codes.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,34 +12,16 @@ import { encodeAddress, TESTNET_HRP } from '../../consensus/address.js';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { createAgentClient, isAgentClientError, AgentErrorCode } from '../../sdk/client.js';
 import { testKey } from '../helpers/keys.js';
-import { BIN, childEnv, startNode, type NodeProc } from '../helpers/nodeProcess.js';
+import { runCli, startNode, type CliRun, type NodeProc } from '../helpers/nodeProcess.js';
 
 // Block rewards go elsewhere, so the dev wallet's balance moves only by what the calls pay.
 const minerAddress = encodeAddress(testKey('x402-it-miner').address, TESTNET_HRP);
 let dir: string;
 let node: NodeProc | undefined;
 
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-  json: Record<string, unknown> | undefined;
-}
-
 /** Runs `native-node <args> --node <url>` as `npm run cli` does; bounded by a timeout. */
 function cli(args: string[]): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args, '--node', node!.url], { cwd: dir, env: childEnv({ HOME: join(dir, 'home') }), timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      let json: Record<string, unknown> | undefined;
-      try {
-        json = JSON.parse(stdout.trim().split('\n').pop() ?? '') as Record<string, unknown>;
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, stderr, json });
-    });
-  });
+  return runCli([...args, '--node', node!.url], { cwd: dir, env: { HOME: join(dir, 'home') } });
 }
 
 async function balanceBase(): Promise<bigint> {
