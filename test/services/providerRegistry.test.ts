@@ -1,0 +1,105 @@
+/**
+ * The live registry over a real LevelDB chain (trivial difficulty): provider services appear
+ * when approved, leave when suspended, and a reorg to a branch without the registration takes
+ * the service and the agent away exactly (the state equals a replay of the winning branch).
+ */
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { openChain } from '../../chain/chain.js';
+import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
+import { encodeAddress } from '../../consensus/address.js';
+import { COIN } from '../../consensus/params.js';
+import { toHex } from '../../consensus/hash.js';
+import type { HybridKeyPair } from '../../consensus/keys.js';
+import { createAgentTx, createModerationTx, createServiceTx } from '../../consensus/registryTxBuilder.js';
+import { createServiceRegistry } from '../../services/index.js';
+import { createLiveRegistry, type ProviderJobs } from '../../services/providerRegistry.js';
+import { MemChain } from '../helpers/memChain.js';
+import { testKey } from '../helpers/keys.js';
+import { CountingVerifier } from '../helpers/verifier.js';
+import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+
+const alice = testKey('live-alice');
+const miner = testKey('live-miner');
+const params = createDevnetChainParams({ genesisBits: 0x207fffff, allocations: [{ address: encodeAddress(alice.address, 'tnative'), amount: 10n * COIN }] });
+const moderator = getDevKeyPair();
+const now = () => params.genesis.time + 1_000_000;
+
+afterAll(cleanupTmp);
+
+const online = new Set<string>();
+const jobs: ProviderJobs = {
+  run: async () => 'ok',
+  isOnline: (a) => online.has(a),
+  lastPollAt: () => 0,
+  statsOf: () => ({ calls: 0, failures: 0, medianLatencyMs: 0 }),
+  version: 0,
+};
+
+let nonces = new Map<HybridKeyPair, bigint>();
+const env = (key: HybridKeyPair) => {
+  const nonce = nonces.get(key) ?? 0n;
+  nonces.set(key, nonce + 1n);
+  return { key, chainId: params.chainId, nonce, includeKey: nonce === 0n };
+};
+const service = {
+  id: 'echo-bot-upper',
+  name: 'Upper',
+  description: 'uppercases text',
+  category: 'utility',
+  price: 1_000_000n,
+  tags: ['text'],
+  requestFormat: 'text',
+  requestRequired: true,
+  inputIsJson: false,
+  inputSchema: JSON.stringify({ type: 'string', maxLength: 10 }),
+  timeoutMs: 5000,
+};
+
+describe('live registry on a real chain', () => {
+  test('approved → listed with the schema enforced; suspended → gone; a reorg without the registration → gone, state equal to a replay', async () => {
+    const chain = await openChain({ dataDir: await tmpDir(), params, verifier: new CountingVerifier(), now });
+    const registry = createLiveRegistry(createServiceRegistry(), chain, jobs, params.hrp);
+    await registry.start();
+    const a = new MemChain(params);
+    const mine = async (txs: Parameters<MemChain['build']>[0]) => {
+      const blk = a.build(txs, miner.address);
+      a.connect(blk);
+      await chain.addBlock(blk);
+      await registry.refresh();
+    };
+    nonces = new Map();
+    await mine([createAgentTx(env(alice), { name: 'echo-bot', description: 'upper', capabilities: ['text'], payout: alice.address, contact: '' }).tx]);
+    await mine([createServiceTx(env(alice), service).tx]);
+    expect(registry.get('echo-bot-upper')).toBeUndefined();
+    expect(registry.providerService('echo-bot-upper')?.status).toBe('pending');
+    await mine([createModerationTx(env(moderator), { action: 'approve', serviceId: 'echo-bot-upper', reason: '' }).tx]);
+    const def = registry.get('echo-bot-upper')!;
+    expect(def).toMatchObject({ nodeOperated: false, providerAgent: 'echo-bot', priceBase: 1_000_000n, timeoutMs: 5000 });
+    expect(registry.list()).toHaveLength(59);
+    expect(registry.validateInput(def, 'hello')).toEqual({ ok: true, input: 'hello' });
+    expect(registry.validateInput(def, 'much too long text')).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
+    // Sold only while its agent polls.
+    expect(registry.isAvailable(def)).toBe(false);
+    online.add(toHex(alice.address));
+    expect(registry.isAvailable(def)).toBe(true);
+    expect(registry.liveHealth('echo-bot-upper')?.status).toBe('active');
+    await mine([createModerationTx(env(moderator), { action: 'suspend', serviceId: 'echo-bot-upper', reason: 'abuse' }).tx]);
+    expect(registry.get('echo-bot-upper')).toBeUndefined();
+    expect(registry.list()).toHaveLength(58);
+
+    // A heavier branch from genesis without any registration.
+    const b = new MemChain(params);
+    for (let i = 0; i < 6; i++) {
+      const blk = b.build([], alice.address, b.tip.block.header.time + 2);
+      b.connect(blk);
+      await chain.addBlock(blk);
+    }
+    await registry.refresh();
+    expect(chain.tip.hashHex).toBe(toHex(b.tip.hash));
+    expect(await chain.exportState()).toEqual(b.state);
+    expect(registry.agents()).toEqual([]);
+    expect(registry.providerServices()).toEqual([]);
+    registry.stop();
+    await chain.close();
+  }, 60_000);
+});
