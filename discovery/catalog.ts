@@ -134,6 +134,18 @@ export interface CatalogSnapshot {
   readonly usdc?: UsdcRail;
   /** Software version of the node. */
   readonly nodeVersion: string;
+  /** The provider agents registered on chain (issue 17), listed services or not. */
+  readonly agents?: readonly RegisteredAgent[];
+}
+
+/** A provider agent as registered on chain. */
+export interface RegisteredAgent {
+  readonly name: string;
+  readonly address: string;
+  readonly description: string;
+  readonly capabilities: readonly string[];
+  /** Polling its inbox now. */
+  readonly online: boolean;
 }
 
 /** Short network name (`native-mainnet` → `mainnet`), the spec's descriptor and `?net=` value. */

@@ -1,7 +1,7 @@
 /**
- * `/agents`: the provider agents of this node's catalog (today the node itself, `native-node`,
- * runs every service) with their services, categories and settled calls — HTML for browsers,
- * JSON for `Accept: application/json`.
+ * `/agents`: the node itself (`native-node`) and the provider agents registered on chain, with
+ * their capabilities, listed services, settled calls and volume — HTML for browsers, JSON for
+ * `Accept: application/json`.
  */
 import { formatAmount } from '../../consensus/amount.js';
 import type { ServiceDefinition } from '../../services/types.js';
@@ -16,6 +16,10 @@ export interface AgentView {
   serviceCount: number;
   activeCount: number;
   capabilities: string[];
+  /** Registered agents: their address, description and whether they poll their inbox now. */
+  address?: string;
+  description?: string;
+  online?: boolean;
   provenCalls: number;
   provenCallsUsdc: number;
   provenVolumeAman: number;
@@ -27,6 +31,8 @@ export interface AgentView {
 /** The agents of the snapshot's catalog, most services first. */
 export function listAgents(snap: CatalogSnapshot): AgentView[] {
   const byAgent = new Map<string, ServiceDefinition[]>();
+  // Registered agents are listed even when none of their services is sold now.
+  for (const a of snap.agents ?? []) byAgent.set(a.name, []);
   for (const d of snap.services) {
     const list = byAgent.get(d.providerAgent) ?? [];
     list.push(d);
@@ -46,13 +52,15 @@ export function listAgents(snap: CatalogSnapshot): AgentView[] {
         base += BigInt(p.provenVolumeBase);
         usdc += BigInt(p.provenVolumeUsdcAtomic);
       }
+      const registered = snap.agents?.find((a) => a.name === agent);
       return {
         agentId: agent,
         agentName: agent,
-        nodeOperated: defs.every((d) => d.nodeOperated),
+        nodeOperated: !registered && defs.every((d) => d.nodeOperated),
         serviceCount: defs.length,
         activeCount: defs.filter((d) => snap.health.get(d.id).status === 'active').length,
-        capabilities: [...new Set(defs.map((d) => d.category))].sort(),
+        capabilities: [...new Set([...(registered?.capabilities ?? []), ...defs.map((d) => d.category)])].sort(),
+        ...(registered ? { address: registered.address, description: registered.description, online: registered.online } : {}),
         provenCalls: calls,
         provenCallsUsdc: callsUsdc,
         provenVolumeAman: Number(base) / 1e8,
@@ -79,7 +87,8 @@ export function renderAgentsPage(snap: CatalogSnapshot): string {
 <table>
 <caption class="muted">${esc(a.agentName)} in figures</caption>
 <tbody>
-<tr><th scope="row">Operated by</th><td>${a.nodeOperated ? 'this node' : 'a provider agent'}</td></tr>
+<tr><th scope="row">Operated by</th><td>${a.nodeOperated ? 'this node' : `a provider agent${a.address ? ` <code>${esc(a.address)}</code>, ${a.online ? 'online' : 'offline'}` : ''}`}</td></tr>
+${a.description ? `<tr><th scope="row">About</th><td>${esc(a.description)}</td></tr>` : ''}
 <tr><th scope="row">Services</th><td>${int(a.serviceCount)} (${int(a.activeCount)} active)</td></tr>
 <tr><th scope="row">Capabilities</th><td>${a.capabilities.map((c) => esc(categoryLabel(c))).join(', ')}</td></tr>
 <tr><th scope="row">Settled calls</th><td>${int(a.provenCalls)} native (${esc(formatAmount(BigInt(a.provenVolumeBase)))} NATIVE), ${int(a.provenCallsUsdc)} USDC (${esc(dollarText(BigInt(Math.round(a.provenVolumeUsdc * 1e6))))})</td></tr>
@@ -92,7 +101,7 @@ export function renderAgentsPage(snap: CatalogSnapshot): string {
     )
     .join('\n');
   const body = `<h1>Agents</h1>
-<p class="lead">The provider agents whose services this node sells. ${agents.length === 1 ? 'Today one agent, the node itself, runs every service.' : ''} The same list as JSON: <code>curl -H 'accept: application/json' ${esc(snap.baseUrl)}${esc(PATHS.agents)}</code>.</p>
+<p class="lead">The node itself and the provider agents registered on chain, with the services this node sells for them (<a href="${esc(PATHS.join)}">sell yours</a>). The same list as JSON: <code>curl -H 'accept: application/json' ${esc(snap.baseUrl)}${esc(PATHS.agents)}</code>.</p>
 ${rows}`;
   return renderPage({ title: 'Agents · native-node x402 services', description: 'Provider agents and their paid services.', current: 'agents', snap, body });
 }

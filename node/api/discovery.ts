@@ -27,7 +27,7 @@ import type { ChainParams } from '../../consensus/params.js';
 import { silentLogger, type Logger } from '../../chain/types.js';
 import type { ServiceRegistry } from '../../services/registry.js';
 import type { NativeUsdSource, ServiceContext, ServiceUsage } from '../../services/types.js';
-import { DEFAULT_FACILITATOR_URL, PATHS, buildResources, parseCatalogQuery, type CatalogService, type CatalogSnapshot, type UsdcRail } from '../../discovery/catalog.js';
+import { DEFAULT_FACILITATOR_URL, PATHS, buildResources, parseCatalogQuery, type CatalogService, type CatalogSnapshot, type RegisteredAgent, type UsdcRail } from '../../discovery/catalog.js';
 import { DISCOVERY_LIMITS, buildCatalog, buildDiscoveryList, buildProtocolDescriptor, buildServicesJson } from '../../discovery/documents.js';
 import { createHealthProber, type HealthProber, type HealthProberOptions, type HealthReader, type ServiceHealth } from '../../services/prober.js';
 import type { PaidCallCore } from '../../x402/paidCall.js';
@@ -55,7 +55,7 @@ export interface DiscoveryOptions {
 /** What discovery reads. */
 export interface DiscoveryModules {
   /** The services; a live registry (issue 17) also gives provider services' live health and a version that changes with them. */
-  readonly registry: ServiceRegistry & { readonly version?: number; liveHealth?(id: string): ServiceHealth | undefined };
+  readonly registry: ServiceRegistry & { readonly version?: number; liveHealth?(id: string): ServiceHealth | undefined; agents?(): readonly RegisteredAgent[] };
   readonly usage: ServiceUsage;
   readonly nativeUsd: NativeUsdSource;
   /** The paid-call core: the payees the documents name, what is for sale, and MCP's paid tools. */
@@ -129,6 +129,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     payTo: m.paidCalls.nativePayTo,
     usdc,
     nodeVersion: opts.version,
+    agents: m.registry.agents?.().map((a) => ({ name: a.name, address: a.address, description: a.description, capabilities: [...a.capabilities], online: a.online })),
   });
 
   // Entries change when health is re-probed, a payment settles or the price moves: that is the key.

@@ -108,6 +108,14 @@ describe('a provider sells a shell command through the node', () => {
     expect(e).toMatchObject({ serviceId: SERVICE, priceAman: 0.01, category: 'utility', metadata: { nodeOperated: false, providerAgent: 'echo-bot' } });
     const bazaar = (await (await fetch(`${node!.url}/api/x402/bazaar`)).json()) as { autoRegistration: { providerAgentServices: number; totalServices: number } };
     expect(bazaar.autoRegistration).toMatchObject({ providerAgentServices: 1, totalServices: 59 });
+    const agentsDoc = (await (await fetch(`${node!.url}/agents`, { headers: { accept: 'application/json' } })).json()) as { agents: Record<string, unknown>[] };
+    expect(agentsDoc.agents.find((a) => a.agentId === 'echo-bot')).toMatchObject({
+      nodeOperated: false,
+      online: true,
+      description: 'uppercases text',
+      capabilities: ['text', 'upper', 'utility'],
+      services: [expect.objectContaining({ serviceId: SERVICE, healthStatus: 'active' })],
+    });
     const client = new Client({ name: 'providers-it', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${node!.url}/api/mcp?net=devnet`)));
     const tools = await client.listTools();
