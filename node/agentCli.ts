@@ -185,7 +185,8 @@ export async function runAgentCommand(group: 'agent' | 'service' | 'moderate', s
   throw usage(`unknown moderate command ${sub ?? '(none)'}; try: moderate approve | suspend | reject | label`);
 }
 
-interface Job {
+/** A job as the inbox hands it out. */
+export interface Job {
   jobId: string;
   serviceId: string;
   request: string | null;
@@ -208,31 +209,42 @@ async function signedFetch(base: string, key: HybridKeyPair, address: string, me
   return { status: res.status, json };
 }
 
-/** Runs a job with `--exec`: the request on stdin, stdout the result (JSON when it parses, else text), exit ≠ 0 a failure. */
-function runExec(command: string, job: Job, timeoutMs: number): Promise<{ result: unknown } | { error: { message: string } }> {
+/** Runs a job with `--exec` (exported for tests): the request on stdin, stdout the result (JSON when it parses, else text), exit ≠ 0 a failure. */
+export function runExec(command: string, job: Job, timeoutMs: number): Promise<{ result: unknown } | { error: { message: string } }> {
   return new Promise((resolve) => {
-    const child = spawn(command, { shell: true, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NATIVE_JOB_ID: job.jobId, NATIVE_SERVICE_ID: job.serviceId } });
+    // Its own process group, so that the deadline kills the shell and everything it started.
+    const child = spawn(command, { shell: true, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NATIVE_JOB_ID: job.jobId, NATIVE_SERVICE_ID: job.serviceId } });
+    let done = false;
+    const finish = (r: { result: unknown } | { error: { message: string } }) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(r);
+    };
     let out = '';
     let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+      finish({ error: { message: `the command did not finish within ${timeoutMs} ms` } });
+    }, timeoutMs);
     child.stdout.on('data', (d: Buffer) => {
       if (out.length < 1 << 20) out += d.toString('utf8');
     });
     child.stderr.on('data', (d: Buffer) => {
       if (err.length < 4096) err += d.toString('utf8');
     });
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      resolve({ error: { message: e.message } });
-    });
+    child.on('error', (e) => finish({ error: { message: e.message } }));
     child.on('close', (code) => {
-      clearTimeout(timer);
-      if (code !== 0) return resolve({ error: { message: `exit ${code ?? 'signal'}${err ? `: ${err.trim().slice(0, 400)}` : ''}` } });
+      if (code !== 0) return finish({ error: { message: `exit ${code ?? 'signal'}${err ? `: ${err.trim().slice(0, 400)}` : ''}` } });
       const text = out.trim();
       try {
-        resolve({ result: JSON.parse(text) as unknown });
+        finish({ result: JSON.parse(text) as unknown });
       } catch {
-        resolve({ result: text });
+        finish({ result: text });
       }
     });
     child.stdin.on('error', () => undefined);
@@ -240,8 +252,8 @@ function runExec(command: string, job: Job, timeoutMs: number): Promise<{ result
   });
 }
 
-/** Runs a job with `--forward`: POST {jobId, serviceId, request, input} to the local URL; a 2xx JSON answer is the result. */
-async function runForward(url: string, job: Job, timeoutMs: number): Promise<{ result: unknown } | { error: { message: string } }> {
+/** Runs a job with `--forward` (exported for tests): POST {jobId, serviceId, request, input} to the local URL; a 2xx JSON answer is the result. */
+export async function runForward(url: string, job: Job, timeoutMs: number): Promise<{ result: unknown } | { error: { message: string } }> {
   try {
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jobId: job.jobId, serviceId: job.serviceId, request: job.request, input: job.input }), signal: AbortSignal.timeout(timeoutMs) });
     const text = await res.text();

@@ -108,6 +108,10 @@ describe('a provider sells a shell command through the node', () => {
     expect(e).toMatchObject({ serviceId: SERVICE, priceAman: 0.01, category: 'utility', metadata: { nodeOperated: false, providerAgent: 'echo-bot' } });
     const bazaar = (await (await fetch(`${node!.url}/api/x402/bazaar`)).json()) as { autoRegistration: { providerAgentServices: number; totalServices: number } };
     expect(bazaar.autoRegistration).toMatchObject({ providerAgentServices: 1, totalServices: 59 });
+    for (const path of ['/services.json', '/llms.txt', '/openapi.json', '/marketplace', '/x402/discovery', '/.well-known/x402']) {
+      const body = await (await fetch(`${node!.url}${path}`)).text();
+      expect([path, body.includes(SERVICE)]).toEqual([path, true]);
+    }
     const agentsDoc = (await (await fetch(`${node!.url}/agents`, { headers: { accept: 'application/json' } })).json()) as { agents: Record<string, unknown>[] };
     expect(agentsDoc.agents.find((a) => a.agentId === 'echo-bot')).toMatchObject({
       nodeOperated: false,
