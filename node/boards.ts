@@ -119,11 +119,18 @@ export class Boards {
     }
   }
 
-  /** Adds a signed post (author verified by the caller); 429 `rate_limited` past the per-key or per-IP rate. */
-  async post(board: BoardName, author: string, ip: string, body: unknown): Promise<BoardPost> {
+  /**
+   * Counts a post attempt from `ip` before its signature is checked (a verification costs more than
+   * this check); 429 `rate_limited` past the per-IP rate.
+   */
+  admitIp(ip: string): void {
+    this.limit(`i:${ip}`, this.opts.perIp, 'this address');
+  }
+
+  /** Adds a signed post (author verified by the caller); 429 `rate_limited` past the per-key rate. */
+  async post(board: BoardName, author: string, body: unknown): Promise<BoardPost> {
     const fields = checkPostFields(board, body);
     this.limit(`k:${author}`, this.opts.perKey, 'this key');
-    this.limit(`i:${ip}`, this.opts.perIp, 'this address');
     const post: BoardPost = { id: randomBytes(8).toString('hex'), board, author, createdAt: this.now(), fields };
     const list = this.posts[board];
     list.push(post);

@@ -50,6 +50,13 @@ export interface ServiceContext {
   readonly verifier?: SignatureVerifier;
   /** Settled calls and volume per service; absent where no ledger runs. */
   readonly usage?: ServiceUsage;
+  /** Moderation labels of addresses on chain (`mixer`, `exploit`, …; issue 17), for risk scoring; absent in pure tools. */
+  readonly addressLabels?: AddressLabelReader;
+}
+
+/** Reads the moderation label of an address (20-byte account id) at the tip. */
+export interface AddressLabelReader {
+  get(id: Uint8Array): Promise<{ readonly label: string; readonly reason: string; readonly height: number } | undefined>;
 }
 
 /** The failure a service reports when it cannot produce a result (the caller gets a refund). */

@@ -22,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import type { Level } from 'level';
 import { tryDecodeAddress } from '../consensus/address.js';
 import { NodeError } from '../consensus/errors.js';
-import { toHex } from '../consensus/hash.js';
+import { sha256, toHex } from '../consensus/hash.js';
 import type { HybridPublicKey } from '../consensus/keys.js';
 import type { SignatureVerifier } from '../chain/types.js';
 import { ServiceError } from '../services/types.js';
@@ -230,13 +230,14 @@ export class ProviderInbox {
     const sig = parseInboxSignature(signature);
     if (!sig) throw unauthorized('X-Native-Signature is not base64 of an ML-DSA-87 and an Ed25519 signature');
     this.pruneSeen();
-    if (this.seenSignatures.has(signature)) throw unauthorized('this signature was used before (replay)');
+    const seenKey = toHex(sha256(new TextEncoder().encode(signature)));
+    if (this.seenSignatures.has(seenKey)) throw unauthorized('this signature was used before (replay)');
     const pub = await this.keys.publicKeyOf(id);
     if (!pub) throw unauthorized('this address has published no key on chain');
     const [ok] = await this.verifier.verifyBatch([{ pub, msg: inboxAuthMessage(req.method, req.path, req.body, timestamp, agent), sig }]);
     if (!ok) throw unauthorized('the signature does not verify for this method, path, body and timestamp');
     // Remembered until it could no longer pass the clock check.
-    this.seenSignatures.set(signature, Number(timestamp));
+    this.seenSignatures.set(seenKey, Number(timestamp));
     if (opts.requireAgent !== false && !this.keys.isAgent(id)) throw new InboxError(InboxErrorCode.NOT_AGENT, 'this key has not registered an agent (native-node agent register)');
     return toHex(id);
   }

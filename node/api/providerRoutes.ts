@@ -77,9 +77,9 @@ export function createProviderRouter(m: ProviderRouteModules): Router {
       ctx.body = { board: name, ...m.boards.list(name, ctx.query) };
     });
     router.post(`/api/x402/${name}`, async (ctx) => {
-      const author = await m.inbox.authenticate(signedOf(ctx), { requireAgent: false });
-      const post = await m.boards.post(name, ctx.get(INBOX_HEADERS.agent), ctx.ip, ctx.request.body);
-      void author;
+      m.boards.admitIp(ctx.ip);
+      await m.inbox.authenticate(signedOf(ctx), { requireAgent: false });
+      const post = await m.boards.post(name, ctx.get(INBOX_HEADERS.agent), ctx.request.body);
       ctx.status = 201;
       ctx.body = post;
     });
