@@ -72,7 +72,10 @@ describe('live registry on a real chain', () => {
     await mine([createServiceTx(env(alice), service).tx]);
     expect(registry.get('echo-bot-upper')).toBeUndefined();
     expect(registry.providerService('echo-bot-upper')?.status).toBe('pending');
-    await mine([createModerationTx(env(moderator), { action: 'approve', serviceId: 'echo-bot-upper', reason: '' }).tx]);
+    await mine([createModerationTx(env(moderator), { action: 'approve', serviceId: 'echo-bot-upper', reason: '' }).tx, createModerationTx(env(moderator), { action: 'label', address: miner.address, label: 'mixer', reason: 'report 7' }).tx]);
+    // The label reader risk scoring uses (ServiceContext.addressLabels).
+    expect(await registry.addressLabel(miner.address)).toMatchObject({ label: 'mixer', reason: 'report 7' });
+    expect(await registry.addressLabel(alice.address)).toBeUndefined();
     const def = registry.get('echo-bot-upper')!;
     expect(def).toMatchObject({ nodeOperated: false, providerAgent: 'echo-bot', priceBase: 1_000_000n, timeoutMs: 5000 });
     expect(registry.list()).toHaveLength(59);
@@ -99,6 +102,7 @@ describe('live registry on a real chain', () => {
     expect(await chain.exportState()).toEqual(b.state);
     expect(registry.agents()).toEqual([]);
     expect(registry.providerServices()).toEqual([]);
+    expect(await registry.addressLabel(miner.address)).toBeUndefined();
     registry.stop();
     await chain.close();
   }, 60_000);
