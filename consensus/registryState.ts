@@ -260,29 +260,20 @@ export function decodePayout(bytes: Uint8Array): PayoutRecord {
   return decodeAll(bytes, (r) => ({ to: r.raw(ADDRESS_SIZE).slice(), amount: r.varint() }));
 }
 
+/** The record under `key`, decoded, or undefined when absent. */
+function read<T>(state: StateView, key: string, decode: (bytes: Uint8Array) => T): T | undefined {
+  const raw = state.get(key);
+  return raw ? decode(raw) : undefined;
+}
+
 /** The agent of an account, or undefined. */
-export function getAgent(state: StateView, id: Uint8Array): AgentRecord | undefined {
-  const raw = state.get(agentKey(id));
-  return raw ? decodeAgent(raw) : undefined;
-}
-
+export const getAgent = (state: StateView, id: Uint8Array): AgentRecord | undefined => read(state, agentKey(id), decodeAgent);
 /** A provider service by id, or undefined. */
-export function getService(state: StateView, id: string): ServiceRecord | undefined {
-  const raw = state.get(serviceKey(id));
-  return raw ? decodeService(raw) : undefined;
-}
-
+export const getService = (state: StateView, id: string): ServiceRecord | undefined => read(state, serviceKey(id), decodeService);
 /** The moderation label of an address (for risk scoring), or undefined. */
-export function getAddressLabel(state: StateView, id: Uint8Array): AddressLabel | undefined {
-  const raw = state.get(labelKey(id));
-  return raw ? decodeLabel(raw) : undefined;
-}
-
+export const getAddressLabel = (state: StateView, id: Uint8Array): AddressLabel | undefined => read(state, labelKey(id), decodeLabel);
 /** The payout of an invoke, or undefined when it was not paid out. */
-export function getPayout(state: StateView, invokeId: Uint8Array): PayoutRecord | undefined {
-  const raw = state.get(payoutKey(invokeId));
-  return raw ? decodePayout(raw) : undefined;
-}
+export const getPayout = (state: StateView, invokeId: Uint8Array): PayoutRecord | undefined => read(state, payoutKey(invokeId), decodePayout);
 
 /** Name of a status value. */
 export function serviceStatusName(status: number): ServiceStatusName {
