@@ -11,11 +11,12 @@ import type { Level } from 'level';
 import { NodeError } from '../consensus/errors.js';
 import { REGISTRY_CATEGORIES } from '../consensus/registryState.js';
 import { parseAmount } from '../consensus/amount.js';
+import { RATE_LIMITED, RateLimiter } from './rateLimit.js';
 
 /** Error codes of the boards. */
 export const BoardErrorCode = {
   BAD_POST: 'board_bad_post',
-  RATE_LIMITED: 'rate_limited',
+  RATE_LIMITED,
   NOT_FOUND: 'board_post_not_found',
   NOT_MODERATOR: 'board_not_moderator',
   BAD_QUERY: 'board_bad_query',
@@ -99,9 +100,10 @@ export function checkPostFields(board: BoardName, body: unknown): Record<string,
 /** The boards (see module comment). */
 export class Boards {
   private readonly posts: Record<BoardName, BoardPost[]> = { requests: [], community: [] };
-  private readonly recent = new Map<string, number[]>();
   private readonly opts: BoardOptions;
   private readonly now: () => number;
+  private readonly perKey: RateLimiter;
+  private readonly perIp: RateLimiter;
 
   constructor(
     private readonly db: Level<string, string>,
@@ -109,6 +111,8 @@ export class Boards {
   ) {
     this.opts = { ...defaultBoardOptions, ...opts };
     this.now = opts.now ?? Date.now;
+    this.perKey = new RateLimiter(this.opts.perKey, this.opts.windowMs, this.now);
+    this.perIp = new RateLimiter(this.opts.perIp, this.opts.windowMs, this.now);
   }
 
   /** Loads the stored posts. */
@@ -124,13 +128,13 @@ export class Boards {
    * this check); 429 `rate_limited` past the per-IP rate.
    */
   admitIp(ip: string): void {
-    this.limit(`i:${ip}`, this.opts.perIp, 'this address');
+    this.perIp.hit(ip, 'posts from this address');
   }
 
   /** Adds a signed post (author verified by the caller); 429 `rate_limited` past the per-key rate. */
   async post(board: BoardName, author: string, body: unknown): Promise<BoardPost> {
     const fields = checkPostFields(board, body);
-    this.limit(`k:${author}`, this.opts.perKey, 'this key');
+    this.perKey.hit(author, 'posts by this key');
     const post: BoardPost = { id: randomBytes(8).toString('hex'), board, author, createdAt: this.now(), fields };
     const list = this.posts[board];
     list.push(post);
@@ -173,17 +177,6 @@ export class Boards {
     );
     matches.reverse();
     return { total: matches.length, limit, offset, posts: matches.slice(offset, offset + limit) };
-  }
-
-  private limit(key: string, max: number, who: string): void {
-    const now = this.now();
-    const times = (this.recent.get(key) ?? []).filter((t) => now - t < this.opts.windowMs);
-    if (times.length >= max) {
-      throw new NodeError(BoardErrorCode.RATE_LIMITED, `${who} posted ${max} times in the last ${this.opts.windowMs / 1000} s; retry later`, { retryAfterMs: this.opts.windowMs - (now - times[0]) });
-    }
-    times.push(now);
-    this.recent.set(key, times);
-    if (this.recent.size > 50_000) this.recent.clear();
   }
 }
 

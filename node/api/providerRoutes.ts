@@ -16,14 +16,15 @@
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { NodeError } from '../../consensus/errors.js';
+import { NodeError, isNodeError } from '../../consensus/errors.js';
 import { fromHex } from '../../consensus/hash.js';
 import { isModerator } from '../../consensus/txTypes/moderation.js';
 import type { ChainParams } from '../../consensus/params.js';
 import type { LiveRegistry } from '../../services/providerRegistry.js';
 import { INBOX_HEADERS } from '../../x402/inboxAuth.js';
-import type { ProviderInbox } from '../../x402/inbox.js';
+import { InboxErrorCode, type ProviderInbox } from '../../x402/inbox.js';
 import { Boards, BoardErrorCode, type BoardName } from '../boards.js';
+import { RateLimiter } from '../rateLimit.js';
 
 /** What the provider routes need. */
 export interface ProviderRouteModules {
@@ -36,6 +37,9 @@ export interface ProviderRouteModules {
 }
 
 const te = new TextEncoder();
+
+/** Failed inbox authentications allowed per IP a minute before the next is refused unverified. */
+export const MAX_AUTH_FAILURES_PER_MINUTE = 30;
 
 /** The signed request as the inbox checks it: method, path with query, raw body, the three headers. */
 function signedOf(ctx: Koa.Context) {
@@ -51,9 +55,21 @@ function signedOf(ctx: Koa.Context) {
 /** The router of the provider surface. */
 export function createProviderRouter(m: ProviderRouteModules): Router {
   const router = new Router();
+  // A signature check costs an ML-DSA-87 verification: an address that keeps failing is refused
+  // (429) before any more are spent on it.
+  const failures = new RateLimiter(MAX_AUTH_FAILURES_PER_MINUTE, 60_000);
+  const authenticate = async (ctx: Koa.Context, opts?: { requireAgent?: boolean }) => {
+    if (failures.blocked(ctx.ip)) failures.hit(ctx.ip, 'failed signatures from this address');
+    try {
+      return await m.inbox.authenticate(signedOf(ctx), opts);
+    } catch (e) {
+      if (isNodeError(e, InboxErrorCode.UNAUTHORIZED)) failures.hit(ctx.ip, 'failed signatures from this address');
+      throw e;
+    }
+  };
 
   router.get('/api/x402/inbox', async (ctx) => {
-    const agent = await m.inbox.authenticate(signedOf(ctx));
+    const agent = await authenticate(ctx);
     const raw = ctx.query.wait;
     const wait = typeof raw === 'string' && /^\d{1,3}$/.test(raw) ? Math.min(Number(raw) * 1000, m.maxWaitMs) : 0;
     const service = typeof ctx.query.service === 'string' && ctx.query.service ? ctx.query.service : undefined;
@@ -65,9 +81,8 @@ export function createProviderRouter(m: ProviderRouteModules): Router {
   });
 
   router.post('/api/x402/inbox/:jobId', async (ctx) => {
-    const signed = signedOf(ctx);
-    const agent = await m.inbox.authenticate(signed);
-    const job = await m.inbox.answer(agent, ctx.params.jobId, ctx.request.body, signed.body.length);
+    const agent = await authenticate(ctx);
+    const job = await m.inbox.answer(agent, ctx.params.jobId, ctx.request.body, signedOf(ctx).body.length);
     ctx.body = { jobId: job.id, status: job.status };
   });
 
@@ -78,7 +93,7 @@ export function createProviderRouter(m: ProviderRouteModules): Router {
     });
     router.post(`/api/x402/${name}`, async (ctx) => {
       m.boards.admitIp(ctx.ip);
-      await m.inbox.authenticate(signedOf(ctx), { requireAgent: false });
+      await authenticate(ctx, { requireAgent: false });
       const post = await m.boards.post(name, ctx.get(INBOX_HEADERS.agent), ctx.request.body);
       ctx.status = 201;
       ctx.body = post;
@@ -87,7 +102,7 @@ export function createProviderRouter(m: ProviderRouteModules): Router {
   board('requests');
   board('community');
   router.post('/api/x402/community/:id/hide', async (ctx) => {
-    const signer = await m.inbox.authenticate(signedOf(ctx), { requireAgent: false });
+    const signer = await authenticate(ctx, { requireAgent: false });
     if (!isModerator(m.params, fromHex(signer))) throw new NodeError(BoardErrorCode.NOT_MODERATOR, 'only a moderator authority key of the chain parameters hides messages');
     ctx.body = await m.boards.hide('community', ctx.params.id);
   });

@@ -188,3 +188,15 @@ describe('boards', () => {
     expect(lobby.posts.map((p) => p.id)).not.toContain(m1.json.id);
   });
 });
+
+describe('failed signatures', () => {
+  test('past 30 failed signatures a minute from one address, its requests are 429 before any verification', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 40 && statuses[statuses.length - 1] !== 429; i++) statuses.push((await send(undefined, 'GET', '/api/x402/inbox')).status);
+    expect(statuses[statuses.length - 1]).toBe(429);
+    expect(statuses.slice(0, -1).every((s) => s === 401)).toBe(true);
+    // Even a good signature waits for the window now.
+    const good = await send(alice, 'GET', '/api/x402/inbox');
+    expect([good.status, good.json.error?.code]).toEqual([429, 'rate_limited']);
+  });
+});
