@@ -99,6 +99,7 @@ export function createLiveRegistry(base: ServiceRegistry, chain: RegistryChain, 
   let agents = new Map<string, AgentEntry>();
   let services = new Map<string, ProviderServiceEntry>();
   let listed = new Map<string, ServiceDefinition>();
+  let rawById = new Map<string, string>();
   let list: readonly ServiceDefinition[] = base.list();
   let stateVersion = 0;
   let refreshing: Promise<void> = Promise.resolve();
@@ -144,28 +145,31 @@ export function createLiveRegistry(base: ServiceRegistry, chain: RegistryChain, 
     for (const [k, v] of agentRows) nextAgents.set(k.slice(1), agentEntry(k.slice(1), decodeAgent(v)));
     const nextServices = new Map<string, ProviderServiceEntry>();
     const nextListed = new Map<string, ServiceDefinition>();
+    const nextRaw = new Map<string, string>();
     for (const [, v] of serviceRows) {
       const record = decodeService(v);
+      const raw = toHex(v);
+      nextRaw.set(record.id, raw);
       const agent = nextAgents.get(toHex(record.owner));
-      const isListed = isServiceListed(record) && agent !== undefined && base.get(record.id) === undefined;
-      nextServices.set(record.id, { record, agent, status: record.retired ? 'retired' : serviceStatusName(record.status), listed: isListed });
-      if (isListed) {
-        // Keep the same definition object while its record is unchanged (compiled validators, caches).
+      let isListed = isServiceListed(record) && agent !== undefined && base.get(record.id) === undefined;
+      if (isListed && agent) {
+        // Keep the same definition object while its record's bytes are unchanged (compiled validators, caches).
         const prev = listed.get(record.id);
-        const same = prev && services.get(record.id)?.record.updatedHeight === record.updatedHeight && prev.providerAgent === agent.name;
-        const def = same ? prev : defOf(record, agent);
+        const def = prev && rawById.get(record.id) === raw ? prev : defOf(record, agent);
         if (!checkers.has(def)) {
           try {
             checkers.set(def, createRegistryOf([def]));
           } catch (e) {
             // Consensus compiled this schema; the node's ajv (with its extra keywords) did not: not sold here.
             log?.warn({ serviceId: record.id, err: (e as Error).message }, 'provider service schema does not compile on this node');
-            continue;
+            isListed = false;
           }
         }
-        nextListed.set(record.id, def);
+        if (isListed) nextListed.set(record.id, def);
       }
+      nextServices.set(record.id, { record, agent, status: record.retired ? 'retired' : serviceStatusName(record.status), listed: isListed });
     }
+    rawById = nextRaw;
     agents = nextAgents;
     services = nextServices;
     listed = nextListed;
