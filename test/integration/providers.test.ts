@@ -194,3 +194,26 @@ describe('a provider sells a shell command through the node', () => {
     expect(shown.json).toMatchObject({ name: 'echo-bot', services: [expect.objectContaining({ serviceId: SERVICE, status: 'suspended', listed: false })] });
   }, 90_000);
 });
+
+describe('the other provider and moderator commands', () => {
+  test('agent update, service update (back to review), reject, label, retire; coded refusals', async () => {
+    const upd = await asProvider(['agent', 'update', 'echo-bot', '--description', 'uppercases any text', '--capabilities', 'text', '--wait', '--json']);
+    expect(upd.json).toMatchObject({ status: 'mined', action: 'agent_update' });
+    expect((await asProvider(['agent', 'show', '--json'])).json).toMatchObject({ name: 'echo-bot', description: 'uppercases any text', capabilities: ['text'] });
+    // The name cannot change; the refusal is the chain's code.
+    expect((await asProvider(['agent', 'update', 'other-name', '--description', 'x', '--json'])).json).toMatchObject({ error: { code: 'tx_registry_bad_field' } });
+    const svcUpd = await asProvider(['service', 'update', SERVICE, '--name', 'Upper', '--description', 'uppercases text', '--category', 'utility', '--price', '0.02', '--job-timeout', '4', '--wait', '--json']);
+    expect(svcUpd.json).toMatchObject({ status: 'mined', action: 'service_update' });
+    const list = JSON.parse((await cli(['service', 'list', '--json'])).stdout) as Record<string, unknown>[];
+    expect(list).toEqual([expect.objectContaining({ serviceId: SERVICE, status: 'suspended', priceBase: '2000000' })]);
+    expect((await cli(['moderate', 'reject', SERVICE, '--reason', 'duplicate of another', '--wait', '--json'])).json).toMatchObject({ status: 'mined', action: 'reject' });
+    // Only the moderator key moderates; the provider's is refused by the chain.
+    expect((await asProvider(['moderate', 'approve', SERVICE, '--json'])).json).toMatchObject({ error: { code: 'tx_registry_not_moderator' } });
+    const label = await cli(['moderate', 'label', provider, 'mixer', '--reason', 'test', '--wait', '--json']);
+    expect(label.json).toMatchObject({ status: 'mined', action: 'label', label: 'mixer' });
+    const tx = (await (await fetch(`${node!.url}/api/v1/tx/${String(label.json!.txId)}`)).json()) as Record<string, unknown>;
+    expect(tx).toMatchObject({ type: 'moderation', action: 'label', address: provider, label: 'mixer' });
+    expect((await asProvider(['service', 'retire', SERVICE, '--wait', '--json'])).json).toMatchObject({ status: 'mined', action: 'service_retire' });
+    expect(JSON.parse((await cli(['service', 'list', '--json'])).stdout)).toEqual([expect.objectContaining({ serviceId: SERVICE, status: 'retired', listed: false })]);
+  }, 120_000);
+});
