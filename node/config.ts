@@ -16,6 +16,9 @@ import { NodeError } from '../consensus/errors.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import { createDevnetChainParams } from '../consensus/devnet.js';
 import { createParamsFromJson, paramsToJson, type ChainParams } from '../consensus/params.js';
+import type { OutboundOptions } from '../services/outbound/client.js';
+import type { ProviderSettings } from '../services/outbound/types.js';
+import { OUTBOUND_CONFIG_OPTIONS, outboundOptionsOf } from './outboundConfig.js';
 
 /** Error codes of configuration loading. */
 export const ConfigErrorCode = {
@@ -84,6 +87,10 @@ export interface NodeConfig {
   readonly facilitatorAuthHeader: string | undefined;
   /** Deadline of one facilitator call (`/verify` with its retries, or `/settle`), ms. */
   readonly facilitatorTimeout: number;
+  /** The outbound client's options (the `outbound*` keys, node/outboundConfig.ts). */
+  readonly outbound: OutboundOptions;
+  /** Every option of group `provider` (providers' URLs and keys), keyed like the config file; services read it as `ctx.providers`. */
+  readonly providers: ProviderSettings;
   /** The config file that was read, if any. */
   readonly configFile: string | undefined;
   /** Where each option's value came from (options left at their default are `default`). */
@@ -125,6 +132,10 @@ export interface ConfigOption {
   readonly description: string;
   /** Default as shown in the help and the operator's guide. */
   readonly defaultText: string;
+  /** Collected into `NodeConfig.outbound` or `NodeConfig.providers` instead of a field of its own. */
+  readonly group?: 'outbound' | 'provider';
+  /** Built-in value of a grouped option (the others have theirs in `defaultNodeConfig`). */
+  readonly default?: string | number | boolean;
 }
 
 const NETWORK_NAMES = ['devnet', 'native-devnet', 'mainnet', 'native-mainnet'];
@@ -161,6 +172,7 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'p2pHost', flag: 'p2p-host', env: 'NATIVE_P2P_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'p2p listen interface', defaultText: '0.0.0.0' },
   { key: 'p2pPort', flag: 'p2p-port', env: 'NATIVE_P2P_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'p2p TCP port (0: any free port)', defaultText: '8403' },
   { key: 'bootstrap', flag: 'bootstrap', env: 'NATIVE_BOOTSTRAP', kind: 'list', schema: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 512 } }, description: 'peer multiaddr to connect to (repeatable; comma-separated in the environment)', defaultText: 'none' },
+  ...OUTBOUND_CONFIG_OPTIONS,
 ];
 
 /** One layer of raw settings (file, environment or flags), keyed like the config file. */
@@ -307,6 +319,7 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
   const fileLayer = configFile ? configFromFile(resolve(cwd, configFile)) : {};
   const sources = new Map<string, ConfigSource>();
   const merged: ConfigLayer = { ...defaultNodeConfig };
+  for (const o of CONFIG_OPTIONS) if (o.default !== undefined) merged[o.key] = o.default;
   for (const [source, layer] of [['file', fileLayer], ['env', envLayer], ['flag', flags]] as const) {
     for (const [k, v] of Object.entries(normaliseNetwork(layer, source))) {
       if (v === undefined || k === 'config') continue;
@@ -359,6 +372,8 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     facilitatorUrl: merged.facilitatorUrl as string | undefined,
     facilitatorAuthHeader: merged.facilitatorAuthHeader as string | undefined,
     facilitatorTimeout: merged.facilitatorTimeout as number,
+    outbound: outboundOptionsOf(merged),
+    providers: Object.fromEntries(CONFIG_OPTIONS.filter((o) => o.group === 'provider').map((o) => [o.key, merged[o.key] as string | number | boolean | undefined])),
     configFile: configFile ? resolve(cwd, configFile) : undefined,
     sources: Object.fromEntries(CONFIG_OPTIONS.map((o) => [o.key, sources.get(o.key) ?? 'default'])),
   };

@@ -20,6 +20,7 @@ import type { Chain } from '../chain/chain.js';
 import type { Mempool } from '../chain/mempool.js';
 import type { Logger, SignatureVerifier } from '../chain/types.js';
 import { createServiceRegistry, type ServiceRegistry } from '../services/index.js';
+import { createOutboundClient } from '../services/outbound/client.js';
 import type { NativeUsdSource, ServiceContext } from '../services/types.js';
 import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
 import { openLedger, type SettlementLedger } from '../x402/ledger.js';
@@ -82,7 +83,9 @@ export async function createPayments(
   const ledger = await openLedger(join(config.dataDir, LEDGER_DIR));
   const { chain, mempool } = modules;
   const serviceLog = log.child({ module: 'services' });
-  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger };
+  // Every request a service makes outside the node goes through this one client (SSRF checks, limits, per-host concurrency).
+  const outbound = createOutboundClient(config.outbound);
+  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, outbound, providers: config.providers };
   const refunds = payee ? new RefundManager(chain, mempool, ledger, payee, params, { logger: log.child({ module: 'refunds' }) }) : undefined;
   const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }) }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
@@ -98,7 +101,7 @@ export async function createPayments(
       : undefined;
   if ((config.usdcPayTo === undefined) !== (config.facilitatorUrl === undefined)) log.warn({}, 'the USDC rail needs both --usdc-pay-to and --facilitator-url: it stays off');
   // One paid-call core for every transport: the HTTP routes and MCP are adapters of it.
-  const paidCalls = createPaidCallCore({ catalog: registry, native: settlement, usdc: usdcSettlement, params, nativeUsd, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout });
+  const paidCalls = createPaidCallCore({ catalog: registry, native: settlement, usdc: usdcSettlement, params, nativeUsd, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout, context });
   const router = createX402Router(paidCalls);
   // Discovery needs the registry, the ledger's totals, the price, the core (payees, MCP) and the services' context (health checks).
   const discovery = createDiscovery(

@@ -8,6 +8,7 @@
  */
 import type { ChainReader, Logger, MempoolReader, SignatureVerifier } from '../chain/types.js';
 import type { ChainParams } from '../consensus/params.js';
+import type { OutboundClient, ProviderSettings } from './outbound/types.js';
 
 /** The spec's service categories. */
 export type ServiceCategory =
@@ -16,6 +17,12 @@ export type ServiceCategory =
 
 /** Health of a service as the prober last saw it. */
 export type HealthStatus = 'active' | 'degraded' | 'down' | 'unknown';
+
+/** A health check's answer with the latency of the real call it is based on (ms), when that differs from the check's own duration. */
+export interface HealthReport {
+  readonly status: HealthStatus;
+  readonly latencyMs?: number;
+}
 
 /** USD price source of one NATIVE (decimal string, exact), fed by the reference price until the on-chain pool exists. */
 export interface NativeUsdSource {
@@ -50,6 +57,10 @@ export interface ServiceContext {
   readonly verifier?: SignatureVerifier;
   /** Settled calls and volume per service; absent where no ledger runs. */
   readonly usage?: ServiceUsage;
+  /** The outbound client (services/outbound/): every request outside the node goes through it; absent where none runs. */
+  readonly outbound?: OutboundClient;
+  /** The providers' settings from the node's config (URLs, keys); absent where none are configured. */
+  readonly providers?: ProviderSettings;
 }
 
 /** The failure a service reports when it cannot produce a result (the caller gets a refund). */
@@ -95,6 +106,12 @@ export interface ServiceDefinition {
    * Receives the validated input (the string, or the parsed JSON value). Throws ServiceError on failure.
    */
   readonly run?: (ctx: ServiceContext, input: unknown) => Promise<unknown>;
-  /** Cheap health probe; absent means "active when implemented". */
-  readonly health?: (ctx: ServiceContext) => Promise<HealthStatus>;
+  /** Cheap health probe; absent means "active when implemented". A `HealthReport` carries the latency of the real call behind it. */
+  readonly health?: (ctx: ServiceContext) => Promise<HealthStatus | HealthReport>;
+  /**
+   * Checks of the validated input that need IO, run before any quote (e.g. that a caller's URL
+   * resolves to a public address). Throws an `OutboundError` with `callerFault` (→ a coded 400)
+   * or a `ServiceError` (→ 503); anything else it throws is ignored here and met again by `run`.
+   */
+  readonly precheck?: (ctx: ServiceContext, input: unknown) => Promise<void>;
 }

@@ -5,7 +5,10 @@
  *
  *   1. the service exists (404 `unknown_service`), the request is a string or absent (400);
  *   2. it is for sale here — available, and the node has a payee (503 `service_unavailable`);
- *   3. the request is valid input (400 `invalid_request`) — all before any quote;
+ *   3. the request is valid input (400 `invalid_request`), and passes the service's own
+ *      pre-payment check when it has one (`def.precheck`, e.g. a caller's URL resolving to a
+ *      public address: 400 with the check's code, or 503 when its provider is down) — all
+ *      before any quote;
  *   4. the quote, built once per call (both rails' options, bound to the request's hash);
  *   5. no payment → 402 with the quote; a payment the transport could not read → refused;
  *      a USDC payment while the rail is off → 402 `unsupported_scheme`; while the node is far
@@ -15,9 +18,11 @@
  * Transports only translate: they parse their payment carrier into a `PaymentProof` and render
  * the outcome. Nothing here knows koa or MCP.
  */
+import { OutboundError } from '../services/outbound/types.js';
+import { ServiceError } from '../services/types.js';
 import { PAYMENT_HTTP_STATUS, PaymentErrorCode } from './errors.js';
 import { refusal, type PaidCallOutcome, type Rail } from './outcome.js';
-import type { NativeRail, NativeUsdSource, QuoteChain, ServiceCatalog, ServiceDefinition, UsdcRail } from './ports.js';
+import type { NativeRail, NativeUsdSource, QuoteChain, ServiceCatalog, ServiceDefinition, ServiceRunContext, UsdcRail } from './ports.js';
 import { buildQuote, type QuoteContext } from './quote.js';
 import { UsdcErrorCode } from './usdcWire.js';
 import { requestHashOf, type PaymentError } from './wire.js';
@@ -60,6 +65,8 @@ export interface PaidCallModules {
   readonly isSyncing?: () => boolean;
   /** Time a request may take in all (the HTTP timeout), ms: the block wait and the run must fit. */
   readonly requestBudgetMs: number;
+  /** What services' pre-payment checks (`def.precheck`) run with; without it they are skipped. */
+  readonly context?: ServiceRunContext;
 }
 
 /** The paid-call core (see module comment). */
@@ -75,6 +82,28 @@ export interface PaidCallCore {
 }
 
 const error = (code: string, message: string, extra: Record<string, unknown> = {}): PaymentError => ({ code, message, ...extra });
+
+/** Time limit of a service's pre-payment check (DNS of a caller's URL), ms. */
+export const PRECHECK_TIMEOUT_MS = 5_000;
+/** Codes of the outbound client's refusals of a caller's URL: each answers 400 with its own code. */
+const URL_REFUSALS: ReadonlySet<string> = new Set(['url_invalid', 'url_scheme_refused', 'url_address_refused', 'dns_failed', 'too_many_redirects']);
+
+/**
+ * Runs `def.precheck` (see step 3): a caller's fault (`OutboundError` with `callerFault`) is a
+ * 400 — with the client's code for a refused URL, else `invalid_request` with the code as
+ * `reason` —, a `ServiceError` a 503 `service_unavailable`; anything else it throws is left for
+ * the run to meet. Returns the refusal, if any.
+ */
+export async function precheckRefusal(def: ServiceDefinition, input: unknown, context: ServiceRunContext | undefined): Promise<PaymentError | undefined> {
+  if (!def.precheck || !context) return undefined;
+  try {
+    await def.precheck({ ...context, signal: AbortSignal.timeout(PRECHECK_TIMEOUT_MS) }, input);
+  } catch (e) {
+    if (e instanceof OutboundError && e.callerFault) return URL_REFUSALS.has(e.code) ? error(e.code, e.message) : error(PaymentErrorCode.INVALID_REQUEST, e.message, { reason: e.code });
+    if (e instanceof ServiceError) return error(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now: ${e.message}`, { reason: e.code });
+  }
+  return undefined;
+}
 const statusOf = (code: string): number => PAYMENT_HTTP_STATUS[code] ?? 400;
 
 /** How long a native settle may wait for the payment's block: at most what the request's time leaves after the service's own run. */
@@ -98,6 +127,8 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
     if (!native || !m.catalog.isAvailable(def)) return rejected(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now`);
     const checked = m.catalog.validateInput(def, request);
     if (!checked.ok) return rejected(PaymentErrorCode.INVALID_REQUEST, checked.error.message, checked.error.details === undefined ? {} : { details: checked.error.details });
+    const pre = await precheckRefusal(def, checked.input, m.context);
+    if (pre) return { kind: 'rejected', status: statusOf(pre.code), error: pre };
 
     const quoteContext: QuoteContext = {
       resource: `${c.baseUrl}/api/x402/${def.id}`,
