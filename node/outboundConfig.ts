@@ -28,6 +28,7 @@ export const OUTBOUND_CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'searxngUrl', flag: 'searxng-url', env: 'NATIVE_SEARXNG_URL', kind: 'string', group: 'provider', schema: url, description: 'SearXNG instance for native-web-search (its JSON API must be enabled)', defaultText: 'none' },
   { key: 'braveSearchKey', flag: 'brave-search-key', env: 'NATIVE_BRAVE_SEARCH_KEY', kind: 'string', group: 'provider', schema: { type: 'string', minLength: 1, maxLength: 256 }, description: 'Brave Search API key for native-web-search (used when no SearXNG is set)', defaultText: 'none' },
   { key: 'braveSearchUrl', flag: 'brave-search-url', env: 'NATIVE_BRAVE_SEARCH_URL', kind: 'string', group: 'provider', default: BRAVE_SEARCH_URL, schema: url, description: 'Brave Search web endpoint', defaultText: BRAVE_SEARCH_URL },
+  { key: 'rdapBootstrapFile', flag: 'rdap-bootstrap-file', env: 'NATIVE_RDAP_BOOTSTRAP_FILE', kind: 'string', group: 'provider', schema: { type: 'string', minLength: 1, maxLength: 4096 }, description: 'IANA RDAP bootstrap registry (dns.json) of native-domain-info', defaultText: 'the snapshot shipped in services/web/rdapBootstrap.json' },
 ];
 
 /** The outbound client's options from a merged config layer (options of group `outbound`). */

@@ -1,6 +1,12 @@
-/** native-web-fetch: public URL to readable text with status, content-type, byte size. Not runnable yet: it needs the web-fetch provider (the node answers 503 service_unavailable). */
-import { defineService } from './define.js';
+/**
+ * native-web-fetch: a public URL to readable text (Mozilla Readability over linkedom), with the
+ * HTTP status, content type and byte size. The URL goes through the SSRF-safe outbound client;
+ * a URL whose host is not public is refused with a coded 400 before any payment.
+ */
+import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
 import { urlInput } from './inputs.js';
+import { outboundHealth, precheckPublicUrl } from './outbound/index.js';
+import { asServiceError, fetchReadableText, outboundOf } from './web/readable.js';
 
 /** native-web-fetch. */
 export const webFetch = defineService({
@@ -13,4 +19,8 @@ export const webFetch = defineService({
   requestFormat: 'public http(s) URL',
   requestRequired: false,
   inputSchema: urlInput('Public http(s) URL to fetch.'),
+  timeoutMs: EXTERNAL_TIMEOUT_MS,
+  precheck: precheckPublicUrl,
+  health: outboundHealth,
+  run: async (ctx, input) => fetchReadableText(outboundOf(ctx), input as string, { signal: ctx.signal }).catch(asServiceError),
 });

@@ -15,7 +15,7 @@
 /** One outbound request. */
 export interface OutboundRequest {
   readonly url: string;
-  readonly method?: 'GET' | 'POST' | 'HEAD';
+  readonly method?: 'GET' | 'POST' | 'HEAD' | 'DELETE';
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string | Uint8Array;
   /** Total time budget, ms (connect + headers + body). */

@@ -82,6 +82,8 @@ const REQUIRED = [
 const IMPLEMENTED = [
   'native-world-clock', 'native-address-validator', 'native-network-stats', 'native-gas-tracker', 'native-tx-lookup',
   'native-block-inspect', 'native-explorer-summary', 'native-staking-rewards', 'native-service-search', 'native-agent-roster',
+  // Outbound (web branch): they need the outbound client, tested in test/services/web*.test.ts.
+  'native-web-fetch', 'native-url-meta', 'native-rss-read', 'native-web-search', 'native-domain-info', 'native-x402-validation',
 ];
 
 function toBase(decimal: string): bigint {
