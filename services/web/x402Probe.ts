@@ -296,6 +296,10 @@ function outboundFetch(outbound: OutboundClient): (url: string | URL, init?: Req
     if (method !== 'GET' && method !== 'POST' && method !== 'HEAD' && method !== 'DELETE') throw new OutboundError('url_invalid', `method ${method} is not used by the validator`);
     const headers: Record<string, string> = {};
     new Headers(init?.headers).forEach((v, k) => (headers[k] = v));
+    // The SDK opens a standalone SSE stream (a GET) after initialize, for server-initiated messages
+    // the validator has no use for. It is not sent: the four probes stay the only GETs. The SDK
+    // reads 405 as "no stream offered" and goes on (MCP Streamable HTTP, "Listening for Messages").
+    if (method === 'GET') return new Response(null, { status: 405, statusText: 'not opened by the validator' });
     const body = typeof init?.body === 'string' ? init.body : undefined;
     const res = await outbound.fetchPublic({ url: String(url), method, headers, body, timeoutMs: PROBE_TIMEOUT_MS, maxRedirects: 0, maxBytes: PROBE_MAX_BYTES, signal: init?.signal ?? undefined });
     const noBody = res.status === 204 || res.status === 304 || method === 'HEAD';
