@@ -61,6 +61,8 @@ Commands:
                                    pay a service from the wallet (agent_invoke), wait for the
                                    block, print the result and the receipt; --tx settles an
                                    earlier payment instead of paying again
+  rdap-bootstrap [--out <file>]    refresh the IANA RDAP bootstrap registry of native-domain-info
+                                   (default: the snapshot in services/web/rdapBootstrap.json)
   version                          print the version
   help                             show this help
 
@@ -483,6 +485,13 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       case 'call': {
         const { values, positionals } = parseCallArgs(rest, { 'max-price': { type: 'string' }, timeout: { type: 'string' }, tx: { type: 'string' } });
         return await callCommand(context(values, out, cenv), values, positionals[0], positionals[1]);
+      }
+      case 'rdap-bootstrap': {
+        const { values } = parse(rest, { out: { type: 'string' }, url: { type: 'string' } }, 0);
+        const { refreshRdapBootstrap } = await import('./rdapBootstrapCommand.js');
+        const r = await refreshRdapBootstrap({ out: values.out as string | undefined, url: values.url as string | undefined, cwd: cenv.cwd });
+        out.print(`${r.file}: ${r.tlds} TLDs, published ${r.publication} (${r.url})`, r);
+        return 0;
       }
       case 'wallet': {
         const [sub, ...args] = rest;
