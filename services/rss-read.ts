@@ -6,11 +6,10 @@
  * items, in feed order.
  */
 import { parseFeed } from 'feedsmith';
-import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
+import { defineService } from './define.js';
 import { urlInput } from './inputs.js';
-import { outboundHealth, precheckPublicUrl } from './outbound/index.js';
 import { ServiceError } from './types.js';
-import { asServiceError, htmlFragmentToText, outboundOf } from './web/readable.js';
+import { CALLER_URL_SERVICE, fetchCallerUrl, htmlFragmentToText } from './web/readable.js';
 
 /** Largest feed read, bytes. */
 const MAX_FEED_BYTES = 5 * 1024 * 1024;
@@ -135,15 +134,10 @@ export const rssRead = defineService({
   description: 'RSS or Atom feed into items (title, link, date, summary)',
   tags: ['rss', 'atom', 'feed', 'news', 'items'],
   requestFormat: 'feed URL (http or https)',
-  requestRequired: false,
   inputSchema: urlInput('RSS, Atom, RDF or JSON Feed URL.'),
-  timeoutMs: EXTERNAL_TIMEOUT_MS,
-  precheck: precheckPublicUrl,
-  health: outboundHealth,
+  ...CALLER_URL_SERVICE,
   run: async (ctx, input) => {
-    const res = await outboundOf(ctx)
-      .fetchPublic({ url: input as string, signal: ctx.signal, maxBytes: MAX_FEED_BYTES, headers: { accept: 'application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5' } })
-      .catch(asServiceError);
+    const res = await fetchCallerUrl(ctx, input as string, { maxBytes: MAX_FEED_BYTES, headers: { accept: 'application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5' } });
     if (res.status < 200 || res.status >= 300) throw new ServiceError('feed_http_error', `${res.url} answered HTTP ${res.status}`);
     return { url: res.url, status: res.status, contentType: res.contentType, ...readFeed(res.text(), res.url) };
   },

@@ -8,10 +8,9 @@
  */
 import { parseHTML } from 'linkedom';
 import ogs from 'open-graph-scraper';
-import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
+import { defineService } from './define.js';
 import { urlInput } from './inputs.js';
-import { outboundHealth, precheckPublicUrl } from './outbound/index.js';
-import { asServiceError, outboundOf } from './web/readable.js';
+import { CALLER_URL_SERVICE, fetchCallerUrl } from './web/readable.js';
 
 /** Largest page read for its metadata, bytes. */
 const MAX_META_BYTES = 2 * 1024 * 1024;
@@ -67,15 +66,10 @@ export const urlMeta = defineService({
   description: 'title, meta description, Open Graph image, canonical link, site name',
   tags: ['url', 'metadata', 'open-graph', 'title', 'canonical', 'seo'],
   requestFormat: 'public http(s) URL',
-  requestRequired: false,
   inputSchema: urlInput('Public http(s) URL of the page.'),
-  timeoutMs: EXTERNAL_TIMEOUT_MS,
-  precheck: precheckPublicUrl,
-  health: outboundHealth,
+  ...CALLER_URL_SERVICE,
   run: async (ctx, input) => {
-    const res = await outboundOf(ctx)
-      .fetchPublic({ url: input as string, signal: ctx.signal, maxBytes: MAX_META_BYTES, accept: ['text/html', 'application/xhtml+xml'], headers: { accept: 'text/html,application/xhtml+xml;q=0.9' } })
-      .catch(asServiceError);
+    const res = await fetchCallerUrl(ctx, input as string, { maxBytes: MAX_META_BYTES, accept: ['text/html', 'application/xhtml+xml'], headers: { accept: 'text/html,application/xhtml+xml;q=0.9' } });
     return { url: res.url, status: res.status, contentType: res.contentType, ...(await pageMetadata(res.text(), res.url)) };
   },
 });

@@ -3,10 +3,9 @@
  * HTTP status, content type and byte size. The URL goes through the SSRF-safe outbound client;
  * a URL whose host is not public is refused with a coded 400 before any payment.
  */
-import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
+import { defineService } from './define.js';
 import { urlInput } from './inputs.js';
-import { outboundHealth, precheckPublicUrl } from './outbound/index.js';
-import { asServiceError, fetchReadableText, outboundOf } from './web/readable.js';
+import { asServiceError, CALLER_URL_SERVICE, fetchReadableText, outboundOf } from './web/readable.js';
 
 /** native-web-fetch. */
 export const webFetch = defineService({
@@ -17,10 +16,7 @@ export const webFetch = defineService({
   description: 'public URL to readable text with status, content-type, byte size',
   tags: ['web', 'fetch', 'url', 'http', 'text', 'scrape'],
   requestFormat: 'public http(s) URL',
-  requestRequired: false,
   inputSchema: urlInput('Public http(s) URL to fetch.'),
-  timeoutMs: EXTERNAL_TIMEOUT_MS,
-  precheck: precheckPublicUrl,
-  health: outboundHealth,
+  ...CALLER_URL_SERVICE,
   run: async (ctx, input) => fetchReadableText(outboundOf(ctx), input as string, { signal: ctx.signal }).catch(asServiceError),
 });

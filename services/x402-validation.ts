@@ -8,8 +8,7 @@
  */
 import { defineService } from './define.js';
 import { x402ValidationSchema } from './documentSchemas.js';
-import { outboundHealth, precheckPublicUrl } from './outbound/index.js';
-import { outboundOf } from './web/readable.js';
+import { CALLER_URL_SERVICE, outboundOf } from './web/readable.js';
 import { validateX402Endpoint, validationRequestOf } from './web/x402Probe.js';
 
 /** Version the validator's MCP client announces. */
@@ -24,11 +23,9 @@ export const x402Validation = defineService({
   description: 'zero-spend validation of a public x402/MCP endpoint',
   tags: ['x402', 'mcp', 'validation', 'endpoint', 'audit', 'probe'],
   requestFormat: 'URL, or JSON {"url": …, "mcp": bool, "correlation": bool, "includeBody": bool}',
-  requestRequired: false,
   inputSchema: x402ValidationSchema,
   inputIsJson: true,
+  ...CALLER_URL_SERVICE,
   timeoutMs: 30_000,
-  precheck: precheckPublicUrl,
-  health: outboundHealth,
   run: async (ctx, input) => validateX402Endpoint(outboundOf(ctx), validationRequestOf(input), { version: VALIDATOR_VERSION, signal: ctx.signal }),
 });

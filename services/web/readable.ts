@@ -7,7 +7,9 @@
  */
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { OutboundError, type OutboundClient } from '../outbound/types.js';
+import { EXTERNAL_TIMEOUT_MS } from '../define.js';
+import { outboundHealth, precheckPublicUrl } from '../outbound/index.js';
+import { OutboundError, type OutboundClient, type OutboundRequest, type OutboundResponse } from '../outbound/types.js';
 import { ServiceError, type ServiceContext } from '../types.js';
 
 /** Largest page body read, bytes. */
@@ -137,4 +139,12 @@ export function outboundOf(ctx: ServiceContext): OutboundClient {
 export function asServiceError(e: unknown): never {
   if (e instanceof OutboundError) throw new ServiceError(e.code, e.message);
   throw e;
+}
+
+/** What every service fetching a caller's URL shares: optional input (refused before payment when absent), the external timeout, the public-URL precheck, health = an outbound client. */
+export const CALLER_URL_SERVICE = { requestRequired: false, timeoutMs: EXTERNAL_TIMEOUT_MS, precheck: precheckPublicUrl, health: outboundHealth } as const;
+
+/** Fetches a caller's URL inside a paid run, with the run's signal; an outbound failure becomes the service's coded failure (refund). */
+export function fetchCallerUrl(ctx: ServiceContext, url: string, req: Omit<OutboundRequest, 'url' | 'signal'>): Promise<OutboundResponse> {
+  return outboundOf(ctx).fetchPublic({ ...req, url, signal: ctx.signal }).catch(asServiceError);
 }

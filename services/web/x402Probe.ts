@@ -106,48 +106,41 @@ function isAbsoluteUrl(v: unknown): boolean {
   }
 }
 
-/** Checks one v1 PaymentRequirements (x402 v1, as the reference client parses it). */
-function checkV1Accept(a: unknown, i: number): AcceptEntry {
+/**
+ * Checks one PaymentRequirements of a challenge: v1 as the reference client parses it
+ * (`maxAmountRequired`, absolute `resource`, description, mimeType, outputSchema object or
+ * absent), v2 with a CAIP-2 network and `amount`; both need scheme, payTo, asset, a positive
+ * `maxTimeoutSeconds`, and for `exact` EVM addresses and the EIP-712 domain in `extra`.
+ */
+function checkAccept(a: unknown, i: number, version: 1 | 2): AcceptEntry {
   const p: string[] = [];
   if (!isObj(a)) return { scheme: null, network: null, asset: null, payTo: null, amount: null, resource: null, problems: [`accepts[${i}] is not an object`] };
   const need = (k: string, ok: boolean, what: string) => {
     if (!ok) p.push(`accepts[${i}].${k} ${what}`);
   };
-  need('scheme', typeof a.scheme === 'string' && a.scheme.length > 0, 'must be a non-empty string');
-  need('network', typeof a.network === 'string' && a.network.length > 0, 'must be a non-empty string');
-  need('maxAmountRequired', typeof a.maxAmountRequired === 'string' && ATOMIC.test(a.maxAmountRequired), 'must be a string of atomic units (digits only)');
-  need('resource', isAbsoluteUrl(a.resource), 'must be an absolute http(s) URL');
-  need('payTo', typeof a.payTo === 'string' && a.payTo.length > 0, 'must be a non-empty string');
-  need('asset', typeof a.asset === 'string' && a.asset.length > 0, 'must be a non-empty string');
+  const nonEmpty = (v: unknown) => typeof v === 'string' && v.length > 0;
+  const amountKey = version === 1 ? 'maxAmountRequired' : 'amount';
+  need('scheme', nonEmpty(a.scheme), 'must be a non-empty string');
+  if (version === 1) need('network', nonEmpty(a.network), 'must be a non-empty string');
+  else need('network', typeof a.network === 'string' && CAIP2.test(a.network), 'must be a CAIP-2 chain id (e.g. eip155:8453)');
+  need(amountKey, typeof a[amountKey] === 'string' && ATOMIC.test(a[amountKey] as string), 'must be a string of atomic units (digits only)');
+  need('payTo', nonEmpty(a.payTo), 'must be a non-empty string');
+  need('asset', nonEmpty(a.asset), 'must be a non-empty string');
   need('maxTimeoutSeconds', Number.isInteger(a.maxTimeoutSeconds) && (a.maxTimeoutSeconds as number) > 0, 'must be a positive integer');
-  need('description', typeof a.description === 'string', 'must be a string');
-  need('mimeType', typeof a.mimeType === 'string', 'must be a string (may be empty)');
-  if ('outputSchema' in a) need('outputSchema', isObj(a.outputSchema), 'must be an object or absent (null breaks clients)');
   if ('extra' in a && a.extra !== undefined) need('extra', isObj(a.extra), 'must be an object');
+  if (version === 1) {
+    need('resource', isAbsoluteUrl(a.resource), 'must be an absolute http(s) URL');
+    need('description', typeof a.description === 'string', 'must be a string');
+    need('mimeType', typeof a.mimeType === 'string', 'must be a string (may be empty)');
+    if ('outputSchema' in a) need('outputSchema', isObj(a.outputSchema), 'must be an object or absent (null breaks clients)');
+  }
   if (a.scheme === 'exact') {
     need('payTo', typeof a.payTo === 'string' && EVM_ADDRESS.test(a.payTo), 'must be an EVM address for scheme exact');
     need('asset', typeof a.asset === 'string' && EVM_ADDRESS.test(a.asset), 'must be the token contract address for scheme exact');
     const extra = isObj(a.extra) ? a.extra : {};
     need('extra', typeof extra.name === 'string' && typeof extra.version === 'string', 'must carry the EIP-712 domain name and version for scheme exact');
   }
-  return { scheme: strOrNull(a.scheme), network: strOrNull(a.network), asset: strOrNull(a.asset), payTo: strOrNull(a.payTo), amount: strOrNull(a.maxAmountRequired), resource: strOrNull(a.resource), problems: p };
-}
-
-/** Checks one v2 PaymentRequirements. */
-function checkV2Accept(a: unknown, i: number): AcceptEntry {
-  const p: string[] = [];
-  if (!isObj(a)) return { scheme: null, network: null, asset: null, payTo: null, amount: null, resource: null, problems: [`accepts[${i}] is not an object`] };
-  const need = (k: string, ok: boolean, what: string) => {
-    if (!ok) p.push(`accepts[${i}].${k} ${what}`);
-  };
-  need('scheme', typeof a.scheme === 'string' && a.scheme.length > 0, 'must be a non-empty string');
-  need('network', typeof a.network === 'string' && CAIP2.test(a.network), 'must be a CAIP-2 chain id (e.g. eip155:8453)');
-  need('amount', typeof a.amount === 'string' && ATOMIC.test(a.amount), 'must be a string of atomic units (digits only)');
-  need('payTo', typeof a.payTo === 'string' && a.payTo.length > 0, 'must be a non-empty string');
-  need('asset', typeof a.asset === 'string' && a.asset.length > 0, 'must be a non-empty string');
-  need('maxTimeoutSeconds', Number.isInteger(a.maxTimeoutSeconds) && (a.maxTimeoutSeconds as number) > 0, 'must be a positive integer');
-  if ('extra' in a && a.extra !== undefined) need('extra', isObj(a.extra), 'must be an object');
-  return { scheme: strOrNull(a.scheme), network: strOrNull(a.network), asset: strOrNull(a.asset), payTo: strOrNull(a.payTo), amount: strOrNull(a.amount), resource: null, problems: p };
+  return { scheme: strOrNull(a.scheme), network: strOrNull(a.network), asset: strOrNull(a.asset), payTo: strOrNull(a.payTo), amount: strOrNull(a[amountKey]), resource: version === 1 ? strOrNull(a.resource) : null, problems: p };
 }
 
 const ABSENT: EncodingReport = { present: false, valid: false, x402Version: null, error: null, accepts: [], problems: [] };
@@ -160,7 +153,7 @@ function encodingReport(doc: unknown, version: 1 | 2): EncodingReport {
   if (version === 2 && v !== 2) problems.push(`x402Version must be 2, got ${JSON.stringify(v)}`);
   let accepts: AcceptEntry[] = [];
   if (!Array.isArray(doc.accepts) || doc.accepts.length === 0) problems.push('accepts must be a non-empty array');
-  else accepts = doc.accepts.map((a, i) => (version === 1 ? checkV1Accept(a, i) : checkV2Accept(a, i)));
+  else accepts = doc.accepts.map((a, i) => checkAccept(a, i, version));
   if (version === 2) {
     const r = doc.resource;
     if (!isObj(r) || !isAbsoluteUrl(r.url)) problems.push('resource.url must be an absolute http(s) URL');

@@ -41,9 +41,11 @@ const monitor = createProviderMonitor({
   minIntervalMs: 60_000,
 });
 
-test('not configured: down, and no request is made', async () => {
+test('not configured: down, refused before payment, and no request is made', async () => {
   const before = provider.hits;
-  expect(await monitor.health(contextWith({}, () => 0))).toEqual({ status: 'down', latencyMs: 0 });
+  const ctx = contextWith({}, () => 0);
+  expect(await monitor.health(ctx)).toEqual({ status: 'down', latencyMs: 0 });
+  expect(() => monitor.assertAvailable(ctx)).toThrow(expect.objectContaining({ code: 'provider_not_configured' }));
   expect(provider.hits).toBe(before);
 });
 
@@ -70,12 +72,14 @@ test('probes at most once per interval; a failing real call makes it down until 
     }),
   ).rejects.toThrow('provider failed');
   expect((await monitor.health(ctx)).status).toBe('down');
+  expect(() => monitor.assertAvailable(ctx)).toThrow(expect.objectContaining({ code: 'provider_down' }));
   expect(provider.hits).toBe(before + 2);
 
   // After the interval a new probe runs and sees the provider back.
   failing = false;
   t += 61_000;
   expect((await monitor.health(ctx)).status).toBe('active');
+  expect(() => monitor.assertAvailable(ctx)).not.toThrow();
   expect(provider.hits).toBe(before + 3);
 });
 
