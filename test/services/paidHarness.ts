@@ -27,7 +27,7 @@ import type { ProviderSettings } from '../../services/outbound/types.js';
 import type { ServiceContext, ServiceDefinition } from '../../services/types.js';
 import { PAYMENT_HTTP_STATUS } from '../../x402/errors.js';
 import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
-import { createPaidCallCore } from '../../x402/paidCall.js';
+import { createPaidCallCore, type PaidCallCore } from '../../x402/paidCall.js';
 import { createReferencePriceSource } from '../../x402/pricing.js';
 import { RefundManager } from '../../x402/refunds.js';
 import { NativeSettlement } from '../../x402/settle.js';
@@ -51,6 +51,8 @@ export interface PaidHarness {
   readonly refunds: RefundManager;
   readonly outbound: Outbound;
   readonly context: Omit<ServiceContext, 'signal'>;
+  /** The paid-call core behind the routes (MCP tests call it directly). */
+  readonly core: PaidCallCore;
   /** Mutable provider settings (tests switch providers on and off). */
   readonly providers: Record<string, string | number | boolean | undefined>;
   post(path: string, body: unknown): Promise<{ status: number; body: Record<string, any> }>;
@@ -100,6 +102,7 @@ export async function startPaidHarness(opts: { resolver: Resolver; providers?: P
     refunds,
     outbound,
     context,
+    core,
     providers,
     post,
     mine,

@@ -5,6 +5,7 @@
  * after payment (a redirect, a second DNS answer) refunded on-chain exactly once.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { callTool } from '../../node/api/mcp.js';
 import { readFeed } from '../../services/rss-read.js';
 import { pageMetadata } from '../../services/url-meta.js';
 import { extractReadable } from '../../services/web/readable.js';
@@ -181,6 +182,15 @@ describe('caller URLs refused before any payment', () => {
     expect(out.status).toBe(400);
     expect(out.body.error.code).toBe(code);
     expect(out.body.accepts).toBeUndefined();
+    expect(secret.hits).toBe(0);
+  });
+
+  test('over MCP too: the paid tool answers the refusal, with no payment requirements', async () => {
+    const m = { registry: h.context.registry, paidCalls: h.core, params: h.context.params, nativeUsd: h.context.nativeUsd, version: 'test' } as unknown as Parameters<typeof callTool>[0];
+    const out = await callTool(m, h.server.url, 'native-web-fetch', { request: `http://0x7f000001:${secret.port}/` }, undefined);
+    expect(out.isError).toBe(true);
+    expect(JSON.stringify(out)).toContain('url_address_refused');
+    expect(JSON.stringify(out)).not.toContain('maxAmountRequired');
     expect(secret.hits).toBe(0);
   });
 
