@@ -86,6 +86,8 @@ export interface OutboundModules {
   readonly addressPolicy?: AddressPolicy;
   /** Unix ms (cache ages). */
   readonly now?: () => number;
+  /** Trusted CA certificates instead of Node's bundle (tests with their own certificate). */
+  readonly ca?: string | Buffer;
 }
 
 /** The system resolver (getaddrinfo, every answer in its order). */
@@ -303,6 +305,7 @@ export class Outbound implements OutboundClient {
   private readonly now: () => number;
   private readonly limiter: HostLimiter;
   private readonly cache: ResponseCache;
+  private readonly ca: string | Buffer | undefined;
 
   constructor(opts: Partial<OutboundOptions> = {}, modules: OutboundModules = {}) {
     this.options = { ...defaultOutboundOptions, ...opts };
@@ -311,6 +314,7 @@ export class Outbound implements OutboundClient {
     this.now = modules.now ?? Date.now;
     this.limiter = new HostLimiter(Math.max(1, this.options.hostConcurrency));
     this.cache = new ResponseCache(this.options.cacheEntries);
+    this.ca = modules.ca;
   }
 
   fetchPublic(req: OutboundRequest): Promise<OutboundResponse> {
@@ -433,7 +437,9 @@ export class Outbound implements OutboundClient {
         // A fresh socket per hop: never one pooled for another address.
         agent: false,
         setHost: false,
+        // TLS: SNI carries the name, and the certificate is checked against it (not the pinned IP).
         servername: isIP(target.host) ? undefined : target.host,
+        ...(target.https && this.ca ? { ca: this.ca } : {}),
         headers: {
           'user-agent': this.options.userAgent,
           'accept-encoding': 'gzip, br, deflate',

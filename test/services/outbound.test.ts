@@ -5,6 +5,10 @@
  * per-host concurrency, the cache, and provider mode.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { isPublicAddress } from '../../services/outbound/addressPolicy.js';
 import { createOutboundClient, type Outbound } from '../../services/outbound/client.js';
@@ -275,5 +279,38 @@ describe('responses', () => {
     const port = closed.port;
     await closed.close();
     expect(await codeOf(client.fetchPublic({ url: `http://${FAKE_PUBLIC_IP}:${port}/` }))).toEqual({ code: 'connect_failed', callerFault: false });
+  });
+});
+
+describe('https', () => {
+  // A self-signed certificate for site.test only (test/fixtures/tls), trusted by this client alone.
+  const cert = readFileSync(new URL('../fixtures/tls/cert.pem', import.meta.url));
+  const key = readFileSync(new URL('../fixtures/tls/key.pem', import.meta.url));
+  let server: TlsServer;
+  let port: number;
+  const sni: (string | false | null)[] = [];
+  beforeAll(async () => {
+    server = createTlsServer({ cert, key }, (req, res) => {
+      sni.push((req.socket as TLSSocket).servername);
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`tls ok for ${req.headers.host}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, FAKE_PUBLIC_IP, resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test('connects to the pinned address with the name as SNI and checks the certificate against the name', async () => {
+    const tls = createOutboundClient({ timeoutMs: 3000 }, { resolver: tableResolver({ 'site.test': [FAKE_PUBLIC_IP], 'other.test': [FAKE_PUBLIC_IP] }), addressPolicy: testPolicy, ca: cert });
+    const res = await tls.fetchPublic({ url: `https://site.test:${port}/` });
+    expect(res.text()).toBe(`tls ok for site.test:${port}`);
+    expect(res.remoteAddress).toBe(FAKE_PUBLIC_IP);
+    expect(sni.at(-1)).toBe('site.test');
+    // Same address, another name: the certificate does not match it.
+    const other = await codeOf(tls.fetchPublic({ url: `https://other.test:${port}/` }));
+    expect(other).toEqual({ code: 'connect_failed', callerFault: false });
+    // Without the test CA, the self-signed certificate is refused.
+    const strict = createOutboundClient({ timeoutMs: 3000 }, { resolver: tableResolver({ 'site.test': [FAKE_PUBLIC_IP] }), addressPolicy: testPolicy });
+    expect(await codeOf(strict.fetchPublic({ url: `https://site.test:${port}/` }))).toEqual({ code: 'connect_failed', callerFault: false });
   });
 });
