@@ -22,7 +22,7 @@ export interface OutboundRequest {
   readonly timeoutMs?: number;
   /** Response body cap, bytes; the transfer is aborted past it (`response_too_large`). */
   readonly maxBytes?: number;
-  /** Accepted content types (prefix match, e.g. `text/html`, `application/json`); others throw `unexpected_content_type`. */
+  /** Accepted content types of a 2xx answer (prefix match, e.g. `text/html`, `application/json`); others throw `unexpected_content_type`. Error statuses come back as they are. */
   readonly accept?: readonly string[];
   /** Serve a cached answer younger than this (ms); only for GETs of slowly changing data. */
   readonly cacheTtlMs?: number;
