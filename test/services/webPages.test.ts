@@ -185,6 +185,20 @@ describe('caller URLs refused before any payment', () => {
     expect(secret.hits).toBe(0);
   });
 
+  test('the whole list of issue 16, as paid calls of native-web-fetch: each a 400 before any quote', async () => {
+    const p = secret.port;
+    const urls = [
+      `http://127.0.0.1:${p}/`, `http://localhost:${p}/`, `http://[::1]:${p}/`, `http://0.0.0.0:${p}/`, `http://10.1.2.3:${p}/`, `http://172.16.0.9:${p}/`,
+      `http://192.168.1.1:${p}/`, 'http://169.254.169.254/latest/meta-data/', `http://100.64.0.1:${p}/`, `http://[::ffff:127.0.0.1]:${p}/`,
+      `http://2130706433:${p}/`, `http://0x7f000001:${p}/`, `http://017700000001:${p}/`, `http://127.1:${p}/`, `http://private.test:${p}/`,
+    ];
+    for (const url of urls) {
+      const out = await h.post('/api/x402/native-web-fetch', { request: url });
+      expect([url, out.status, out.body.error?.code, out.body.accepts]).toEqual([url, 400, 'url_address_refused', undefined]);
+    }
+    expect(secret.hits).toBe(0);
+  });
+
   test('over MCP too: the paid tool answers the refusal, with no payment requirements', async () => {
     const m = { registry: h.context.registry, paidCalls: h.core, params: h.context.params, nativeUsd: h.context.nativeUsd, version: 'test' } as unknown as Parameters<typeof callTool>[0];
     const out = await callTool(m, h.server.url, 'native-web-fetch', { request: `http://0x7f000001:${secret.port}/` }, undefined);
