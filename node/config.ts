@@ -19,6 +19,7 @@ import { createParamsFromJson, paramsToJson, type ChainParams } from '../consens
 import type { OutboundOptions } from '../services/outbound/client.js';
 import type { ProviderSettings } from '../services/outbound/types.js';
 import { OUTBOUND_CONFIG_OPTIONS, outboundOptionsOf } from './outboundConfig.js';
+import { PROVIDER_CONFIG_OPTIONS } from './providersConfig.js';
 
 /** Error codes of configuration loading. */
 export const ConfigErrorCode = {
@@ -173,6 +174,7 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'p2pPort', flag: 'p2p-port', env: 'NATIVE_P2P_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'p2p TCP port (0: any free port)', defaultText: '8403' },
   { key: 'bootstrap', flag: 'bootstrap', env: 'NATIVE_BOOTSTRAP', kind: 'list', schema: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 512 } }, description: 'peer multiaddr to connect to (repeatable; comma-separated in the environment)', defaultText: 'none' },
   ...OUTBOUND_CONFIG_OPTIONS,
+  ...PROVIDER_CONFIG_OPTIONS,
 ];
 
 /** One layer of raw settings (file, environment or flags), keyed like the config file. */

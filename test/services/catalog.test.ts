@@ -79,7 +79,13 @@ const REQUIRED = [
 ];
 
 /** Services that need only the node itself, so they run. */
+/** Provider-backed services (issue 16, providers): implemented; `down` and 503 until their provider answers. */
+const PROVIDER_BACKED = [
+  'native-weather', 'native-fx-rates', 'native-crypto-prices', 'native-crypto-price', 'native-crypto-price-feed', 'native-gas-price',
+  'native-evm-balance', 'native-ens-resolve', 'native-llm-chat', 'native-translate', 'native-image-gen',
+];
 const IMPLEMENTED = [
+  ...PROVIDER_BACKED,
   'native-world-clock', 'native-address-validator', 'native-network-stats', 'native-gas-tracker', 'native-tx-lookup',
   'native-block-inspect', 'native-explorer-summary', 'native-staking-rewards', 'native-service-search', 'native-agent-roster',
   // Outbound (web branch): they need the outbound client, tested in test/services/web*.test.ts.

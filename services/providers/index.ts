@@ -1,0 +1,143 @@
+/**
+ * The providers of the provider-backed services, built from the node's settings (`ctx.providers`)
+ * over its outbound client (`ctx.outbound`), and one health monitor per provider
+ * (services/outbound/providerHealth.ts): a service's `health` is its providers' worst state, its
+ * `precheck` refuses (503, before any quote) while one of them is unconfigured or down, and its
+ * real calls go through `callProvider`, which records their latency and outcome.
+ *
+ * The set is kept per outbound client (one per node) and rebuilt when the settings object
+ * changes, so nodes and tests never share state (CoinGecko's last majors, for the descriptor).
+ */
+import type { OutboundClient } from '../outbound/types.js';
+import { createProviderMonitor, type ProviderMonitor } from '../outbound/providerHealth.js';
+import { ServiceError, type HealthReport, type HealthStatus, type ServiceContext } from '../types.js';
+import { createA1111 } from './a1111.js';
+import { ProviderErrorCode } from './call.js';
+import { createCoinGecko, type CoinGecko } from './coinGecko.js';
+import { createEcb, type Ecb } from './ecb.js';
+import { createEvmReaders, type EvmNetwork, type EvmReader } from './evm.js';
+import { createChatProvider, createOpenAiImages, type ChatProvider, type ImageProvider } from './openAi.js';
+import { createOpenMeteo, type OpenMeteo } from './openMeteo.js';
+import { providersOptionsOf, type ProvidersOptions } from './options.js';
+import { createChatTranslator, createLibreTranslate, type Translator } from './translator.js';
+
+/** The adapters of one node; the optional ones are undefined until the operator configures them. */
+export interface ProviderSet {
+  readonly options: ProvidersOptions;
+  readonly weather: OpenMeteo;
+  readonly fx: Ecb;
+  readonly coins: CoinGecko;
+  readonly evm: Readonly<Record<EvmNetwork, EvmReader>>;
+  readonly llm?: ChatProvider;
+  readonly translate?: Translator;
+  readonly image?: ImageProvider;
+}
+
+/** Builds the adapters of `options` over `outbound`. */
+export function createProviderSet(options: ProvidersOptions, outbound: OutboundClient, now: () => number = Date.now): ProviderSet {
+  const { llm, translate, image } = options;
+  const withUrl = <T extends { url?: string }>(o: T): (T & { url: string }) | undefined => (o.url ? (o as T & { url: string }) : undefined);
+  const llmOpts = withUrl(llm);
+  const translateOpts = withUrl(translate);
+  const imageOpts = withUrl(image);
+  return {
+    options,
+    weather: createOpenMeteo(options.weather, outbound),
+    fx: createEcb(options.fx, outbound),
+    coins: createCoinGecko(options.coins, outbound, now),
+    evm: createEvmReaders(options.evm, outbound),
+    llm: llmOpts && createChatProvider(llmOpts, outbound, 'LLM provider'),
+    translate: translateOpts && (translate.kind === 'libretranslate' ? createLibreTranslate(translateOpts, outbound) : createChatTranslator(createChatProvider(translateOpts, outbound, 'translation provider'))),
+    image: imageOpts && (image.kind === 'a1111' ? createA1111(imageOpts, outbound) : createOpenAiImages(imageOpts, outbound)),
+  };
+}
+
+const sets = new WeakMap<OutboundClient, { readonly settings: ServiceContext['providers']; readonly set: ProviderSet }>();
+
+/** The provider set of the node running `ctx` (undefined without an outbound client: nothing can be called). */
+export function providersOf(ctx: Pick<ServiceContext, 'outbound' | 'providers' | 'now'>): ProviderSet | undefined {
+  const outbound = ctx.outbound;
+  if (!outbound) return undefined;
+  const known = sets.get(outbound);
+  if (known && known.settings === ctx.providers) return known.set;
+  const set = createProviderSet(providersOptionsOf(ctx.providers), outbound, () => ctx.now());
+  sets.set(outbound, { settings: ctx.providers, set });
+  return set;
+}
+
+/** The provider set, or `service_unavailable` (refunded after payment; the precheck refuses earlier). */
+function need(ctx: ServiceContext): ProviderSet {
+  const set = providersOf(ctx);
+  if (!set) throw new ServiceError(ProviderErrorCode.UNCONFIGURED, 'this node makes no outbound calls');
+  return set;
+}
+
+/** A provider's adapter, or `service_unavailable` when it is not configured. */
+function adapter<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new ServiceError(ProviderErrorCode.UNCONFIGURED, `no ${what} is configured on this node`);
+  return value;
+}
+
+/** One monitor per provider, shared by the services that use it. */
+export const providerMonitors = {
+  weather: createProviderMonitor({ name: 'Open-Meteo', configured: (ctx) => providersOf(ctx) !== undefined, probe: (ctx) => need(ctx).weather.probe(ctx.signal) }),
+  fx: createProviderMonitor({ name: 'ECB reference rates', configured: (ctx) => providersOf(ctx) !== undefined, probe: (ctx) => need(ctx).fx.probe(ctx.signal) }),
+  coins: createProviderMonitor({ name: 'CoinGecko', configured: (ctx) => providersOf(ctx) !== undefined, probe: (ctx) => need(ctx).coins.probe(ctx.signal) }),
+  evmBase: createProviderMonitor({ name: 'base RPC', configured: (ctx) => providersOf(ctx) !== undefined, probe: (ctx) => need(ctx).evm.base.probe(ctx.signal) }),
+  evmEthereum: createProviderMonitor({ name: 'ethereum RPC', configured: (ctx) => providersOf(ctx) !== undefined, probe: (ctx) => need(ctx).evm.ethereum.probe(ctx.signal) }),
+  llm: createProviderMonitor({ name: 'LLM provider', configured: (ctx) => providersOf(ctx)?.llm !== undefined, probe: (ctx) => adapter(need(ctx).llm, 'LLM provider').probe(ctx.signal) }),
+  translate: createProviderMonitor({ name: 'translation provider', configured: (ctx) => providersOf(ctx)?.translate !== undefined, probe: (ctx) => adapter(need(ctx).translate, 'translation provider').probe(ctx.signal) }),
+  image: createProviderMonitor({ name: 'image provider', configured: (ctx) => providersOf(ctx)?.image !== undefined, probe: (ctx) => adapter(need(ctx).image, 'image provider').probe(ctx.signal) }),
+} as const;
+
+/** The name of a provider monitor. */
+export type ProviderKey = keyof typeof providerMonitors;
+
+const RANK: Readonly<Record<HealthStatus, number>> = { active: 0, unknown: 1, degraded: 2, down: 3 };
+
+/** A service's health: the worst of its providers', with the slowest latency among them. */
+export function providersHealth(...keys: readonly ProviderKey[]): (ctx: ServiceContext) => Promise<HealthReport> {
+  return async (ctx) => {
+    const reports = await Promise.all(keys.map((k) => providerMonitors[k].health(ctx)));
+    let status: HealthStatus = 'active';
+    let latencyMs = 0;
+    for (const r of reports) {
+      if (RANK[r.status] > RANK[status]) status = r.status;
+      latencyMs = Math.max(latencyMs, r.latencyMs ?? 0);
+    }
+    return { status, latencyMs };
+  };
+}
+
+/** A service's pre-quote check: every provider configured and not down (else `service_unavailable`, a 503 before any payment). */
+export function providersReady(...keys: readonly ProviderKey[]): (ctx: ServiceContext) => Promise<void> {
+  const health = providersHealth(...keys);
+  return async (ctx) => {
+    const h = await health(ctx);
+    if (h.status === 'down') throw new ServiceError(ProviderErrorCode.UNCONFIGURED, `a provider of this service is ${providersOf(ctx) ? 'unconfigured or failing' : 'missing'} on this node`);
+  };
+}
+
+/**
+ * Runs one real call of provider `key` with the node's adapters, recording its latency and
+ * outcome; a `provider_not_found` answer (an unknown city or coin: the caller's input) is
+ * recorded as the success of the provider it is.
+ */
+export async function callProvider<T>(ctx: ServiceContext, key: ProviderKey, fn: (set: ProviderSet) => Promise<T>): Promise<T> {
+  const set = need(ctx);
+  const out = await providerMonitors[key].track(ctx, async () => {
+    try {
+      return { value: await fn(set) };
+    } catch (e) {
+      if (e instanceof ServiceError && e.code === ProviderErrorCode.NOT_FOUND) return { notFound: e };
+      throw e;
+    }
+  });
+  if ('notFound' in out) throw out.notFound;
+  return out.value;
+}
+
+/** The configured adapter of an optional provider (`service_unavailable` when none). */
+export function configured<K extends 'llm' | 'translate' | 'image'>(set: ProviderSet, key: K, what: string): NonNullable<ProviderSet[K]> {
+  return adapter(set[key], what) as NonNullable<ProviderSet[K]>;
+}
