@@ -24,8 +24,8 @@ export const ProviderErrorCode = {
   NOT_FOUND: 'provider_not_found',
 } as const;
 
-/** Default limits of a provider call. */
-export const PROVIDER_DEFAULTS = Object.freeze({ timeoutMs: 10_000, maxBytes: 1 << 20 });
+/** Default size cap of a provider's answer, bytes (the time limit is the outbound client's, `outboundTimeout`, within the service's own). */
+export const PROVIDER_MAX_BYTES = 1 << 20;
 
 /** A provider's answer that is not what its documentation promises. */
 export function badResponse(provider: string, why: string): ServiceError {
@@ -35,7 +35,7 @@ export function badResponse(provider: string, why: string): ServiceError {
 function fromOutbound(provider: string, e: unknown): ServiceError {
   if (e instanceof ServiceError) return e;
   if (e instanceof OutboundError) {
-    if (e.code === 'timeout') return new ServiceError(ProviderErrorCode.TIMEOUT, `${provider} did not answer in time`);
+    if (e.code === 'timeout' || e.code === 'aborted') return new ServiceError(ProviderErrorCode.TIMEOUT, `${provider} did not answer in time`);
     if (e.code === 'response_too_large') return new ServiceError(ProviderErrorCode.TOO_LARGE, `${provider}'s answer exceeded the size limit`);
     if (e.code === 'invalid_json' || e.code === 'unexpected_content_type') return badResponse(provider, e.message);
     return new ServiceError(ProviderErrorCode.FAILED, `${provider} is unreachable: ${e.message}`);
@@ -49,7 +49,7 @@ function fromOutbound(provider: string, e: unknown): ServiceError {
 export async function providerFetch(outbound: OutboundClient, provider: string, req: OutboundRequest): Promise<OutboundResponse> {
   let res: OutboundResponse;
   try {
-    res = await outbound.fetchProvider({ timeoutMs: PROVIDER_DEFAULTS.timeoutMs, maxBytes: PROVIDER_DEFAULTS.maxBytes, ...req });
+    res = await outbound.fetchProvider({ maxBytes: PROVIDER_MAX_BYTES, ...req });
   } catch (e) {
     throw fromOutbound(provider, e);
   }
