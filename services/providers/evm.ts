@@ -138,7 +138,7 @@ function createClient(provider: string, url: string, outbound: OutboundClient, s
 }
 
 /** A serialized unsigned EIP-1559 transfer on Base: what the GasPriceOracle prices for the L1 data fee. */
-function standardTransferBytes(gasPriceWei: bigint): Hex {
+export function standardTransferBytes(gasPriceWei: bigint): Hex {
   return serializeTransaction({ type: 'eip1559', chainId: EVM_CHAIN_IDS.base, nonce: 100, to: '0x00000000000000000000000000000000deadbeef', value: 10n ** 15n, gas: TRANSFER_GAS, maxFeePerGas: gasPriceWei * 2n, maxPriorityFeePerGas: gasPriceWei / 10n + 1n });
 }
 
