@@ -8,7 +8,8 @@
  *   3. the request is valid input (400 `invalid_request`), and passes the service's own
  *      pre-payment check when it has one (`def.precheck`, e.g. a caller's URL resolving to a
  *      public address: 400 with the check's code, or 503 when its provider is down) — all
- *      before any quote;
+ *      before any quote; a call carrying a native payment (already on chain) skips the
+ *      pre-payment check: it settles, and a failing run is refunded;
  *   4. the quote, built once per call (both rails' options, bound to the request's hash);
  *   5. no payment → 402 with the quote; a payment the transport could not read → refused;
  *      a USDC payment while the rail is off → 402 `unsupported_scheme`; while the node is far
@@ -127,7 +128,9 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
     if (!native || !m.catalog.isAvailable(def)) return rejected(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now`);
     const checked = m.catalog.validateInput(def, request);
     if (!checked.ok) return rejected(PaymentErrorCode.INVALID_REQUEST, checked.error.message, checked.error.details === undefined ? {} : { details: checked.error.details });
-    const pre = await precheckRefusal(def, checked.input, m.context);
+    // A native payment is already on chain: its answer is the settlement's (the stored result, or a run refunded when it fails), never a refusal that keeps the money.
+    const paidNative = c.payment?.rail === 'native' && 'txId' in c.payment;
+    const pre = paidNative ? undefined : await precheckRefusal(def, checked.input, m.context);
     if (pre) return { kind: 'rejected', status: statusOf(pre.code), error: pre };
 
     const quoteContext: QuoteContext = {
