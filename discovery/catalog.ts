@@ -131,6 +131,8 @@ export interface CatalogSnapshot {
   readonly usdc?: UsdcRail;
   /** Software version of the node. */
   readonly nodeVersion: string;
+  /** Last USD prices of the majors from the node's market-data provider, and when (Unix ms); absent when none is fresh. */
+  readonly majors?: { readonly at: number; readonly source: string; readonly usd: Readonly<Record<string, number | null>> };
 }
 
 /** Short network name (`native-mainnet` → `mainnet`), the spec's descriptor and `?net=` value. */

@@ -32,6 +32,7 @@ import { DISCOVERY_LIMITS, buildCatalog, buildDiscoveryList, buildProtocolDescri
 import { createHealthProber, type HealthProber, type HealthProberOptions } from '../../services/prober.js';
 import type { PaidCallCore } from '../../x402/paidCall.js';
 import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agentDocs.js';
+import { freshMajors } from '../../services/providers/index.js';
 import { HttpErrorCode } from './http.js';
 import { createMcpRouter } from './mcp.js';
 import { renderAgentsPage, agentsJson } from '../../discovery/pages/agents.js';
@@ -128,6 +129,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     payTo: m.paidCalls.nativePayTo,
     usdc,
     nodeVersion: opts.version,
+    majors: freshMajors(m.context, now()),
   });
 
   // Entries change when health is re-probed, a payment settles or the price moves: that is the key.

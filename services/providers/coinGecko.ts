@@ -36,7 +36,6 @@ const globalSchema = z.object({
     updated_at: num.optional(),
   }),
 });
-const pingSchema = z.object({ gecko_says: z.string() });
 
 /** One coin's USD quote. */
 export interface CoinQuote {
@@ -112,7 +111,8 @@ export function createCoinGecko(opts: CoinsProviderOptions, outbound: OutboundCl
     },
     lastMajors: () => majors,
     async probe(signal) {
-      await providerJson(outbound, PROVIDER, { url: joinUrl(opts.url, 'ping'), headers, signal, maxBytes: 4096 }, pingSchema);
+      // One real quote of the five majors: as cheap as /ping, and it keeps the descriptor's priceFeed.majors fresh.
+      await this.prices(Object.values(MAJOR_IDS), signal);
     },
   };
 }

@@ -141,3 +141,13 @@ export async function callProvider<T>(ctx: ServiceContext, key: ProviderKey, fn:
 export function configured<K extends 'llm' | 'translate' | 'image'>(set: ProviderSet, key: K, what: string): NonNullable<ProviderSet[K]> {
   return adapter(set[key], what) as NonNullable<ProviderSet[K]>;
 }
+
+/** Age past which the majors' last prices are no longer shown (the descriptor then says null), ms. */
+export const MAJORS_MAX_AGE_MS = 10 * 60_000;
+
+/** The majors' USD prices from the market-data provider's last answer on this node, if younger than `MAJORS_MAX_AGE_MS`. */
+export function freshMajors(ctx: Pick<ServiceContext, 'outbound' | 'providers' | 'now'>, now: number): { at: number; source: string; usd: Readonly<Record<string, number | null>> } | undefined {
+  const last = providersOf(ctx)?.coins.lastMajors();
+  if (!last || now - last.at > MAJORS_MAX_AGE_MS || now < last.at) return undefined;
+  return { at: last.at, source: 'CoinGecko simple/price', usd: last.usd };
+}

@@ -115,7 +115,7 @@ describe('catalog content', () => {
 
   test('health block and per-service health come from the prober', () => {
     expect(all.health).toEqual({ total: 58, active: CATALOG.filter((d) => d.run).length, degraded: 0, down: CATALOG.filter((d) => !d.run).length, unknown: 0, checkedAt: NOW - 1000, ageMs: 1000 });
-    const down = all.resources.find((r) => r.serviceId === 'native-image-gen')!;
+    const down = all.resources.find((r) => r.serviceId === CATALOG.find((d) => !d.run)!.id)!;
     expect(down).toMatchObject({ healthStatus: 'down', latencyMs: 0 });
   });
 

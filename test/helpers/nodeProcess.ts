@@ -13,11 +13,16 @@ export interface NodeProc {
   exited: Promise<number | null>;
 }
 
-/** Child environment: no jest flags, no stray NATIVE_* settings. */
+/** Test nodes reach nothing beyond 127.0.0.1: the providers that default to public endpoints point at a closed loopback port (their services are then `down`). */
+const OFFLINE_PROVIDERS: Record<string, string> = Object.fromEntries(
+  ['NATIVE_WEATHER_GEOCODING_URL', 'NATIVE_WEATHER_FORECAST_URL', 'NATIVE_FX_URL', 'NATIVE_COINGECKO_URL', 'NATIVE_BASE_RPC_URL', 'NATIVE_ETHEREUM_RPC_URL'].map((k) => [k, 'http://127.0.0.1:9/']),
+);
+
+/** Child environment: no jest flags, no stray NATIVE_* settings, no public providers. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NATIVE_') && k !== 'NODE_OPTIONS') env[k] = v;
-  return { ...env, ...extra };
+  return { ...env, ...OFFLINE_PROVIDERS, ...extra };
 }
 
 /** Whether `args` configure the p2p network (otherwise tests run the node standalone). */

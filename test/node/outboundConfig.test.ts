@@ -8,7 +8,7 @@ test('defaults: the client options and the providers, Brave URL set, keys unset'
   const c = loadConfig([], {}, { cwd: '/tmp' });
   expect(c.outbound).toEqual({ ...defaultOutboundOptions, userAgent: DEFAULT_USER_AGENT });
   expect(DEFAULT_USER_AGENT).toMatch(/^native-node\/\d+\.\d+\.\d+ /);
-  expect(c.providers).toEqual({ searxngUrl: undefined, braveSearchKey: undefined, braveSearchUrl: BRAVE_SEARCH_URL, rdapBootstrapFile: undefined });
+  expect(c.providers).toMatchObject({ searxngUrl: undefined, braveSearchKey: undefined, braveSearchUrl: BRAVE_SEARCH_URL, rdapBootstrapFile: undefined });
 });
 
 test('flags and environment fill them; bad values are config_invalid', () => {

@@ -11,7 +11,7 @@ import { createServiceRegistry } from '../../../services/index.js';
 import { createOutboundClient } from '../../../services/outbound/client.js';
 import { OutboundError } from '../../../services/outbound/types.js';
 import { executeService } from '../../../services/execute.js';
-import { providersOf } from '../../../services/providers/index.js';
+import { freshMajors, MAJORS_MAX_AGE_MS, providersOf } from '../../../services/providers/index.js';
 import { readPngInfo } from '../../../services/providers/png.js';
 import { ServiceError, type HealthReport, type ServiceContext, type ServiceDefinition } from '../../../services/types.js';
 import { createReferencePriceSource } from '../../../x402/pricing.js';
@@ -186,6 +186,16 @@ describe('crypto prices (CoinGecko)', () => {
     expect(out.global).toMatchObject({ totalMarketCapUsd: 3123402188321.7, btcDominancePct: 55.68, marketCapChange24hPct: 2.0134 });
     expect(providersOf(ctx)!.coins.lastMajors()).toEqual({ at: NOW, usd: { BTC: 87210.12, ETH: 2954.31, SOL: 139.77, BNB: 912.44, LTC: 84.02 } });
     expect(fake.headers.filter((h) => h.path.startsWith('/cg/')).every((h) => h.headers['x-cg-demo-api-key'] === 'CG-demo-key')).toBe(true);
+    // The protocol descriptor's priceFeed.majors: the same feed, while fresh.
+    expect(freshMajors(ctx, NOW + 1000)).toMatchObject({ source: 'CoinGecko simple/price', usd: { BTC: 87210.12 } });
+    expect(freshMajors(ctx, NOW + MAJORS_MAX_AGE_MS + 1)).toBeUndefined();
+    expect(freshMajors(contextOf(), NOW)).toBeUndefined();
+  });
+
+  test('the health probe is one quote of the majors, which fills the descriptor without any paid call', async () => {
+    const ctx = contextOf();
+    expect(await statusOf('native-crypto-prices', ctx)).toBe('active');
+    expect(freshMajors(ctx, NOW)).toMatchObject({ usd: { ETH: 2954.31, LTC: 84.02 } });
   });
 
   test('native-crypto-price: one major; NATIVE needs no provider at all', async () => {
