@@ -7,8 +7,7 @@ import { ens_normalize } from '@adraffy/ens-normalize';
 import { getAddress, type Address } from 'viem';
 import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
 import { evmAddressInput } from './inputs.js';
-import { OutboundError } from './outbound/types.js';
-import { callProvider, providersHealth, providersReady } from './providers/index.js';
+import { callProvider, inputAndProvidersReady, providersHealth } from './providers/index.js';
 import type { ServiceContext } from './types.js';
 
 /** Public gateway an `ipfs://` avatar is shown through (the node does not fetch it). */
@@ -61,8 +60,6 @@ async function run(ctx: ServiceContext, input: unknown) {
   });
 }
 
-const ready = providersReady('evmEthereum');
-
 /** native-ens-resolve. */
 export const ensResolve = defineService({
   id: 'native-ens-resolve',
@@ -77,8 +74,5 @@ export const ensResolve = defineService({
   timeoutMs: EXTERNAL_TIMEOUT_MS,
   run,
   health: providersHealth('evmEthereum'),
-  precheck: async (ctx, input) => {
-    if (input === undefined) throw new OutboundError('invalid_request', 'request is required: a name ending .eth, or a 0x address', true);
-    await ready(ctx);
-  },
+  precheck: inputAndProvidersReady('a name ending .eth, or a 0x address', 'evmEthereum'),
 });

@@ -2,10 +2,9 @@
 import { getAddress, type Address } from 'viem';
 import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
 import { evmAddressInput } from './inputs.js';
-import { OutboundError } from './outbound/types.js';
 import { formatUnits } from './providers/decimal.js';
 import { USDC_BASE } from './providers/evm.js';
-import { callProvider, providersHealth, providersReady } from './providers/index.js';
+import { callProvider, inputAndProvidersReady, providersHealth } from './providers/index.js';
 import type { ServiceContext } from './types.js';
 
 async function run(ctx: ServiceContext, input: unknown) {
@@ -22,8 +21,6 @@ async function run(ctx: ServiceContext, input: unknown) {
   };
 }
 
-const ready = providersReady('evmBase');
-
 /** native-evm-balance. */
 export const evmBalance = defineService({
   id: 'native-evm-balance',
@@ -38,9 +35,6 @@ export const evmBalance = defineService({
   timeoutMs: EXTERNAL_TIMEOUT_MS,
   run,
   health: providersHealth('evmBase'),
-  precheck: async (ctx, input) => {
-    // The spec lists the input as optional, but there is no balance without an address: refused before any quote.
-    if (input === undefined) throw new OutboundError('invalid_request', 'request is required: an EVM address (0x followed by 40 hex digits)', true);
-    await ready(ctx);
-  },
+  // The spec lists the input as optional, but there is no balance without an address.
+  precheck: inputAndProvidersReady('an EVM address (0x followed by 40 hex digits)', 'evmBase'),
 });

@@ -1,8 +1,7 @@
 /** native-llm-chat: a text completion of the prompt by the operator's OpenAI-compatible chat model (down until one is configured). */
 import { defineService } from './define.js';
 import { textInput } from './inputs.js';
-import { OutboundError } from './outbound/types.js';
-import { callProvider, configured, providersHealth, providersReady } from './providers/index.js';
+import { callProvider, configured, inputAndProvidersReady, providersHealth } from './providers/index.js';
 import type { ServiceContext } from './types.js';
 
 /** Most tokens a completion may take. */
@@ -14,8 +13,6 @@ async function run(ctx: ServiceContext, input: unknown) {
   const out = await callProvider(ctx, 'llm', (p) => configured(p, 'llm', 'LLM provider').complete([{ role: 'user', content: prompt }], { maxTokens: MAX_COMPLETION_TOKENS, signal: ctx.signal, timeoutMs: TIMEOUT_MS - 1000 }));
   return { text: out.text, model: out.model, finishReason: out.finishReason, usage: out.usage };
 }
-
-const ready = providersReady('llm');
 
 /** native-llm-chat. */
 export const llmChat = defineService({
@@ -31,8 +28,5 @@ export const llmChat = defineService({
   timeoutMs: TIMEOUT_MS,
   run,
   health: providersHealth('llm'),
-  precheck: async (ctx, input) => {
-    if (input === undefined) throw new OutboundError('invalid_request', 'request is required: the prompt text', true);
-    await ready(ctx);
-  },
+  precheck: inputAndProvidersReady('the prompt text', 'llm'),
 });

@@ -1,8 +1,7 @@
 /** native-translate: text into one of 40+ target languages by the operator's translation provider (an OpenAI-compatible chat model or LibreTranslate). */
 import { defineService } from './define.js';
 import { anyCase } from './inputs.js';
-import { OutboundError } from './outbound/types.js';
-import { callProvider, configured, providersHealth, providersReady } from './providers/index.js';
+import { callProvider, configured, inputAndProvidersReady, providersHealth } from './providers/index.js';
 import { TARGET_LANGUAGES } from './providers/translator.js';
 import type { ServiceContext } from './types.js';
 
@@ -24,8 +23,6 @@ async function run(ctx: ServiceContext, input: unknown) {
   return { target, targetLanguage: TARGET_LANGUAGES[target], translation: out.text, detectedSource: out.detectedSource, confidence: out.confidence, provider: out.provider, model: out.model, characters: source.length };
 }
 
-const ready = providersReady('translate');
-
 /** native-translate. */
 export const translate = defineService({
   id: 'native-translate',
@@ -40,8 +37,5 @@ export const translate = defineService({
   timeoutMs: TIMEOUT_MS,
   run,
   health: providersHealth('translate'),
-  precheck: async (ctx, input) => {
-    if (input === undefined) throw new OutboundError('invalid_request', 'request is required: target language code, pipe, text (de|Hello world)', true);
-    await ready(ctx);
-  },
+  precheck: inputAndProvidersReady('target language code, pipe, text (de|Hello world)', 'translate'),
 });

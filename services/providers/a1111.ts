@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { OutboundClient } from '../outbound/types.js';
-import { badResponse, bearer, joinUrl, providerJson } from './call.js';
+import { badResponse, bearer, joinUrl, providerJson, providerPostJson } from './call.js';
 import { decodeBase64, IMAGE_SIZE, type ImageProvider } from './openAi.js';
 import type { OpenAiCompatibleOptions } from './options.js';
 
@@ -24,12 +24,7 @@ export function createA1111(opts: OpenAiCompatibleOptions & { url: string }, out
     async generate(prompt, o) {
       const body: Record<string, unknown> = { prompt, width: IMAGE_SIZE, height: IMAGE_SIZE, steps: A1111_STEPS, batch_size: 1, n_iter: 1, send_images: true, save_images: false };
       if (opts.model) body.override_settings = { sd_model_checkpoint: opts.model };
-      const doc = await providerJson(
-        outbound,
-        PROVIDER,
-        { url: joinUrl(opts.url, 'sdapi/v1/txt2img'), method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers }, signal: o.signal, timeoutMs: o.timeoutMs, maxBytes: 16 << 20 },
-        txt2imgSchema,
-      );
+      const doc = await providerPostJson(outbound, PROVIDER, joinUrl(opts.url, 'sdapi/v1/txt2img'), body, { headers, signal: o.signal, timeoutMs: o.timeoutMs, maxBytes: 16 << 20 }, txt2imgSchema);
       // The web UI may prefix a data: URL header depending on version and extensions.
       const bytes = decodeBase64(doc.images[0].replace(/^data:image\/png;base64,/, ''));
       if (!bytes) throw badResponse(PROVIDER, 'images[0] is not base64');

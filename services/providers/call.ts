@@ -88,6 +88,18 @@ export async function providerJson<T>(outbound: OutboundClient, provider: string
   return parsed.data;
 }
 
+/** A JSON POST to a provider (`body` serialized, content type set), its answer checked against `schema`. */
+export function providerPostJson<T>(
+  outbound: OutboundClient,
+  provider: string,
+  url: string,
+  body: unknown,
+  o: { readonly headers?: Readonly<Record<string, string>>; readonly signal?: AbortSignal; readonly timeoutMs?: number; readonly maxBytes?: number },
+  schema: z.ZodType<T>,
+): Promise<T> {
+  return providerJson(outbound, provider, { url, method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...o.headers }, signal: o.signal, timeoutMs: o.timeoutMs, maxBytes: o.maxBytes }, schema);
+}
+
 /** Headers of an OpenAI-style bearer key, when one is set. */
 export function bearer(apiKey: string | undefined): Record<string, string> {
   return apiKey ? { authorization: `Bearer ${apiKey}` } : {};

@@ -8,7 +8,7 @@
  * The set is kept per outbound client (one per node) and rebuilt when the settings object
  * changes, so nodes and tests never share state (CoinGecko's last majors, for the descriptor).
  */
-import type { OutboundClient } from '../outbound/types.js';
+import { OutboundError, type OutboundClient } from '../outbound/types.js';
 import { createProviderMonitor, type ProviderMonitor } from '../outbound/providerHealth.js';
 import { ServiceError, type HealthReport, type HealthStatus, type ServiceContext } from '../types.js';
 import { createA1111 } from './a1111.js';
@@ -115,6 +115,19 @@ export function providersReady(...keys: readonly ProviderKey[]): (ctx: ServiceCo
   return async (ctx) => {
     const h = await health(ctx);
     if (h.status === 'down') throw new ServiceError(ProviderErrorCode.UNCONFIGURED, `a provider of this service is ${providersOf(ctx) ? 'unconfigured or failing' : 'missing'} on this node`);
+  };
+}
+
+/**
+ * The precheck of a service whose input the spec lists as optional but which cannot run without
+ * one: an empty request is a coded 400 (`invalid_request`, the caller's fault) before any quote,
+ * then `providersReady`.
+ */
+export function inputAndProvidersReady(expected: string, ...keys: readonly ProviderKey[]): (ctx: ServiceContext, input: unknown) => Promise<void> {
+  const ready = providersReady(...keys);
+  return async (ctx, input) => {
+    if (input === undefined) throw new OutboundError('invalid_request', `request is required: ${expected}`, true);
+    await ready(ctx);
   };
 }
 

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { OutboundClient } from '../outbound/types.js';
 import { ServiceError } from '../types.js';
-import { badResponse, bearer, joinUrl, ProviderErrorCode, providerJson } from './call.js';
+import { badResponse, bearer, joinUrl, ProviderErrorCode, providerJson, providerPostJson } from './call.js';
 import type { OpenAiCompatibleOptions } from './options.js';
 
 /** One chat message. */
@@ -64,12 +64,7 @@ export function createChatProvider(opts: OpenAiCompatibleOptions & { url: string
       if (opts.model) body.model = opts.model;
       if (o.maxTokens !== undefined) body.max_tokens = o.maxTokens;
       if (o.temperature !== undefined) body.temperature = o.temperature;
-      const doc = await providerJson(
-        outbound,
-        provider,
-        { url: joinUrl(opts.url, 'chat/completions'), method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...bearer(opts.apiKey) }, signal: o.signal, timeoutMs: o.timeoutMs, maxBytes: 1 << 20 },
-        chatSchema,
-      );
+      const doc = await providerPostJson(outbound, provider, joinUrl(opts.url, 'chat/completions'), body, { headers: bearer(opts.apiKey), signal: o.signal, timeoutMs: o.timeoutMs, maxBytes: 1 << 20 }, chatSchema);
       const choice = doc.choices[0];
       const text = choice.message.content;
       if (text === null || text.trim() === '') throw badResponse(provider, 'the completion is empty');
@@ -114,12 +109,7 @@ export function createOpenAiImages(opts: OpenAiCompatibleOptions & { url: string
       if (opts.model) body.model = opts.model;
       // gpt-image models always answer base64 and refuse the parameter; DALL·E and compatible servers need it.
       if (!opts.model?.startsWith('gpt-image')) body.response_format = 'b64_json';
-      const doc = await providerJson(
-        outbound,
-        provider,
-        { url: joinUrl(opts.url, 'images/generations'), method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...bearer(opts.apiKey) }, signal: o.signal, timeoutMs: o.timeoutMs, maxBytes: 16 << 20 },
-        imagesSchema,
-      );
+      const doc = await providerPostJson(outbound, provider, joinUrl(opts.url, 'images/generations'), body, { headers: bearer(opts.apiKey), signal: o.signal, timeoutMs: o.timeoutMs, maxBytes: 16 << 20 }, imagesSchema);
       const first = doc.data[0];
       if (!first.b64_json) throw badResponse(provider, 'no b64_json image in the answer');
       const bytes = decodeBase64(first.b64_json);

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { OutboundClient } from '../outbound/types.js';
 import { ServiceError } from '../types.js';
-import { joinUrl, ProviderErrorCode, providerJson } from './call.js';
+import { joinUrl, ProviderErrorCode, providerJson, providerPostJson } from './call.js';
 import type { ChatProvider } from './openAi.js';
 import type { TranslateProviderOptions } from './options.js';
 
@@ -70,7 +70,7 @@ export function createLibreTranslate(opts: TranslateProviderOptions & { url: str
       if (!code) throw new ServiceError(ProviderErrorCode.NOT_FOUND, `this node's LibreTranslate server has no ${TARGET_LANGUAGES[target]} (${target}) model`);
       const body: Record<string, unknown> = { q: text, source: 'auto', target: code, format: 'text' };
       if (opts.apiKey) body.api_key = opts.apiKey;
-      const doc = await providerJson(outbound, provider, { url: joinUrl(opts.url, 'translate'), method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal: o.signal, timeoutMs: o.timeoutMs, maxBytes: 1 << 20 }, libreTranslateSchema);
+      const doc = await providerPostJson(outbound, provider, joinUrl(opts.url, 'translate'), body, { signal: o.signal, timeoutMs: o.timeoutMs, maxBytes: 1 << 20 }, libreTranslateSchema);
       return { text: doc.translatedText, detectedSource: doc.detectedLanguage?.language ?? null, confidence: doc.detectedLanguage?.confidence ?? null, provider: 'libretranslate', model: null };
     },
     async probe(signal) {

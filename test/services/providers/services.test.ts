@@ -15,7 +15,7 @@ import { freshMajors, MAJORS_MAX_AGE_MS, providersOf } from '../../../services/p
 import { readPngInfo } from '../../../services/providers/png.js';
 import { ServiceError, type HealthReport, type ServiceContext, type ServiceDefinition } from '../../../services/types.js';
 import { createReferencePriceSource } from '../../../x402/pricing.js';
-import { startProviderFake, type ProviderFake } from './fakeProviders.js';
+import { startProviderFake, type Family, type Mode, type ProviderFake } from './fakeProviders.js';
 
 const params = createDevnetChainParams({ genesisBits: 0x207fffff });
 const registry = createServiceRegistry();
@@ -76,6 +76,14 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
   return 'no error';
 }
 
+/** Switches `family` to each failure mode in turn and checks the code the service's run answers with. */
+async function expectFailures(family: Family, id: string, request: string | undefined, cases: readonly (readonly [Mode, string])[]): Promise<void> {
+  for (const [mode, code] of cases) {
+    fake.set(family, mode);
+    expect({ mode, code: await codeOf(run(id, request)) }).toEqual({ mode, code });
+  }
+}
+
 async function statusOf(id: string, ctx: ServiceContext): Promise<string> {
   const h = (await def(id).health!(ctx)) as HealthReport;
   return h.status;
@@ -122,15 +130,16 @@ describe('native-weather (Open-Meteo)', () => {
     await expect(run('native-weather', 'Berlin', ctx)).rejects.toMatchObject({ code: 'provider_error', message: expect.stringContaining('Latitude must be in range') });
     expect(await statusOf('native-weather', ctx)).toBe('down');
     expect(await codeOf(def('native-weather').precheck!(ctx, 'Berlin'))).toBe('service_unavailable');
-    fake.set('geo', 'slow');
-    expect(await codeOf(executeService(def('native-weather'), contextOf(), 'Berlin'))).toBe('provider_timeout');
-    fake.set('geo', 'huge');
-    expect(await codeOf(executeService(def('native-weather'), contextOf(), 'Berlin'))).toBe('provider_response_too_large');
-    fake.set('geo', 'ok');
-    fake.set('om', 'malformed');
-    expect(await codeOf(executeService(def('native-weather'), contextOf(), 'Berlin'))).toBe('provider_bad_response');
-    fake.set('om', 'wrong-shape');
-    expect(await codeOf(executeService(def('native-weather'), contextOf(), 'Berlin'))).toBe('provider_bad_response');
+    await expectFailures('geo', 'native-weather', 'Berlin', [
+      ['slow', 'provider_timeout'],
+      ['huge', 'provider_response_too_large'],
+      ['ok', 'no error'],
+    ]);
+    await expectFailures('om', 'native-weather', 'Berlin', [
+      ['malformed', 'provider_bad_response'],
+      ['wrong-shape', 'provider_bad_response'],
+      ['error', 'provider_error'],
+    ]);
   });
 });
 
@@ -166,14 +175,12 @@ describe('native-fx-rates (ECB)', () => {
   });
 
   test('an HTML error page, a truncated document or one that is not eurofxref is refused', async () => {
-    fake.set('ecb', 'error');
-    expect(await codeOf(run('native-fx-rates', 'EUR'))).toBe('provider_error');
-    fake.set('ecb', 'malformed');
-    expect(await codeOf(run('native-fx-rates', 'EUR'))).toBe('provider_bad_response');
-    fake.set('ecb', 'wrong-shape');
-    expect(await codeOf(run('native-fx-rates', 'EUR'))).toBe('provider_bad_response');
-    fake.set('ecb', 'huge');
-    expect(await codeOf(run('native-fx-rates', 'EUR'))).toBe('provider_response_too_large');
+    await expectFailures('ecb', 'native-fx-rates', 'EUR', [
+      ['error', 'provider_error'],
+      ['malformed', 'provider_bad_response'],
+      ['wrong-shape', 'provider_bad_response'],
+      ['huge', 'provider_response_too_large'],
+    ]);
   });
 });
 
@@ -220,12 +227,12 @@ describe('crypto prices (CoinGecko)', () => {
   test('a 429 is provider_error with CoinGecko’s message; malformed and wrong-shape answers are provider_bad_response', async () => {
     fake.set('cg', 'error');
     await expect(run('native-crypto-prices', undefined)).rejects.toMatchObject({ code: 'provider_error', message: expect.stringContaining('429') });
-    fake.set('cg', 'malformed');
-    expect(await codeOf(run('native-crypto-price', 'BTC'))).toBe('provider_bad_response');
-    fake.set('cg', 'wrong-shape');
-    expect(await codeOf(run('native-crypto-price', 'BTC'))).toBe('provider_bad_response');
-    fake.set('cg', 'slow');
-    expect(await codeOf(run('native-crypto-price-feed', 'bitcoin'))).toBe('provider_timeout');
+    await expectFailures('cg', 'native-crypto-price-feed', 'bitcoin', [
+      ['malformed', 'provider_bad_response'],
+      ['wrong-shape', 'provider_bad_response'],
+      ['slow', 'provider_timeout'],
+      ['huge', 'provider_response_too_large'],
+    ]);
   });
 });
 
