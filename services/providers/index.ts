@@ -109,12 +109,10 @@ export function providersHealth(...keys: readonly ProviderKey[]): (ctx: ServiceC
   };
 }
 
-/** A service's pre-quote check: every provider configured and not down (else `service_unavailable`, a 503 before any payment). */
+/** A service's pre-quote check: every provider configured and its last call not a recent failure (`provider_not_configured`, `provider_down`: a 503 before any payment). */
 export function providersReady(...keys: readonly ProviderKey[]): (ctx: ServiceContext) => Promise<void> {
-  const health = providersHealth(...keys);
   return async (ctx) => {
-    const h = await health(ctx);
-    if (h.status === 'down') throw new ServiceError(ProviderErrorCode.UNCONFIGURED, `a provider of this service is ${providersOf(ctx) ? 'unconfigured or failing' : 'missing'} on this node`);
+    for (const k of keys) providerMonitors[k].assertAvailable(ctx);
   };
 }
 

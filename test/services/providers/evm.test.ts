@@ -148,7 +148,7 @@ describe('RPC failures', () => {
     expect((await health('native-ens-resolve', contextOf())).status).toBe('active');
     const dead = contextOf({ baseRpcUrl: 'http://127.0.0.1:9' });
     expect((await health('native-evm-balance', dead)).status).toBe('down');
-    await expect(registry.get('native-evm-balance')!.precheck!(dead, HOLDER)).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(registry.get('native-evm-balance')!.precheck!(dead, HOLDER)).rejects.toMatchObject({ code: 'provider_down' });
     await expect(executeService(registry.get('native-evm-balance')!, dead, HOLDER)).rejects.toMatchObject({ code: 'provider_error' });
     const wrong = contextOf({ baseRpcUrl: `${fake.url}/cg/api/v3/ping` });
     await expect(executeService(registry.get('native-evm-balance')!, wrong, HOLDER)).rejects.toBeInstanceOf(ServiceError);

@@ -129,7 +129,7 @@ describe('native-weather (Open-Meteo)', () => {
     fake.set('geo', 'error');
     await expect(run('native-weather', 'Berlin', ctx)).rejects.toMatchObject({ code: 'provider_error', message: expect.stringContaining('Latitude must be in range') });
     expect(await statusOf('native-weather', ctx)).toBe('down');
-    expect(await codeOf(def('native-weather').precheck!(ctx, 'Berlin'))).toBe('service_unavailable');
+    expect(await codeOf(def('native-weather').precheck!(ctx, 'Berlin'))).toBe('provider_down');
     await expectFailures('geo', 'native-weather', 'Berlin', [
       ['slow', 'provider_timeout'],
       ['huge', 'provider_response_too_large'],
@@ -248,7 +248,7 @@ describe('native-llm-chat (OpenAI-compatible)', () => {
   test('unconfigured: down, precheck refuses (503 before payment), run refuses', async () => {
     const ctx = contextOf({});
     expect(await statusOf('native-llm-chat', ctx)).toBe('down');
-    expect(await codeOf(def('native-llm-chat').precheck!(ctx, 'hi'))).toBe('service_unavailable');
+    expect(await codeOf(def('native-llm-chat').precheck!(ctx, 'hi'))).toBe('provider_not_configured');
     expect(await codeOf(executeService(def('native-llm-chat'), ctx, 'hi'))).toBe('service_unavailable');
     expect(fake.hits.size).toBe(0);
   });
@@ -319,6 +319,6 @@ describe('native-image-gen', () => {
   test('unconfigured: down and refused before payment', async () => {
     const ctx = contextOf({});
     expect(await statusOf('native-image-gen', ctx)).toBe('down');
-    expect(await codeOf(def('native-image-gen').precheck!(ctx, 'a lighthouse'))).toBe('service_unavailable');
+    expect(await codeOf(def('native-image-gen').precheck!(ctx, 'a lighthouse'))).toBe('provider_not_configured');
   });
 });
