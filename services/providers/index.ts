@@ -5,8 +5,8 @@
  * `precheck` refuses (503, before any quote) while one of them is unconfigured or down, and its
  * real calls go through `callProvider`, which records their latency and outcome.
  *
- * The set is kept per outbound client (one per node) and rebuilt when the settings object
- * changes, so nodes and tests never share state (CoinGecko's last majors, for the descriptor).
+ * The set is kept per outbound client (one per node) and rebuilt when a setting changes, so
+ * nodes and tests never share state (CoinGecko's last majors, for the descriptor).
  */
 import { OutboundError, type OutboundClient } from '../outbound/types.js';
 import { createProviderMonitor, type ProviderMonitor } from '../outbound/providerHealth.js';
@@ -52,16 +52,18 @@ export function createProviderSet(options: ProvidersOptions, outbound: OutboundC
   };
 }
 
-const sets = new WeakMap<OutboundClient, { readonly settings: ServiceContext['providers']; readonly set: ProviderSet }>();
+const sets = new WeakMap<OutboundClient, { readonly key: string; readonly set: ProviderSet }>();
 
-/** The provider set of the node running `ctx` (undefined without an outbound client: nothing can be called). */
+/** The provider set of the node running `ctx` (undefined without an outbound client: nothing can be called); rebuilt when a setting changes. */
 export function providersOf(ctx: Pick<ServiceContext, 'outbound' | 'providers' | 'now'>): ProviderSet | undefined {
   const outbound = ctx.outbound;
   if (!outbound) return undefined;
+  // A score of short strings: comparing them costs microseconds, and catches settings changed in place.
+  const key = JSON.stringify(ctx.providers ?? {});
   const known = sets.get(outbound);
-  if (known && known.settings === ctx.providers) return known.set;
+  if (known && known.key === key) return known.set;
   const set = createProviderSet(providersOptionsOf(ctx.providers), outbound, () => ctx.now());
-  sets.set(outbound, { settings: ctx.providers, set });
+  sets.set(outbound, { key, set });
   return set;
 }
 
