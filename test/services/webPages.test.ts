@@ -228,8 +228,9 @@ describe('a URL that turns private after payment is refunded once', () => {
     expect(await h.agentBalance()).toBe(before - 30_000n);
   });
 
-  test('a name whose answers are public when checked before payment (quote, settle) and private at run time', async () => {
-    rebind = [[FAKE_PUBLIC_IP], [FAKE_PUBLIC_IP], ['127.0.0.1']];
+  test('a name whose answer is public when checked before payment (the quote) and private at run time', async () => {
+    // The settle carries a native payment: no precheck there (x402/paidCall.ts), the run resolves next.
+    rebind = [[FAKE_PUBLIC_IP], ['127.0.0.1']];
     const out = await h.paidCall('native-url-meta', `http://flip.test:${secret.port}/`);
     expect(out.status).toBe(502);
     expect(out.body).toMatchObject({ refunded: true, error: { code: 'url_address_refused' } });
