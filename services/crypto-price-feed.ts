@@ -1,7 +1,7 @@
 /** native-crypto-price-feed: the USD price of any CoinGecko coin id (e.g. bitcoin, usd-coin) as JSON, with 24h change, market cap and volume. */
 import { COINGECKO_SOURCE, quoteJson } from './cryptoQuotes.js';
 import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
-import { ProviderErrorCode } from './providers/call.js';
+import { ProviderCallErrorCode } from './providers/call.js';
 import { callProvider, providersHealth, providersReady } from './providers/index.js';
 import { ServiceError, type ServiceContext } from './types.js';
 
@@ -13,7 +13,7 @@ async function run(ctx: ServiceContext, input: unknown) {
   const quotes = await callProvider(ctx, 'coins', async (p) => {
     const out = await p.coins.prices([id], ctx.signal);
     // CoinGecko answers {} for an id it does not know: the caller's input, refunded like any failed run.
-    if (!out.has(id)) throw new ServiceError(ProviderErrorCode.NOT_FOUND, `CoinGecko knows no coin id "${id}" (ids are like bitcoin, ethereum, usd-coin; see its /coins/list)`);
+    if (!out.has(id)) throw new ServiceError(ProviderCallErrorCode.NOT_FOUND, `CoinGecko knows no coin id "${id}" (ids are like bitcoin, ethereum, usd-coin; see its /coins/list)`);
     return out;
   });
   return { id, vsCurrency: 'usd', ...quoteJson(quotes.get(id)!), fetchedAt: new Date(ctx.now()).toISOString(), source: COINGECKO_SOURCE };

@@ -23,6 +23,15 @@ export function describeAvatar(record: string | null) {
   return { record, url: null, nft: null };
 }
 
+/** The ENSIP-15 form of a name read from a resolver, or null when it is not a valid name (then it is no primary name). */
+function normalizedOrNull(name: string): string | null {
+  try {
+    return ens_normalize(name);
+  } catch {
+    return null;
+  }
+}
+
 async function run(ctx: ServiceContext, input: unknown) {
   const query = String(input);
   return callProvider(ctx, 'evmEthereum', async (p) => {
@@ -30,12 +39,7 @@ async function run(ctx: ServiceContext, input: unknown) {
     if (/^0x[0-9a-fA-F]{40}$/.test(query)) {
       const address = getAddress(query);
       const claimed = await eth.ensReverse(address, ctx.signal);
-      let normalized: string | null = null;
-      try {
-        normalized = claimed === null ? null : ens_normalize(claimed);
-      } catch {
-        normalized = null; // a reverse record that is not a valid name is no primary name
-      }
+      const normalized = claimed === null ? null : normalizedOrNull(claimed);
       const forward = normalized === null ? null : await eth.ensForward(normalized, ctx.signal);
       const verified = forward !== null && forward.address !== null && forward.address.toLowerCase() === address.toLowerCase();
       return {
@@ -54,7 +58,7 @@ async function run(ctx: ServiceContext, input: unknown) {
     let isPrimary: boolean | null = null;
     if (forward.address) {
       const back = await eth.ensReverse(forward.address as Address, ctx.signal);
-      isPrimary = back !== null && back.toLowerCase() === name;
+      isPrimary = back !== null && normalizedOrNull(back) === name;
     }
     return { type: 'forward', query, name, address: forward.address, resolver: forward.resolver, registered: forward.resolver !== null, isPrimaryName: isPrimary, avatar: describeAvatar(forward.avatar) };
   });

@@ -5,7 +5,7 @@
  */
 import { anyCase } from './inputs.js';
 import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
-import { ProviderErrorCode } from './providers/call.js';
+import { ProviderCallErrorCode } from './providers/call.js';
 import { mulDiv, ONE, parseDecimal } from './providers/decimal.js';
 import type { EcbRates } from './providers/ecb.js';
 import { callProvider, providersHealth, providersReady } from './providers/index.js';
@@ -24,7 +24,7 @@ const CONVERT = /^(\d+(?:\.\d+)?)\s+([A-Za-z]{3})\s+to\s+([A-Za-z]{3})$/i;
 
 function rateOf(r: EcbRates, code: string) {
   const v = r.rates.get(code);
-  if (!v) throw new ServiceError(ProviderErrorCode.NOT_FOUND, `the ECB published no ${code} rate on ${r.date}`);
+  if (!v) throw new ServiceError(ProviderCallErrorCode.NOT_FOUND, `the ECB published no ${code} rate on ${r.date}`);
   return v;
 }
 

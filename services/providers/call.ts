@@ -9,7 +9,7 @@ import { OutboundError, type OutboundClient, type OutboundRequest, type Outbound
 import { ServiceError } from '../types.js';
 
 /** Codes of provider failures (all refunded when they happen after payment). */
-export const ProviderErrorCode = {
+export const ProviderCallErrorCode = {
   /** The provider is not configured on this node. */
   UNCONFIGURED: 'service_unavailable',
   /** Connect failure, DNS failure, HTTP error status. */
@@ -29,20 +29,20 @@ export const PROVIDER_MAX_BYTES = 1 << 20;
 
 /** A provider's answer that is not what its documentation promises. */
 export function badResponse(provider: string, why: string): ServiceError {
-  return new ServiceError(ProviderErrorCode.BAD_RESPONSE, `${provider} answered in an unexpected format: ${why}`);
+  return new ServiceError(ProviderCallErrorCode.BAD_RESPONSE, `${provider} answered in an unexpected format: ${why}`);
 }
 
 function fromOutbound(provider: string, e: unknown): ServiceError {
   if (e instanceof ServiceError) return e;
   if (e instanceof OutboundError) {
-    if (e.code === 'timeout' || e.code === 'aborted') return new ServiceError(ProviderErrorCode.TIMEOUT, `${provider} did not answer in time`);
-    if (e.code === 'response_too_large') return new ServiceError(ProviderErrorCode.TOO_LARGE, `${provider}'s answer exceeded the size limit`);
+    if (e.code === 'timeout' || e.code === 'aborted') return new ServiceError(ProviderCallErrorCode.TIMEOUT, `${provider} did not answer in time`);
+    if (e.code === 'response_too_large') return new ServiceError(ProviderCallErrorCode.TOO_LARGE, `${provider}'s answer exceeded the size limit`);
     if (e.code === 'invalid_json' || e.code === 'unexpected_content_type') return badResponse(provider, e.message);
-    return new ServiceError(ProviderErrorCode.FAILED, `${provider} is unreachable: ${e.message}`);
+    return new ServiceError(ProviderCallErrorCode.FAILED, `${provider} is unreachable: ${e.message}`);
   }
   // An abort of the service's own signal (its timeout) surfaces as the timeout it is.
-  if (e instanceof Error && (e.name === 'AbortError' || e.name === 'TimeoutError')) return new ServiceError(ProviderErrorCode.TIMEOUT, `${provider} did not answer in time`);
-  return new ServiceError(ProviderErrorCode.FAILED, `${provider} failed: ${e instanceof Error ? e.message : String(e)}`);
+  if (e instanceof Error && (e.name === 'AbortError' || e.name === 'TimeoutError')) return new ServiceError(ProviderCallErrorCode.TIMEOUT, `${provider} did not answer in time`);
+  return new ServiceError(ProviderCallErrorCode.FAILED, `${provider} failed: ${e instanceof Error ? e.message : String(e)}`);
 }
 
 /** `fetchProvider(req)` with failures as ServiceErrors; a status outside 2xx is `provider_error` (with the provider's own message when it gives one). */
@@ -54,7 +54,7 @@ export async function providerFetch(outbound: OutboundClient, provider: string, 
     throw fromOutbound(provider, e);
   }
   if (res.status < 200 || res.status > 299) {
-    throw new ServiceError(ProviderErrorCode.FAILED, `${provider} answered HTTP ${res.status}${errorDetail(res)}`);
+    throw new ServiceError(ProviderCallErrorCode.FAILED, `${provider} answered HTTP ${res.status}${errorDetail(res)}`);
   }
   return res;
 }

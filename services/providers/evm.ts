@@ -14,7 +14,7 @@ import { namehash } from 'viem/ens';
 import { BASE_USDC } from '../../x402/quote.js';
 import type { OutboundClient } from '../outbound/types.js';
 import { ServiceError } from '../types.js';
-import { badResponse, ProviderErrorCode, providerFetch } from './call.js';
+import { badResponse, ProviderCallErrorCode, providerFetch } from './call.js';
 import type { EvmProviderOptions } from './options.js';
 
 /** The EVM networks read. */
@@ -104,7 +104,7 @@ function unwrap(provider: string, e: unknown): ServiceError {
   const fault = transportFault(e);
   if (fault) return fault;
   const msg = e instanceof Error ? ((e as { shortMessage?: string }).shortMessage ?? e.message) : String(e);
-  return new ServiceError(ProviderErrorCode.FAILED, `${provider}: ${msg.split('\n')[0].slice(0, 300)}`);
+  return new ServiceError(ProviderCallErrorCode.FAILED, `${provider}: ${msg.split('\n')[0].slice(0, 300)}`);
 }
 
 /** `p`'s value, or `fallback` when the contract reverted or returned nothing (an unset record); transport faults still throw. */
@@ -204,7 +204,7 @@ export function createEvmReader(network: EvmNetwork, rpcUrl: string, outbound: O
     probe: (signal) =>
       run(signal, async (client) => {
         const chainId = await client.getChainId();
-        if (chainId !== EVM_CHAIN_IDS[network]) throw new ServiceError(ProviderErrorCode.BAD_RESPONSE, `${provider} serves chain ${chainId}, not ${network} (${EVM_CHAIN_IDS[network]})`);
+        if (chainId !== EVM_CHAIN_IDS[network]) throw new ServiceError(ProviderCallErrorCode.BAD_RESPONSE, `${provider} serves chain ${chainId}, not ${network} (${EVM_CHAIN_IDS[network]})`);
       }),
   };
 }

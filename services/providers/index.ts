@@ -12,7 +12,7 @@ import { OutboundError, type OutboundClient } from '../outbound/types.js';
 import { createProviderMonitor, type ProviderMonitor } from '../outbound/providerHealth.js';
 import { ServiceError, type HealthReport, type HealthStatus, type ServiceContext } from '../types.js';
 import { createA1111 } from './a1111.js';
-import { ProviderErrorCode } from './call.js';
+import { ProviderCallErrorCode } from './call.js';
 import { createCoinGecko, type CoinGecko } from './coinGecko.js';
 import { createEcb, type Ecb } from './ecb.js';
 import { createEvmReaders, type EvmNetwork, type EvmReader } from './evm.js';
@@ -70,13 +70,13 @@ export function providersOf(ctx: Pick<ServiceContext, 'outbound' | 'providers' |
 /** The provider set, or `service_unavailable` (refunded after payment; the precheck refuses earlier). */
 function need(ctx: ServiceContext): ProviderSet {
   const set = providersOf(ctx);
-  if (!set) throw new ServiceError(ProviderErrorCode.UNCONFIGURED, 'this node makes no outbound calls');
+  if (!set) throw new ServiceError(ProviderCallErrorCode.UNCONFIGURED, 'this node makes no outbound calls');
   return set;
 }
 
 /** A provider's adapter, or `service_unavailable` when it is not configured. */
 function adapter<T>(value: T | undefined, what: string): T {
-  if (value === undefined) throw new ServiceError(ProviderErrorCode.UNCONFIGURED, `no ${what} is configured on this node`);
+  if (value === undefined) throw new ServiceError(ProviderCallErrorCode.UNCONFIGURED, `no ${what} is configured on this node`);
   return value;
 }
 
@@ -142,7 +142,7 @@ export async function callProvider<T>(ctx: ServiceContext, key: ProviderKey, fn:
     try {
       return { value: await fn(set) };
     } catch (e) {
-      if (e instanceof ServiceError && e.code === ProviderErrorCode.NOT_FOUND) return { notFound: e };
+      if (e instanceof ServiceError && e.code === ProviderCallErrorCode.NOT_FOUND) return { notFound: e };
       throw e;
     }
   });

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { OutboundClient } from '../outbound/types.js';
 import { ServiceError } from '../types.js';
-import { badResponse, bearer, joinUrl, ProviderErrorCode, providerJson, providerPostJson } from './call.js';
+import { badResponse, bearer, joinUrl, ProviderCallErrorCode, providerJson, providerPostJson } from './call.js';
 import type { OpenAiCompatibleOptions } from './options.js';
 
 /** One chat message. */
@@ -52,7 +52,7 @@ export interface ChatProvider {
 /** The models probe: the endpoint lists its models, and the configured one among them. */
 async function probeModels(provider: string, opts: OpenAiCompatibleOptions & { url: string }, outbound: OutboundClient, signal?: AbortSignal): Promise<void> {
   const list = await providerJson(outbound, provider, { url: joinUrl(opts.url, 'models'), headers: bearer(opts.apiKey), signal, maxBytes: 4 << 20 }, modelsSchema);
-  if (opts.model && !list.data.some((m) => m.id === opts.model)) throw new ServiceError(ProviderErrorCode.FAILED, `${provider} does not serve the model ${opts.model}`);
+  if (opts.model && !list.data.some((m) => m.id === opts.model)) throw new ServiceError(ProviderCallErrorCode.FAILED, `${provider} does not serve the model ${opts.model}`);
 }
 
 /** Creates the chat provider of an endpoint whose `url` is set. */

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { OutboundClient } from '../outbound/types.js';
 import { ServiceError } from '../types.js';
-import { ProviderErrorCode, providerJson } from './call.js';
+import { ProviderCallErrorCode, providerJson } from './call.js';
 import type { WeatherProviderOptions } from './options.js';
 
 const PROVIDER = 'Open-Meteo';
@@ -98,7 +98,7 @@ export function createOpenMeteo(opts: WeatherProviderOptions, outbound: Outbound
       const results = await search(name, code || !country ? 1 : 10, code, signal);
       const wanted = country?.toLowerCase();
       const hit = code || !wanted ? results[0] : results.find((r) => r.country?.toLowerCase() === wanted || r.admin1?.toLowerCase() === wanted);
-      if (!hit) throw new ServiceError(ProviderErrorCode.NOT_FOUND, `no place named "${name}"${country ? ` in ${country}` : ''} is known to the geocoder`);
+      if (!hit) throw new ServiceError(ProviderCallErrorCode.NOT_FOUND, `no place named "${name}"${country ? ` in ${country}` : ''} is known to the geocoder`);
       return { name: hit.name, latitude: hit.latitude, longitude: hit.longitude, country: hit.country, countryCode: hit.country_code, admin1: hit.admin1, timezone: hit.timezone, population: hit.population };
     },
     async forecast(latitude, longitude, signal) {

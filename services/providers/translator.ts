@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { OutboundClient } from '../outbound/types.js';
 import { ServiceError } from '../types.js';
-import { joinUrl, ProviderErrorCode, providerJson, providerPostJson } from './call.js';
+import { joinUrl, ProviderCallErrorCode, providerJson, providerPostJson } from './call.js';
 import type { ChatProvider } from './openAi.js';
 import type { TranslateProviderOptions } from './options.js';
 
@@ -67,7 +67,7 @@ export function createLibreTranslate(opts: TranslateProviderOptions & { url: str
     async translate(text, target, o) {
       const known = new Set((await languages(o.signal)).map((l) => l.code));
       const code = (LIBRE_ALIASES[target] ?? [target]).find((c) => known.has(c));
-      if (!code) throw new ServiceError(ProviderErrorCode.NOT_FOUND, `this node's LibreTranslate server has no ${TARGET_LANGUAGES[target]} (${target}) model`);
+      if (!code) throw new ServiceError(ProviderCallErrorCode.NOT_FOUND, `this node's LibreTranslate server has no ${TARGET_LANGUAGES[target]} (${target}) model`);
       const body: Record<string, unknown> = { q: text, source: 'auto', target: code, format: 'text' };
       if (opts.apiKey) body.api_key = opts.apiKey;
       const doc = await providerPostJson(outbound, provider, joinUrl(opts.url, 'translate'), body, { signal: o.signal, timeoutMs: o.timeoutMs, maxBytes: 1 << 20 }, libreTranslateSchema);
