@@ -86,6 +86,7 @@ class RpcAnswerError extends Error {
   readonly data: unknown;
   constructor(code: number, message: string, data: unknown) {
     super(message);
+    this.name = 'RpcAnswerError';
     this.code = code;
     this.data = data;
   }
@@ -107,13 +108,22 @@ function unwrap(provider: string, e: unknown): ServiceError {
   return new ServiceError(ProviderCallErrorCode.FAILED, `${provider}: ${msg.split('\n')[0].slice(0, 300)}`);
 }
 
-/** `p`'s value, or `fallback` when the contract reverted or returned nothing (an unset record); transport faults still throw. */
+/** viem errors that mean "the contract has no such answer": a revert, no data, or data that does not decode as the ABI says. */
+const NO_ANSWER = new Set(['ContractFunctionRevertedError', 'ContractFunctionZeroDataError', 'ExecutionRevertedError', 'AbiDecodingZeroDataError', 'AbiDecodingDataSizeTooSmallError', 'PositionOutOfBoundsError', 'InvalidBytesBooleanError', 'SliceOffsetOutOfBoundsError']);
+
+function isNoAnswer(e: unknown): boolean {
+  for (let cur: unknown = e, depth = 0; cur && depth < 8; cur = (cur as { cause?: unknown }).cause, depth++) {
+    if (cur instanceof Error && NO_ANSWER.has(cur.name)) return true;
+  }
+  return false;
+}
+
+/** `p`'s value, or `fallback` when the contract reverted or returned nothing (an unset record); transport faults and other RPC errors still throw. */
 async function unlessReverted<T>(p: Promise<T>, fallback: T): Promise<T> {
   try {
     return await p;
   } catch (e) {
-    const fault = transportFault(e);
-    if (fault) throw fault;
+    if (transportFault(e) || !isNoAnswer(e)) throw e;
     return fallback;
   }
 }

@@ -17,6 +17,7 @@ import { ServiceError, type HealthReport, type ServiceContext } from '../../../s
 import { createReferencePriceSource } from '../../../x402/pricing.js';
 import { startAnvil, type Anvil } from '../../helpers/anvil.js';
 import { startProviderFake, type ProviderFake } from './fakeProviders.js';
+import { startFake } from '../outboundFakes.js';
 
 const params = createDevnetChainParams({ genesisBits: 0x207fffff });
 const registry = createServiceRegistry();
@@ -142,6 +143,26 @@ describe('native-ens-resolve', () => {
 });
 
 describe('RPC failures', () => {
+  test('an RPC error on a resolver read is the provider’s failure, never "no address"', async () => {
+    // A JSON-RPC endpoint that answers the registry and then rate-limits the resolver read (-32005).
+    const rpc = await startFake((req, res) => {
+      let raw = '';
+      req.on('data', (d: Buffer) => (raw += d.toString()));
+      req.on('end', () => {
+        const { id, method, params } = JSON.parse(raw) as { id: number; method: string; params: { to: string }[] };
+        const to = method === 'eth_call' ? params[0].to.toLowerCase() : '';
+        const body = to === ENS_REGISTRY.toLowerCase() ? { jsonrpc: '2.0', id, result: word('address', RESOLVER) } : { jsonrpc: '2.0', id, error: { code: -32005, message: 'limit exceeded' } };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      });
+    }, '127.0.0.1');
+    try {
+      await expect(executeService(registry.get('native-ens-resolve')!, contextOf({ ethereumRpcUrl: rpc.url }), 'alice.eth')).rejects.toMatchObject({ code: 'provider_error' });
+    } finally {
+      await rpc.close();
+    }
+  });
+
   test('a wrong chain is down; an unreachable RPC is down and a call fails provider_error; a non-JSON-RPC answer is provider_bad_response', async () => {
     const health = (id: string, ctx: ServiceContext) => registry.get(id)!.health!(ctx) as Promise<HealthReport>;
     expect((await health('native-evm-balance', contextOf({ baseRpcUrl: eth.url }))).status).toBe('down');
