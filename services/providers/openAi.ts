@@ -52,7 +52,8 @@ export interface ChatProvider {
 /** The models probe: the endpoint lists its models, and the configured one among them. */
 async function probeModels(provider: string, opts: OpenAiCompatibleOptions & { url: string }, outbound: OutboundClient, signal?: AbortSignal): Promise<void> {
   const list = await providerJson(outbound, provider, { url: joinUrl(opts.url, 'models'), headers: bearer(opts.apiKey), signal, maxBytes: 4 << 20 }, modelsSchema);
-  if (opts.model && !list.data.some((m) => m.id === opts.model)) throw new ServiceError(ProviderCallErrorCode.FAILED, `${provider} does not serve the model ${opts.model}`);
+  // Ollama lists tags (`llama3.2:latest`) and serves the bare name as the `latest` tag.
+  if (opts.model && !list.data.some((m) => m.id === opts.model || m.id === `${opts.model}:latest`)) throw new ServiceError(ProviderCallErrorCode.FAILED, `${provider} does not serve the model ${opts.model}`);
 }
 
 /** Creates the chat provider of an endpoint whose `url` is set. */

@@ -105,7 +105,7 @@ function answer(family: Family, path: string, url: URL, body: Record<string, unk
       return [200, out];
     }
     case 'oai': {
-      if (path.endsWith('/models')) return [200, modelList('test-model', 'dall-e-3')];
+      if (path.endsWith('/models')) return [200, modelList('test-model', 'dall-e-3', 'llama3.2:latest')];
       if (path.endsWith('/images/generations')) return [200, imagesAnswer(mode === 'small-image' ? PNG_512 : mode === 'not-png' ? Buffer.from('GIF89a not a png at all').toString('base64') : PNG_1024)];
       const messages = body.messages as { role: string; content: string }[];
       const last = messages[messages.length - 1].content;

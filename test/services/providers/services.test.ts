@@ -256,6 +256,8 @@ describe('native-llm-chat (OpenAI-compatible)', () => {
   test('the health probe lists the models: a model the endpoint does not serve is down', async () => {
     expect(await statusOf('native-llm-chat', contextOf())).toBe('active');
     expect(await statusOf('native-llm-chat', contextOf(fake.settings({ llmModel: 'gpt-nonexistent' })))).toBe('down');
+    // Ollama's tags: the bare name is the `latest` tag.
+    expect(await statusOf('native-llm-chat', contextOf(fake.settings({ llmModel: 'llama3.2' })))).toBe('active');
   });
 
   test('an empty request is refused before payment; provider errors are coded', async () => {
