@@ -20,7 +20,8 @@ import type { Chain } from '../chain/chain.js';
 import type { Mempool } from '../chain/mempool.js';
 import type { Logger, SignatureVerifier } from '../chain/types.js';
 import { createServiceRegistry, type ServiceRegistry } from '../services/index.js';
-import type { NativeUsdSource, ServiceContext } from '../services/types.js';
+import type { NativeUsdSource, SellerInfo, ServiceContext } from '../services/types.js';
+import { defaultSellerInfo } from '../services/documents/document.js';
 import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
 import { openLedger, type SettlementLedger } from '../x402/ledger.js';
 import { createReferencePriceSource } from '../x402/pricing.js';
@@ -68,6 +69,11 @@ async function loadPayee(config: NodeConfig, params: ChainParams, env: Record<st
   return params.network === 'native-devnet' ? getDevPayeeKeyPair() : undefined;
 }
 
+/** The documents' seller block from the config, each unset field from the devnet placeholders. */
+function sellerOf(config: NodeConfig): SellerInfo {
+  return { name: config.sellerName ?? defaultSellerInfo.name, address: config.sellerAddress ?? defaultSellerInfo.address, vatId: config.sellerVatId ?? defaultSellerInfo.vatId };
+}
+
 /** Builds the paid side (opens the ledger and the payee wallet); call `start()` after the mempool started. */
 export async function createPayments(
   config: NodeConfig,
@@ -82,7 +88,7 @@ export async function createPayments(
   const ledger = await openLedger(join(config.dataDir, LEDGER_DIR));
   const { chain, mempool } = modules;
   const serviceLog = log.child({ module: 'services' });
-  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger };
+  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, seller: sellerOf(config) };
   const refunds = payee ? new RefundManager(chain, mempool, ledger, payee, params, { logger: log.child({ module: 'refunds' }) }) : undefined;
   const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }) }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');

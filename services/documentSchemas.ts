@@ -40,14 +40,19 @@ function items(negativePrices = false): Record<string, unknown> {
 /** VAT rate in percent (20 for 20 %). */
 const VAT_RATE = { type: 'number', minimum: 0, maximum: 100, description: 'VAT rate in percent, e.g. 20.' } as const;
 
+/** ISO 4217 currency code; documents default to EUR. */
+const CURRENCY = { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, e.g. EUR (default EUR).' } as const;
+const NOTES = { type: 'string', maxLength: 2000 } as const;
+
+/** Every document also takes an optional `currency` (default EUR) and `notes`. */
 function doc(numberField: string, properties: Record<string, unknown>): Record<string, unknown> {
-  return { type: 'object', additionalProperties: false, required: [numberField, 'buyer', 'items'], properties: { [numberField]: DOC_NUMBER, ...properties } };
+  return { type: 'object', additionalProperties: false, required: [numberField, 'buyer', 'items'], properties: { [numberField]: DOC_NUMBER, currency: CURRENCY, notes: NOTES, ...properties } };
 }
 
 /** native-invoice-pdf: invoiceNumber; buyer {name, address}; items; vatRate; notes. */
-export const invoiceSchema = doc('invoiceNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE, notes: { type: 'string', maxLength: 2000 } });
+export const invoiceSchema = doc('invoiceNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE });
 /** native-invoice-proforma: proformaNumber; buyer {name, address}; items; vatRate; validUntil; currency. */
-export const proformaSchema = doc('proformaNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE, validUntil: DATE, currency: { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, e.g. EUR.' } });
+export const proformaSchema = doc('proformaNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE, validUntil: DATE });
 /** native-receipt-payment: receiptNumber; buyer {name}; items; payment {method, reference, paidOn}; vatRate. */
 export const receiptSchema = doc('receiptNumber', {
   buyer: buyer(false),

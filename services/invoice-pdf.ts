@@ -1,5 +1,6 @@
-/** native-invoice-pdf: invoice as A4 PDF (base64) with VAT-computed totals. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+/** native-invoice-pdf: invoice as A4 PDF (base64) with VAT-computed totals. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
+import { documentRun } from './documents/document.js';
 import { invoiceSchema } from './documentSchemas.js';
 
 /** native-invoice-pdf. */
@@ -14,4 +15,5 @@ export const invoicePdf = defineService({
   requestRequired: false,
   inputSchema: invoiceSchema,
   inputIsJson: true,
+  run: documentRun({ title: 'INVOICE', numberField: 'invoiceNumber', numberLabel: 'Invoice no.', grossLabel: 'Total due' }),
 });

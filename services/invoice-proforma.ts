@@ -1,5 +1,6 @@
-/** native-invoice-proforma: pro forma invoice A4 PDF. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+/** native-invoice-proforma: pro forma invoice A4 PDF. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
+import { documentRun } from './documents/document.js';
 import { proformaSchema } from './documentSchemas.js';
 
 /** native-invoice-proforma. */
@@ -14,4 +15,5 @@ export const invoiceProforma = defineService({
   requestRequired: false,
   inputSchema: proformaSchema,
   inputIsJson: true,
+  run: documentRun({ title: 'PRO FORMA INVOICE', numberField: 'proformaNumber', numberLabel: 'Pro forma no.', grossLabel: 'Total' }),
 });

@@ -1,5 +1,6 @@
-/** native-quote-estimate: quote/estimate A4 PDF with validity date. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+/** native-quote-estimate: quote/estimate A4 PDF with validity date. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
+import { documentRun } from './documents/document.js';
 import { quoteSchema } from './documentSchemas.js';
 
 /** native-quote-estimate. */
@@ -14,4 +15,5 @@ export const quoteEstimate = defineService({
   requestRequired: false,
   inputSchema: quoteSchema,
   inputIsJson: true,
+  run: documentRun({ title: 'QUOTE / ESTIMATE', numberField: 'quoteNumber', numberLabel: 'Quote no.', grossLabel: 'Total quoted' }),
 });

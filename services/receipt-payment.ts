@@ -1,5 +1,6 @@
-/** native-receipt-payment: payment receipt A4 PDF. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+/** native-receipt-payment: payment receipt A4 PDF. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
+import { documentRun } from './documents/document.js';
 import { receiptSchema } from './documentSchemas.js';
 
 /** native-receipt-payment. */
@@ -14,4 +15,5 @@ export const receiptPayment = defineService({
   requestRequired: false,
   inputSchema: receiptSchema,
   inputIsJson: true,
+  run: documentRun({ title: 'PAYMENT RECEIPT', numberField: 'receiptNumber', numberLabel: 'Receipt no.', grossLabel: 'Amount paid' }),
 });

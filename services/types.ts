@@ -34,6 +34,13 @@ export interface ServiceUsage {
   volume(serviceId: string): { calls: number; callsUsdc: number; volumeBase: bigint; volumeUsdcAtomic: bigint };
 }
 
+/** The seller block of the business documents (node config `sellerName`, `sellerAddress`, `sellerVatId`). */
+export interface SellerInfo {
+  readonly name: string;
+  readonly address: string;
+  readonly vatId: string;
+}
+
 /** What a running service may use. */
 export interface ServiceContext {
   readonly chain: ChainReader;
@@ -50,6 +57,8 @@ export interface ServiceContext {
   readonly verifier?: SignatureVerifier;
   /** Settled calls and volume per service; absent where no ledger runs. */
   readonly usage?: ServiceUsage;
+  /** Seller shown on invoices, receipts, credit notes and quotes; absent: the devnet defaults. */
+  readonly seller?: SellerInfo;
 }
 
 /** The failure a service reports when it cannot produce a result (the caller gets a refund). */
