@@ -23,6 +23,8 @@ import { createServiceRegistry, type ServiceRegistry } from '../services/index.j
 import type { NativeUsdSource, SellerInfo, ServiceContext } from '../services/types.js';
 import { defaultSellerInfo } from '../services/documents/document.js';
 import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
+import { useSanctionsDir } from '../services/sanctions/screen.js';
+import { sanctionsDirOf } from './sanctions.js';
 import { openLedger, type SettlementLedger } from '../x402/ledger.js';
 import { createReferencePriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
@@ -83,6 +85,8 @@ export async function createPayments(
 ): Promise<Payments> {
   const log = modules.logger;
   const registry = createServiceRegistry();
+  // Lists refreshed by `native-node sanctions update` win over the shipped ones when newer.
+  useSanctionsDir(sanctionsDirOf(config));
   const nativeUsd = createReferencePriceSource(params);
   const payee = await loadPayee(config, params, env);
   const ledger = await openLedger(join(config.dataDir, LEDGER_DIR));

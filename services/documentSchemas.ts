@@ -103,6 +103,7 @@ export const sanctionsScanSchema: Record<string, unknown> = {
   properties: {
     entity: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S', description: 'Wallet address or company name.' },
     lists: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['OFAC', 'EU', 'UN'] }, description: 'Lists to screen against (default: all).' },
+    threshold: { type: 'number', minimum: 0.5, maximum: 1, description: 'Minimum name score of a match, 0.5 to 1 (default 0.85).' },
   },
 };
 
