@@ -1,6 +1,7 @@
-/** native-keywords: keywords, named entities, topics. Not runnable yet: it needs a text-analysis provider (the node answers 503 service_unavailable). */
+/** native-keywords: keywords and key phrases with scores, named and pattern entities, topics (services/text/analyse.ts: wink-nlp + compromise). */
 import { defineService } from './define.js';
 import { textInput } from './inputs.js';
+import { analyseKeywords } from './text/analyse.js';
 
 /** native-keywords. */
 export const keywords = defineService({
@@ -13,4 +14,5 @@ export const keywords = defineService({
   requestFormat: 'text (up to 5000 characters)',
   requestRequired: false,
   inputSchema: textInput('Text to analyse.', 5000),
+  run: async (_ctx, input) => analyseKeywords(input as string),
 });
