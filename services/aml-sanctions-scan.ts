@@ -46,6 +46,7 @@ export const amlSanctionsScan = defineService({
   tags: ['aml', 'sanctions', 'ofac', 'eu', 'un', 'screening', 'compliance'],
   requestFormat: 'JSON: {"entity": wallet address or company name, "lists": ["OFAC", "EU", "UN"]}',
   requestRequired: false,
+  needsInput: true,
   inputSchema: sanctionsScanSchema,
   inputIsJson: true,
   run,

@@ -23,6 +23,7 @@ export const b2bComplianceReport = defineService({
   tags: ['compliance', 'b2b', 'report', 'transactions', 'aml', 'kyc'],
   requestFormat: 'JSON: {"txs": [{"id", "amount", "counterparty", "country"}]} (at most 1000 transactions)',
   requestRequired: false,
+  needsInput: true,
   inputSchema: complianceReportSchema,
   inputIsJson: true,
   run,

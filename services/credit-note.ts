@@ -13,6 +13,7 @@ export const creditNote = defineService({
   tags: ['credit-note', 'refund', 'pdf', 'a4', 'document'],
   requestFormat: 'JSON: {"creditNoteNumber", "buyer": {"name"}, "originalInvoice", "items", "vatRate"}',
   requestRequired: false,
+  needsInput: true,
   inputSchema: creditNoteSchema,
   inputIsJson: true,
   run: documentRun({ title: 'CREDIT NOTE', numberField: 'creditNoteNumber', numberLabel: 'Credit note no.', grossLabel: 'Total credited' }),

@@ -13,6 +13,7 @@ export const invoicePdf = defineService({
   tags: ['invoice', 'pdf', 'a4', 'vat', 'document', 'billing'],
   requestFormat: 'JSON: {"invoiceNumber", "buyer": {"name", "address"}, "items": [{"description", "qty", "unitPrice"}], "vatRate", "notes"}',
   requestRequired: false,
+  needsInput: true,
   inputSchema: invoiceSchema,
   inputIsJson: true,
   run: documentRun({ title: 'INVOICE', numberField: 'invoiceNumber', numberLabel: 'Invoice no.', grossLabel: 'Total due' }),

@@ -13,6 +13,7 @@ export const invoiceProforma = defineService({
   tags: ['proforma', 'invoice', 'pdf', 'a4', 'document'],
   requestFormat: 'JSON: {"proformaNumber", "buyer": {"name", "address"}, "items", "vatRate", "validUntil", "currency"}',
   requestRequired: false,
+  needsInput: true,
   inputSchema: proformaSchema,
   inputIsJson: true,
   run: documentRun({ title: 'PRO FORMA INVOICE', numberField: 'proformaNumber', numberLabel: 'Pro forma no.', grossLabel: 'Total' }),

@@ -13,6 +13,7 @@ export const keywords = defineService({
   tags: ['keywords', 'entities', 'topics', 'nlp', 'text'],
   requestFormat: 'text (up to 5000 characters)',
   requestRequired: false,
+  needsInput: true,
   inputSchema: textInput('Text to analyse.', 5000),
   run: async (_ctx, input) => analyseKeywords(input as string),
 });

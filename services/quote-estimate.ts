@@ -13,6 +13,7 @@ export const quoteEstimate = defineService({
   tags: ['quote', 'estimate', 'pdf', 'a4', 'document'],
   requestFormat: 'JSON: {"quoteNumber", "buyer": {"name", "address"}, "items", "vatRate", "validUntil"}',
   requestRequired: false,
+  needsInput: true,
   inputSchema: quoteSchema,
   inputIsJson: true,
   run: documentRun({ title: 'QUOTE / ESTIMATE', numberField: 'quoteNumber', numberLabel: 'Quote no.', grossLabel: 'Total quoted' }),

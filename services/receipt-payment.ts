@@ -13,6 +13,7 @@ export const receiptPayment = defineService({
   tags: ['receipt', 'payment', 'pdf', 'a4', 'document'],
   requestFormat: 'JSON: {"receiptNumber", "buyer": {"name"}, "items", "payment": {"method", "reference", "paidOn"}, "vatRate"}',
   requestRequired: false,
+  needsInput: true,
   inputSchema: receiptSchema,
   inputIsJson: true,
   run: documentRun({ title: 'PAYMENT RECEIPT', numberField: 'receiptNumber', numberLabel: 'Receipt no.', grossLabel: 'Amount paid' }),

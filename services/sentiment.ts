@@ -13,6 +13,7 @@ export const sentiment = defineService({
   tags: ['sentiment', 'polarity', 'emotion', 'nlp', 'text'],
   requestFormat: 'text (up to 5000 characters)',
   requestRequired: false,
+  needsInput: true,
   inputSchema: textInput('Text to analyse.', 5000),
   run: async (_ctx, input) => analyseSentiment(input as string),
 });

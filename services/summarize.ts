@@ -17,6 +17,7 @@ export const summarize = defineService({
   tags: ['summarize', 'summary', 'tldr', 'key-points', 'text'],
   requestFormat: 'text of at least 80 characters (a URL: not on this node yet)',
   requestRequired: false,
+  needsInput: true,
   inputSchema: { type: 'string', minLength: 80, maxLength: 20_000, 'x-not-url': true, description: 'Text of at least 80 characters (URLs are refused: text only on this node).' },
   run: async (_ctx, input) => summarizeText(input as string),
 });

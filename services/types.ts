@@ -93,6 +93,11 @@ export interface ServiceDefinition {
   readonly inputSchema: Record<string, unknown>;
   /** `request` is a JSON document (parsed, then validated against `inputSchema`). */
   readonly inputIsJson?: boolean;
+  /**
+   * The spec lists `request` as optional for this service but it has nothing to work on without
+   * one: an empty request is refused with 400 `invalid_request` before any quote, like a bad one.
+   */
+  readonly needsInput?: boolean;
   /** Provider agent name (the node itself for node-operated services). */
   readonly providerAgent: string;
   readonly nodeOperated: boolean;
