@@ -1,6 +1,6 @@
 /** native-credit-note: credit note A4 PDF, negative unitPrice allowed. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
-import { documentRun } from './documents/document.js';
+import { documentHealth, documentRun } from './documents/document.js';
 import { creditNoteSchema } from './documentSchemas.js';
 
 /** native-credit-note. */
@@ -17,4 +17,5 @@ export const creditNote = defineService({
   inputSchema: creditNoteSchema,
   inputIsJson: true,
   run: documentRun({ title: 'CREDIT NOTE', numberField: 'creditNoteNumber', numberLabel: 'Credit note no.', grossLabel: 'Total credited' }),
+  health: documentHealth,
 });

@@ -15,4 +15,6 @@ export const emailValidate = defineService({
   needsInput: true,
   inputSchema: { type: 'string', maxLength: 320, pattern: '^[^\\s@]{1,64}@[^\\s@]{1,255}$', description: 'Email address.' },
   run: async (_ctx, input) => validateEmail(input as string),
+  // The syntax and disposable checks always work; a DNS outage makes single answers `mx: "unknown"`, not the service down.
+  health: async () => 'active',
 });

@@ -5,7 +5,7 @@
  * special-purpose addresses are answered as what they are.
  */
 import { defineService } from './define.js';
-import { locateIp } from './identity/geoip.js';
+import { geoIpDataInstalled, locateIp } from './identity/geoip.js';
 
 /** native-geo-ip. */
 export const geoIp = defineService({
@@ -22,4 +22,5 @@ export const geoIp = defineService({
   // The first lookup of a family reads its data (about 1 s on a loaded machine).
   timeoutMs: 15_000,
   run: async (_ctx, input) => locateIp(input as string),
+  health: async () => (geoIpDataInstalled() ? 'active' : 'down'),
 });

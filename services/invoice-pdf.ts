@@ -1,6 +1,6 @@
 /** native-invoice-pdf: invoice as A4 PDF (base64) with VAT-computed totals. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
-import { documentRun } from './documents/document.js';
+import { documentHealth, documentRun } from './documents/document.js';
 import { invoiceSchema } from './documentSchemas.js';
 
 /** native-invoice-pdf. */
@@ -17,4 +17,5 @@ export const invoicePdf = defineService({
   inputSchema: invoiceSchema,
   inputIsJson: true,
   run: documentRun({ title: 'INVOICE', numberField: 'invoiceNumber', numberLabel: 'Invoice no.', grossLabel: 'Total due' }),
+  health: documentHealth,
 });

@@ -2,6 +2,7 @@
 import { defineService } from './define.js';
 import { textInput } from './inputs.js';
 import { analyseKeywords } from './text/analyse.js';
+import { textHealth } from './text/nlp.js';
 
 /** native-keywords. */
 export const keywords = defineService({
@@ -16,4 +17,5 @@ export const keywords = defineService({
   needsInput: true,
   inputSchema: textInput('Text to analyse.', 5000),
   run: async (_ctx, input) => analyseKeywords(input as string),
+  health: textHealth,
 });

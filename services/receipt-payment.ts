@@ -1,6 +1,6 @@
 /** native-receipt-payment: payment receipt A4 PDF. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
-import { documentRun } from './documents/document.js';
+import { documentHealth, documentRun } from './documents/document.js';
 import { receiptSchema } from './documentSchemas.js';
 
 /** native-receipt-payment. */
@@ -17,4 +17,5 @@ export const receiptPayment = defineService({
   inputSchema: receiptSchema,
   inputIsJson: true,
   run: documentRun({ title: 'PAYMENT RECEIPT', numberField: 'receiptNumber', numberLabel: 'Receipt no.', grossLabel: 'Amount paid' }),
+  health: documentHealth,
 });

@@ -2,6 +2,7 @@
 import { defineService } from './define.js';
 import { textInput } from './inputs.js';
 import { analyseSentiment } from './text/analyse.js';
+import { textHealth } from './text/nlp.js';
 
 /** native-sentiment. */
 export const sentiment = defineService({
@@ -16,4 +17,5 @@ export const sentiment = defineService({
   needsInput: true,
   inputSchema: textInput('Text to analyse.', 5000),
   run: async (_ctx, input) => analyseSentiment(input as string),
+  health: textHealth,
 });

@@ -6,6 +6,7 @@
  */
 import { defineService } from './define.js';
 import { summarizeText } from './text/analyse.js';
+import { textHealth } from './text/nlp.js';
 
 /** native-summarize. */
 export const summarize = defineService({
@@ -20,4 +21,5 @@ export const summarize = defineService({
   needsInput: true,
   inputSchema: { type: 'string', minLength: 80, maxLength: 20_000, 'x-not-url': true, description: 'Text of at least 80 characters (URLs are refused: text only on this node).' },
   run: async (_ctx, input) => summarizeText(input as string),
+  health: textHealth,
 });

@@ -3,8 +3,9 @@
  * out. Each kind says its title, number field, gross label and which extra details it shows.
  */
 import { computeTotals, formatMinor, type DocumentItem } from './money.js';
+import { documentFontsInstalled } from './fonts.js';
 import { renderDocument, type DocumentModel } from './render.js';
-import type { SellerInfo, ServiceContext } from '../types.js';
+import type { HealthStatus, SellerInfo, ServiceContext } from '../types.js';
 
 /** Currency of documents whose input does not name one. */
 export const DEFAULT_CURRENCY = 'EUR';
@@ -102,4 +103,9 @@ export function documentRun(kind: DocumentKind): (ctx: ServiceContext, input: un
       },
     };
   };
+}
+
+/** Health of the document services: active when the embedded fonts are installed. */
+export async function documentHealth(): Promise<HealthStatus> {
+  return documentFontsInstalled() ? 'active' : 'down';
 }

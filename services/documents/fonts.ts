@@ -6,7 +6,7 @@
  * engine; parsing per document cost ~400 ms) from the installed packages. pdfkit embeds only the
  * glyphs a document uses.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { inflateSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
@@ -59,6 +59,17 @@ export function woffToSfnt(woff: Buffer): Buffer {
     at += (t.data.length + 3) & ~3;
   });
   return out;
+}
+
+/** Whether the font files are installed (the health probe; does not parse them). */
+export function documentFontsInstalled(): boolean {
+  try {
+    const dejavu = join(dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
+    const noto = join(dirname(require.resolve('@fontsource/noto-sans-sc/LICENSE')), 'files');
+    return ['DejaVuSans.ttf', 'DejaVuSans-Bold.ttf'].every((f) => existsSync(join(dejavu, f))) && existsSync(join(noto, 'noto-sans-sc-chinese-simplified-400-normal.woff'));
+  } catch {
+    return false;
+  }
 }
 
 /** Loads (once) the embedded fonts from their packages. */

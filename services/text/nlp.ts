@@ -53,5 +53,15 @@ export function detectLanguage(text: string): LanguageGuess {
   return { code, name, english: code === 'eng' || code === 'sco' };
 }
 
+/** Health of the text services: active once the English model has loaded (loads it at the first probe). */
+export async function textHealth(): Promise<'active' | 'down'> {
+  try {
+    winkNlp();
+    return 'active';
+  } catch {
+    return 'down';
+  }
+}
+
 /** Rounds to 3 decimals. */
 export const round3 = (x: number): number => Math.round(x * 1000) / 1000;
