@@ -4,13 +4,15 @@
  * text, a 60-line invoice over several pages with page numbers, deterministic bytes, and bad
  * inputs refused before payment with the field named.
  */
-import { describe, expect, test } from '@jest/globals';
+import { afterAll, describe, expect, test } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { computeTotals, formatMinor } from '../../services/documents/money.js';
 import { callLocal, refusal } from './local.js';
-import { tmpDir } from '../helpers/tmp.js';
+import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+
+afterAll(cleanupTmp);
 
 interface DocResult {
   pdfBase64: string;
