@@ -4,13 +4,14 @@
  * publishers' parsers on fixtures (the EU parser on a file in the EU's published shape), the
  * update command against a local HTTP server, and the compliance report.
  */
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import { copyFileSync, readFileSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildComplianceReport, fromUnits, toUnits } from '../../services/compliance/report.js';
+import { main } from '../../node/cli.js';
+import { fromUnits, toUnits } from '../../services/compliance/report.js';
 import { parseEuFsfXml, parseOfacSdnCsv, parseUnConsolidatedXml, SanctionsFormatError } from '../../services/sanctions/parse.js';
 import { createSanctionsIndex, nameScore, nameTokens, sanctionsIndex } from '../../services/sanctions/screen.js';
 import { readList, readLists } from '../../services/sanctions/store.js';
@@ -166,6 +167,26 @@ describe('native-node sanctions update', () => {
     expect(readFileSync(join(dir, 'un.json'), 'utf8')).toBe(before.un);
     expect(statSync(join(dir, 'un.json')).mtimeMs).toBe(before.unTime);
     expect(readList(dir, 'EU')!.entries).toHaveLength(2);
+  });
+
+  test('the CLI command writes into <data dir>/sanctions and exits 1 when a list is refused', async () => {
+    const dataDir = await tmpDir();
+    broken = false;
+    const printed: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (printed.push(String(chunk)), true));
+    let code: number;
+    try {
+      // The fixtures are far smaller than the official lists: the default minimum sizes refuse them.
+      code = await main(['sanctions', 'update', '--dev', '--data-dir', dataDir, '--json', '--ofac-url', `${base}/SDN.CSV`, '--un-url', `${base}/consolidated.xml`, '--eu-url', `${base}/eu.xml`], { env: {}, cwd: dataDir });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(code).toBe(1);
+    const out = JSON.parse(printed.join('')) as { dir: string; outcomes: { list: string; ok: boolean; error?: string }[] };
+    expect(out.dir).toBe(join(dataDir, 'sanctions'));
+    expect(out.outcomes.map((o) => [o.list, o.ok])).toEqual([['OFAC', false], ['UN', false], ['EU', false]]);
+    expect(out.outcomes[0].error).toContain('only 41 entries (expected at least 5000)');
+    expect(readList(join(dataDir, 'sanctions'), 'OFAC')).toBeUndefined();
   });
 
   test('a truncated list is not swapped in; the newer of shipped and updated lists wins', async () => {
