@@ -122,7 +122,8 @@ function drawLines(doc: PDFKit.PDFDocument, lines: readonly Line[], x: number, y
     const w = line.reduce((s, r) => s + doc.font(r.font).fontSize(size).widthOfString(r.text), 0);
     let cx = align === 'right' ? x + width - w : x;
     for (const r of line) {
-      doc.font(r.font).fontSize(size).text(r.text, cx, y + i * lh, { lineBreak: false });
+      // A common alphabetic baseline: the two fonts' ascents differ, so top-aligned runs would not line up.
+      doc.font(r.font).fontSize(size).text(r.text, cx, y + i * lh + size, { lineBreak: false, baseline: 'alphabetic' });
       cx += doc.widthOfString(r.text);
     }
   });
