@@ -77,6 +77,30 @@ export function parseOfacSdnCsv(text: string, date: string, source = OFFICIAL_SO
 }
 
 /**
+ * Adds the aliases of OFAC's `ALT.CSV` (ent_num, alt_num, alt_type aka/fka/nka, alt_name,
+ * alt_remarks; no header, `-0-` = empty) to a converted SDN list: SDN.CSV's Remarks name only
+ * some of them. Rows of unknown entries are ignored; returns the list and how many were added.
+ */
+export function addOfacAltCsv(list: SanctionsList, text: string): { list: SanctionsList; added: number } {
+  const rows = parseCsv(text, { relax_column_count: true, skip_empty_lines: true, relax_quotes: true }) as string[][];
+  const byId = new Map<string, string[]>();
+  for (const row of rows) {
+    const id = clean(row[0]);
+    const name = clean(row[3]);
+    if (!/^\d+$/.test(id) || !name || name === OFAC_EMPTY) continue;
+    byId.set(id, [...(byId.get(id) ?? []), name]);
+  }
+  if (byId.size === 0) throw new SanctionsFormatError('not an OFAC ALT.CSV file: no alias rows');
+  let added = 0;
+  const entries = list.entries.map((e) => {
+    const extra = (byId.get(e.id) ?? []).filter((a) => a !== e.name && !e.aliases.includes(a));
+    added += new Set(extra).size;
+    return extra.length ? { ...e, aliases: [...new Set([...e.aliases, ...extra])] } : e;
+  });
+  return { list: { ...list, entries }, added };
+}
+
+/**
  * Adds OFAC's per-asset digital-currency address files (one address a line) to a converted SDN
  * list: addresses the SDN remarks already name keep their entry; the others are listed under an
  * entry of their own, since those files do not say whose address it is.

@@ -260,7 +260,7 @@ export function createSanctionsIndex(lists: ReadonlyMap<ListCode, SanctionsList>
     const matches = hits.map((h) => {
       const l = lists.get(h.list)!;
       // An address from the separate address files carries that file's date.
-      const date = h.entry.id === 'ofac-digital-currency' ? (l.parts[1]?.date ?? l.date) : l.date;
+      const date = h.entry.id === 'ofac-digital-currency' ? (l.parts.find((p) => /digital currency/i.test(p.name))?.date ?? l.date) : l.date;
       return { list: h.list, listId: h.entry.id, name: h.entry.name, primaryName: h.entry.name, alias: false, type: h.entry.type, programs: h.entry.programs, score: 1, listDate: date, asset: h.asset, address: h.address };
     });
     const s = status(selected);

@@ -3,7 +3,7 @@
  * validates each, and swaps it in atomically (services/sanctions/store.ts). A list whose download,
  * parse or validation fails keeps the copy the node already has; the others are still updated.
  */
-import { OFFICIAL_SOURCES, parseEuFsfXml, parseOfacSdnCsv, parseUnConsolidatedXml, type ListCode, type SanctionsList } from './parse.js';
+import { addOfacAltCsv, OFFICIAL_SOURCES, parseEuFsfXml, parseOfacSdnCsv, parseUnConsolidatedXml, type ListCode, type SanctionsList } from './parse.js';
 import { readList, writeListAtomic } from './store.js';
 
 /** Smallest plausible size of each official list (entries); fewer means a truncated or wrong file. */
@@ -17,6 +17,12 @@ export interface SanctionsUpdateOptions {
   readonly dir: string;
   /** Download address per list (default: the official ones). */
   readonly sources?: Partial<Record<ListCode, string>>;
+  /**
+   * OFAC's alias file (ALT.CSV); default: beside the SDN.CSV address when that ends in SDN.CSV.
+   * Optional: when it cannot be read, the list keeps the aliases SDN.CSV's remarks give, and the
+   * outcome says so.
+   */
+  readonly ofacAltSource?: string;
   /** Lists to update (default: all three). */
   readonly lists?: readonly ListCode[];
   readonly minEntries?: Partial<Record<ListCode, number>>;
@@ -28,7 +34,7 @@ export interface SanctionsUpdateOptions {
 
 /** Outcome for one list. */
 export type SanctionsUpdateOutcome =
-  | { readonly list: ListCode; readonly ok: true; readonly date: string; readonly entries: number; readonly previousDate?: string }
+  | { readonly list: ListCode; readonly ok: true; readonly date: string; readonly entries: number; readonly previousDate?: string; readonly warning?: string }
   | { readonly list: ListCode; readonly ok: false; readonly error: string; readonly kept?: string };
 
 async function download(url: string, timeoutMs: number): Promise<{ text: string; lastModified?: string }> {
@@ -57,12 +63,22 @@ export async function updateSanctionsLists(opts: SanctionsUpdateOptions): Promis
       const { text, lastModified } = await download(url, opts.timeoutMs ?? 120_000);
       const modified = lastModified ? new Date(lastModified) : undefined;
       const date = (modified && !Number.isNaN(modified.getTime()) ? modified : new Date((opts.now ?? Date.now)())).toISOString().slice(0, 10);
-      const list = parseList(code, text, date, url);
+      let list = parseList(code, text, date, url);
+      let warning: string | undefined;
+      const alt = code === 'OFAC' ? (opts.ofacAltSource ?? (/SDN\.CSV$/i.test(url) ? url.replace(/SDN\.CSV$/i, 'ALT.CSV') : undefined)) : undefined;
+      if (alt) {
+        try {
+          list = addOfacAltCsv(list, (await download(alt, opts.timeoutMs ?? 120_000)).text).list;
+          list = { ...list, parts: [...list.parts, { name: 'OFAC SDN aliases (ALT.CSV)', date: list.date, source: alt }] };
+        } catch (e) {
+          warning = `aliases of ALT.CSV not added (${e instanceof Error ? e.message : String(e)}): only those in SDN.CSV's remarks`;
+        }
+      }
       const min = opts.minEntries?.[code] ?? MIN_ENTRIES[code];
       if (list.entries.length < min) throw new Error(`only ${list.entries.length} entries (expected at least ${min}): not swapped in`);
       if (current && list.date < current.date) throw new Error(`downloaded list is dated ${list.date}, older than the current ${current.date}: not swapped in`);
       writeListAtomic(opts.dir, list);
-      out.push({ list: code, ok: true, date: list.date, entries: list.entries.length, ...(current ? { previousDate: current.date } : {}) });
+      out.push({ list: code, ok: true, date: list.date, entries: list.entries.length, ...(current ? { previousDate: current.date } : {}), ...(warning ? { warning } : {}) });
     } catch (e) {
       out.push({ list: code, ok: false, error: e instanceof Error ? e.message : String(e), ...(current ? { kept: current.date } : {}) });
     }

@@ -131,7 +131,7 @@ describe('native-node sanctions update', () => {
   let server: Server;
   let base: string;
   let broken = false;
-  const bodies: Record<string, string> = { '/SDN.CSV': fixture('ofac-sdn-sample.csv'), '/consolidated.xml': fixture('un-consolidated-sample.xml'), '/eu.xml': fixture('eu-fsf-sample.xml') };
+  const bodies: Record<string, string> = { '/SDN.CSV': fixture('ofac-sdn-sample.csv'), '/ALT.CSV': fixture('ofac-alt-sample.csv'), '/consolidated.xml': fixture('un-consolidated-sample.xml'), '/eu.xml': fixture('eu-fsf-sample.xml') };
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -157,6 +157,10 @@ describe('native-node sanctions update', () => {
       { list: 'UN', ok: true, date: '2020-03-20', entries: 8 },
       { list: 'EU', ok: true, date: '2025-03-14', entries: 2 },
     ]);
+    // ALT.CSV (fetched beside SDN.CSV) adds the aliases SDN.CSV's remarks do not give.
+    const ofac = readList(dir, 'OFAC')!;
+    expect(ofac.entries.find((e) => e.id === '306')!.aliases).toEqual(['BNC', 'BNC BANK', 'BANCO NACIONAL']);
+    expect(ofac.parts.map((p) => p.name)).toEqual(['OFAC SDN list (SDN.CSV)', 'OFAC SDN aliases (ALT.CSV)']);
     const before = { ofac: readFileSync(join(dir, 'ofac.json'), 'utf8'), un: readFileSync(join(dir, 'un.json'), 'utf8'), unTime: statSync(join(dir, 'un.json')).mtimeMs };
     broken = true;
     const second = await updateSanctionsLists(opts(dir));
@@ -187,6 +191,14 @@ describe('native-node sanctions update', () => {
     expect(out.outcomes.map((o) => [o.list, o.ok])).toEqual([['OFAC', false], ['UN', false], ['EU', false]]);
     expect(out.outcomes[0].error).toContain('only 41 entries (expected at least 5000)');
     expect(readList(join(dataDir, 'sanctions'), 'OFAC')).toBeUndefined();
+  });
+
+  test('without its alias file the OFAC list is still updated, with a warning', async () => {
+    const dir = await tmpDir();
+    broken = false;
+    const [out] = await updateSanctionsLists({ ...opts(dir), lists: ['OFAC'], ofacAltSource: `${base}/missing/ALT.CSV` });
+    expect(out).toMatchObject({ list: 'OFAC', ok: true, entries: 41, warning: expect.stringContaining('HTTP 404') });
+    expect(readList(dir, 'OFAC')!.entries.find((e) => e.id === '306')!.aliases).toEqual(['BNC']);
   });
 
   test('a truncated list is not swapped in; the newer of shipped and updated lists wins', async () => {
