@@ -57,7 +57,7 @@ export const inputKeywords: readonly KeywordDefinition[] = [
   keyword('x-timezone', 'boolean', (s) => (isTimeZone(s) ? undefined : `is not an IANA time zone name (e.g. Europe/Berlin, America/New_York, UTC)`)),
   keyword('x-url', 'boolean', (s) => (isHttpUrl(s) ? undefined : 'must be an absolute http:// or https:// URL')),
   // native-summarize takes text only until the outbound client can fetch caller URLs.
-  keyword('x-not-url', 'boolean', (s) => (isHttpUrl(s.trim()) ? 'is a URL: text only on this node (fetching a URL to summarise is not available yet); send the text itself' : undefined)),
+  keyword('x-not-url', 'boolean', (s) => (/^\S+$/.test(s.trim()) && isHttpUrl(s.trim()) ? 'is a URL: text only on this node (fetching a URL to summarise is not available yet); send the text itself' : undefined)),
   keyword('x-ip', 'boolean', (s) => (isIP(s) !== 0 ? undefined : 'must be an IPv4 or IPv6 address')),
   keyword('x-address', 'string', (s, family) => {
     const a = classifyAddress(s);

@@ -75,5 +75,7 @@ describe('native-summarize', () => {
   test('short text and URLs are refused before payment', () => {
     expect(refusal('native-summarize', 'Too short to summarise.')).toContain('must NOT have fewer than 80 characters');
     expect(refusal('native-summarize', 'https://example.com/a-long-article-about-robots-and-warehouses-and-more-things-to-read')).toContain('text only on this node');
+    // Text that merely starts with a link is text.
+    expect(refusal('native-summarize', `https://acme.example/news ${NEWS}`)).toBeUndefined();
   });
 });
