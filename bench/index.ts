@@ -16,6 +16,7 @@ const benches: Readonly<Record<string, () => Promise<Bench>>> = {
   stratum: () => import('./stratum.js'),
   x402: () => import('./x402.js'),
   catalog: () => import('./catalog.js'),
+  services: () => import('./services.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

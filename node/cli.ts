@@ -63,6 +63,10 @@ Commands:
                                    earlier payment instead of paying again
   rdap-bootstrap [--out <file>]    refresh the IANA RDAP bootstrap registry of native-domain-info
                                    (default: the snapshot in services/web/rdapBootstrap.json)
+  sanctions update [--ofac-url <u>] [--un-url <u>] [--eu-url <u>]
+                                   download the official OFAC, UN and EU sanctions lists into
+                                   <data dir>/sanctions (validated, swapped atomically; a failed
+                                   list keeps the one the node has)
   version                          print the version
   help                             show this help
 
@@ -501,6 +505,13 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         if (sub === 'show') return await walletShow(ctx);
         if (sub === 'balance') return await walletBalance(ctx);
         throw new NodeError(CliErrorCode.USAGE, `unknown wallet command ${sub ?? '(none)'}; try: wallet new | show | balance`);
+      }
+      case 'sanctions': {
+        const [sub, ...args] = rest;
+        const { values } = parse(args, { 'ofac-url': { type: 'string' }, 'un-url': { type: 'string' }, 'eu-url': { type: 'string' } }, 0);
+        if (sub !== 'update') throw new NodeError(CliErrorCode.USAGE, `unknown sanctions command ${sub ?? '(none)'}; try: sanctions update`);
+        const ctx = context(values, out, cenv);
+        return await (await import('./sanctions.js')).sanctionsUpdate(ctx.config, ctx.out, { OFAC: values['ofac-url'] as string | undefined, UN: values['un-url'] as string | undefined, EU: values['eu-url'] as string | undefined });
       }
       default:
         throw new NodeError(CliErrorCode.UNKNOWN_COMMAND, `unknown command ${cmd}; see native-node help`);

@@ -92,6 +92,10 @@ export interface NodeConfig {
   readonly outbound: OutboundOptions;
   /** Every option of group `provider` (providers' URLs and keys), keyed like the config file; services read it as `ctx.providers`. */
   readonly providers: ProviderSettings;
+  /** Seller block of the business documents (invoice, receipt, credit note, quote); undefined: devnet placeholders. */
+  readonly sellerName: string | undefined;
+  readonly sellerAddress: string | undefined;
+  readonly sellerVatId: string | undefined;
   /** The config file that was read, if any. */
   readonly configFile: string | undefined;
   /** Where each option's value came from (options left at their default are `default`). */
@@ -158,6 +162,9 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'facilitatorUrl', flag: 'facilitator-url', env: 'NATIVE_FACILITATOR_URL', kind: 'string', schema: { type: 'string', pattern: '^https?://[^\\s]+$', maxLength: 2048 }, description: 'x402 facilitator settling the USDC rail (POST /verify, /settle)', defaultText: 'none (USDC rail off)' },
   { key: 'facilitatorAuthHeader', flag: 'facilitator-auth-header', env: 'NATIVE_FACILITATOR_AUTH_HEADER', kind: 'string', schema: { type: 'string', pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+:[ \\t]*[^\\r\\n]+$", maxLength: 8192 }, description: 'header sent to the facilitator, "Name: value" (e.g. "Authorization: Bearer …")', defaultText: 'none' },
   { key: 'facilitatorTimeout', flag: 'facilitator-timeout', env: 'NATIVE_FACILITATOR_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 100, maximum: 120_000 }, description: 'deadline of one facilitator call (verify with retries, or settle), ms', defaultText: '15000' },
+  { key: 'sellerName', flag: 'seller-name', env: 'NATIVE_SELLER_NAME', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'seller name on invoices, receipts, credit notes and quotes', defaultText: 'a devnet placeholder' },
+  { key: 'sellerAddress', flag: 'seller-address', env: 'NATIVE_SELLER_ADDRESS', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 500 }, description: 'seller postal address on the documents (\\n for new lines in a file)', defaultText: 'a devnet placeholder' },
+  { key: 'sellerVatId', flag: 'seller-vat-id', env: 'NATIVE_SELLER_VAT_ID', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 64 }, description: 'seller VAT identification number on the documents', defaultText: 'a devnet placeholder' },
   { key: 'mineThreads', flag: 'mine-threads', env: 'NATIVE_MINE_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 256 }, description: 'miner worker threads', defaultText: 'cores - 1 (at least 1)' },
   { key: 'stratum', flag: 'stratum', env: 'NATIVE_STRATUM', kind: 'boolean', schema: { type: 'boolean' }, description: 'Stratum v1 mining server (--no-stratum to disable)', defaultText: 'on' },
   { key: 'stratumHost', flag: 'stratum-host', env: 'NATIVE_STRATUM_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Stratum interface (0.0.0.0 to let miners on other machines in)', defaultText: 'the HTTP host' },
@@ -376,6 +383,9 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     facilitatorTimeout: merged.facilitatorTimeout as number,
     outbound: outboundOptionsOf(merged),
     providers: Object.fromEntries(CONFIG_OPTIONS.filter((o) => o.group === 'provider').map((o) => [o.key, merged[o.key] as string | number | boolean | undefined])),
+    sellerName: merged.sellerName as string | undefined,
+    sellerAddress: merged.sellerAddress as string | undefined,
+    sellerVatId: merged.sellerVatId as string | undefined,
     configFile: configFile ? resolve(cwd, configFile) : undefined,
     sources: Object.fromEntries(CONFIG_OPTIONS.map((o) => [o.key, sources.get(o.key) ?? 'default'])),
   };

@@ -21,8 +21,11 @@ import type { Mempool } from '../chain/mempool.js';
 import type { Logger, SignatureVerifier } from '../chain/types.js';
 import { createServiceRegistry, type ServiceRegistry } from '../services/index.js';
 import { createOutboundClient } from '../services/outbound/client.js';
-import type { NativeUsdSource, ServiceContext } from '../services/types.js';
+import type { NativeUsdSource, SellerInfo, ServiceContext } from '../services/types.js';
+import { defaultSellerInfo } from '../services/documents/document.js';
 import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
+import { useSanctionsDir } from '../services/sanctions/screen.js';
+import { sanctionsDirOf } from './sanctions.js';
 import { openLedger, type SettlementLedger } from '../x402/ledger.js';
 import { createReferencePriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
@@ -69,6 +72,11 @@ async function loadPayee(config: NodeConfig, params: ChainParams, env: Record<st
   return params.network === 'native-devnet' ? getDevPayeeKeyPair() : undefined;
 }
 
+/** The documents' seller block from the config, each unset field from the devnet placeholders. */
+function sellerOf(config: NodeConfig): SellerInfo {
+  return { name: config.sellerName ?? defaultSellerInfo.name, address: config.sellerAddress ?? defaultSellerInfo.address, vatId: config.sellerVatId ?? defaultSellerInfo.vatId };
+}
+
 /** Builds the paid side (opens the ledger and the payee wallet); call `start()` after the mempool started. */
 export async function createPayments(
   config: NodeConfig,
@@ -78,6 +86,8 @@ export async function createPayments(
 ): Promise<Payments> {
   const log = modules.logger;
   const registry = createServiceRegistry();
+  // Lists refreshed by `native-node sanctions update` win over the shipped ones when newer.
+  useSanctionsDir(sanctionsDirOf(config));
   const nativeUsd = createReferencePriceSource(params);
   const payee = await loadPayee(config, params, env);
   const ledger = await openLedger(join(config.dataDir, LEDGER_DIR));
@@ -85,7 +95,7 @@ export async function createPayments(
   const serviceLog = log.child({ module: 'services' });
   // Every request a service makes outside the node goes through this one client (SSRF checks, limits, per-host concurrency).
   const outbound = createOutboundClient(config.outbound);
-  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, outbound, providers: config.providers };
+  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, outbound, providers: config.providers, seller: sellerOf(config) };
   const refunds = payee ? new RefundManager(chain, mempool, ledger, payee, params, { logger: log.child({ module: 'refunds' }) }) : undefined;
   const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }) }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');

@@ -41,6 +41,13 @@ export interface ServiceUsage {
   volume(serviceId: string): { calls: number; callsUsdc: number; volumeBase: bigint; volumeUsdcAtomic: bigint };
 }
 
+/** The seller block of the business documents (node config `sellerName`, `sellerAddress`, `sellerVatId`). */
+export interface SellerInfo {
+  readonly name: string;
+  readonly address: string;
+  readonly vatId: string;
+}
+
 /** What a running service may use. */
 export interface ServiceContext {
   readonly chain: ChainReader;
@@ -61,6 +68,8 @@ export interface ServiceContext {
   readonly outbound?: OutboundClient;
   /** The providers' settings from the node's config (URLs, keys); absent where none are configured. */
   readonly providers?: ProviderSettings;
+  /** Seller shown on invoices, receipts, credit notes and quotes; absent: the devnet defaults. */
+  readonly seller?: SellerInfo;
 }
 
 /** The failure a service reports when it cannot produce a result (the caller gets a refund). */
@@ -95,6 +104,11 @@ export interface ServiceDefinition {
   readonly inputSchema: Record<string, unknown>;
   /** `request` is a JSON document (parsed, then validated against `inputSchema`). */
   readonly inputIsJson?: boolean;
+  /**
+   * The spec lists `request` as optional for this service but it has nothing to work on without
+   * one: an empty request is refused with 400 `invalid_request` before any quote, like a bad one.
+   */
+  readonly needsInput?: boolean;
   /** Provider agent name (the node itself for node-operated services). */
   readonly providerAgent: string;
   readonly nodeOperated: boolean;
