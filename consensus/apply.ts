@@ -3,10 +3,11 @@
  * Pure: reads a StateView, returns the key writes and the writes that undo them. Signatures are
  * checked separately (see `validate.ts`), because they are verified off-thread in a pool.
  */
-import { BlockErrorCode, TxErrorCode, ValidationError, isNodeError } from './errors.js';
+import { BlockErrorCode, ValidationError, isNodeError } from './errors.js';
 import { StateOverlay, type StateChanges, type StateView, accountKey, SUPPLY_KEY } from './state.js';
 import { encodeTx, txId as computeTxId, type Tx } from './tx.js';
 import { getTxType } from './txTypes/index.js';
+import { chargeEnvelope } from './ledger.js';
 import { blockSubsidy, splitFees } from './reward.js';
 import type { Block } from './block.js';
 import type { ChainParams } from './params.js';
@@ -32,23 +33,7 @@ export interface BlockApplication {
 export function applyTx(state: StateOverlay, tx: Tx, id: Uint8Array, height: number, params: ChainParams): void {
   const mod = getTxType(tx.type);
   const payload = mod.decodePayload(tx.payload);
-  const acc = state.getAccount(tx.from);
-  if (tx.nonce !== acc.nonce) {
-    // A future nonce may become valid later; a past one never will.
-    throw new ValidationError(TxErrorCode.BAD_NONCE, `nonce ${tx.nonce}, expected ${acc.nonce}`, {
-      action: 'ignore',
-      payload: { expected: acc.nonce.toString(), got: tx.nonce.toString() },
-    });
-  }
-  if (!acc.publicKey && !tx.publicKey) throw new ValidationError(TxErrorCode.MISSING_KEYS, "the account's first transaction must carry its public keys");
-  if (acc.balance < tx.fee) {
-    throw new ValidationError(TxErrorCode.INSUFFICIENT_FUNDS, `balance ${acc.balance} below fee ${tx.fee}`, { action: 'ignore' });
-  }
-  state.setAccount(tx.from, {
-    balance: acc.balance - tx.fee,
-    nonce: acc.nonce + 1n,
-    publicKey: acc.publicKey ?? tx.publicKey,
-  });
+  chargeEnvelope(state, tx);
   mod.apply(state, tx, payload, { params, height, txId: id });
 }
 
