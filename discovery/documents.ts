@@ -270,6 +270,7 @@ export function buildProtocolDescriptor(snap: CatalogSnapshot): Record<string, u
     priceFeed: {
       source: snap.nativeUsd.source,
       live: snap.nativeUsd.live,
+      nativeUsdChange24h: snap.nativeUsd.change24h ?? null,
       // No external market-data provider is configured on this node: majors are unknown (null), not invented.
       majors: { BTC: null, ETH: null, SOL: null, BNB: null, LTC: null },
     },

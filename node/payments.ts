@@ -23,7 +23,7 @@ import { createServiceRegistry, type ServiceRegistry } from '../services/index.j
 import type { NativeUsdSource, ServiceContext } from '../services/types.js';
 import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
 import { openLedger, type SettlementLedger } from '../x402/ledger.js';
-import { createReferencePriceSource } from '../x402/pricing.js';
+import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
 import { createPaidCallCore, type PaidCallCore } from '../x402/paidCall.js';
 import { NativeSettlement } from '../x402/settle.js';
@@ -77,7 +77,7 @@ export async function createPayments(
 ): Promise<Payments> {
   const log = modules.logger;
   const registry = createServiceRegistry();
-  const nativeUsd = createReferencePriceSource(params);
+  const nativeUsd = createChainPriceSource(modules.chain, params, (e) => log.warn({ err: (e as Error).message }, 'NATIVE/USD price refresh failed'));
   const payee = await loadPayee(config, params, env);
   const ledger = await openLedger(join(config.dataDir, LEDGER_DIR));
   const { chain, mempool } = modules;
