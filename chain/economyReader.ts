@@ -320,6 +320,12 @@ export class EconomyReader {
     return (await this.scan(econKeys.candle(pool, from), econKeys.candle(pool, toTime + 1))).map(([, v]) => parse<Candle>(v));
   }
 
+  /** The last `hours` hourly candles of a pool (the tip's hour included), oldest first. */
+  async recentCandles(pool: string, hours = 24): Promise<Candle[]> {
+    const t = this.tip().time;
+    return this.candles(pool, t - (hours - 1) * 3600, t);
+  }
+
   /** Volume of a pool over the 24 hourly buckets ending with the tip's hour, in asset a and b. */
   async volume24h(pool: string): Promise<{ a: bigint; b: bigint; swaps: number }> {
     const t = this.tip().time;
