@@ -25,7 +25,7 @@ import {
 } from '../consensus/economyState.js';
 import { fromHex, toHex } from '../consensus/hash.js';
 import { decodeVarintValue, NATIVE } from '../consensus/ledger.js';
-import { microUsd } from '../consensus/stablePrice.js';
+import { microUsd, stablePoolKey, stablePrice } from '../consensus/stablePrice.js';
 import { stakeReward } from '../consensus/txTypes/stake.js';
 import { MAX_AMOUNT } from '../consensus/amount.js';
 import type { ChainParams } from '../consensus/params.js';
@@ -189,6 +189,27 @@ export class EconomyReader {
       const [, , inv, id] = k.split(':');
       return { address: encodeAddress(fromHex(id), this.params.hrp), balance: (MAX_AMOUNT - BigInt(inv)).toString() };
     });
+  }
+
+  /**
+   * A stablecoin's backing at the on-chain price consensus uses (consensus/stablePrice.ts):
+   * ratio = collateral value / supply; `healthy` at or above the minimum mint ratio, `at-risk`
+   * between 100% and it, `under-collateralized` below 100%. Undefined for other tokens.
+   */
+  async stableHealth(symbol: string): Promise<
+    { collateral: string; supply: string; collateralValue: string; ratio: number | null; minRatio: number; health: 'healthy' | 'at-risk' | 'under-collateralized'; priceSource: 'pool' | 'reference' } | undefined
+  > {
+    const view = await this.view([tokenKey(symbol), stablePoolKey(symbol)]);
+    const raw = view.get(tokenKey(symbol));
+    if (!raw) return undefined;
+    const t = decodeToken(raw);
+    if (t.kind !== TokenKind.usdStable) return undefined;
+    const price = stablePrice(view, symbol, t, this.params);
+    const value = (t.reserve * price.num) / price.den;
+    const minRatio = this.params.economy.stableMinRatioBps / 10_000;
+    const ratio = t.supply === 0n ? null : Number((value * 1_000_000n) / t.supply) / 1_000_000;
+    const health = ratio === null || ratio >= minRatio ? 'healthy' : ratio >= 1 ? 'at-risk' : 'under-collateralized';
+    return { collateral: t.reserve.toString(), supply: t.supply.toString(), collateralValue: value.toString(), ratio, minRatio, health, priceSource: price.source };
   }
 
   /** Every pool record (one range scan of `s:P`). */

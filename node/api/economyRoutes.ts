@@ -57,8 +57,8 @@ export function createEconomyRouter(eco: EconomyReader, params: ChainParams): Ro
     const symbol = symbolParam(ctx.params.symbol);
     const token = await eco.getToken(symbol);
     if (!token) throw new NodeError(EconomyApiErrorCode.TOKEN_NOT_FOUND, `no token ${symbol} on ${params.network}`);
-    const [topHolders, pools] = await Promise.all([eco.topHolders(symbol, 10), eco.listPools({ asset: symbol })]);
-    ctx.body = { token, topHolders: topHolders.map((h) => ({ ...h, balanceDecimal: formatUnits(h.balance, token.decimals) })), pools };
+    const [topHolders, pools, stable] = await Promise.all([eco.topHolders(symbol, 10), eco.listPools({ asset: symbol }), eco.stableHealth(symbol)]);
+    ctx.body = { token, ...(stable ? { stable } : {}), topHolders: topHolders.map((h) => ({ ...h, balanceDecimal: formatUnits(h.balance, token.decimals) })), pools };
   });
   router.get('/api/v1/pools', async (ctx) => {
     const asset = typeof ctx.query.asset === 'string' && ctx.query.asset ? ctx.query.asset.toUpperCase() : undefined;

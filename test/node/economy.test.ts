@@ -56,6 +56,11 @@ describe('the devnet economy and its read API', () => {
     expect(pools.some((p) => p.a !== 'NATIVE' && p.b !== 'NATIVE')).toBe(true);
     expect((await eco.swaps({ limit: 1000 })).length).toBeGreaterThan(5);
     expect((await eco.nativeUsd()).source).toBe('pool');
+    const usdn = await eco.stableHealth('USDN');
+    expect(usdn?.priceSource).toBe('pool');
+    expect(usdn?.ratio).toBeGreaterThan(1.5);
+    expect(usdn?.health).toBe('healthy');
+    expect(await eco.stableHealth('GOLD')).toBeUndefined();
     const staker = await eco.account(getDevnetActor('staker').address);
     expect(new Set(staker.stakes.map((s) => s.tier))).toEqual(new Set([0, 1, 2, 3]));
     const nets = await eco.bridgeNetworks();
