@@ -11,11 +11,8 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { applyBlock, selectApplicable, writeChanges } from '../consensus/apply.js';
 import { assembleBlock, grindHeader } from '../consensus/assemble.js';
 import { blockHash, encodeBlock } from '../consensus/block.js';
-import { encodeAddress } from '../consensus/address.js';
-import { createDevnetChainParams } from '../consensus/devnet.js';
 import { createGenesisBlock, createGenesisState } from '../consensus/genesis.js';
-import { createKeyPairFromSeed, type HybridKeyPair } from '../consensus/keys.js';
-import { sha256 } from '../consensus/hash.js';
+import type { HybridKeyPair } from '../consensus/keys.js';
 import { COIN } from '../consensus/params.js';
 import { StateOverlay } from '../consensus/state.js';
 import { balanceOf, NATIVE } from '../consensus/ledger.js';
@@ -29,18 +26,11 @@ import { poolAdd } from '../consensus/txTypes/poolAdd.js';
 import { swap } from '../consensus/txTypes/swap.js';
 import { stake } from '../consensus/txTypes/stake.js';
 import type { TxTypeModule } from '../consensus/txTypes/types.js';
-import type { TransferChain, TransferChainOptions } from './transferChain.js';
+import { createBenchSenders, type TransferChain, type TransferChainOptions } from './transferChain.js';
 
 /** Builds the chain (see module comment); `txs` counts every transaction, `mix` counts them by type. */
 export async function buildEconomyChain(o: TransferChainOptions): Promise<TransferChain & { mix: Record<string, number> }> {
-  const keys: HybridKeyPair[] = [];
-  for (let i = 0; i < o.perBlock; i++) keys.push(createKeyPairFromSeed(sha256(new TextEncoder().encode(`${o.seedPrefix}${i}`))));
-  const params = createDevnetChainParams({
-    genesisBits: 0x207fffff,
-    ...(o.genesisTime === undefined ? {} : { genesisTime: o.genesisTime }),
-    allocations: keys.map((k) => ({ address: encodeAddress(k.address, 'tnative'), amount: 200_000n * COIN })),
-    ...(o.limits ? { limits: o.limits } : {}),
-  });
+  const { keys, params } = createBenchSenders(o, 200_000n * COIN);
   const oqs = await createMLDSA87();
   const state = new Map<string, Uint8Array>();
   writeChanges(state, createGenesisState(params));

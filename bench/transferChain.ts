@@ -41,16 +41,22 @@ export interface TransferChain {
   readonly tipTime: number;
 }
 
-/** Builds the chain (see module comment). */
-export async function buildTransferChain(o: TransferChainOptions): Promise<TransferChain> {
+/** The `perBlock` sender keys (seeds `${seedPrefix}${i}`) and devnet parameters funding each with `funds`. */
+export function createBenchSenders(o: TransferChainOptions, funds: bigint): { keys: HybridKeyPair[]; params: ChainParams } {
   const keys: HybridKeyPair[] = [];
   for (let i = 0; i < o.perBlock; i++) keys.push(createKeyPairFromSeed(sha256(new TextEncoder().encode(`${o.seedPrefix}${i}`))));
   const params = createDevnetChainParams({
     genesisBits: 0x207fffff,
     ...(o.genesisTime === undefined ? {} : { genesisTime: o.genesisTime }),
-    allocations: keys.map((k) => ({ address: encodeAddress(k.address, 'tnative'), amount: 1000n * COIN })),
+    allocations: keys.map((k) => ({ address: encodeAddress(k.address, 'tnative'), amount: funds })),
     ...(o.limits ? { limits: o.limits } : {}),
   });
+  return { keys, params };
+}
+
+/** Builds the chain (see module comment). */
+export async function buildTransferChain(o: TransferChainOptions): Promise<TransferChain> {
+  const { keys, params } = createBenchSenders(o, 1000n * COIN);
   const oqs = await createMLDSA87();
   const sign = (u: UnsignedTx, kp: HybridKeyPair): Tx => {
     const msg = txSighash(u);

@@ -1,6 +1,9 @@
 /** Rules and helpers shared by the economy's transaction types (symbols, assets, coded errors). */
 import { EconomyErrorCode, TxErrorCode, ValidationError } from '../errors.js';
-import type { Reader, Writer } from '../codec.js';
+import { Writer, decodeAll, type Reader } from '../codec.js';
+import { encodeAddress } from '../address.js';
+import { ADDRESS_SIZE } from '../keys.js';
+import type { TxTypeModule } from './types.js';
 import { accountKey, type StateOverlay } from '../state.js';
 import { getToken, tokenBalanceKey, tokenKey, TokenFlag, type TokenRecord } from '../economyState.js';
 import { NATIVE } from '../ledger.js';
@@ -69,4 +72,42 @@ export function balanceKey(asset: string, id: Uint8Array): string {
 /** Keys of an asset's record (none for NATIVE) and of the given accounts' balances in it. */
 export function assetKeys(asset: string, ...ids: Uint8Array[]): string[] {
   return [...(asset === NATIVE ? [] : [tokenKey(asset)]), ...ids.map((id) => balanceKey(asset, id))];
+}
+
+/** A `symbol ‖ varint amount` payload (token_burn, token_back, token_redeem). */
+export interface SymbolAmount {
+  readonly symbol: string;
+  /** Smallest units of the token (NATIVE base units for token_back), > 0. */
+  readonly amount: bigint;
+}
+
+/** Codec, stateless rules and JSON of a `symbol ‖ varint amount` payload; `what` names the amount in errors. */
+export function symbolAmountPayload(what: string): Pick<TxTypeModule<SymbolAmount>, 'encodePayload' | 'decodePayload' | 'validatePayload' | 'toJson'> {
+  return {
+    encodePayload: (p) => writeSymbol(new Writer(24), p.symbol).varint(p.amount).finish(),
+    decodePayload: (bytes) => decodeAll(bytes, (r) => ({ symbol: readSymbol(r), amount: r.varint() })),
+    validatePayload(p) {
+      validateSymbol(p.symbol);
+      requirePositive(p.amount, what);
+    },
+    toJson: (p) => ({ symbol: p.symbol, amount: p.amount.toString() }),
+  };
+}
+
+/** A `symbol ‖ to(20) ‖ varint amount` payload (token_mint, token_transfer). */
+export interface SymbolToAmount extends SymbolAmount {
+  readonly to: Uint8Array;
+}
+
+/** Codec, stateless rules and JSON of a `symbol ‖ to ‖ varint amount` payload. */
+export function symbolToAmountPayload(what: string): Pick<TxTypeModule<SymbolToAmount>, 'encodePayload' | 'decodePayload' | 'validatePayload' | 'toJson'> {
+  return {
+    encodePayload: (p) => writeSymbol(new Writer(48), p.symbol).raw(p.to).varint(p.amount).finish(),
+    decodePayload: (bytes) => decodeAll(bytes, (r) => ({ symbol: readSymbol(r), to: r.raw(ADDRESS_SIZE).slice(), amount: r.varint() })),
+    validatePayload(p) {
+      validateSymbol(p.symbol);
+      requirePositive(p.amount, what);
+    },
+    toJson: (p, params) => ({ symbol: p.symbol, to: encodeAddress(p.to, params.hrp), amount: p.amount.toString() }),
+  };
 }

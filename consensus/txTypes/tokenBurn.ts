@@ -1,32 +1,18 @@
 /** `token_burn`: destroy units of a token the sender holds. Payload: symbol ‖ varint amount. */
-import { Writer, decodeAll } from '../codec.js';
 import { setToken } from '../economyState.js';
 import { debit } from '../ledger.js';
 import { TxType } from '../tx.js';
-import { assetKeys, readSymbol, requirePositive, requireToken, validateSymbol, writeSymbol } from './economyRules.js';
+import { assetKeys, requireToken, type SymbolAmount, symbolAmountPayload } from './economyRules.js';
 import type { TxTypeModule } from './types.js';
 
 /** Payload of a token_burn. */
-export interface TokenBurnPayload {
-  readonly symbol: string;
-  /** Smallest units, > 0. */
-  readonly amount: bigint;
-}
+export type TokenBurnPayload = SymbolAmount;
 
 /** The token_burn type module. */
 export const tokenBurn: TxTypeModule<TokenBurnPayload> = {
   type: TxType.token_burn,
   name: 'token_burn',
-  encodePayload(p) {
-    return writeSymbol(new Writer(24), p.symbol).varint(p.amount).finish();
-  },
-  decodePayload(bytes) {
-    return decodeAll(bytes, (r) => ({ symbol: readSymbol(r), amount: r.varint() }));
-  },
-  validatePayload(p) {
-    validateSymbol(p.symbol);
-    requirePositive(p.amount, 'burn amount');
-  },
+  ...symbolAmountPayload('burn amount'),
   apply(state, tx, p, ctx) {
     requireToken(state, p.symbol);
     debit(state, tx.from, p.symbol, p.amount, 'burn amount');
@@ -37,8 +23,5 @@ export const tokenBurn: TxTypeModule<TokenBurnPayload> = {
   },
   touchedKeys(tx, p) {
     return assetKeys(p.symbol, tx.from);
-  },
-  toJson(p) {
-    return { symbol: p.symbol, amount: p.amount.toString() };
   },
 };

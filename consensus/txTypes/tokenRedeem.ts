@@ -5,23 +5,18 @@
  * coin treats every holder alike). Both round down (in the reserve's favour).
  * Payload: symbol ‖ varint amount.
  */
-import { Writer, decodeAll } from '../codec.js';
 import { EconomyErrorCode } from '../errors.js';
 import { setToken, TokenKind, type TokenRecord } from '../economyState.js';
 import { credit, debit, NATIVE } from '../ledger.js';
 import { stablePoolKey, stablePrice } from '../stablePrice.js';
 import { TxType } from '../tx.js';
-import { assetKeys, readSymbol, refuse, requirePositive, requireToken, validateSymbol, writeSymbol } from './economyRules.js';
+import { assetKeys, refuse, requireToken, type SymbolAmount, symbolAmountPayload } from './economyRules.js';
 import type { ChainParams } from '../params.js';
 import type { StateView } from '../state.js';
 import type { TxTypeModule } from './types.js';
 
 /** Payload of a token_redeem. */
-export interface TokenRedeemPayload {
-  readonly symbol: string;
-  /** Token units burned, > 0. */
-  readonly amount: bigint;
-}
+export type TokenRedeemPayload = SymbolAmount;
 
 /** NATIVE base units paid for redeeming `amount` of a token (see module comment). */
 export function redeemValue(state: StateView, symbol: string, t: TokenRecord, amount: bigint, params: ChainParams): bigint {
@@ -37,16 +32,7 @@ export function redeemValue(state: StateView, symbol: string, t: TokenRecord, am
 export const tokenRedeem: TxTypeModule<TokenRedeemPayload> = {
   type: TxType.token_redeem,
   name: 'token_redeem',
-  encodePayload(p) {
-    return writeSymbol(new Writer(24), p.symbol).varint(p.amount).finish();
-  },
-  decodePayload(bytes) {
-    return decodeAll(bytes, (r) => ({ symbol: readSymbol(r), amount: r.varint() }));
-  },
-  validatePayload(p) {
-    validateSymbol(p.symbol);
-    requirePositive(p.amount, 'redeem amount');
-  },
+  ...symbolAmountPayload('redeem amount'),
   apply(state, tx, p, ctx) {
     const t = requireToken(state, p.symbol);
     const out = redeemValue(state, p.symbol, t, p.amount, ctx.params);
@@ -59,8 +45,5 @@ export const tokenRedeem: TxTypeModule<TokenRedeemPayload> = {
   },
   touchedKeys(tx, p) {
     return [...assetKeys(p.symbol, tx.from), stablePoolKey(p.symbol)];
-  },
-  toJson(p) {
-    return { symbol: p.symbol, amount: p.amount.toString() };
   },
 };
