@@ -8,9 +8,8 @@
  */
 import { createMLDSA87 } from '@oqs/liboqs-js/sig';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { applyBlock, selectApplicable, writeChanges } from '../consensus/apply.js';
-import { assembleBlock, grindHeader } from '../consensus/assemble.js';
-import { blockHash, encodeBlock } from '../consensus/block.js';
+import { selectApplicable, writeChanges } from '../consensus/apply.js';
+import { blockHash } from '../consensus/block.js';
 import { createGenesisBlock, createGenesisState } from '../consensus/genesis.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import { COIN } from '../consensus/params.js';
@@ -26,7 +25,7 @@ import { poolAdd } from '../consensus/txTypes/poolAdd.js';
 import { swap } from '../consensus/txTypes/swap.js';
 import { stake } from '../consensus/txTypes/stake.js';
 import type { TxTypeModule } from '../consensus/txTypes/types.js';
-import { createBenchSenders, type TransferChain, type TransferChainOptions } from './transferChain.js';
+import { createBenchSenders, sealBlock, type BenchParent, type TransferChain, type TransferChainOptions } from './transferChain.js';
 
 /** Builds the chain (see module comment); `txs` counts every transaction, `mix` counts them by type. */
 export async function buildEconomyChain(o: TransferChainOptions): Promise<TransferChain & { mix: Record<string, number> }> {
@@ -46,7 +45,7 @@ export async function buildEconomyChain(o: TransferChainOptions): Promise<Transf
     return { ...u, signature: { mldsa: oqs.sign(msg, kp.mldsaSecret), ed25519: ed25519.sign(msg, kp.ed25519Secret) } };
   };
   const genesis = createGenesisBlock(params);
-  let parent = { hash: blockHash(genesis.header), height: 0, time: genesis.header.time };
+  let parent: BenchParent = { hash: blockHash(genesis.header), height: 0, time: genesis.header.time };
   const blocks: Uint8Array[] = [];
   let txs = 0;
   let bytes = 0;
@@ -106,14 +105,11 @@ export async function buildEconomyChain(o: TransferChainOptions): Promise<Transf
       for (const [j, t] of list.entries()) if (!kept.has(j)) for (const k of keys) if (k.address === t.from) nonces.set(k, t.nonce);
     }
     const chosen = keep.map((j) => list[j]);
-    const draft = assembleBlock({ parent, medianTimePast: parent.time, now: parent.time + 3, txs: chosen, txIds: keep.map((j) => ids[j]), miner: keys[0].address, state: view }, params);
-    const block = { ...draft, header: grindHeader(draft.header, params.powLimit)! };
-    writeChanges(state, applyBlock(view, block, params).changes);
-    const raw = encodeBlock(block, chosen.map(encodeTx));
-    blocks.push(raw);
-    bytes += raw.length;
+    const sealed = sealBlock(parent, chosen, keys[0].address, state, params, keep.map((j) => ids[j]));
+    blocks.push(sealed.raw);
+    bytes += sealed.raw.length;
     txs += chosen.length;
-    parent = { hash: blockHash(block.header), height: parent.height + 1, time: block.header.time };
+    parent = sealed.parent;
   }
   return { params, blocks, txs, bytes, tipTime: parent.time, mix };
 }
