@@ -92,19 +92,20 @@ function fromStateChanges(changes: StateChanges, undo: StateChanges, out: IndexB
       const after = value ? decodeVarintValue(value) : 0n;
       if (before > 0n) del(econKeys.holder(sym, before, addr), EMPTY);
       if (after > 0n) put(econKeys.holder(sym, after, addr), EMPTY, null);
+      // The account's token list changes only when the balance appears or disappears.
       const acct = econKeys.account(addr, 'T', sym);
-      if (after > 0n) put(acct, EMPTY, before > 0n ? EMPTY : null);
-      else del(acct, before > 0n ? EMPTY : null);
+      if (after > 0n && before === 0n) put(acct, EMPTY, null);
+      else if (after === 0n && before > 0n) del(acct, EMPTY);
     } else if (c === 'L') {
       const [pool, addr] = key.slice(1).split(':');
       const acct = econKeys.account(addr, 'L', pool);
-      if (value) put(acct, EMPTY, prior ? EMPTY : null);
-      else del(acct, prior ? EMPTY : null);
+      if (value && !prior) put(acct, EMPTY, null);
+      else if (!value && prior) del(acct, EMPTY);
     } else if (c === 'K') {
       const rec = decodeStake((value ?? prior)!);
       const acct = econKeys.account(toHex(rec.owner), 'K', key.slice(1));
-      if (value) put(acct, EMPTY, prior ? EMPTY : null);
-      else del(acct, prior ? EMPTY : null);
+      if (value && !prior) put(acct, EMPTY, null);
+      else if (!value && prior) del(acct, EMPTY);
     } else if (c === 'P' && !prior && value) {
       const pool = key.slice(1);
       for (const asset of pool.split('-')) put(econKeys.poolByAsset(asset, pool), EMPTY, null);
