@@ -6,7 +6,9 @@ import { grindHeader } from '../../consensus/assemble.js';
 import { createDevnetChainParams, getDevnetActor } from '../../consensus/devnet.js';
 import { COIN } from '../../consensus/params.js';
 import { EconomySimulator } from '../../node/economy/simulator.js';
-import { createChainBackend } from '../../node/economy/backends.js';
+import { createChainBackend, createHttpBackend } from '../../node/economy/backends.js';
+import { createHttpServer } from '../../node/api/http.js';
+import { NodeClient } from '../../node/client.js';
 import { createEconomyRouter, economyErrorStatuses } from '../../node/api/economyRoutes.js';
 import { accountEconomyFields } from '../../node/api/economyAccount.js';
 import { createJsonApp, HttpServer } from '../../node/api/app.js';
@@ -94,6 +96,40 @@ describe('the devnet economy and its read API', () => {
       expect(((await get('/api/v1/bridge?network=bitcoin')).body.records as unknown[]).length).toBeGreaterThan(0);
       const fields = await accountEconomyFields(eco, getDevnetActor('trader1').address);
       expect((fields.tokens as unknown[]).length).toBeGreaterThan(3);
+    } finally {
+      await server.stop();
+      mempool.stop();
+      await chain.close();
+    }
+  }, 120_000);
+
+  test('native-node simulate\'s HTTP backend sets the economy up and trades through a node\'s API', async () => {
+    const chain = await openChain({ dataDir: await tmpDir(), params, verifier: new CountingVerifier(), now });
+    const mempool = createMempool(chain, new CountingVerifier(), params, { now: () => clock * 1000 });
+    mempool.start();
+    const opts = { host: '127.0.0.1', port: 0, bodyLimit: 1 << 20, timeoutMs: 10_000, version: 'test' };
+    const server = createHttpServer(opts, { chain, mempool, params, routers: [createEconomyRouter(chain.economy, params)], errorStatuses: economyErrorStatuses });
+    await server.start();
+    const miner = getDevnetActor('miner-test').address;
+    const mineAll = async () => {
+      await mempool.idle();
+      for (let i = 0; i < 20 && (mempool.count > 0 || i === 0); i++) {
+        clock += 3;
+        const tpl = await createBlockTemplate(chain, mempool, params, { miner, now });
+        await chain.addBlock({ ...tpl.block, header: grindHeader(tpl.block.header, params.powLimit)! });
+        await mempool.idle();
+      }
+    };
+    try {
+      const sim = new EconomySimulator(createHttpBackend(new NodeClient(server.url), params), params, { rate: 1, seed: 3 });
+      expect(await sim.bootstrap()).toBe(true);
+      expect(sim.stats.refused).toBe(0);
+      await mineAll();
+      for (let i = 0; i < 15; i++) await sim.step();
+      await mineAll();
+      expect(sim.stats.submitted).toBeGreaterThan(90);
+      expect((await chain.economy.listPools()).length).toBe(9);
+      expect((await chain.economy.swaps({ limit: 1000 })).length).toBeGreaterThan(0);
     } finally {
       await server.stop();
       mempool.stop();
