@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { openChain } from '../../chain/chain.js';
-import { createMempool } from '../../chain/mempool.js';
+import { openChain, type Chain } from '../../chain/chain.js';
+import { createMempool, type Mempool } from '../../chain/mempool.js';
 import { createBlockTemplate } from '../../chain/template.js';
 import { grindHeader } from '../../consensus/assemble.js';
 import { createDevnetChainParams, getDevnetActor } from '../../consensus/devnet.js';
@@ -23,22 +23,24 @@ const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: 1
 let clock = params.genesis.time;
 const now = () => clock;
 
+/** Mines template blocks (3 s apart on the test clock) until the mempool is empty (at least one, at most 20). */
+async function mineUntilEmpty(chain: Chain, mempool: Mempool): Promise<void> {
+  const miner = getDevnetActor('miner-test').address;
+  await mempool.idle();
+  for (let i = 0; i < 20 && (mempool.count > 0 || i === 0); i++) {
+    clock += 3;
+    const tpl = await createBlockTemplate(chain, mempool, params, { miner, now });
+    await chain.addBlock({ ...tpl.block, header: grindHeader(tpl.block.header, params.powLimit)! });
+    await mempool.idle();
+  }
+}
+
 describe('the devnet economy and its read API', () => {
   test('the actors set up ≥6 tokens with a USD stablecoin, ≥8 pools with token/token pairs, stakes in every tier, bridge flows on all 10 networks; the API serves them', async () => {
     const chain = await openChain({ dataDir: await tmpDir(), params, verifier: new CountingVerifier(), now });
     const mempool = createMempool(chain, new CountingVerifier(), params, { now: () => clock * 1000 });
     mempool.start();
-    const miner = getDevnetActor('miner-test').address;
-    const mineAll = async () => {
-      await mempool.idle();
-      for (let i = 0; i < 20 && (mempool.count > 0 || i === 0); i++) {
-        clock += 3;
-        const tpl = await createBlockTemplate(chain, mempool, params, { miner, now });
-        const block = { ...tpl.block, header: grindHeader(tpl.block.header, params.powLimit)! };
-        await chain.addBlock(block);
-        await mempool.idle();
-      }
-    };
+    const mineAll = () => mineUntilEmpty(chain, mempool);
     const sim = new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 1, seed: 7 });
     expect(await sim.bootstrap()).toBe(true);
     expect(sim.stats.refused).toBe(0);
@@ -110,16 +112,7 @@ describe('the devnet economy and its read API', () => {
     const opts = { host: '127.0.0.1', port: 0, bodyLimit: 1 << 20, timeoutMs: 10_000, version: 'test' };
     const server = createHttpServer(opts, { chain, mempool, params, routers: [createEconomyRouter(chain.economy, params)], errorStatuses: economyErrorStatuses });
     await server.start();
-    const miner = getDevnetActor('miner-test').address;
-    const mineAll = async () => {
-      await mempool.idle();
-      for (let i = 0; i < 20 && (mempool.count > 0 || i === 0); i++) {
-        clock += 3;
-        const tpl = await createBlockTemplate(chain, mempool, params, { miner, now });
-        await chain.addBlock({ ...tpl.block, header: grindHeader(tpl.block.header, params.powLimit)! });
-        await mempool.idle();
-      }
-    };
+    const mineAll = () => mineUntilEmpty(chain, mempool);
     try {
       const sim = new EconomySimulator(createHttpBackend(new NodeClient(server.url), params), params, { rate: 1, seed: 3 });
       expect(await sim.bootstrap()).toBe(true);
