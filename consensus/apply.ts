@@ -3,10 +3,13 @@
  * Pure: reads a StateView, returns the key writes and the writes that undo them. Signatures are
  * checked separately (see `validate.ts`), because they are verified off-thread in a pool.
  */
-import { BlockErrorCode, TxErrorCode, ValidationError, isNodeError } from './errors.js';
+import { BlockErrorCode, ValidationError, isNodeError } from './errors.js';
 import { StateOverlay, type StateChanges, type StateView, accountKey, SUPPLY_KEY } from './state.js';
 import { encodeTx, txId as computeTxId, type Tx } from './tx.js';
 import { getTxType } from './txTypes/index.js';
+import { chargeEnvelope } from './ledger.js';
+import { toHex } from './hash.js';
+import type { BlockEvent, EconomyEvent } from './events.js';
 import { blockSubsidy, splitFees } from './reward.js';
 import type { Block } from './block.js';
 import type { ChainParams } from './params.js';
@@ -23,33 +26,19 @@ export interface BlockApplication {
   readonly burned: bigint;
   /** Subsidy minted by this block. */
   readonly subsidy: bigint;
+  /** What the economy's transactions did (for the chain's indexes). */
+  readonly events: BlockEvent[];
 }
 
 /**
  * Applies one transaction to an overlay: nonce, key publication, fee, then the type's effect.
  * Assumes the envelope and payload passed `validateTx` and the signatures were verified.
  */
-export function applyTx(state: StateOverlay, tx: Tx, id: Uint8Array, height: number, params: ChainParams): void {
+export function applyTx(state: StateOverlay, tx: Tx, id: Uint8Array, height: number, params: ChainParams, emit?: (e: EconomyEvent) => void): void {
   const mod = getTxType(tx.type);
   const payload = mod.decodePayload(tx.payload);
-  const acc = state.getAccount(tx.from);
-  if (tx.nonce !== acc.nonce) {
-    // A future nonce may become valid later; a past one never will.
-    throw new ValidationError(TxErrorCode.BAD_NONCE, `nonce ${tx.nonce}, expected ${acc.nonce}`, {
-      action: 'ignore',
-      payload: { expected: acc.nonce.toString(), got: tx.nonce.toString() },
-    });
-  }
-  if (!acc.publicKey && !tx.publicKey) throw new ValidationError(TxErrorCode.MISSING_KEYS, "the account's first transaction must carry its public keys");
-  if (acc.balance < tx.fee) {
-    throw new ValidationError(TxErrorCode.INSUFFICIENT_FUNDS, `balance ${acc.balance} below fee ${tx.fee}`, { action: 'ignore' });
-  }
-  state.setAccount(tx.from, {
-    balance: acc.balance - tx.fee,
-    nonce: acc.nonce + 1n,
-    publicKey: acc.publicKey ?? tx.publicKey,
-  });
-  mod.apply(state, tx, payload, { params, height, txId: id });
+  chargeEnvelope(state, tx);
+  mod.apply(state, tx, payload, emit ? { params, height, txId: id, emit } : { params, height, txId: id });
 }
 
 /** State keys a transaction touches (sender, type-specific keys): what the chain prefetches. */
@@ -72,9 +61,10 @@ export function applyBlock(view: StateView, block: Block, params: ChainParams, t
   const state = new StateOverlay(view);
   const height = block.coinbase.height;
   let fees = 0n;
+  const events: BlockEvent[] = [];
   block.txs.forEach((tx, i) => {
     try {
-      applyTx(state, tx, txIds?.[i] ?? computeTxId(encodeTx(tx)), height, params);
+      applyTx(state, tx, txIds?.[i] ?? computeTxId(encodeTx(tx)), height, params, (e) => events.push({ ...e, txIndex: i }));
     } catch (e) {
       if (isNodeError(e)) {
         throw new ValidationError(BlockErrorCode.BAD_TX, `tx ${i}: ${e.message}`, { payload: { index: i, txCode: e.code } });
@@ -95,7 +85,35 @@ export function applyBlock(view: StateView, block: Block, params: ChainParams, t
   const minerAcc = state.getAccount(block.coinbase.miner);
   if (subsidy + miner > 0n) state.setAccount(block.coinbase.miner, { ...minerAcc, balance: minerAcc.balance + subsidy + miner });
   state.setSupply({ minted: supply.minted + subsidy, burned: supply.burned + burned });
-  return { changes: state.changes(), undo: state.undo(), fees, burned, subsidy };
+  return { changes: state.changes(), undo: state.undo(), fees, burned, subsidy, events };
+}
+
+/**
+ * Picks, in order, the transactions that apply on top of `view` at `height`, each on the state
+ * the earlier picks left; a transaction that fails is skipped with every later nonce of its
+ * sender. Block templates use it: with pools and symbols, one sender's transaction can make
+ * another's fail (a swap's minOut, a taken symbol), which the mempool's per-sender check cannot
+ * see. Returns the indexes kept.
+ */
+export function selectApplicable(view: StateView, txs: readonly Tx[], txIds: readonly Uint8Array[], height: number, params: ChainParams): number[] {
+  const state = new StateOverlay(view);
+  const blocked = new Set<string>();
+  const kept: number[] = [];
+  txs.forEach((tx, i) => {
+    const sender = toHex(tx.from);
+    if (blocked.has(sender)) return;
+    const trial = new StateOverlay(state);
+    try {
+      applyTx(trial, tx, txIds[i], height, params);
+    } catch (e) {
+      if (!isNodeError(e)) throw e;
+      blocked.add(sender);
+      return;
+    }
+    for (const [k, v] of trial.changes()) state.set(k, v);
+    kept.push(i);
+  });
+  return kept;
 }
 
 /** Writes a set of changes into a mutable map-backed state (helper for in-memory states). */

@@ -76,7 +76,32 @@ export interface ChainParams {
     readonly bridge: readonly string[];
     readonly bridgeThreshold: number;
   };
+  /** Economy rules: stablecoin collateral, pool fee and locked liquidity, bridge networks. */
+  readonly economy: EconomyParams;
 }
+
+/** The economy's chain parameters. */
+export interface EconomyParams {
+  /** Minimum collateral value / minted value of a USD-stablecoin mint, basis points (15000 = 150%). */
+  readonly stableMinRatioBps: number;
+  /** Swap fee kept by the pool for its LPs, basis points (30 = 0.30%). */
+  readonly swapFeeBps: number;
+  /** LP shares locked forever by a pool's first deposit (Uniswap v2's MINIMUM_LIQUIDITY). */
+  readonly minLiquidity: bigint;
+  /** Bridge networks by index (a record names the index); a network without a vault refuses records. */
+  readonly bridgeNetworks: readonly { readonly name: string; readonly vault: string }[];
+}
+
+/** The ten bridge networks, in index order. */
+export const BRIDGE_NETWORK_NAMES = ['base', 'ethereum', 'solana', 'bitcoin', 'litecoin', 'bnb', 'polygon', 'arbitrum', 'optimism', 'avalanche'] as const;
+
+/** Economy parameters when genesis.json has none (vaults unset: bridge records refused). */
+export const DEFAULT_ECONOMY: EconomyParams = {
+  stableMinRatioBps: 15_000,
+  swapFeeBps: 30,
+  minLiquidity: 1000n,
+  bridgeNetworks: BRIDGE_NETWORK_NAMES.map((name) => ({ name, vault: '' })),
+};
 
 /** JSON shape of `genesis.json` (amounts as decimal strings of base units, bits as hex strings). */
 export interface GenesisJson {
@@ -97,6 +122,7 @@ export interface GenesisJson {
   referencePriceUsd: string;
   staking: { aprTiers: { name: string; minLockDays: number; aprBps: number }[] };
   authorities: { moderation: string[]; bridge: string[]; bridgeThreshold: number };
+  economy?: { stableMinRatioBps: number; swapFeeBps: number; minLiquidity: string; bridgeNetworks: { name: string; vault: string }[] };
 }
 
 const uint = { type: 'integer', minimum: 0 } as const;
@@ -175,6 +201,26 @@ export const genesisSchema = {
         bridgeThreshold: uint,
       },
     },
+    economy: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['stableMinRatioBps', 'swapFeeBps', 'minLiquidity', 'bridgeNetworks'],
+      properties: {
+        stableMinRatioBps: { type: 'integer', minimum: 10000, maximum: 100000 },
+        swapFeeBps: { type: 'integer', minimum: 0, maximum: 1000 },
+        minLiquidity: amount,
+        bridgeNetworks: {
+          type: 'array',
+          maxItems: 255,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'vault'],
+            properties: { name: { type: 'string', pattern: '^[a-z0-9-]{2,20}$' }, vault: { type: 'string', maxLength: 128 } },
+          },
+        },
+      },
+    },
   },
 } as const;
 
@@ -223,6 +269,9 @@ export function createParamsFromJson(json: unknown): ChainParams {
     referencePriceUsd: j.referencePriceUsd,
     staking: { aprTiers: j.staking.aprTiers.map((t) => ({ ...t })) },
     authorities: { moderation: [...j.authorities.moderation], bridge: [...j.authorities.bridge], bridgeThreshold: j.authorities.bridgeThreshold },
+    economy: j.economy
+      ? { ...j.economy, minLiquidity: BigInt(j.economy.minLiquidity), bridgeNetworks: j.economy.bridgeNetworks.map((n) => ({ ...n })) }
+      : DEFAULT_ECONOMY,
   };
 }
 
@@ -247,6 +296,7 @@ export function paramsToJson(p: ChainParams): GenesisJson {
     referencePriceUsd: p.referencePriceUsd,
     staking: { aprTiers: p.staking.aprTiers.map((t) => ({ ...t })) },
     authorities: { moderation: [...p.authorities.moderation], bridge: [...p.authorities.bridge], bridgeThreshold: p.authorities.bridgeThreshold },
+    economy: { ...p.economy, minLiquidity: p.economy.minLiquidity.toString(), bridgeNetworks: p.economy.bridgeNetworks.map((n) => ({ ...n })) },
   };
 }
 
@@ -273,6 +323,9 @@ export interface DevnetOptions {
   burnShareBps?: number;
   minFeeRate?: bigint;
   limits?: Partial<ChainParams['limits']>;
+  /** Bridge authority addresses (threshold 1 when given). */
+  bridgeAuthorities?: string[];
+  economy?: Partial<EconomyParams>;
 }
 
 /** Generates the parameters of a devnet or test chain: chain id 1337, `native-devnet`, easy difficulty. */
@@ -298,7 +351,8 @@ export function createDevnetParams(opts: DevnetOptions = {}): ChainParams {
       allocations: opts.allocations ?? [],
       referencePriceUsd: '0.5',
       staking: { aprTiers: DEFAULT_APR_TIERS },
-      authorities: { moderation: [], bridge: [], bridgeThreshold: 0 },
+      authorities: { moderation: [], bridge: opts.bridgeAuthorities ?? [], bridgeThreshold: opts.bridgeAuthorities?.length ? 1 : 0 },
+      economy: { ...DEFAULT_ECONOMY, ...opts.economy },
     }),
   );
 }

@@ -121,7 +121,7 @@ export interface CatalogSnapshot {
   readonly chainId: number;
   readonly services: readonly ServiceDefinition[];
   /** USD per NATIVE in micro-USD, where it came from, whether it is live. */
-  readonly nativeUsd: { readonly microUsd: bigint; readonly source: string; readonly live: boolean };
+  readonly nativeUsd: { readonly microUsd: bigint; readonly source: string; readonly live: boolean; readonly change24h?: number | null };
   readonly usage: ServiceUsage;
   readonly health: HealthReader;
   /** Unix ms. */

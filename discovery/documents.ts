@@ -270,6 +270,7 @@ export function buildProtocolDescriptor(snap: CatalogSnapshot): Record<string, u
     priceFeed: {
       source: snap.nativeUsd.source,
       live: snap.nativeUsd.live,
+      nativeUsdChange24h: snap.nativeUsd.change24h ?? null,
       // From the market-data provider's last answer (native-crypto-prices); unknown (null) until there is a fresh one, never invented.
       majors: { BTC: null, ETH: null, SOL: null, BNB: null, LTC: null, ...snap.majors?.usd },
       majorsSource: snap.majors?.source ?? null,

@@ -67,6 +67,9 @@ Commands:
                                    download the official OFAC, UN and EU sanctions lists into
                                    <data dir>/sanctions (validated, swapped atomically; a failed
                                    list keeps the one the node has)
+  token issue|mint|burn|send|flags|back|info|list, pool create|add|remove|list|info,
+  swap "100 NATIVE -> USDN" [--max-slippage 1%], stake, unstake, stable mint|redeem,
+  bridge record, simulate --node <url> [--rate N]   the chain's economy (docs/economy.md)
   version                          print the version
   help                             show this help
 
@@ -470,6 +473,15 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         return await start(rest.filter((a) => a !== '--json'), cenv);
       case 'devnet':
         return await (await import('./devnet.js')).runDevnet(rest, cenv.cwd);
+      case 'token':
+      case 'pool':
+      case 'swap':
+      case 'stake':
+      case 'unstake':
+      case 'stable':
+      case 'bridge':
+      case 'simulate':
+        return await (await import('./economyCli.js')).runEconomyCommand(cmd, rest, out, cenv);
       case 'status': {
         const { values } = parse(rest, {}, 0);
         return await status(context(values, out, cenv));
@@ -525,3 +537,6 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
     return code === 'internal_error' ? 70 : code === ClientErrorCode.UNREACHABLE ? 3 : 2;
   }
 }
+
+/** What the economy's commands (node/economyCli.ts) borrow from this CLI: options, context, wallet, waiting. */
+export const cliKit = { commonOptions: COMMON, context, nodeStatus, unlockWallet, walletRef, waitMined, timeoutOption, output } as const;

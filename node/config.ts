@@ -45,6 +45,8 @@ export interface NodeConfig {
   /** Milliseconds a request may take before it is answered 503 `request_timeout`. */
   readonly httpTimeout: number;
   readonly mine: boolean;
+  /** Devnet only: run the built-in economy actors (node/economy/simulator.ts). */
+  readonly economy: boolean;
   /** Address paid by mined blocks (bech32m of the network); the dev wallet on the devnet by default. */
   readonly minerAddress: string | undefined;
   readonly mineThreads: number;
@@ -155,6 +157,7 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'httpPort', flag: 'http-port', env: 'NATIVE_HTTP_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'HTTP API port (0: any free port)', defaultText: '8402' },
   { key: 'httpBodyLimit', flag: 'http-body-limit', env: 'NATIVE_HTTP_BODY_LIMIT', kind: 'integer', schema: { type: 'integer', minimum: 1024, maximum: 64 * 1024 * 1024 }, description: 'largest request body, bytes', defaultText: '262144' },
   { key: 'httpTimeout', flag: 'http-timeout', env: 'NATIVE_HTTP_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 100, maximum: 600_000 }, description: 'request time limit, ms (a paid call waits for its payment and runs within it)', defaultText: '60000' },
+  { key: 'economy', flag: 'economy', env: 'NATIVE_ECONOMY', kind: 'boolean', schema: { type: 'boolean' }, description: 'devnet only: run the built-in economy actors (tokens, stablecoin, pools, swaps, stakes, bridge records)', defaultText: 'off (on with npm start)' },
   { key: 'mine', flag: 'mine', env: 'NATIVE_MINE', kind: 'boolean', schema: { type: 'boolean' }, description: 'run the built-in CPU miner (--no-mine to disable)', defaultText: 'on for devnet, off for mainnet' },
   { key: 'minerAddress', flag: 'miner-address', env: 'NATIVE_MINER_ADDRESS', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 90 }, description: 'address paid by mined blocks', defaultText: 'the dev wallet on devnet' },
   { key: 'payeeWallet', flag: 'payee-wallet', env: 'NATIVE_PAYEE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the payee key (receives payments, signs refunds; passphrase in NATIVE_PAYEE_PASSPHRASE)', defaultText: 'devnet: the public dev payee key; mainnet: none (paid calls answer 503)' },
@@ -360,6 +363,7 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     httpBodyLimit: merged.httpBodyLimit as number,
     httpTimeout: merged.httpTimeout as number,
     mine,
+    economy: devnet && merged.economy === true,
     minerAddress,
     mineThreads: merged.mineThreads as number,
     stratum: merged.stratum as boolean,
@@ -416,7 +420,7 @@ export function loadChainParams(config: Pick<NodeConfig, 'network' | 'dataDir'>,
     if (params.network !== 'native-devnet') throw new NodeError(ConfigErrorCode.INVALID, `${file} is not a devnet genesis (network ${params.network})`, { option: 'dataDir' });
     return params;
   }
-  const params = createDevnetChainParams({ genesisTime: now() });
+  const params = createDevnetChainParams({ genesisTime: now(), actors: true });
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(paramsToJson(params), null, 2)}\n`, { mode: 0o644 });

@@ -109,7 +109,7 @@ function prepareGenesis(dir: string, nodeDirs: readonly string[]): string {
   mkdirSync(dir, { recursive: true });
   const shared = join(dir, DEVNET_GENESIS_FILE);
   if (!existsSync(shared)) {
-    const params = createDevnetChainParams({ genesisTime: Math.floor(Date.now() / 1000) });
+    const params = createDevnetChainParams({ genesisTime: Math.floor(Date.now() / 1000), actors: true });
     writeFileSync(shared, `${JSON.stringify(paramsToJson(params), null, 2)}\n`, { mode: 0o644 });
   }
   const text = readFileSync(shared, 'utf8');

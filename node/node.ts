@@ -34,6 +34,9 @@ import { NODE_VERSION } from './version.js';
 import { writeDevWallet } from './wallet.js';
 import { createPayments, type Payments } from './payments.js';
 import { createMiningEndpoints } from './mining.js';
+import { createEconomyRouter, economyErrorStatuses } from './api/economyRoutes.js';
+import { EconomySimulator } from './economy/simulator.js';
+import { createChainBackend } from './economy/backends.js';
 import type { StratumServer } from './stratum.js';
 import type { RpcService } from './rpc.js';
 
@@ -62,6 +65,8 @@ export interface NodeParts {
   readonly p2p: P2PNetwork | undefined;
   readonly http: HttpServer;
   readonly payments: Payments;
+  /** Devnet `--economy`: the built-in economy actors. */
+  readonly economy?: EconomySimulator;
 }
 
 /** A full node built from a configuration (see module comment). */
@@ -122,13 +127,15 @@ export class FullNode {
       // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(
         { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION },
-        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), routers: [payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers], errorStatuses: payments.errorStatuses, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras] },
+        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), routers: [payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers, createEconomyRouter(chain.economy, params)], errorStatuses: { ...payments.errorStatuses, ...economyErrorStatuses }, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras] },
       );
       if (devnet) {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
         log.info({ path }, 'dev wallet written (devnet only; its seed is public)');
       }
-      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments }, log, { isSyncing, networkKnown });
+      // The devnet economy acts on the chain and the mempool like any wallet would.
+      const economy = devnet && config.economy ? new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 2, log: log.child({ module: 'economy' }) }) : undefined;
+      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy }, log, { isSyncing, networkKnown });
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -159,6 +166,7 @@ export class FullNode {
       await this.parts.rpc.server?.start();
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
       await http.start();
+      this.parts.economy?.start();
       this.gateMining(!deferMining);
     } catch (e) {
       await this.stop();
@@ -232,6 +240,7 @@ export class FullNode {
       this.parts.rpc.service.stop();
       await this.parts.rpc.server?.stop();
     });
+    await step('economy', () => this.parts.economy?.stop());
     await step('http', () => http.stop());
     await step('stratum', () => this.parts.stratum?.stop());
     await step('miner', () => this.minerLane.then(() => miner?.stop()));

@@ -27,7 +27,7 @@ import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
 import { useSanctionsDir } from '../services/sanctions/screen.js';
 import { sanctionsDirOf } from './sanctions.js';
 import { openLedger, type SettlementLedger } from '../x402/ledger.js';
-import { createReferencePriceSource } from '../x402/pricing.js';
+import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
 import { createPaidCallCore, type PaidCallCore } from '../x402/paidCall.js';
 import { NativeSettlement } from '../x402/settle.js';
@@ -88,7 +88,7 @@ export async function createPayments(
   const registry = createServiceRegistry();
   // Lists refreshed by `native-node sanctions update` win over the shipped ones when newer.
   useSanctionsDir(sanctionsDirOf(config));
-  const nativeUsd = createReferencePriceSource(params);
+  const nativeUsd = createChainPriceSource(modules.chain, params, (e) => log.warn({ err: (e as Error).message }, 'NATIVE/USD price refresh failed'));
   const payee = await loadPayee(config, params, env);
   const ledger = await openLedger(join(config.dataDir, LEDGER_DIR));
   const { chain, mempool } = modules;

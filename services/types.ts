@@ -27,7 +27,7 @@ export interface HealthReport {
 /** USD price source of one NATIVE (decimal string, exact), fed by the reference price until the on-chain pool exists. */
 export interface NativeUsdSource {
   /** USD per NATIVE as micro-USD integer (1 USD = 1_000_000n), and where it came from. */
-  get(): { microUsd: bigint; source: string; live: boolean };
+  get(): { microUsd: bigint; source: string; live: boolean; change24h?: number | null; pool?: string };
 }
 
 /** Read access to the registry (for search-type services and discovery). */

@@ -10,6 +10,7 @@ import { toHex } from '../hash.js';
 import { ADDRESS_SIZE } from '../keys.js';
 import { accountKey } from '../state.js';
 import { TxType } from '../tx.js';
+import { move, NATIVE } from '../ledger.js';
 import type { StateOverlay } from '../state.js';
 import type { TxTypeModule } from './types.js';
 
@@ -91,13 +92,7 @@ export const agentInvoke: TxTypeModule<AgentInvokePayload> = {
     if (p.amount <= 0n) throw new ValidationError(TxErrorCode.BAD_PAYLOAD, 'invoke amount must be positive');
   },
   apply(state, tx, p, ctx) {
-    const sender = state.getAccount(tx.from);
-    if (sender.balance < p.amount) {
-      throw new ValidationError(TxErrorCode.INSUFFICIENT_FUNDS, `balance ${sender.balance} after fee is below amount ${p.amount}`, { action: 'ignore' });
-    }
-    state.setAccount(tx.from, { ...sender, balance: sender.balance - p.amount });
-    const payee = state.getAccount(p.payTo);
-    state.setAccount(p.payTo, { ...payee, balance: payee.balance + p.amount });
+    move(state, tx.from, p.payTo, NATIVE, p.amount);
     state.set(invokeKey(ctx.txId), encodeInvokeRecord({ sender: tx.from, payTo: p.payTo, amount: p.amount, refunded: false }));
   },
   touchedKeys(tx, p) {

@@ -12,6 +12,7 @@ import { bytesEqual, toHex } from '../hash.js';
 import { ADDRESS_SIZE } from '../keys.js';
 import { accountKey } from '../state.js';
 import { TxType } from '../tx.js';
+import { move, NATIVE } from '../ledger.js';
 import { encodeInvokeRecord, getInvoke, invokeKey } from './agentInvoke.js';
 import type { TxTypeModule } from './types.js';
 
@@ -46,13 +47,7 @@ export const refund: TxTypeModule<RefundPayload> = {
       throw new ValidationError(TxErrorCode.REFUND_MISMATCH, 'a refund returns exactly the invoke\'s amount to its sender');
     }
     if (inv.refunded) throw new ValidationError(TxErrorCode.ALREADY_REFUNDED, `invoke ${toHex(p.invokeId)} was already refunded`, { action: 'ignore' });
-    const payee = state.getAccount(tx.from);
-    if (payee.balance < p.amount) {
-      throw new ValidationError(TxErrorCode.INSUFFICIENT_FUNDS, `balance ${payee.balance} after fee is below refund ${p.amount}`, { action: 'ignore' });
-    }
-    state.setAccount(tx.from, { ...payee, balance: payee.balance - p.amount });
-    const payer = state.getAccount(p.to);
-    state.setAccount(p.to, { ...payer, balance: payer.balance + p.amount });
+    move(state, tx.from, p.to, NATIVE, p.amount, 'refund');
     state.set(invokeKey(p.invokeId), encodeInvokeRecord({ ...inv, refunded: true }));
   },
   touchedKeys(_tx, p) {

@@ -5,6 +5,7 @@ import { encodeAddress } from '../address.js';
 import { ADDRESS_SIZE } from '../keys.js';
 import { accountKey } from '../state.js';
 import { TxType } from '../tx.js';
+import { move, NATIVE } from '../ledger.js';
 import type { TxTypeModule } from './types.js';
 
 /** Payload of a transfer. */
@@ -28,16 +29,9 @@ export const transfer: TxTypeModule<TransferPayload> = {
   validatePayload(p) {
     if (p.amount <= 0n) throw new ValidationError(TxErrorCode.BAD_PAYLOAD, 'transfer amount must be positive');
   },
-  apply(state, tx, p) {
-    const sender = state.getAccount(tx.from);
-    if (sender.balance < p.amount) {
-      throw new ValidationError(TxErrorCode.INSUFFICIENT_FUNDS, `balance ${sender.balance} after fee is below amount ${p.amount}`, {
-        action: 'ignore',
-      });
-    }
-    state.setAccount(tx.from, { ...sender, balance: sender.balance - p.amount });
-    const recipient = state.getAccount(p.to);
-    state.setAccount(p.to, { ...recipient, balance: recipient.balance + p.amount });
+  apply(state, tx, p, ctx) {
+    move(state, tx.from, p.to, NATIVE, p.amount);
+    ctx.emit?.({ kind: 'transfer', asset: NATIVE, from: tx.from, to: p.to, amount: p.amount });
   },
   touchedKeys(_tx, p) {
     return [accountKey(p.to)];

@@ -27,6 +27,7 @@ import { silentLogger, type ChainEntry, type ChainReader, type Logger, type Memp
 import { formatAmount } from '../../consensus/amount.js';
 import { blockHeaderJson } from '../../chain/blockJson.js';
 import { estimateHashrate } from '../../chain/hashrate.js';
+import { accountEconomyFields } from './economyAccount.js';
 import { createJsonApp, HttpErrorCode, HttpServer, type ErrorStatuses, type HttpOptions } from './app.js';
 
 export { createJsonApp, createRouterServer, defaultHttpOptions, HttpErrorCode, HttpServer, httpStatusOf, type ErrorStatuses, type HttpOptions } from './app.js';
@@ -227,6 +228,7 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
       nonce: Number(acc.nonce),
       pendingNonce: Number(mempool.pendingNonce(id, acc.nonce)),
       publicKeyKnown: acc.publicKey !== undefined,
+      ...(chain.economy ? await accountEconomyFields(chain.economy, id) : {}),
     };
   });
 
