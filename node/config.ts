@@ -84,6 +84,12 @@ export interface NodeConfig {
   readonly facilitatorAuthHeader: string | undefined;
   /** Deadline of one facilitator call (`/verify` with its retries, or `/settle`), ms. */
   readonly facilitatorTimeout: number;
+  /** Seconds a valid native payment waits for its settle before it is refunded (x402/unhonored.ts). */
+  readonly refundWindow: number;
+  /** Keep the mempool in `<dataDir>/mempool.dat` across restarts (chain/mempoolStore.ts). */
+  readonly persistMempool: boolean;
+  /** Seconds between saves of a changed mempool (0: only at shutdown). */
+  readonly mempoolSaveInterval: number;
   /** The config file that was read, if any. */
   readonly configFile: string | undefined;
   /** Where each option's value came from (options left at their default are `default`). */
@@ -108,6 +114,9 @@ export const defaultNodeConfig = {
   p2pPort: 8403,
   bootstrap: [],
   facilitatorTimeout: 15_000,
+  refundWindow: 3600,
+  persistMempool: true,
+  mempoolSaveInterval: 10,
 } as const satisfies Partial<NodeConfig>;
 
 /** `list`: a repeatable flag, a JSON array in the file, comma-separated in the environment. */
@@ -146,6 +155,9 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'facilitatorUrl', flag: 'facilitator-url', env: 'NATIVE_FACILITATOR_URL', kind: 'string', schema: { type: 'string', pattern: '^https?://[^\\s]+$', maxLength: 2048 }, description: 'x402 facilitator settling the USDC rail (POST /verify, /settle)', defaultText: 'none (USDC rail off)' },
   { key: 'facilitatorAuthHeader', flag: 'facilitator-auth-header', env: 'NATIVE_FACILITATOR_AUTH_HEADER', kind: 'string', schema: { type: 'string', pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+:[ \\t]*[^\\r\\n]+$", maxLength: 8192 }, description: 'header sent to the facilitator, "Name: value" (e.g. "Authorization: Bearer …")', defaultText: 'none' },
   { key: 'facilitatorTimeout', flag: 'facilitator-timeout', env: 'NATIVE_FACILITATOR_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 100, maximum: 120_000 }, description: 'deadline of one facilitator call (verify with retries, or settle), ms', defaultText: '15000' },
+  { key: 'refundWindow', flag: 'refund-window', env: 'NATIVE_REFUND_WINDOW', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 30 * 86_400 }, description: 'seconds a valid native payment waits for its settle before the node refunds it', defaultText: '3600' },
+  { key: 'persistMempool', flag: 'persist-mempool', env: 'NATIVE_PERSIST_MEMPOOL', kind: 'boolean', schema: { type: 'boolean' }, description: 'keep the mempool in <data-dir>/mempool.dat across restarts (--no-persist-mempool to disable)', defaultText: 'on' },
+  { key: 'mempoolSaveInterval', flag: 'mempool-save-interval', env: 'NATIVE_MEMPOOL_SAVE_INTERVAL', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 86_400 }, description: 'seconds between saves of a changed mempool (0: only at shutdown)', defaultText: '10' },
   { key: 'mineThreads', flag: 'mine-threads', env: 'NATIVE_MINE_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 256 }, description: 'miner worker threads', defaultText: 'cores - 1 (at least 1)' },
   { key: 'stratum', flag: 'stratum', env: 'NATIVE_STRATUM', kind: 'boolean', schema: { type: 'boolean' }, description: 'Stratum v1 mining server (--no-stratum to disable)', defaultText: 'on' },
   { key: 'stratumHost', flag: 'stratum-host', env: 'NATIVE_STRATUM_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Stratum interface (0.0.0.0 to let miners on other machines in)', defaultText: 'the HTTP host' },
@@ -359,6 +371,9 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     facilitatorUrl: merged.facilitatorUrl as string | undefined,
     facilitatorAuthHeader: merged.facilitatorAuthHeader as string | undefined,
     facilitatorTimeout: merged.facilitatorTimeout as number,
+    refundWindow: merged.refundWindow as number,
+    persistMempool: merged.persistMempool as boolean,
+    mempoolSaveInterval: merged.mempoolSaveInterval as number,
     configFile: configFile ? resolve(cwd, configFile) : undefined,
     sources: Object.fromEntries(CONFIG_OPTIONS.map((o) => [o.key, sources.get(o.key) ?? 'default'])),
   };
