@@ -7,15 +7,15 @@
  *      broadcasts the same signed payments again, and every call completes, each paid once.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
-import { createParamsFromJson, paramsToJson } from '../../consensus/params.js';
+import { getDevKeyPair } from '../../consensus/devnet.js';
+import { createParamsFromJson } from '../../consensus/params.js';
 import { decodeMempoolFile, MEMPOOL_FILE } from '../../chain/mempoolStore.js';
 import { toHex } from '../../consensus/hash.js';
 import { txId } from '../../consensus/tx.js';
 import { createAgentClient, type AgentCallResult, type AgentEvent } from '../../sdk/client.js';
+import { createTrivialDevnetDir } from '../helpers/trivialDevnet.js';
 import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
 
 let dir: string;
@@ -23,12 +23,7 @@ let dataDir: string;
 let node: NodeProc | undefined;
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'native-paycrash-'));
-  dataDir = join(dir, 'data');
-  mkdirSync(dataDir, { recursive: true });
-  // Trivial difficulty: once the miner runs, blocks come at once.
-  const params = createDevnetChainParams({ genesisTime: Math.floor(Date.now() / 1000), genesisBits: 0x207fffff });
-  writeFileSync(join(dataDir, 'genesis.json'), `${JSON.stringify(paramsToJson(params), null, 2)}\n`);
+  ({ dir, dataDir } = createTrivialDevnetDir('native-paycrash-'));
 });
 
 afterAll(() => {

@@ -10,16 +10,15 @@
  *   - what each agent was told agrees with the ledger (a result ⇔ settled, a refund ⇔ refunded).
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openChain } from '../../chain/chain.js';
 import { MEMPOOL_FILE } from '../../chain/mempoolStore.js';
 import { encodeAddress } from '../../consensus/address.js';
-import { createDevnetChainParams, getDevKeyPair, getDevPayeeKeyPair } from '../../consensus/devnet.js';
+import { getDevKeyPair, getDevPayeeKeyPair } from '../../consensus/devnet.js';
 import { bytesEqual, toHex } from '../../consensus/hash.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
-import { COIN, paramsToJson, type ChainParams } from '../../consensus/params.js';
+import { COIN, type ChainParams } from '../../consensus/params.js';
 import { encodeTx, txId as computeTxId, TxType } from '../../consensus/tx.js';
 import { createTransferTx } from '../../consensus/txBuilder.js';
 import { agentInvoke } from '../../consensus/txTypes/agentInvoke.js';
@@ -27,6 +26,7 @@ import { refund as refundType } from '../../consensus/txTypes/refund.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { createAgentClient, isAgentClientError, type AgentClient, type AgentQuote } from '../../sdk/client.js';
 import { openLedger } from '../../x402/ledger.js';
+import { createTrivialDevnetDir } from '../helpers/trivialDevnet.js';
 import { startNode, stopProcess, type NodeProc } from '../helpers/nodeProcess.js';
 import { testKey } from '../helpers/keys.js';
 import { Rng } from '../helpers/rng.js';
@@ -54,11 +54,7 @@ let port = 0;
 const settledLines: string[] = [];
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'native-payrand-'));
-  dataDir = join(dir, 'data');
-  mkdirSync(dataDir, { recursive: true });
-  params = createDevnetChainParams({ genesisTime: Math.floor(Date.now() / 1000), genesisBits: 0x207fffff });
-  writeFileSync(join(dataDir, 'genesis.json'), `${JSON.stringify(paramsToJson(params), null, 2)}\n`);
+  ({ dir, dataDir, params } = createTrivialDevnetDir('native-payrand-'));
 });
 
 afterAll(() => {
