@@ -67,7 +67,10 @@ async function start(): Promise<void> {
   port = Number(new URL(node.url).port);
 }
 
+/** Refund warnings of the runs that ended (diagnostics of a failure). */
+const refundWarnings: Record<string, unknown>[] = [];
 function collectLines(p: NodeProc): void {
+  refundWarnings.push(...p.lines.filter((l) => l.module === 'refunds' && l.level !== 'info'));
   for (const l of p.lines) if (l.msg === 'paid call settled') settledLines.push(String(l.txId));
 }
 
@@ -136,7 +139,9 @@ async function act(c: AgentClient, a: Action, rng: Rng, book: Ledgerish): Promis
         const settles = a === 'concurrent' ? [c.settle(q, id, { timeoutMs: 60_000 }), c.settle(q, id, { timeoutMs: 60_000 }), c.settle(q, id, { timeoutMs: 60_000 })] : [c.settle(q, id, { timeoutMs: 60_000 })];
         const outs = await Promise.allSettled(settles);
         const ok = outs.filter((o): o is PromiseFulfilledResult<Awaited<(typeof settles)[number]>> => o.status === 'fulfilled');
-        const refunded = outs.some((o) => o.status === 'rejected' && isAgentClientError(o.reason, 'service_refunded'));
+        // Refunded instead: the node died while the service ran (service_refunded), or a kill kept the
+        // settle away past the refund window (payment_refunded, settle_window_expired).
+        const refunded = outs.some((o) => o.status === 'rejected' && (isAgentClientError(o.reason, 'service_refunded') || isAgentClientError(o.reason, 'payment_refunded')));
         if (ok.length) {
           // Every answer that came is the same stored result.
           for (const o of ok) expect(o.value.receipt).toEqual(ok[0].value.receipt);
@@ -168,6 +173,7 @@ async function act(c: AgentClient, a: Action, rng: Rng, book: Ledgerish): Promis
           (err: unknown) => err,
         );
         if (transport(e)) return;
+        if (isAgentClientError(e, 'payment_refunded') && !e.payload.refundTxId) throw new Error(`payment_refunded without a refund tx id; the node's refund warnings: ${JSON.stringify(refundWarnings.concat(node?.lines.filter((l) => l.module === 'refunds' && l.level !== 'info') ?? []))}`);
         expect(e).toMatchObject({ code: 'payment_refunded', payload: { refundTxId: expect.stringMatching(/^[0-9a-f]{64}$/) } });
         book.told.set(id, 'refund');
         // A second settle answers the same.
