@@ -12,7 +12,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { NodeError, isNodeError } from '../consensus/errors.js';
 import { encodeAddress, MAINNET_HRP, TESTNET_HRP, tryDecodeAddress } from '../consensus/address.js';
 import { getDevKeyPair } from '../consensus/devnet.js';
@@ -24,6 +24,7 @@ import { createLogger } from './logger.js';
 import { formatMiningLines, type MiningResponse } from './miningStats.js';
 import { createTransferTx } from '../consensus/txBuilder.js';
 import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../sdk/client.js';
+import { createFilePaymentStore } from '../sdk/pendingPayments.js';
 import { NODE_VERSION } from './version.js';
 import { createPassphraseSource, createWalletFile, defaultWalletPath, openWallet, readWalletFile, isClearWallet, DEV_WALLET_FILE, WalletErrorCode, type OpenedWallet } from './wallet.js';
 
@@ -60,7 +61,8 @@ Commands:
   call <serviceId> [request] [--max-price <NATIVE>] [--timeout <s>] [--tx <id>]
                                    pay a service from the wallet (agent_invoke), wait for the
                                    block, print the result and the receipt; --tx settles an
-                                   earlier payment instead of paying again
+                                   earlier payment instead of paying again (broadcasting it
+                                   again, same tx id, if the node lost it)
   rdap-bootstrap [--out <file>]    refresh the IANA RDAP bootstrap registry of native-domain-info
                                    (default: the snapshot in services/web/rdapBootstrap.json)
   sanctions update [--ofac-url <u>] [--un-url <u>] [--eu-url <u>]
@@ -405,12 +407,15 @@ async function callCommand(ctx: Ctx, values: Values, serviceId: string, request:
   const payTx = typeof values.tx === 'string' ? values.tx.toLowerCase() : undefined;
   if (payTx !== undefined && !isHex(payTx, 32)) throw new NodeError(CliErrorCode.INVALID_TX_ID, '--tx takes the 64-hex-character id of an earlier agent_invoke');
   const wallet = payTx === undefined ? await unlockWallet(ctx, walletRef(ctx, status.network), status.network) : undefined;
-  const client = createAgentClient({ nodeUrl: ctx.client.baseUrl, ...(wallet ? { key: wallet.keyPair } : {}) });
+  // Signed payments are kept on disk until mined, so `--tx` can broadcast one again that the node lost.
+  const pendingPayments = createFilePaymentStore(join(dirname(defaultWalletPath(ctx.env.home)), 'payments', status.network));
+  const client = createAgentClient({ nodeUrl: ctx.client.baseUrl, pendingPayments, ...(wallet ? { key: wallet.keyPair } : {}) });
   const progress = (e: AgentEvent) => {
     if (ctx.out.json) return;
     if (e.type === 'quoted') process.stderr.write(`${e.quote.serviceId} costs ${e.quote.priceNative} NATIVE, paid to ${e.quote.payTo}\n`);
     else if (e.type === 'paid') process.stderr.write(`paid in ${e.txId} (fee ${formatAmount(e.feeBase)} NATIVE), waiting for its block…\n`);
     else if (e.type === 'retry') process.stderr.write(`settle: ${e.reason}, retrying…\n`);
+    else if (e.type === 'rebroadcast') process.stderr.write(`the node did not know ${e.txId}: broadcast it again (same payment)…\n`);
   };
   try {
     let r: AgentCallResult;

@@ -98,6 +98,12 @@ export interface NodeConfig {
   readonly sellerName: string | undefined;
   readonly sellerAddress: string | undefined;
   readonly sellerVatId: string | undefined;
+  /** Seconds a valid native payment waits for its settle before it is refunded (x402/unhonored.ts). */
+  readonly refundWindow: number;
+  /** Keep the mempool in `<dataDir>/mempool.dat` across restarts (chain/mempoolStore.ts). */
+  readonly persistMempool: boolean;
+  /** Seconds between saves of a changed mempool (0: only at shutdown). */
+  readonly mempoolSaveInterval: number;
   /** The config file that was read, if any. */
   readonly configFile: string | undefined;
   /** Where each option's value came from (options left at their default are `default`). */
@@ -122,6 +128,9 @@ export const defaultNodeConfig = {
   p2pPort: 8403,
   bootstrap: [],
   facilitatorTimeout: 15_000,
+  refundWindow: 3600,
+  persistMempool: true,
+  mempoolSaveInterval: 10,
 } as const satisfies Partial<NodeConfig>;
 
 /** `list`: a repeatable flag, a JSON array in the file, comma-separated in the environment. */
@@ -168,6 +177,9 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'sellerName', flag: 'seller-name', env: 'NATIVE_SELLER_NAME', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'seller name on invoices, receipts, credit notes and quotes', defaultText: 'a devnet placeholder' },
   { key: 'sellerAddress', flag: 'seller-address', env: 'NATIVE_SELLER_ADDRESS', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 500 }, description: 'seller postal address on the documents (\\n for new lines in a file)', defaultText: 'a devnet placeholder' },
   { key: 'sellerVatId', flag: 'seller-vat-id', env: 'NATIVE_SELLER_VAT_ID', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 64 }, description: 'seller VAT identification number on the documents', defaultText: 'a devnet placeholder' },
+  { key: 'refundWindow', flag: 'refund-window', env: 'NATIVE_REFUND_WINDOW', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 30 * 86_400 }, description: 'seconds a valid native payment waits for its settle before the node refunds it', defaultText: '3600' },
+  { key: 'persistMempool', flag: 'persist-mempool', env: 'NATIVE_PERSIST_MEMPOOL', kind: 'boolean', schema: { type: 'boolean' }, description: 'keep the mempool in <data-dir>/mempool.dat across restarts (--no-persist-mempool to disable)', defaultText: 'on' },
+  { key: 'mempoolSaveInterval', flag: 'mempool-save-interval', env: 'NATIVE_MEMPOOL_SAVE_INTERVAL', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 86_400 }, description: 'seconds between saves of a changed mempool (0: only at shutdown)', defaultText: '10' },
   { key: 'mineThreads', flag: 'mine-threads', env: 'NATIVE_MINE_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 256 }, description: 'miner worker threads', defaultText: 'cores - 1 (at least 1)' },
   { key: 'stratum', flag: 'stratum', env: 'NATIVE_STRATUM', kind: 'boolean', schema: { type: 'boolean' }, description: 'Stratum v1 mining server (--no-stratum to disable)', defaultText: 'on' },
   { key: 'stratumHost', flag: 'stratum-host', env: 'NATIVE_STRATUM_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Stratum interface (0.0.0.0 to let miners on other machines in)', defaultText: 'the HTTP host' },
@@ -390,6 +402,9 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     sellerName: merged.sellerName as string | undefined,
     sellerAddress: merged.sellerAddress as string | undefined,
     sellerVatId: merged.sellerVatId as string | undefined,
+    refundWindow: merged.refundWindow as number,
+    persistMempool: merged.persistMempool as boolean,
+    mempoolSaveInterval: merged.mempoolSaveInterval as number,
     configFile: configFile ? resolve(cwd, configFile) : undefined,
     sources: Object.fromEntries(CONFIG_OPTIONS.map((o) => [o.key, sources.get(o.key) ?? 'default'])),
   };

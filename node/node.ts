@@ -14,7 +14,7 @@
  * work comes in), then the miner, the mempool, the chain (waits for its queue and closes the
  * database) and last the verify pool the chain may still be using.
  *
- * Data directory: `chain/` (LevelDB), `p2p-key` (the libp2p identity), `genesis.json` (devnet only: pins its generated genesis)
+ * Data directory: `chain/` (LevelDB), `ledger/` (payments), `mempool.dat` (the mempool at the last save), `p2p-key` (the libp2p identity), `genesis.json` (devnet only: pins its generated genesis)
  * and `dev-wallet.json` (devnet only: the public dev key in clear).
  */
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import type { ChainParams } from '../consensus/params.js';
 import { createVerifyPool, type VerifyPool } from '../chain/verifyPool.js';
 import { openChain, type Chain } from '../chain/chain.js';
 import { createMempool, type Mempool } from '../chain/mempool.js';
+import { createMempoolStore, MEMPOOL_FILE, type MempoolStore } from '../chain/mempoolStore.js';
 import { createMiner, type Miner } from '../chain/miner.js';
 import { ConfigErrorCode, loadChainParams, type NodeConfig } from './config.js';
 import { createHttpServer, type HttpServer } from './api/http.js';
@@ -56,6 +57,8 @@ export interface NodeParts {
   readonly verifier: VerifyPool;
   readonly chain: Chain;
   readonly mempool: Mempool;
+  /** The mempool file (undefined with --no-persist-mempool). */
+  readonly mempoolStore: MempoolStore | undefined;
   readonly miner: Miner | undefined;
   /** The Stratum v1 server (undefined with --no-stratum). */
   readonly stratum: StratumServer | undefined;
@@ -101,6 +104,10 @@ export class FullNode {
       chain = await openChain({ dataDir: join(config.dataDir, CHAIN_DIR), params, verifier, logger: log.child({ module: 'chain' }) });
       // The mempool needs the chain (tip state, connect/disconnect events) and the verifier.
       const mempool = createMempool(chain, verifier, params, { logger: log.child({ module: 'mempool' }) });
+      // The mempool file needs the mempool (saved at shutdown and periodically, re-admitted at start).
+      const mempoolStore = config.persistMempool
+        ? createMempoolStore(mempool, params, { path: join(config.dataDir, MEMPOOL_FILE), intervalMs: config.mempoolSaveInterval * 1000, logger: log.child({ module: 'mempool' }) })
+        : undefined;
       // The miner needs the chain (to build on the tip and submit blocks) and the mempool (candidates).
       const miner = config.mine ? createMiner(chain, mempool, params, { threads: config.mineThreads, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, logger: log.child({ module: 'miner' }) }) : undefined;
       // The p2p network needs the chain (serve, sync and relay blocks) and the mempool (relay transactions).
@@ -135,7 +142,7 @@ export class FullNode {
       }
       // The devnet economy acts on the chain and the mempool like any wallet would.
       const economy = devnet && config.economy ? new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 2, log: log.child({ module: 'economy' }) }) : undefined;
-      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy }, log, { isSyncing, networkKnown });
+      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy }, log, { isSyncing, networkKnown });
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -156,6 +163,9 @@ export class FullNode {
     const { chain, mempool, miner, http, payments } = this.parts;
     try {
       mempool.start();
+      // Saved transactions first: refunds and payments accepted before a restart are pending again.
+      await this.parts.mempoolStore?.load();
+      this.parts.mempoolStore?.start();
       await this.parts.p2p?.start();
       await payments.start();
       // With bootstrap peers, mining waits for their chain status (see `gateMining`).
@@ -246,7 +256,10 @@ export class FullNode {
     await step('miner', () => this.minerLane.then(() => miner?.stop()));
     await step('p2p', () => this.parts.p2p?.stop());
     await step('payments', () => payments.stop());
-    await step('mempool', () => mempool.stop());
+    await step('mempool', async () => {
+      await this.parts.mempoolStore?.stop();
+      mempool.stop();
+    });
     await step('chain', () => chain.close());
     await step('verifier', () => verifier.stop());
     this.log.info({ height: chain.tip.height }, 'stopped');

@@ -6,6 +6,8 @@
  *   ledger                   (LevelDB in `<dataDir>/ledger`: one record per payment)
  *   payee key                (receives payments, signs refunds)
  *     → refunds              (needs chain, mempool, ledger, payee)
+ *     → payment watcher      (needs chain, ledger, registry, the payee and its refunds: refunds
+ *                             every payment the node will not honour; x402/unhonored.ts)
  *     → native settlement    (needs chain, mempool, ledger, refunds, payee, the services' context)
  *     → USDC settlement      (needs ledger, facilitator, the services' context), when configured
  *     → paid-call core       (needs registry, both settlements, prices, sync state)
@@ -31,6 +33,7 @@ import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
 import { createPaidCallCore, type PaidCallCore } from '../x402/paidCall.js';
 import { NativeSettlement } from '../x402/settle.js';
+import { createUnhonoredPayments, type UnhonoredPayments } from '../x402/unhonored.js';
 import { createFacilitator } from '../x402/usdcFacilitator.js';
 import type { NodeConfig } from './config.js';
 import { createX402Router } from './api/x402Routes.js';
@@ -52,6 +55,8 @@ export interface Payments {
   readonly refunds: RefundManager | undefined;
   /** The paid-call core behind the HTTP routes and MCP. */
   readonly paidCalls: PaidCallCore;
+  /** The payment watcher (undefined without a payee key). */
+  readonly unhonored: UnhonoredPayments | undefined;
   readonly router: Router;
   /** HTTP statuses of the payment error codes, for the app's error middleware. */
   readonly errorStatuses: Readonly<Record<string, number>>;
@@ -97,7 +102,11 @@ export async function createPayments(
   const outbound = createOutboundClient(config.outbound);
   const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, outbound, providers: config.providers, seller: sellerOf(config) };
   const refunds = payee ? new RefundManager(chain, mempool, ledger, payee, params, { logger: log.child({ module: 'refunds' }) }) : undefined;
-  const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }) }) : undefined;
+  const unhonored =
+    payee && refunds
+      ? createUnhonoredPayments({ chain, ledger, catalog: registry, payees: [{ address: payee.address, refunds }], params }, { windowMs: config.refundWindow * 1000, logger: log.child({ module: 'unhonored' }) })
+      : undefined;
+  const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }), unhonored }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
   // The USDC rail needs both the payee address and a facilitator; with one of them only it stays off.
   // Loaded only then: it brings viem (about 0.3 s of start-up).
@@ -125,6 +134,7 @@ export async function createPayments(
     settlement,
     refunds,
     paidCalls,
+    unhonored,
     router,
     errorStatuses: PAYMENT_HTTP_STATUS,
     discovery,
@@ -136,15 +146,31 @@ export async function createPayments(
         settled += v.calls;
         settledUsdc += v.callsUsdc;
       }
-      return { payments: { settled, settledUsdc, refundsPending: refunds?.pendingIds().length ?? 0, payTo: settlement?.payTo ?? null } };
+      const counts = ledger.counts();
+      return {
+        payments: {
+          settled,
+          settledUsdc,
+          refundsPending: refunds?.pendingIds().length ?? 0,
+          // Refunded payments (service failures and refusals), refusals alone, and valid payments mined and awaiting their settle.
+          refunded: counts.refunded,
+          refused: counts.refused,
+          awaitingSettle: unhonored?.awaitingCount ?? 0,
+          refundWindowSeconds: config.refundWindow,
+          payTo: settlement?.payTo ?? null,
+        },
+      };
     },
     async start() {
       await refunds?.start();
+      await unhonored?.start();
       await usdcSettlement?.recover();
       discovery.start();
     },
     async stop() {
       await discovery.stop();
+      unhonored?.stop();
+      await unhonored?.idle();
       refunds?.stop();
       await refunds?.idle();
       await ledger.close();

@@ -3,7 +3,9 @@
  * provider inbox and other 402 dialects), takes these steps in this order and gets one
  * `PaidCallOutcome` back (x402/outcome.ts):
  *
- *   1. the service exists (404 `unknown_service`), the request is a string or absent (400);
+ *   1. the service exists (404 `unknown_service`), the request is a string or absent (400); a
+ *      native payment for a service that is unknown or not for sale is answered by the payment
+ *      watcher instead (409 `payment_refunded` with the refund tx, or 202 / 404 until it is mined);
  *   2. it is for sale here — available, and the node has a payee (503 `service_unavailable`);
  *   3. the request is valid input (400 `invalid_request`), and passes the service's own
  *      pre-payment check when it has one (`def.precheck`, e.g. a caller's URL resolving to a
@@ -117,8 +119,21 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
   const isForSale = (def: ServiceDefinition) => m.native !== undefined && m.catalog.isAvailable(def);
   const rejected = (code: string, message: string, extra?: Record<string, unknown>): PaidCallOutcome => ({ kind: 'rejected', status: statusOf(code), error: error(code, message, extra) });
 
+  /** The answer to a native payment presented at a service that is unknown or not for sale (see NativeRail.settleRefused). */
+  async function refusedPayment(def: ServiceDefinition | undefined, p: PaymentProof | undefined): Promise<PaidCallOutcome | undefined> {
+    if (!p || !('txId' in p) || !m.native?.settleRefused) return undefined;
+    const waitMs = Math.min(p.waitMs ?? DEFAULT_WAIT_SECONDS * 1000, Math.max(0, m.requestBudgetMs - (def?.timeoutMs ?? 0) - 1000));
+    const out = await m.native.settleRefused(p.txId, waitMs);
+    return out && { kind: 'rejected', status: out.status, error: out.error };
+  }
+
   async function call(c: PaidCall): Promise<PaidCallOutcome> {
     const def = m.catalog.get(c.serviceId);
+    // A payment for a service that is gone or not for sale here is refunded (x402/unhonored.ts): say so, with the refund tx.
+    if (!def || !m.native || !m.catalog.isAvailable(def)) {
+      const refunded = await refusedPayment(def, c.payment);
+      if (refunded) return refunded;
+    }
     if (!def) return rejected(PaymentErrorCode.UNKNOWN_SERVICE, `no service ${c.serviceId}; see /api/x402/bazaar`);
     if (c.request !== undefined && c.request !== null && typeof c.request !== 'string') {
       return rejected(PaymentErrorCode.INVALID_REQUEST, 'request must be a string (JSON inputs are sent as a JSON string)');
