@@ -164,7 +164,7 @@ async function act(c: AgentClient, a: Action, rng: Rng, book: Ledgerish): Promis
       case 'overpaid':
       case 'unknown':
       case 'down': {
-        const serviceId = a === 'unknown' ? 'native-no-such-service' : a === 'down' ? 'native-weather' : SERVICE;
+        const serviceId = a === 'unknown' ? 'native-no-such-service' : a === 'down' ? 'native-llm-chat' : SERVICE;
         const t = tampered({ amount: a === 'underpaid' ? q.amount - 1n : a === 'overpaid' ? q.amount + 1n : q.amount, serviceId, endpoint: q.endpoint.replace(SERVICE, serviceId) });
         const id = await c.pay(t);
         paid(id, 'interrupted');
