@@ -18,8 +18,8 @@ import { SUPPLY_KEY } from '../consensus/state.js';
 import { openChain } from '../chain/chain.js';
 import { createMempool } from '../chain/mempool.js';
 import type { SignatureVerifier } from '../chain/types.js';
-import { createMiningStats } from '../node/miningStats.js';
-import { createStratumServer } from '../node/stratum.js';
+import { createMiningStats } from '../node/mining/stats.js';
+import { createStratumServer } from '../node/mining/stratum.js';
 
 function option(args: string[], name: string, fallback: string): string {
   const i = args.indexOf(`--${name}`);

@@ -44,7 +44,7 @@ export interface NodeConfig {
   /** Address paid by mined blocks (bech32m of the network); the dev wallet on the devnet by default. */
   readonly minerAddress: string | undefined;
   readonly mineThreads: number;
-  /** Run the Stratum v1 server (node/stratum.ts). */
+  /** Run the Stratum v1 server (node/mining/stratum.ts). */
   readonly stratum: boolean;
   /** Interface of the Stratum server; undefined: the HTTP host. */
   readonly stratumHost: string | undefined;

@@ -33,9 +33,9 @@ import type { NodeLogger } from './logger.js';
 import { NODE_VERSION } from './version.js';
 import { writeDevWallet } from './wallet.js';
 import { createPayments, type Payments } from './payments.js';
-import { createMiningEndpoints } from './mining.js';
-import type { StratumServer } from './stratum.js';
-import type { RpcService } from './rpc.js';
+import { createMiningEndpoints } from './mining/endpoints.js';
+import type { StratumServer } from './mining/stratum.js';
+import type { RpcService } from './mining/rpc.js';
 
 /** Error codes of the node's lifecycle. */
 export const NodeLifecycleErrorCode = {

@@ -6,17 +6,17 @@
  * own for JSON-RPC (lenient HTTP parser, for older miners).
  */
 import type { Router } from '@koa/router';
-import type { ChainParams } from '../consensus/params.js';
-import type { Chain } from '../chain/chain.js';
-import type { Mempool } from '../chain/mempool.js';
-import type { Miner } from '../chain/miner.js';
-import type { NodeConfig } from './config.js';
-import type { NodeLogger } from './logger.js';
-import { createRouterServer, type HttpServer } from './api/http.js';
-import { createMiningStats, type MiningStats } from './miningStats.js';
+import type { ChainParams } from '../../consensus/params.js';
+import type { Chain } from '../../chain/chain.js';
+import type { Mempool } from '../../chain/mempool.js';
+import type { Miner } from '../../chain/miner.js';
+import type { NodeConfig } from '../config.js';
+import type { NodeLogger } from '../logger.js';
+import { createRouterServer, type HttpServer } from '../api/http.js';
+import { createMiningStats, type MiningStats } from './stats.js';
 import { createMiningRouter, createRpcService, type RpcService } from './rpc.js';
 import { createStratumServer, type StratumServer } from './stratum.js';
-import { NODE_VERSION } from './version.js';
+import { NODE_VERSION } from '../version.js';
 
 /** The mining endpoints of a node. */
 export interface MiningEndpoints {

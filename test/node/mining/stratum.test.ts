@@ -8,21 +8,21 @@
  * mostly not blocks).
  */
 import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
-import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
-import { encodeAddress } from '../../consensus/address.js';
-import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
-import { toHex } from '../../consensus/hash.js';
-import { SUPPLY_KEY } from '../../consensus/state.js';
-import type { ChainParams } from '../../consensus/params.js';
-import { openChain, type Chain } from '../../chain/chain.js';
-import { createMempool, type Mempool } from '../../chain/mempool.js';
-import { createMiningStats, type MiningStats } from '../../node/miningStats.js';
-import { createStratumServer, VERSION_ROLLING_MASK, type StratumOptions, type StratumServer } from '../../node/stratum.js';
-import { createTransferTx } from '../../consensus/txBuilder.js';
-import { testKey } from '../helpers/keys.js';
-import { CountingVerifier } from '../helpers/verifier.js';
-import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
-import { findWeakNonce, grind, hashValue, jobHeader, sha256d, swapWords, StratumTestClient, type Job } from '../helpers/stratumClient.js';
+import { assembleBlock, grindHeader } from '../../../consensus/assemble.js';
+import { encodeAddress } from '../../../consensus/address.js';
+import { createDevnetChainParams, getDevKeyPair } from '../../../consensus/devnet.js';
+import { toHex } from '../../../consensus/hash.js';
+import { SUPPLY_KEY } from '../../../consensus/state.js';
+import type { ChainParams } from '../../../consensus/params.js';
+import { openChain, type Chain } from '../../../chain/chain.js';
+import { createMempool, type Mempool } from '../../../chain/mempool.js';
+import { createMiningStats, type MiningStats } from '../../../node/mining/stats.js';
+import { createStratumServer, VERSION_ROLLING_MASK, type StratumOptions, type StratumServer } from '../../../node/mining/stratum.js';
+import { createTransferTx } from '../../../consensus/txBuilder.js';
+import { testKey } from '../../helpers/keys.js';
+import { CountingVerifier } from '../../helpers/verifier.js';
+import { cleanupTmp, tmpDir } from '../../helpers/tmp.js';
+import { findWeakNonce, grind, hashValue, jobHeader, sha256d, swapWords, StratumTestClient, type Job } from '../../helpers/stratumClient.js';
 
 const EASY_BITS = 0x207fffff;
 const SHARE_BITS = 0x1f00ffff;

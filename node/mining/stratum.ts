@@ -43,17 +43,17 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { blockHash, encodeBlock, EXTRANONCE_OFFSET, EXTRANONCE_SIZE, type Block } from '../consensus/block.js';
-import { NodeError, isNodeError } from '../consensus/errors.js';
-import { fromHex, toHex } from '../consensus/hash.js';
-import { ADDRESS_SIZE } from '../consensus/keys.js';
-import { difficultyOfBits, hashToBigInt } from '../consensus/pow.js';
-import type { ChainParams } from '../consensus/params.js';
-import { createBlockTemplate, sameTemplateWork, templateHeader, type BlockTemplate } from '../chain/template.js';
-import type { MinerChain, MinerMempool } from '../chain/miner.js';
-import { silentLogger, type ChainEntry, type Logger } from '../chain/types.js';
-import type { MiningStats } from './miningStats.js';
-import { hex32, parseHex32, parseWorkerName, stratumPrevHash, targetFromDifficulty, templateForMiner, type WorkerIdentity } from './miningWork.js';
+import { blockHash, encodeBlock, EXTRANONCE_OFFSET, EXTRANONCE_SIZE, type Block } from '../../consensus/block.js';
+import { NodeError, isNodeError } from '../../consensus/errors.js';
+import { fromHex, toHex } from '../../consensus/hash.js';
+import { ADDRESS_SIZE } from '../../consensus/keys.js';
+import { difficultyOfBits, hashToBigInt } from '../../consensus/pow.js';
+import type { ChainParams } from '../../consensus/params.js';
+import { createBlockTemplate, sameTemplateWork, templateHeader, type BlockTemplate } from '../../chain/template.js';
+import type { MinerChain, MinerMempool } from '../../chain/miner.js';
+import { silentLogger, type ChainEntry, type Logger } from '../../chain/types.js';
+import type { MiningStats } from './stats.js';
+import { hex32, parseHex32, parseWorkerName, stratumPrevHash, targetFromDifficulty, templateForMiner, type WorkerIdentity } from './work.js';
 
 /** Error codes of the server's lifecycle. */
 export const StratumErrorCode = {

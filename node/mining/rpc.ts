@@ -27,21 +27,21 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import { Router } from '@koa/router';
-import { encodeAddress, tryDecodeAddress } from '../consensus/address.js';
-import { MAX_BLOCK_DECODE_TXS, blockHash, coinbaseId, decodeBlock, encodeBlock, readCoinbase, readHeader, type Block } from '../consensus/block.js';
-import { Reader } from '../consensus/codec.js';
-import { CodecError, CodecErrorCode, isNodeError } from '../consensus/errors.js';
-import { fromHex, isHex, sha256, toHex } from '../consensus/hash.js';
-import { difficultyOfBits } from '../consensus/pow.js';
-import { readTx, type Tx } from '../consensus/tx.js';
-import type { ChainParams } from '../consensus/params.js';
-import { createBlockTemplate, type BlockTemplate } from '../chain/template.js';
-import type { MinerChain, MinerMempool, MinerStats as BuiltinMinerStats } from '../chain/miner.js';
-import { silentLogger, type ChainReader, type Logger } from '../chain/types.js';
-import { estimateHashrate } from '../chain/hashrate.js';
-import type { MiningStats } from './miningStats.js';
+import { encodeAddress, tryDecodeAddress } from '../../consensus/address.js';
+import { MAX_BLOCK_DECODE_TXS, blockHash, coinbaseId, decodeBlock, encodeBlock, readCoinbase, readHeader, type Block } from '../../consensus/block.js';
+import { Reader } from '../../consensus/codec.js';
+import { CodecError, CodecErrorCode, isNodeError } from '../../consensus/errors.js';
+import { fromHex, isHex, sha256, toHex } from '../../consensus/hash.js';
+import { difficultyOfBits } from '../../consensus/pow.js';
+import { readTx, type Tx } from '../../consensus/tx.js';
+import type { ChainParams } from '../../consensus/params.js';
+import { createBlockTemplate, type BlockTemplate } from '../../chain/template.js';
+import type { MinerChain, MinerMempool, MinerStats as BuiltinMinerStats } from '../../chain/miner.js';
+import { silentLogger, type ChainReader, type Logger } from '../../chain/types.js';
+import { estimateHashrate } from '../../chain/hashrate.js';
+import type { MiningStats } from './stats.js';
 import type { StratumServer } from './stratum.js';
-import { hex32, reversedHex, targetHex } from './miningWork.js';
+import { hex32, reversedHex, targetHex } from './work.js';
 
 /** Codes of the HTTP-level refusals of `/rpc` (JSON-RPC errors use Bitcoin's numeric codes). */
 export const RpcErrorCode = {
