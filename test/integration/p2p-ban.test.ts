@@ -1,7 +1,7 @@
 /**
  * Misbehaving peers against a real node process on 127.0.0.1: rogue libp2p hosts (in this
- * process) send garbage and an oversized frame on the sync protocol, an oversized transaction
- * and an invalid block on gossip. Each is banned (listed in `/api/v1/peers`, disconnected, not
+ * process) send garbage and an oversized frame on the sync protocol, an oversized transaction,
+ * an oversized and an undecodable gossipsub frame (issue 22) and an invalid block on gossip. Each is banned (listed in `/api/v1/peers`, disconnected, not
  * let back in) while the node keeps serving HTTP and an honest peer keeps following its chain.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -108,6 +108,34 @@ describe('a misbehaving peer is banned while the node keeps serving', () => {
     await waitUntil(() => banned(r.peerId.toString()), 10_000, 'the oversized-tx peer to be banned');
   }, 30_000);
 
+  test('an oversized frame on the gossip protocol itself (dropped by gossipsub before any topic validator)', async () => {
+    const r = await rogue();
+    r.services.pubsub.subscribe(ids.txTopic);
+    await waitUntil(() => r.services.pubsub.getSubscribers(ids.txTopic).some((p) => p.toString() === a.peerId), 10_000, 'the node to know the rogue as a gossip peer', 100);
+    const stream = await r.dialProtocol(peerIdFromString(a.peerId), ['/meshsub/1.2.0', '/meshsub/1.1.0']);
+    // Length prefix of 40 MB (gossipsub's inbound limit is the block limit + 64 KiB), then some bytes.
+    stream.send(Uint8Array.from([0x80, 0x80, 0x80, 0x14, ...rng.bytes(1024)]));
+    await waitUntil(() => banned(r.peerId.toString()), 10_000, 'the oversized-gossip-frame peer to be banned');
+    const peers = await getJson(a.url, '/api/v1/peers');
+    expect(peers.banned.find((x: { peerId: string }) => x.peerId === r.peerId.toString()).reason).toMatch(/gossip frame over the size limit/);
+    expect(peers.gossip.frames.oversized).toBeGreaterThanOrEqual(1);
+    await expectKeptOut(r);
+  }, 30_000);
+
+  test('an undecodable frame on the gossip protocol', async () => {
+    const r = await rogue();
+    r.services.pubsub.subscribe(ids.txTopic);
+    await waitUntil(() => r.services.pubsub.getSubscribers(ids.txTopic).some((p) => p.toString() === a.peerId), 10_000, 'the node to know the rogue as a gossip peer', 100);
+    const stream = await r.dialProtocol(peerIdFromString(a.peerId), ['/meshsub/1.2.0', '/meshsub/1.1.0']);
+    // A well-framed 32-byte RPC that is not protobuf (field 0 with wire type 7 is invalid).
+    stream.send(Uint8Array.from([0x20, 0x07, ...rng.bytes(31)]));
+    await waitUntil(() => banned(r.peerId.toString()), 10_000, 'the undecodable-gossip-frame peer to be banned');
+    const peers = await getJson(a.url, '/api/v1/peers');
+    expect(peers.banned.find((x: { peerId: string }) => x.peerId === r.peerId.toString()).reason).toMatch(/undecodable gossip frame/);
+    expect(peers.gossip.frames.undecodable).toBeGreaterThanOrEqual(1);
+    await expectKeptOut(r);
+  }, 30_000);
+
   test('an invalid block on gossip (no proof of work on top of the node’s tip)', async () => {
     const r = await rogue();
     r.services.pubsub.subscribe(ids.blockTopic);
@@ -138,6 +166,6 @@ describe('a misbehaving peer is banned while the node keeps serving', () => {
       'the honest peer to follow a new block',
       200,
     );
-    expect((await getJson(a.url, '/api/v1/peers')).banned.length).toBeGreaterThanOrEqual(4);
+    expect((await getJson(a.url, '/api/v1/peers')).banned.length).toBeGreaterThanOrEqual(6);
   }, 70_000);
 });
