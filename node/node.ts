@@ -34,6 +34,7 @@ import { NODE_VERSION } from './version.js';
 import { writeDevWallet } from './wallet.js';
 import { createPayments, type Payments } from './payments.js';
 import { createMiningEndpoints } from './mining/endpoints.js';
+import { createHttpLimits } from './api/httpLimits.js';
 import type { StratumServer } from './mining/stratum.js';
 import type { RpcService } from './mining/rpc.js';
 
@@ -118,11 +119,13 @@ export class FullNode {
       const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing: () => isSyncing() || !networkKnown() });
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
       payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing });
+      // Per-address limit on the expensive endpoints (tx submission, paid calls, MCP).
+      const httpLimits = createHttpLimits({ ratePerSecond: config.httpExpensiveRate, burst: config.httpExpensiveBurst });
       const p2pHttp = p2p ? { routers: [createPeersRouter(p2p)], statusExtras: [() => p2p.statusFields()] } : { routers: [], statusExtras: [] };
       // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(
-        { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION },
-        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), routers: [payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers], errorStatuses: payments.errorStatuses, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras] },
+        { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION, guard: httpLimits.middleware },
+        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), routers: [payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers], errorStatuses: payments.errorStatuses, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras, () => ({ httpLimits: httpLimits.info() })] },
       );
       if (devnet) {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);

@@ -51,7 +51,22 @@ export function createMiningEndpoints(
   const stratum = config.stratum
     ? createStratumServer(
         // The default port may be taken (another node on this machine): then run without Stratum and say so; an explicit port must bind.
-        { host: config.stratumHost ?? config.httpHost, port: config.stratumPort, required: config.sources.stratumPort !== 'default', tag },
+        {
+          host: config.stratumHost ?? config.httpHost,
+          port: config.stratumPort,
+          required: config.sources.stratumPort !== 'default',
+          tag,
+          maxConnections: config.stratumMaxConnections,
+          maxConnectionsPerAddress: config.stratumMaxConnectionsPerAddress,
+          reservedConnections: config.stratumReservedConnections,
+          handshakeTimeoutMs: config.stratumHandshakeTimeout,
+          submitsPerSecond: config.stratumSubmitRate,
+          submitBurst: config.stratumSubmitBurst,
+          banSeconds: config.stratumBanSeconds,
+          banInvalidPercent: config.stratumBanInvalidPercent,
+          banMinShares: config.stratumBanMinShares,
+          logSummaryMs: config.logSummaryInterval,
+        },
         { chain, mempool, params, stats, logger: logger.child({ module: 'stratum' }) },
       )
     : undefined;
@@ -60,6 +75,8 @@ export function createMiningEndpoints(
       user: config.rpcUser,
       password: config.rpcPassword,
       allowRemote: config.rpcAllowRemote,
+      authFailuresPerMinute: config.rpcAuthFailures,
+      logSummaryMs: config.logSummaryInterval,
       payoutAddress: config.minerAddress,
       // A long poll must answer before the HTTP layer's own time limit cuts it.
       longPollMs: Math.max(1_000, config.httpTimeout - 2_000),
@@ -83,6 +100,9 @@ export function createMiningEndpoints(
         rejected: t.rejected,
         stale: t.stale,
         blocksFound: t.blocksFound,
+        /** Client addresses banned now, and what the abuse limits refused. */
+        banned: s?.bans.length ?? 0,
+        refused: s?.refused ?? null,
       },
     };
   };

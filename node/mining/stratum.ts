@@ -52,6 +52,8 @@ import type { ChainParams } from '../../consensus/params.js';
 import { createBlockTemplate, sameTemplateWork, templateHeader, type BlockTemplate } from '../../chain/template.js';
 import type { MinerChain, MinerMempool } from '../../chain/miner.js';
 import { silentLogger, type ChainEntry, type Logger } from '../../chain/types.js';
+import { LogSummary, DEFAULT_LOG_SUMMARY_MS } from '../logSummary.js';
+import { TokenBucket, clientAddress } from '../rateLimit.js';
 import type { MiningStats } from './stats.js';
 import { hex32, parseHex32, parseWorkerName, stratumPrevHash, targetFromDifficulty, templateForMiner, type WorkerIdentity } from './work.js';
 
@@ -100,11 +102,34 @@ export interface StratumOptions {
   readonly mempoolRefreshMs: number;
   /** Templates whose jobs are still accepted (while they build on the tip). */
   readonly jobHistory: number;
+  /** Connections at most, every address together. */
   readonly maxConnections: number;
+  /** Connections one client address may hold at most (further ones are closed at once). */
+  readonly maxConnectionsPerAddress: number;
+  /**
+   * Slots only an address holding no connection yet may take: one address (or a few) filling the
+   * server leaves room for a new miner. When the server is full, a newcomer evicts a connection
+   * that has not finished its handshake, taken from the address holding the most.
+   */
+  readonly reservedConnections: number;
   /** Longest request line, bytes (a longer one closes the connection). */
   readonly maxLineBytes: number;
   /** A connection that has not subscribed and authorised within this time is closed, ms. */
-  readonly authTimeoutMs: number;
+  readonly handshakeTimeoutMs: number;
+  /** Shares one connection may submit per second, on average (more are refused without being checked). */
+  readonly submitsPerSecond: number;
+  /** Shares one connection may submit in a burst. */
+  readonly submitBurst: number;
+  /**
+   * Ban: after `banMinShares` judged shares, a connection of which at least `banInvalidPercent` %
+   * were invalid (low difficulty, duplicate, unknown job, malformed, over the rate limit; stale
+   * shares do not count) is closed and its address refused for `banSeconds` (0: closed, not banned).
+   */
+  readonly banSeconds: number;
+  readonly banInvalidPercent: number;
+  readonly banMinShares: number;
+  /** Interval of the summary lines of repeated per-client log events, ms. */
+  readonly logSummaryMs: number;
   /** A connection that sends nothing for this long is closed, ms. */
   readonly idleTimeoutMs: number;
   /** Coinbase tag (UTF-8, at most 40 bytes). */
@@ -128,8 +153,16 @@ export const defaultStratumOptions: StratumOptions = {
   mempoolRefreshMs: 3_000,
   jobHistory: 16,
   maxConnections: 1_000,
+  maxConnectionsPerAddress: 32,
+  reservedConnections: 100,
   maxLineBytes: 16 * 1024,
-  authTimeoutMs: 60_000,
+  handshakeTimeoutMs: 10_000,
+  submitsPerSecond: 50,
+  submitBurst: 200,
+  banSeconds: 600,
+  banInvalidPercent: 90,
+  banMinShares: 100,
+  logSummaryMs: DEFAULT_LOG_SUMMARY_MS,
   idleTimeoutMs: 15 * 60_000,
   tag: 'native-node',
 };
@@ -194,7 +227,52 @@ export interface StratumInfo {
   readonly lastNotifyLatencyMs: number | null;
   /** The last measurements, newest last. */
   readonly notifyLatencyMs: readonly number[];
+  /** The abuse limits in force (see StratumOptions). */
+  readonly limits: {
+    readonly maxConnections: number;
+    readonly maxConnectionsPerAddress: number;
+    readonly reservedConnections: number;
+    readonly handshakeTimeoutMs: number;
+    readonly submitsPerSecond: number;
+    readonly submitBurst: number;
+    readonly banSeconds: number;
+    readonly banInvalidPercent: number;
+    readonly banMinShares: number;
+  };
+  /** What the limits refused since the start. */
+  readonly refused: StratumRefusals;
+  /** Client addresses banned now (their shares were overwhelmingly invalid). */
+  readonly bans: readonly StratumBan[];
 }
+
+/** Counters of the abuse limits. */
+export interface StratumRefusals {
+  /** Connections closed at once: the address already held `maxConnectionsPerAddress`. */
+  perAddress: number;
+  /** Connections closed at once: no slot left for this address, none could be evicted. */
+  full: number;
+  /** Connections closed at once: the address is banned. */
+  banned: number;
+  /** Connections that had not finished their handshake (or held more than their share), closed to make room for a newcomer. */
+  evicted: number;
+  /** Connections closed for not subscribing and authorising within `handshakeTimeoutMs`. */
+  handshakeTimeouts: number;
+  /** Shares refused unchecked: over the connection's submit rate. */
+  rateLimitedShares: number;
+  /** Bans pronounced. */
+  bans: number;
+}
+
+/** A banned client address. */
+export interface StratumBan {
+  readonly address: string;
+  /** Unix ms when the ban ends. */
+  readonly until: number;
+  readonly reason: string;
+}
+
+/** Bans kept at most (the oldest is dropped first). */
+const MAX_BANS = 10_000;
 
 /** One template's work, shared by every connection and job id that mines it. */
 interface Work {
@@ -226,6 +304,12 @@ class Connection {
   readonly extranonce1: Uint8Array;
   readonly extranonce1Hex: string;
   readonly remote: string;
+  /** The client's address (the key of the per-address limits and bans). */
+  readonly address: string;
+  /** Submits allowed (token bucket). */
+  readonly submits: TokenBucket;
+  /** Shares judged since the last ban check: valid (accepted) and invalid (refused, stale excluded). */
+  judged = { valid: 0, invalid: 0 };
   readonly openedAt = Date.now();
   buffer = '';
   agent = '';
@@ -257,9 +341,13 @@ class Connection {
     readonly socket: Socket,
     extranonce1: Uint8Array,
     difficulty: number,
+    address: string,
+    submits: TokenBucket,
   ) {
     this.extranonce1 = extranonce1;
     this.extranonce1Hex = toHex(extranonce1);
+    this.address = address;
+    this.submits = submits;
     this.remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     this.difficulty = difficulty;
     this.vardiff = { since: Date.now(), shares: 0, sumDifficulty: 0 };
@@ -331,6 +419,12 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   private tipSeen?: { hash: string; at: number };
   private readonly latencies: number[] = [];
   private readonly pending = new Set<Promise<unknown>>();
+  /** Open connections by client address. */
+  private readonly byAddress = new Map<string, Set<Connection>>();
+  private readonly bans = new Map<string, StratumBan>();
+  private readonly refusals: StratumRefusals = { perAddress: 0, full: 0, banned: 0, evicted: 0, handshakeTimeouts: 0, rateLimitedShares: 0, bans: 0 };
+  /** Repeated per-client events, logged once per client and interval plus a summary line. */
+  private readonly logs: { authorized: LogSummary; authRefused: LogSummary; refused: LogSummary; banned: LogSummary };
 
   constructor(opts: Partial<StratumOptions>, modules: StratumModules) {
     super();
@@ -342,6 +436,13 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.stats = modules.stats;
     this.log = modules.logger ?? silentLogger;
     this.now = this.opts.now ?? (() => Math.floor(Date.now() / 1000));
+    const every = { intervalMs: this.opts.logSummaryMs };
+    this.logs = {
+      authorized: new LogSummary(this.log, 'stratum worker authorized', { ...every, level: 'info' }),
+      authRefused: new LogSummary(this.log, 'stratum authorization refused', { ...every, level: 'warn' }),
+      refused: new LogSummary(this.log, 'stratum connection refused', { ...every, level: 'warn' }),
+      banned: new LogSummary(this.log, 'stratum client banned', { ...every, level: 'warn' }),
+    };
   }
 
   /** Whether the server is accepting connections. */
@@ -364,8 +465,8 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   /** Binds the port, builds the first template and starts following the chain and the mempool. */
   async start(): Promise<void> {
     if (this.running) return;
+    // No `server.maxConnections`: the limits are ours (`admit`), so a newcomer can evict a squatter.
     const server = createServer({ noDelay: true }, (socket) => this.onConnection(socket));
-    server.maxConnections = this.opts.maxConnections;
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -410,6 +511,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     for (const c of this.conns.values()) c.socket.destroy();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
     await Promise.allSettled([...this.pending]);
+    for (const l of Object.values(this.logs)) l.stop();
     this.log.info({}, 'stratum stopped');
   }
 
@@ -427,7 +529,35 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       difficulty: { initial: this.opts.initialDifficulty, min: this.opts.minDifficulty, max: this.opts.maxDifficulty, targetShareSeconds: this.opts.targetShareSeconds, network: cur ? cur.netDifficulty : null },
       lastNotifyLatencyMs: this.latencies.length ? this.latencies[this.latencies.length - 1] : null,
       notifyLatencyMs: this.latencies.slice(),
+      limits: {
+        maxConnections: this.opts.maxConnections,
+        maxConnectionsPerAddress: this.opts.maxConnectionsPerAddress,
+        reservedConnections: this.opts.reservedConnections,
+        handshakeTimeoutMs: this.opts.handshakeTimeoutMs,
+        submitsPerSecond: this.opts.submitsPerSecond,
+        submitBurst: this.opts.submitBurst,
+        banSeconds: this.opts.banSeconds,
+        banInvalidPercent: this.opts.banInvalidPercent,
+        banMinShares: this.opts.banMinShares,
+      },
+      refused: { ...this.refusals },
+      bans: this.listBans(),
     };
+  }
+
+  /** Bans in force (expired ones are dropped). */
+  listBans(): StratumBan[] {
+    const out: StratumBan[] = [];
+    for (const b of [...this.bans.values()]) if (this.isBanned(b.address)) out.push(b);
+    return out;
+  }
+
+  private isBanned(address: string): boolean {
+    const b = this.bans.get(address);
+    if (!b) return false;
+    if (b.until > Date.now()) return true;
+    this.bans.delete(address);
+    return false;
   }
 
   // ---- connections ----
@@ -447,21 +577,63 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       socket.destroy();
       return;
     }
+    const address = clientAddress(socket.remoteAddress);
+    const refusal = this.admit(address);
+    if (refusal) {
+      this.refusals[refusal]++;
+      this.logs.refused.note(address, { reason: refusal, connections: this.conns.size, fromAddress: this.byAddress.get(address)?.size ?? 0 });
+      socket.on('error', () => undefined);
+      socket.destroy();
+      return;
+    }
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 60_000);
     socket.setEncoding('utf8');
-    const conn = new Connection(this.nextConnId++, socket, this.nextExtranonce1(), this.opts.initialDifficulty);
+    const submits = new TokenBucket({ ratePerSecond: this.opts.submitsPerSecond, burst: this.opts.submitBurst }, Date.now());
+    const conn = new Connection(this.nextConnId++, socket, this.nextExtranonce1(), this.opts.initialDifficulty, address, submits);
     this.conns.set(conn.id, conn);
+    let mine = this.byAddress.get(address);
+    if (!mine) this.byAddress.set(address, (mine = new Set()));
+    mine.add(conn);
     this.log.debug({ conn: conn.id, remote: conn.remote }, 'stratum connection');
     socket.on('data', (chunk: string) => this.onData(conn, chunk));
     socket.on('error', (e) => this.log.debug({ conn: conn.id, err: e.message }, 'stratum socket error'));
     socket.on('close', () => this.onClose(conn));
   }
 
+  /**
+   * Whether a new connection from `address` may stay, or why not: banned, over the per-address
+   * cap, or no slot left for it. An address that already holds connections may not take the last
+   * `reservedConnections` slots; when the newcomer finds no slot, a connection of the address
+   * holding the most (at least two more than the newcomer's) is evicted — one still in its
+   * handshake first, else its newest.
+   */
+  private admit(address: string): 'banned' | 'perAddress' | 'full' | undefined {
+    if (this.isBanned(address)) return 'banned';
+    const held = this.byAddress.get(address)?.size ?? 0;
+    if (held >= this.opts.maxConnectionsPerAddress) return 'perAddress';
+    const limit = held > 0 ? this.opts.maxConnections - this.opts.reservedConnections : this.opts.maxConnections;
+    if (this.conns.size < limit) return undefined;
+    let victims: Set<Connection> | undefined;
+    for (const [a, set] of this.byAddress) if (a !== address && set.size >= held + 2 && set.size > (victims?.size ?? 0)) victims = set;
+    if (!victims) return 'full';
+    let victim: Connection | undefined;
+    for (const c of victims) {
+      if (!c.ready && (!victim || c.openedAt < victim.openedAt)) victim = c;
+    }
+    if (!victim) for (const c of victims) if (!victim || c.openedAt > victim.openedAt) victim = c;
+    this.refusals.evicted++;
+    this.close(victim!, 'evicted to make room for a new client');
+    return this.conns.size < limit ? undefined : 'full';
+  }
+
   private onClose(conn: Connection): void {
     if (conn.closed) return;
     conn.closed = true;
     this.conns.delete(conn.id);
+    const mine = this.byAddress.get(conn.address);
+    mine?.delete(conn);
+    if (mine?.size === 0) this.byAddress.delete(conn.address);
     for (const name of conn.workerNames) this.stats.workerDisconnected(name);
     this.log.debug({ conn: conn.id, remote: conn.remote, workers: [...conn.workerNames] }, 'stratum connection closed');
   }
@@ -544,6 +716,13 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       case 'mining.extranonce.subscribe':
         return this.reply(conn, id, true);
       case 'mining.submit': {
+        if (!conn.submits.take(Date.now())) {
+          // Refused before any work: a flood costs a token check and one short answer per line.
+          this.refusals.rateLimitedShares++;
+          this.fail(conn, id, StratumError.OTHER, `rate limited: at most ${this.opts.submitsPerSecond} shares a second`, false);
+          this.countShare(conn, false);
+          return;
+        }
         const p = this.onSubmit(conn, id, args).catch((e) => {
           this.log.error({ conn: conn.id, err: (e as Error).message }, 'stratum submit failed');
           this.fail(conn, id, StratumError.OTHER, 'internal error', false);
@@ -581,7 +760,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     const [user, password] = args;
     const who = parseWorkerName(user, this.params.hrp, this.params.network);
     if ('error' in who) {
-      this.log.warn({ conn: conn.id, remote: conn.remote, username: typeof user === 'string' ? user.slice(0, 100) : null }, `stratum authorization refused: ${who.error}`);
+      this.logs.authRefused.note(conn.address, { conn: conn.id, remote: conn.remote, username: typeof user === 'string' ? user.slice(0, 100) : null, reason: who.error });
       this.fail(conn, id, StratumError.UNAUTHORIZED, who.error, false);
       return;
     }
@@ -602,7 +781,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     // A password `d=<difficulty>` (alone or among comma-separated options) asks for a starting difficulty.
     const asked = typeof password === 'string' ? /(?:^|[,;\s])d=([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)/i.exec(password) : null;
     if (asked) this.setDifficulty(conn, Number(asked[1]), false);
-    this.log.info({ conn: conn.id, remote: conn.remote, worker: who.name, agent: conn.agent }, 'stratum worker authorized');
+    this.logs.authorized.note(conn.address, { conn: conn.id, remote: conn.remote, worker: who.name, agent: conn.agent });
     this.reply(conn, id, true);
     this.maybeStartJobs(conn);
   }
@@ -796,7 +975,10 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     if (now - this.lastBroadcastMs >= this.opts.keepAliveMs) void this.refresh('keepalive');
     for (const conn of this.conns.values()) {
       if (!conn.ready) {
-        if (now - conn.openedAt > this.opts.authTimeoutMs) this.close(conn, 'did not subscribe and authorize in time');
+        if (now - conn.openedAt > this.opts.handshakeTimeoutMs) {
+          this.refusals.handshakeTimeouts++;
+          this.close(conn, 'did not subscribe and authorize in time');
+        }
         continue;
       }
       if (now - conn.lastActivity > this.opts.idleTimeoutMs) {
@@ -858,7 +1040,38 @@ export class StratumServer extends EventEmitter<StratumEvents> {
 
   // ---- shares ----
 
+  /**
+   * Counts a judged share towards the ban rule: every `banMinShares` shares, a connection with at
+   * least `banInvalidPercent` % invalid ones is closed and (with `banSeconds`) its address banned.
+   */
+  private countShare(conn: Connection, valid: boolean): void {
+    const j = conn.judged;
+    if (valid) j.valid++;
+    else j.invalid++;
+    const total = j.valid + j.invalid;
+    if (total < this.opts.banMinShares) return;
+    conn.judged = { valid: 0, invalid: 0 };
+    if (j.invalid * 100 < this.opts.banInvalidPercent * total) return;
+    this.ban(conn, `${j.invalid} of ${total} shares invalid`);
+  }
+
+  private ban(conn: Connection, reason: string): void {
+    if (this.opts.banSeconds <= 0) {
+      this.logs.banned.note(conn.address, { conn: conn.id, remote: conn.remote, reason, seconds: 0 });
+      this.close(conn, reason);
+      return;
+    }
+    const info: StratumBan = { address: conn.address, until: Date.now() + this.opts.banSeconds * 1000, reason };
+    this.bans.delete(conn.address);
+    this.bans.set(conn.address, info);
+    if (this.bans.size > MAX_BANS) this.bans.delete(this.bans.keys().next().value!);
+    this.refusals.bans++;
+    this.logs.banned.note(conn.address, { conn: conn.id, remote: conn.remote, reason, seconds: this.opts.banSeconds });
+    for (const c of [...(this.byAddress.get(conn.address) ?? [])]) this.close(c, `banned: ${reason}`);
+  }
+
   private judge(conn: Connection, id: JsonId, worker: WorkerIdentity | undefined, result: 'rejected' | 'stale', code: number, reason: string): void {
+    if (result === 'rejected') this.countShare(conn, false);
     if (worker) this.stats.recordShare(worker.name, result, 0, reason);
     this.fail(conn, id, code, reason, false);
     this.log.debug({ conn: conn.id, worker: worker?.name, code, reason }, 'stratum share refused');
@@ -870,9 +1083,15 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       return this.judge(conn, id, conn.worker(args[0]), 'rejected', StratumError.OTHER, 'mining.submit takes [worker, job_id, extranonce2, ntime, nonce] (and version bits), all strings');
     }
     const [workerName, jobId, en2Hex, ntimeHex, nonceHex, versionHex] = args as string[];
-    if (!conn.subscribed) return this.fail(conn, id, StratumError.NOT_SUBSCRIBED, 'not subscribed: send mining.subscribe first', false);
+    if (!conn.subscribed) {
+      this.countShare(conn, false);
+      return this.fail(conn, id, StratumError.NOT_SUBSCRIBED, 'not subscribed: send mining.subscribe first', false);
+    }
     const worker = conn.worker(workerName);
-    if (!worker) return this.fail(conn, id, StratumError.UNAUTHORIZED, `unauthorized worker ${workerName.slice(0, 100)}: send mining.authorize first`, false);
+    if (!worker) {
+      this.countShare(conn, false);
+      return this.fail(conn, id, StratumError.UNAUTHORIZED, `unauthorized worker ${workerName.slice(0, 100)}: send mining.authorize first`, false);
+    }
     const work = this.jobs.get(jobId);
     const jobDiff = conn.jobDifficulty.get(jobId);
     if (!work || jobDiff === undefined) return this.judge(conn, id, worker, 'rejected', StratumError.JOB_NOT_FOUND, 'job not found');
@@ -899,7 +1118,6 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     if (work.submitted.has(key)) return this.judge(conn, id, worker, 'rejected', StratumError.DUPLICATE, 'duplicate share');
     // After the duplicate check: a share resubmitted after it completed a block is a duplicate, not stale.
     if (work.tpl.parentHash !== this.chain.tip.hashHex) return this.judge(conn, id, worker, 'stale', StratumError.JOB_NOT_FOUND, 'stale: the job builds on an old block');
-    work.submitted.add(key);
 
     const mine = { tpl: this.minerTemplate(work, conn.payout!) };
     const extranonce = new Uint8Array(EXTRANONCE_SIZE);
@@ -915,6 +1133,8 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     if (!isBlock && value > targetFromDifficulty(credit * SHARE_TOLERANCE)) {
       return this.judge(conn, id, worker, 'rejected', StratumError.LOW_DIFFICULTY, 'low difficulty share');
     }
+    // Remembered only once it met its target: junk costs a hash, never memory (issue 22).
+    work.submitted.add(key);
     conn.lastShareAt = Date.now();
     if (isBlock) {
       // One block at a time, each checked against the tip the one before it made: of two blocks
@@ -926,6 +1146,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       if (refusal === STALE_BLOCK) return this.judge(conn, id, worker, 'stale', StratumError.JOB_NOT_FOUND, 'stale: a block was found on this job\'s parent first');
       if (refusal) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, refusal);
     }
+    this.countShare(conn, true);
     this.stats.recordShare(worker.name, 'accepted', credit);
     this.reply(conn, id, true);
     this.emit('share', { worker: worker.name, result: 'accepted', difficulty: credit, block: isBlock });

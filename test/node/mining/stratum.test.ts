@@ -334,6 +334,132 @@ describe('submit errors', () => {
   });
 });
 
+describe('abuse limits (issue 22)', () => {
+  /** A client from another loopback address: another client address to the server. */
+  async function clientFrom(r: Rig, localAddress: string): Promise<StratumTestClient> {
+    const c = await StratumTestClient.connect(r.port, '127.0.0.1', localAddress);
+    cleanups.push(() => c.close());
+    return c;
+  }
+
+  /** Opens `n` raw connections from `localAddress` and waits until the server has judged each (kept or closed). */
+  async function flood(r: Rig, localAddress: string, n: number): Promise<StratumTestClient[]> {
+    const out: StratumTestClient[] = [];
+    for (let i = 0; i < n; i++) out.push(await clientFrom(r, localAddress));
+    // A refused connection is closed at once; give the server a moment to close the last ones.
+    await new Promise((res) => setTimeout(res, 300));
+    return out;
+  }
+
+  test('a junk share is checked for difficulty before it is remembered: sent twice, it is low difficulty (23) twice, never duplicate (22)', async () => {
+    const r = await rig(SHARE_BITS);
+    const c = await client(r);
+    const job = await c.start(workerAddr(), `d=${SHARE_DIFF}`);
+    const weak = { extranonce2: '00000009', ntime: job.ntime, nonce: findWeakNonce(job, c.extranonce1, '00000009', job.difficulty) };
+    expect(errorOf(await c.submit(workerAddr(), job, weak))[0]).toBe(23);
+    expect(errorOf(await c.submit(workerAddr(), job, weak))[0]).toBe(23);
+    // A good share is still remembered: its repeat is a duplicate.
+    const good = await share(c, job, 10);
+    expect((await c.submit(workerAddr(), job, good)).result).toBe(true);
+    expect(errorOf(await c.submit(workerAddr(), job, good))[0]).toBe(22);
+  });
+
+  test('per-address cap and reserved slots: one address holding every slot it can get leaves room for a new address, whose connection is served', async () => {
+    const r = await rig(SHARE_BITS, { maxConnections: 12, maxConnectionsPerAddress: 10, reservedConnections: 4 });
+    const squatters = await flood(r, '127.0.0.1', 15);
+    // Capped at 12 − 4 reserved = 8 for an address already holding connections (below its own cap of 10).
+    expect(squatters.filter((c) => !c.closed)).toHaveLength(8);
+    expect(r.server.info().connections).toBe(8);
+    const honest = await clientFrom(r, '127.0.0.2');
+    await honest.start(workerAddr(), `d=${SHARE_DIFF}`);
+    expect(r.server.info().refused.full).toBe(7);
+
+    // The per-address cap on its own: 10 of 20 from one address when the server has room.
+    const r2 = await rig(SHARE_BITS, { maxConnections: 100, maxConnectionsPerAddress: 10, reservedConnections: 4 });
+    const many = await flood(r2, '127.0.0.1', 20);
+    expect(many.filter((c) => !c.closed)).toHaveLength(10);
+    expect(r2.server.info().refused.perAddress).toBe(10);
+  });
+
+  test('a full server evicts a connection still in its handshake from the address holding the most, to admit a new address', async () => {
+    const r = await rig(SHARE_BITS, { maxConnections: 6, maxConnectionsPerAddress: 10, reservedConnections: 2 });
+    const squatters = await flood(r, '127.0.0.1', 4); // 4 of 6 − 2 reserved
+    await flood(r, '127.0.0.3', 1);
+    await flood(r, '127.0.0.4', 1); // the reserved slots are taken: the server is full
+    expect(r.server.info().connections).toBe(6);
+    const honest = await clientFrom(r, '127.0.0.2');
+    await honest.start(workerAddr(), `d=${SHARE_DIFF}`);
+    await squatters[0].waitFor(() => squatters.some((c) => c.closed), 2_000, 'one squatter evicted');
+    expect(squatters.filter((c) => c.closed)).toHaveLength(1);
+    expect(r.server.info().refused.evicted).toBe(1);
+  });
+
+  test('a connection that does not subscribe and authorize within the handshake deadline is closed', async () => {
+    const r = await rig(SHARE_BITS, { handshakeTimeoutMs: 1_000 });
+    const idle = await client(r);
+    const half = await client(r);
+    await half.subscribe();
+    const done = await client(r);
+    await done.start(workerAddr(), `d=${SHARE_DIFF}`);
+    await idle.waitClosed(4_000);
+    await half.waitClosed(1_000);
+    expect(done.closed).toBe(false);
+    expect(r.server.info().refused.handshakeTimeouts).toBe(2);
+  });
+
+  test('submits over the per-connection rate are refused unchecked (20, rate limited)', async () => {
+    const r = await rig(SHARE_BITS, { submitsPerSecond: 1, submitBurst: 10 });
+    const c = await client(r);
+    const job = await c.start(workerAddr(), `d=${SHARE_DIFF}`);
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => c.submit(workerAddr(), job, { extranonce2: '00000001', ntime: job.ntime, nonce: i.toString(16).padStart(8, '0') })));
+    const limited = answers.filter((a) => a.result === false && /rate limited/.test(errorOf(a)[1]));
+    // 10 in the burst (at most one more token refilled meanwhile), the rest refused.
+    expect(limited.length).toBeGreaterThanOrEqual(19);
+    expect(limited.length).toBeLessThanOrEqual(20);
+    for (const a of limited) expect(errorOf(a)[0]).toBe(20);
+    expect(r.server.info().refused.rateLimitedShares).toBe(limited.length);
+  });
+
+  test('a connection whose shares are overwhelmingly invalid is closed and its address banned (listed in info), another address is still served', async () => {
+    const r = await rig(SHARE_BITS, { banMinShares: 20, banInvalidPercent: 90, banSeconds: 60 });
+    const bad = await client(r);
+    const job = await bad.start(workerAddr(), `d=${SHARE_DIFF}`);
+    const sibling = await client(r);
+    for (let i = 0; i < 20; i++) {
+      const en2 = (100 + i).toString(16).padStart(8, '0');
+      const nonce = findWeakNonce(job, bad.extranonce1, en2, job.difficulty);
+      // Sent without waiting for answers: the last one is never answered, the connection closes.
+      bad.sendRaw(`${JSON.stringify({ id: 1000 + i, method: 'mining.submit', params: [workerAddr(), job.jobId, en2, job.ntime, nonce] })}\n`);
+    }
+    await bad.waitClosed(2_000);
+    // Every connection of the address goes, and a new one is refused.
+    await sibling.waitClosed(2_000);
+    const again = await client(r);
+    await again.waitClosed(2_000);
+    const info = r.server.info();
+    expect(info.bans).toEqual([expect.objectContaining({ address: '127.0.0.1', reason: '20 of 20 shares invalid' })]);
+    expect(info.bans[0].until).toBeGreaterThan(Date.now() + 50_000);
+    expect(info.refused).toMatchObject({ bans: 1, banned: 1 });
+    const honest = await clientFrom(r, '127.0.0.2');
+    const hjob = await honest.start(workerAddr(), `d=${SHARE_DIFF}`);
+    const s = await grind(hjob, { extranonce1: honest.extranonce1, extranonce2: '00000001' });
+    expect((await honest.submit(workerAddr(), hjob, s!)).result).toBe(true);
+  });
+
+  test('a miner with a few invalid shares among valid ones is not banned', async () => {
+    const r = await rig(SHARE_BITS, { banMinShares: 20, banInvalidPercent: 90, banSeconds: 60 });
+    const c = await client(r);
+    const job = await c.start(workerAddr(), `d=${SHARE_DIFF}`);
+    for (let i = 0; i < 30; i++) {
+      const en2 = (200 + i).toString(16).padStart(8, '0');
+      const s = i % 3 === 0 ? { extranonce2: en2, ntime: job.ntime, nonce: findWeakNonce(job, c.extranonce1, en2, job.difficulty) } : await share(c, job, 200 + i);
+      await c.submit(workerAddr(), job, s);
+    }
+    expect(c.closed).toBe(false);
+    expect(r.server.info().bans).toEqual([]);
+  });
+});
+
 describe('difficulty', () => {
   test('mining.suggest_difficulty and the password d= set the difficulty, capped at the block difficulty', async () => {
     const r = await rig(SHARE_BITS);
