@@ -77,7 +77,7 @@ export async function run(args: string[]): Promise<void> {
     const chain = await openChain({ dataDir: dir, params, verifier });
     const mempool = createMempool(chain, verifier, params);
     mempool.start();
-    const server = createStratumServer({ host: '127.0.0.1', port: 0, maxConnections: n + 10 }, { chain, mempool, params, stats: createMiningStats() });
+    const server = createStratumServer({ host: '127.0.0.1', port: 0, maxConnections: n + 10, maxConnectionsPerAddress: n + 10, reservedConnections: 0 }, { chain, mempool, params, stats: createMiningStats() });
     await server.start();
     const miners: Miner[] = [];
     for (let i = 0; i < n; i++) {

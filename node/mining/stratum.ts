@@ -334,6 +334,11 @@ class Connection {
   lastActivity = Date.now();
   lastShareAt = 0;
   badLines = 0;
+  /** Lines to send once the current chunk has been read (see `onData`); undefined: write at once. */
+  outBatch: string[] | undefined;
+  /** Over its submit rate: not read until `throttleTimer` fires (see `onData`). */
+  throttled = false;
+  throttleTimer: NodeJS.Timeout | undefined;
   closed = false;
 
   constructor(
@@ -361,6 +366,10 @@ class Connection {
 
 /** Largest amount of unsent output kept for a slow client before it is dropped, bytes. */
 const MAX_PENDING_WRITE = 4 * 1024 * 1024;
+/** Unsent output at which the server stops reading a client's requests until it reads its answers, bytes. */
+const READ_PAUSE_BYTES = 64 * 1024;
+/** How long a connection over its submit rate is not read, ms. */
+const THROTTLE_MS = 1_000;
 /** Worker names one connection may authorise (proxies multiplex several). */
 const MAX_WORKERS_PER_CONNECTION = 64;
 /** Malformed lines tolerated before a connection is closed. */
@@ -630,6 +639,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   private onClose(conn: Connection): void {
     if (conn.closed) return;
     conn.closed = true;
+    clearTimeout(conn.throttleTimer);
     this.conns.delete(conn.id);
     const mine = this.byAddress.get(conn.address);
     mine?.delete(conn);
@@ -647,16 +657,47 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   private onData(conn: Connection, chunk: string): void {
     if (conn.closed) return;
     conn.lastActivity = Date.now();
-    conn.buffer += chunk;
+    const buf = conn.buffer + chunk;
+    let start = 0;
     let nl: number;
-    while ((nl = conn.buffer.indexOf('\n')) >= 0) {
-      const line = conn.buffer.slice(0, nl);
-      conn.buffer = conn.buffer.slice(nl + 1);
-      if (line.length > this.opts.maxLineBytes) return this.close(conn, 'line too long');
-      this.onLine(conn, line);
-      if (conn.closed) return;
+    // The answers to one chunk leave in one write: a client pipelining thousands of requests
+    // costs one write request per chunk, not one per line (issue 22: a share flood grew memory).
+    conn.outBatch = [];
+    try {
+      while ((nl = buf.indexOf('\n', start)) >= 0) {
+        const line = buf.slice(start, nl);
+        start = nl + 1;
+        if (line.length > this.opts.maxLineBytes) return this.close(conn, 'line too long');
+        this.onLine(conn, line);
+        if (conn.closed) return;
+        if (conn.throttled) {
+          // Over its submit rate: the rest waits, unread, and TCP slows the sender down.
+          conn.buffer = buf.slice(start);
+          conn.socket.pause();
+          conn.throttleTimer = setTimeout(() => {
+            conn.throttled = false;
+            if (conn.closed) return;
+            conn.socket.resume();
+            this.onData(conn, '');
+          }, THROTTLE_MS);
+          conn.throttleTimer.unref();
+          return;
+        }
+      }
+      conn.buffer = buf.slice(start);
+      if (conn.buffer.length > this.opts.maxLineBytes) this.close(conn, 'line too long');
+    } finally {
+      const out = conn.outBatch.join('');
+      conn.outBatch = undefined;
+      if (out.length > 0) this.sendLine(conn, out);
     }
-    if (conn.buffer.length > this.opts.maxLineBytes) this.close(conn, 'line too long');
+    // Backpressure: a client that does not read its answers is not read either until it does.
+    if (!conn.closed && !conn.throttled && conn.socket.writableLength > READ_PAUSE_BYTES && !conn.socket.isPaused()) {
+      conn.socket.pause();
+      conn.socket.once('drain', () => {
+        if (!conn.closed && !conn.throttled) conn.socket.resume();
+      });
+    }
   }
 
   private send(conn: Connection, msg: unknown): void {
@@ -665,6 +706,10 @@ export class StratumServer extends EventEmitter<StratumEvents> {
 
   private sendLine(conn: Connection, line: string): void {
     if (conn.closed) return;
+    if (conn.outBatch) {
+      conn.outBatch.push(line);
+      return;
+    }
     conn.socket.write(line);
     if (conn.socket.writableLength > MAX_PENDING_WRITE) this.close(conn, 'not reading its messages');
   }
@@ -719,8 +764,9 @@ export class StratumServer extends EventEmitter<StratumEvents> {
         if (!conn.submits.take(Date.now())) {
           // Refused before any work: a flood costs a token check and one short answer per line.
           this.refusals.rateLimitedShares++;
-          this.fail(conn, id, StratumError.OTHER, `rate limited: at most ${this.opts.submitsPerSecond} shares a second`, false);
+          this.fail(conn, id, StratumError.OTHER, `rate limited: at most ${this.opts.submitsPerSecond} shares a second; nothing more is read from this connection for ${THROTTLE_MS / 1000} s`, false);
           this.countShare(conn, false);
+          conn.throttled = true;
           return;
         }
         const p = this.onSubmit(conn, id, args).catch((e) => {

@@ -407,17 +407,28 @@ describe('abuse limits (issue 22)', () => {
     expect(r.server.info().refused.handshakeTimeouts).toBe(2);
   });
 
-  test('submits over the per-connection rate are refused unchecked (20, rate limited)', async () => {
+  test('a submit over the per-connection rate is refused unchecked (20, rate limited) and the connection is not read for 1 s', async () => {
     const r = await rig(SHARE_BITS, { submitsPerSecond: 1, submitBurst: 10 });
     const c = await client(r);
     const job = await c.start(workerAddr(), `d=${SHARE_DIFF}`);
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => c.submit(workerAddr(), job, { extranonce2: '00000001', ntime: job.ntime, nonce: i.toString(16).padStart(8, '0') })));
-    const limited = answers.filter((a) => a.result === false && /rate limited/.test(errorOf(a)[1]));
-    // 10 in the burst (at most one more token refilled meanwhile), the rest refused.
-    expect(limited.length).toBeGreaterThanOrEqual(19);
-    expect(limited.length).toBeLessThanOrEqual(20);
-    for (const a of limited) expect(errorOf(a)[0]).toBe(20);
-    expect(r.server.info().refused.rateLimitedShares).toBe(limited.length);
+    const answers: { id: number; error: unknown; at: number }[] = [];
+    const sentAt = performance.now();
+    const submits = Array.from({ length: 30 }, (_, i) =>
+      c.submit(workerAddr(), job, { extranonce2: '00000001', ntime: job.ntime, nonce: i.toString(16).padStart(8, '0') }).then((a) => answers.push({ id: i, error: a.error, at: performance.now() })),
+    );
+    await c.waitFor(() => answers.length >= 12, 10_000, 'twelve answers');
+    // The burst's 10 were checked (low difficulty), the 11th refused…
+    expect(answers.slice(0, 10).every((a) => (a.error as unknown[])[0] === 23)).toBe(true);
+    expect(answers[10].id).toBe(10);
+    expect((answers[10].error as [number, string])[0]).toBe(20);
+    expect((answers[10].error as [number, string])[1]).toMatch(/rate limited/);
+    // …and nothing after it was read for a second: the next one, checked with a refilled token, came later.
+    expect(answers[11].id).toBe(11);
+    expect((answers[11].error as unknown[])[0]).toBe(23);
+    expect(answers[11].at - sentAt).toBeGreaterThanOrEqual(1_000);
+    expect(r.server.info().refused.rateLimitedShares).toBeGreaterThanOrEqual(1);
+    await c.close();
+    await Promise.race([Promise.all(submits), new Promise((res) => setTimeout(res, 100))]);
   });
 
   test('a connection whose shares are overwhelmingly invalid is closed and its address banned (listed in info), another address is still served', async () => {
