@@ -228,17 +228,7 @@ export interface StratumInfo {
   /** The last measurements, newest last. */
   readonly notifyLatencyMs: readonly number[];
   /** The abuse limits in force (see StratumOptions). */
-  readonly limits: {
-    readonly maxConnections: number;
-    readonly maxConnectionsPerAddress: number;
-    readonly reservedConnections: number;
-    readonly handshakeTimeoutMs: number;
-    readonly submitsPerSecond: number;
-    readonly submitBurst: number;
-    readonly banSeconds: number;
-    readonly banInvalidPercent: number;
-    readonly banMinShares: number;
-  };
+  readonly limits: Pick<StratumOptions, (typeof LIMIT_KEYS)[number]>;
   /** What the limits refused since the start. */
   readonly refused: StratumRefusals;
   /** Client addresses banned now (their shares were overwhelmingly invalid). */
@@ -270,6 +260,9 @@ export interface StratumBan {
   readonly until: number;
   readonly reason: string;
 }
+
+/** The options `info().limits` shows. */
+const LIMIT_KEYS = ['maxConnections', 'maxConnectionsPerAddress', 'reservedConnections', 'handshakeTimeoutMs', 'submitsPerSecond', 'submitBurst', 'banSeconds', 'banInvalidPercent', 'banMinShares'] as const;
 
 /** Bans kept at most (the oldest is dropped first). */
 const MAX_BANS = 10_000;
@@ -538,17 +531,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       difficulty: { initial: this.opts.initialDifficulty, min: this.opts.minDifficulty, max: this.opts.maxDifficulty, targetShareSeconds: this.opts.targetShareSeconds, network: cur ? cur.netDifficulty : null },
       lastNotifyLatencyMs: this.latencies.length ? this.latencies[this.latencies.length - 1] : null,
       notifyLatencyMs: this.latencies.slice(),
-      limits: {
-        maxConnections: this.opts.maxConnections,
-        maxConnectionsPerAddress: this.opts.maxConnectionsPerAddress,
-        reservedConnections: this.opts.reservedConnections,
-        handshakeTimeoutMs: this.opts.handshakeTimeoutMs,
-        submitsPerSecond: this.opts.submitsPerSecond,
-        submitBurst: this.opts.submitBurst,
-        banSeconds: this.opts.banSeconds,
-        banInvalidPercent: this.opts.banInvalidPercent,
-        banMinShares: this.opts.banMinShares,
-      },
+      limits: Object.fromEntries(LIMIT_KEYS.map((k) => [k, this.opts[k]])) as StratumInfo['limits'],
       refused: { ...this.refusals },
       bans: this.listBans(),
     };
