@@ -14,7 +14,8 @@
  * and it sends `mining.set_difficulty [d]` (always before the `mining.notify` it applies to) and
  * `mining.notify [job, prevhash, coinb1, coinb2, branch[], version, nbits, ntime, clean_jobs]`.
  *
- * Work: one block template per tip and mempool state, built with the chain's `createBlockTemplate`.
+ * Work: one block template per tip and mempool state, from the mining job feed (chain/jobFeed.ts,
+ * which owns the tip and mempool subscriptions, the debouncing and the stale-parent retries).
  * Each connection mines a coinbase paying its own worker's address (solo mining per worker): only
  * coinb1 differs between connections, the merkle branch and the transactions are shared. The
  * coinbase's 8-byte extranonce slot is extranonce1 (4 bytes, unique per connection) ‖
@@ -49,9 +50,10 @@ import { fromHex, toHex } from '../../consensus/hash.js';
 import { ADDRESS_SIZE } from '../../consensus/keys.js';
 import { difficultyOfBits, hashToBigInt } from '../../consensus/pow.js';
 import type { ChainParams } from '../../consensus/params.js';
-import { createBlockTemplate, sameTemplateWork, templateHeader, type BlockTemplate } from '../../chain/template.js';
+import { templateHeader, type BlockTemplate } from '../../chain/template.js';
+import { createJobFeed, type JobFeed, type MiningJob } from '../../chain/jobFeed.js';
 import type { MinerChain, MinerMempool } from '../../chain/miner.js';
-import { silentLogger, type ChainEntry, type Logger } from '../../chain/types.js';
+import { silentLogger, type Logger } from '../../chain/types.js';
 import { LogSummary, DEFAULT_LOG_SUMMARY_MS } from '../logSummary.js';
 import { TokenBucket, clientAddress } from '../rateLimit.js';
 import type { MiningStats } from './stats.js';
@@ -174,6 +176,8 @@ export interface StratumModules {
   readonly params: ChainParams;
   readonly stats: MiningStats;
   readonly logger?: Logger;
+  /** A job feed shared with other consumers (started and stopped by its owner); default: one of the server's own. */
+  readonly feed?: JobFeed;
 }
 
 /** A job went out. */
@@ -371,16 +375,12 @@ const TICK_MS = 1_000;
 /** What the block lane answers for a block whose parent is no longer the tip. */
 const STALE_BLOCK = 'stale';
 const LATENCY_SAMPLES = 20;
-/** Which refresh reason wins when several arrive during one build. */
-const REASON_RANK = { mempool: 0, keepalive: 1, tip: 2 } as const;
 /**
  * Offset of the payee inside the coinbase (and so inside coinb1): the coinbase is
  * `u8 version ‖ u32 chainId ‖ u32 height ‖ miner(20) ‖ u64 reward ‖ u64 fees ‖ extranonce(8) ‖ …`,
  * so the miner ends 16 bytes before the extranonce slot.
  */
 const COINBASE_MINER_OFFSET = EXTRANONCE_OFFSET - 16 - ADDRESS_SIZE;
-/** Placeholder payee of the base template (each connection's coinbase pays its own worker). */
-const NOBODY = new Uint8Array(ADDRESS_SIZE);
 
 function perfNow(): number {
   return performance.timeOrigin + performance.now();
@@ -410,15 +410,10 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   private readonly jobs = new Map<string, Work>();
   private nextJobId = 1;
   private current?: Work;
-  private lastBroadcastMs = 0;
-  private lastBuildMs = 0;
-  private building = false;
-  private again = false;
-  private pendingReason?: 'tip' | 'keepalive' | 'mempool';
+  /** Where jobs come from (chain/jobFeed.ts): tip, mempool and keep-alive templates. */
+  private readonly feed: JobFeed;
+  private readonly ownsFeed: boolean;
   private tick?: NodeJS.Timeout;
-  private mempoolTimer?: NodeJS.Timeout;
-  private retryTimer?: NodeJS.Timeout;
-  private tipSeen?: { hash: string; at: number };
   private readonly latencies: number[] = [];
   private readonly pending = new Set<Promise<unknown>>();
   /** Open connections by client address. */
@@ -438,6 +433,8 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.stats = modules.stats;
     this.log = modules.logger ?? silentLogger;
     this.now = this.opts.now ?? (() => Math.floor(Date.now() / 1000));
+    this.ownsFeed = modules.feed === undefined;
+    this.feed = modules.feed ?? createJobFeed({ mempoolRefreshMs: this.opts.mempoolRefreshMs, keepAliveMs: this.opts.keepAliveMs, tag: this.opts.tag, now: this.now }, { chain: this.chain, mempool: this.mempool, params: this.params, logger: this.log });
     const every = { intervalMs: this.opts.logSummaryMs };
     this.logs = {
       authorized: new LogSummary(this.log, 'stratum worker authorized', { ...every, level: 'info' }),
@@ -488,12 +485,11 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.server = server;
     this.boundPort = (server.address() as AddressInfo).port;
     this.running = true;
-    this.chain.on('tip', this.onTip);
-    this.mempool.on('added', this.onMempool);
-    this.mempool.on('removed', this.onMempool);
+    this.feed.on('job', this.onJob);
     this.tick = setInterval(() => this.onTick(), TICK_MS);
     this.tick.unref();
-    await this.refresh('keepalive');
+    if (this.ownsFeed) await this.feed.start();
+    else if (this.feed.current) this.onJob({ ...this.feed.current, clean: true, tipSeenAt: undefined });
     this.log.info({ host: this.opts.host, port: this.boundPort, url: this.url, height: this.current?.tpl.height }, 'stratum listening');
   }
 
@@ -501,12 +497,9 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    this.chain.off('tip', this.onTip);
-    this.mempool.off('added', this.onMempool);
-    this.mempool.off('removed', this.onMempool);
+    this.feed.off('job', this.onJob);
+    if (this.ownsFeed) this.feed.stop();
     clearInterval(this.tick);
-    clearTimeout(this.mempoolTimer);
-    clearTimeout(this.retryTimer);
     const server = this.server;
     this.server = undefined;
     this.boundPort = undefined;
@@ -943,7 +936,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   }
 
   /** Makes `tpl` the current work and sends it to every ready connection. */
-  private broadcast(tpl: BlockTemplate, clean: boolean): void {
+  private broadcast(tpl: BlockTemplate, clean: boolean, tipSeenAt?: number): void {
     const h = tpl.block.header;
     const branch = tpl.merkleBranch.map((b) => toHex(b));
     const coinb2 = toHex(tpl.coinb2);
@@ -972,11 +965,9 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       this.sendJob(conn, work, jobId, clean);
       sent++;
     }
-    this.lastBroadcastMs = Date.now();
     let sinceTipMs: number | undefined;
-    if (clean && this.tipSeen?.hash === tpl.parentHash) {
-      sinceTipMs = perfNow() - this.tipSeen.at;
-      this.tipSeen = undefined;
+    if (clean && tipSeenAt !== undefined) {
+      sinceTipMs = perfNow() - tipSeenAt;
       this.latencies.push(sinceTipMs);
       if (this.latencies.length > LATENCY_SAMPLES) this.latencies.shift();
     }
@@ -984,24 +975,12 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.emit('job', { jobId, height: tpl.height, parentHash: tpl.parentHash, clean, connections: sent, sinceTipMs });
   }
 
-  private readonly onTip = (entry: ChainEntry): void => {
-    this.tipSeen = { hash: entry.hashHex, at: perfNow() };
-    void this.refresh('tip');
-  };
-
-  private readonly onMempool = (): void => {
-    if (this.mempoolTimer || !this.running) return;
-    const wait = Math.max(0, this.lastBuildMs + this.opts.mempoolRefreshMs - Date.now());
-    this.mempoolTimer = setTimeout(() => {
-      this.mempoolTimer = undefined;
-      void this.refresh('mempool');
-    }, wait);
-    this.mempoolTimer.unref();
+  private readonly onJob = (job: MiningJob): void => {
+    if (this.running) this.broadcast(job.template, job.clean, job.tipSeenAt);
   };
 
   private onTick(): void {
     const now = Date.now();
-    if (now - this.lastBroadcastMs >= this.opts.keepAliveMs) void this.refresh('keepalive');
     for (const conn of this.conns.values()) {
       if (!conn.ready) {
         if (now - conn.openedAt > this.opts.handshakeTimeoutMs) {
@@ -1020,50 +999,6 @@ export class StratumServer extends EventEmitter<StratumEvents> {
         const factor = Math.max(0.25, (this.opts.targetShareSeconds * 1000) / quiet);
         this.setDifficulty(conn, conn.difficulty * factor, true);
       }
-    }
-  }
-
-  /**
-   * Builds a template and sends it when it is new work: another parent (clean_jobs), other
-   * transactions or bits, or a keep-alive. Serialised: a request during a build makes one more
-   * build afterwards, with the strongest reason asked for.
-   */
-  private async refresh(reason: 'tip' | 'keepalive' | 'mempool'): Promise<void> {
-    if (!this.running) return;
-    if (!this.pendingReason || REASON_RANK[reason] > REASON_RANK[this.pendingReason]) this.pendingReason = reason;
-    if (this.building) {
-      this.again = true;
-      return;
-    }
-    this.building = true;
-    try {
-      do {
-        this.again = false;
-        const why = this.pendingReason ?? reason;
-        this.pendingReason = undefined;
-        this.lastBuildMs = Date.now();
-        const tpl = await createBlockTemplate(this.chain, this.mempool, this.params, { miner: NOBODY, tag: this.opts.tag, now: this.now });
-        if (!this.running) return;
-        if (tpl.parentHash !== this.chain.tip.hashHex) {
-          this.again = true;
-          this.pendingReason = 'tip';
-          continue;
-        }
-        const cur = this.current?.tpl;
-        const newParent = !cur || cur.parentHash !== tpl.parentHash;
-        if (newParent || why === 'keepalive' || !sameTemplateWork(cur, tpl) || cur.bits !== tpl.bits) this.broadcast(tpl, newParent);
-      } while (this.again && this.running);
-    } catch (e) {
-      this.log.error({ err: (e as Error).message, code: isNodeError(e) ? e.code : undefined }, 'stratum template failed; retrying');
-      if (this.running && !this.retryTimer) {
-        this.retryTimer = setTimeout(() => {
-          this.retryTimer = undefined;
-          void this.refresh('keepalive');
-        }, 1_000);
-        this.retryTimer.unref();
-      }
-    } finally {
-      this.building = false;
     }
   }
 
