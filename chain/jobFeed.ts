@@ -9,9 +9,11 @@
  * transactions and bits as the last job is not emitted again, except as a keep-alive.
  *
  * The template pays nobody (a zero payee): consumers put their own payee in
- * (`templateForMiner`, node/mining/work.ts). Consumers: the Stratum server today; the CPU
- * miner and the getblocktemplate long poll still follow the chain themselves (see the report of
- * the branch that added this file).
+ * (`templateForMiner`, node/mining/work.ts). Consumers: the Stratum server (its jobs) and the
+ * getblocktemplate long poll (it ends at the next job on a new parent or with new mempool work),
+ * sharing one feed in the node (node/mining/endpoints.ts). The CPU miner (chain/miner.ts) still
+ * runs its own loop: it builds for its own payee, leaves transactions out after an empty-parent
+ * refusal and waits out a clock behind the chain, which the feed does not do yet.
  */
 import { EventEmitter } from 'node:events';
 import type { ChainParams } from '../consensus/params.js';

@@ -36,6 +36,7 @@ import { createPayments, type Payments } from './payments.js';
 import { createMiningEndpoints } from './mining/endpoints.js';
 import { createHttpLimits } from './api/httpLimits.js';
 import type { StratumServer } from './mining/stratum.js';
+import type { JobFeed } from '../chain/jobFeed.js';
 import type { RpcService } from './mining/rpc.js';
 
 /** Error codes of the node's lifecycle. */
@@ -55,6 +56,8 @@ export interface NodeParts {
   readonly chain: Chain;
   readonly mempool: Mempool;
   readonly miner: Miner | undefined;
+  /** The mining job feed Stratum and the getblocktemplate long poll follow. */
+  readonly jobFeed: JobFeed;
   /** The Stratum v1 server (undefined with --no-stratum). */
   readonly stratum: StratumServer | undefined;
   /** getblocktemplate/submitblock: its service, and its own listener with --rpc-port. */
@@ -131,7 +134,7 @@ export class FullNode {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
         log.info({ path }, 'dev wallet written (devnet only; its seed is public)');
       }
-      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments }, log, { isSyncing, networkKnown });
+      return new FullNode(config, params, { verifier, chain, mempool, miner, jobFeed: mining.feed, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments }, log, { isSyncing, networkKnown });
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -158,6 +161,7 @@ export class FullNode {
       const deferMining = miner !== undefined && this.parts.p2p !== undefined && this.config.bootstrap.length > 0;
       if (deferMining) this.log.info({}, 'mining waits for the network’s chain status');
       else await miner?.start();
+      await this.parts.jobFeed.start();
       await this.parts.stratum?.start();
       await this.parts.rpc.server?.start();
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
@@ -237,6 +241,7 @@ export class FullNode {
     });
     await step('http', () => http.stop());
     await step('stratum', () => this.parts.stratum?.stop());
+    await step('job feed', () => this.parts.jobFeed.stop());
     await step('miner', () => this.minerLane.then(() => miner?.stop()));
     await step('p2p', () => this.parts.p2p?.stop());
     await step('payments', () => payments.stop());

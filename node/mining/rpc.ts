@@ -19,7 +19,7 @@
  * `payoutaddress`. `transactions[].data` are the signed transactions (their id is SHA-256d of these
  * bytes, so miners that hash `data` and miners that read `txid` agree). Only `time` is mutable:
  * the coinbase claims the fees of exactly these transactions. `longpollid` makes the request wait
- * (up to `longPollMs`) until the tip changes or the mempool does.
+ * (up to `longPollMs`) for the mining job feed's next job on a new tip or with new mempool work.
  *
  * submitblock takes the block as our canonical encoding, or in Bitcoin's layout that
  * getblocktemplate miners produce (`header ‖ CompactSize(1 + n) ‖ coinbase ‖ transactions`, no
@@ -39,6 +39,7 @@ import { readTx, type Tx } from '../../consensus/tx.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { createBlockTemplate, type BlockTemplate } from '../../chain/template.js';
 import type { MinerChain, MinerMempool, MinerStats as BuiltinMinerStats } from '../../chain/miner.js';
+import type { JobFeed, MiningJob } from '../../chain/jobFeed.js';
 import { silentLogger, type ChainReader, type Logger } from '../../chain/types.js';
 import { estimateHashrate } from '../../chain/hashrate.js';
 import { DEFAULT_LOG_SUMMARY_MS, LogSummary } from '../logSummary.js';
@@ -84,8 +85,6 @@ export interface RpcOptions {
   readonly payoutAddress?: string;
   /** Longest wait of a long-polling getblocktemplate, ms (keep it under the HTTP request time limit). */
   readonly longPollMs: number;
-  /** Wait after a mempool change before a long poll answers, ms. */
-  readonly mempoolRefreshMs: number;
   /**
    * Largest template, bytes: its submitblock must fit in the HTTP body limit (hex doubles it).
    * Undefined: the consensus limit.
@@ -98,7 +97,7 @@ export interface RpcOptions {
 }
 
 /** Defaults of RpcOptions. */
-export const defaultRpcOptions: RpcOptions = { allowRemote: false, authFailuresPerMinute: 10, logSummaryMs: DEFAULT_LOG_SUMMARY_MS, longPollMs: 60_000, mempoolRefreshMs: 2_000, tag: 'native-node' };
+export const defaultRpcOptions: RpcOptions = { allowRemote: false, authFailuresPerMinute: 10, logSummaryMs: DEFAULT_LOG_SUMMARY_MS, longPollMs: 60_000, tag: 'native-node' };
 
 /** Shortest coinbase cpuminer accepts in `coinbasetxn`. */
 export const MIN_COINBASETXN_BYTES = 60;
@@ -110,6 +109,8 @@ export interface RpcModules {
   readonly params: ChainParams;
   readonly stats: MiningStats;
   readonly logger?: Logger;
+  /** The mining job feed (chain/jobFeed.ts): a long poll ends at its next job of another parent or of new mempool work. */
+  readonly feed: Pick<JobFeed, 'on' | 'off'>;
   /** True while the node is far behind the network: templates would build on an old block. */
   readonly isSyncing?: () => boolean;
 }
@@ -415,32 +416,26 @@ export class RpcService {
     return this.templateJson(tpl);
   }
 
-  /** Resolves when the tip moves, after the mempool changed (and `mempoolRefreshMs`), at `longPollMs`, or when the client leaves. */
+  /**
+   * Resolves at the job feed's next job on another parent or with new mempool work (the feed
+   * debounces mempool changes), at `longPollMs`, or when the client leaves.
+   */
   private waitForChange(parentHash: string, ctx: Koa.Context): Promise<void> {
-    const { chain, mempool } = this.m;
+    const { feed } = this.m;
     if (this.stopped || ctx.res.destroyed) return Promise.resolve(); // stopping, or the client has gone (a batch's later polls)
     return new Promise((resolve) => {
-      let mempoolTimer: NodeJS.Timeout | undefined;
       const finish = () => {
         clearTimeout(deadline);
-        clearTimeout(mempoolTimer);
-        chain.off('tip', onTip);
-        mempool.off('added', onMempool);
-        mempool.off('removed', onMempool);
+        feed.off('job', onJob);
         ctx.res.off('close', finish);
         this.pendingPolls.delete(finish);
         resolve();
       };
-      const onTip = () => {
-        if (chain.tip.hashHex !== parentHash) finish();
-      };
-      const onMempool = () => {
-        mempoolTimer ??= setTimeout(finish, this.opts.mempoolRefreshMs);
+      const onJob = (job: MiningJob) => {
+        if (job.template.parentHash !== parentHash || job.reason === 'mempool') finish();
       };
       const deadline = setTimeout(finish, this.opts.longPollMs);
-      chain.on('tip', onTip);
-      mempool.on('added', onMempool);
-      mempool.on('removed', onMempool);
+      feed.on('job', onJob);
       // The response closes before it is sent only when the client has gone (the request
       // stream closes as soon as its body has been read, so it cannot tell).
       ctx.res.once('close', finish);
