@@ -57,6 +57,7 @@ import { silentLogger, type Logger } from '../../chain/types.js';
 import { LogSummary, DEFAULT_LOG_SUMMARY_MS } from '../logSummary.js';
 import { TokenBucket, clientAddress } from '../rateLimit.js';
 import type { MiningStats } from './stats.js';
+import { ConnectionGate, type StratumBan, type StratumRefusals } from './stratumGate.js';
 import { hex32, parseHex32, parseWorkerName, stratumPrevHash, targetFromDifficulty, templateForMiner, type WorkerIdentity } from './work.js';
 
 /** Error codes of the server's lifecycle. */
@@ -217,6 +218,12 @@ export interface StratumEvents {
   block: [event: StratumBlockEvent];
 }
 
+/** The options `info().limits` shows. */
+const LIMIT_KEYS = ['maxConnections', 'maxConnectionsPerAddress', 'reservedConnections', 'handshakeTimeoutMs', 'submitsPerSecond', 'submitBurst', 'banSeconds', 'banInvalidPercent', 'banMinShares'] as const;
+
+/** Stratum's abuse counters and bans (stratumGate.ts), re-exported for the server's users. */
+export type { StratumBan, StratumRefusals };
+
 /** The server's state for `GET /api/v1/mining`. */
 export interface StratumInfo {
   readonly enabled: boolean;
@@ -239,37 +246,6 @@ export interface StratumInfo {
   readonly bans: readonly StratumBan[];
 }
 
-/** Counters of the abuse limits. */
-export interface StratumRefusals {
-  /** Connections closed at once: the address already held `maxConnectionsPerAddress`. */
-  perAddress: number;
-  /** Connections closed at once: no slot left for this address, none could be evicted. */
-  full: number;
-  /** Connections closed at once: the address is banned. */
-  banned: number;
-  /** Connections that had not finished their handshake (or held more than their share), closed to make room for a newcomer. */
-  evicted: number;
-  /** Connections closed for not subscribing and authorising within `handshakeTimeoutMs`. */
-  handshakeTimeouts: number;
-  /** Shares refused unchecked: over the connection's submit rate. */
-  rateLimitedShares: number;
-  /** Bans pronounced. */
-  bans: number;
-}
-
-/** A banned client address. */
-export interface StratumBan {
-  readonly address: string;
-  /** Unix ms when the ban ends. */
-  readonly until: number;
-  readonly reason: string;
-}
-
-/** The options `info().limits` shows. */
-const LIMIT_KEYS = ['maxConnections', 'maxConnectionsPerAddress', 'reservedConnections', 'handshakeTimeoutMs', 'submitsPerSecond', 'submitBurst', 'banSeconds', 'banInvalidPercent', 'banMinShares'] as const;
-
-/** Bans kept at most (the oldest is dropped first). */
-const MAX_BANS = 10_000;
 
 /** One template's work, shared by every connection and job id that mines it. */
 interface Work {
@@ -416,10 +392,8 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   private tick?: NodeJS.Timeout;
   private readonly latencies: number[] = [];
   private readonly pending = new Set<Promise<unknown>>();
-  /** Open connections by client address. */
-  private readonly byAddress = new Map<string, Set<Connection>>();
-  private readonly bans = new Map<string, StratumBan>();
-  private readonly refusals: StratumRefusals = { perAddress: 0, full: 0, banned: 0, evicted: 0, handshakeTimeouts: 0, rateLimitedShares: 0, bans: 0 };
+  /** Per-address caps, reserved slots, eviction and bans (stratumGate.ts). */
+  private readonly gate: ConnectionGate<Connection>;
   /** Repeated per-client events, logged once per client and interval plus a summary line. */
   private readonly logs: { authorized: LogSummary; authRefused: LogSummary; refused: LogSummary; banned: LogSummary };
 
@@ -433,6 +407,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.stats = modules.stats;
     this.log = modules.logger ?? silentLogger;
     this.now = this.opts.now ?? (() => Math.floor(Date.now() / 1000));
+    this.gate = new ConnectionGate(this.opts, (conn, reason) => this.close(conn, reason));
     this.ownsFeed = modules.feed === undefined;
     this.feed = modules.feed ?? createJobFeed({ mempoolRefreshMs: this.opts.mempoolRefreshMs, keepAliveMs: this.opts.keepAliveMs, tag: this.opts.tag, now: this.now }, { chain: this.chain, mempool: this.mempool, params: this.params, logger: this.log });
     const every = { intervalMs: this.opts.logSummaryMs };
@@ -525,24 +500,9 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       lastNotifyLatencyMs: this.latencies.length ? this.latencies[this.latencies.length - 1] : null,
       notifyLatencyMs: this.latencies.slice(),
       limits: Object.fromEntries(LIMIT_KEYS.map((k) => [k, this.opts[k]])) as StratumInfo['limits'],
-      refused: { ...this.refusals },
-      bans: this.listBans(),
+      refused: { ...this.gate.refusals },
+      bans: this.gate.listBans(),
     };
-  }
-
-  /** Bans in force (expired ones are dropped). */
-  listBans(): StratumBan[] {
-    const out: StratumBan[] = [];
-    for (const b of [...this.bans.values()]) if (this.isBanned(b.address)) out.push(b);
-    return out;
-  }
-
-  private isBanned(address: string): boolean {
-    const b = this.bans.get(address);
-    if (!b) return false;
-    if (b.until > Date.now()) return true;
-    this.bans.delete(address);
-    return false;
   }
 
   // ---- connections ----
@@ -563,10 +523,9 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       return;
     }
     const address = clientAddress(socket.remoteAddress);
-    const refusal = this.admit(address);
+    const refusal = this.gate.admit(address);
     if (refusal) {
-      this.refusals[refusal]++;
-      this.logs.refused.note(address, { reason: refusal, connections: this.conns.size, fromAddress: this.byAddress.get(address)?.size ?? 0 });
+      this.logs.refused.note(address, { reason: refusal, connections: this.conns.size, fromAddress: this.gate.held(address) });
       socket.on('error', () => undefined);
       socket.destroy();
       return;
@@ -577,39 +536,11 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     const submits = new TokenBucket({ ratePerSecond: this.opts.submitsPerSecond, burst: this.opts.submitBurst }, Date.now());
     const conn = new Connection(this.nextConnId++, socket, this.nextExtranonce1(), this.opts.initialDifficulty, address, submits);
     this.conns.set(conn.id, conn);
-    let mine = this.byAddress.get(address);
-    if (!mine) this.byAddress.set(address, (mine = new Set()));
-    mine.add(conn);
+    this.gate.added(conn);
     this.log.debug({ conn: conn.id, remote: conn.remote }, 'stratum connection');
     socket.on('data', (chunk: string) => this.onData(conn, chunk));
     socket.on('error', (e) => this.log.debug({ conn: conn.id, err: e.message }, 'stratum socket error'));
     socket.on('close', () => this.onClose(conn));
-  }
-
-  /**
-   * Whether a new connection from `address` may stay, or why not: banned, over the per-address
-   * cap, or no slot left for it. An address that already holds connections may not take the last
-   * `reservedConnections` slots; when the newcomer finds no slot, a connection of the address
-   * holding the most (at least two more than the newcomer's) is evicted — one still in its
-   * handshake first, else its newest.
-   */
-  private admit(address: string): 'banned' | 'perAddress' | 'full' | undefined {
-    if (this.isBanned(address)) return 'banned';
-    const held = this.byAddress.get(address)?.size ?? 0;
-    if (held >= this.opts.maxConnectionsPerAddress) return 'perAddress';
-    const limit = held > 0 ? this.opts.maxConnections - this.opts.reservedConnections : this.opts.maxConnections;
-    if (this.conns.size < limit) return undefined;
-    let victims: Set<Connection> | undefined;
-    for (const [a, set] of this.byAddress) if (a !== address && set.size >= held + 2 && set.size > (victims?.size ?? 0)) victims = set;
-    if (!victims) return 'full';
-    let victim: Connection | undefined;
-    for (const c of victims) {
-      if (!c.ready && (!victim || c.openedAt < victim.openedAt)) victim = c;
-    }
-    if (!victim) for (const c of victims) if (!victim || c.openedAt > victim.openedAt) victim = c;
-    this.refusals.evicted++;
-    this.close(victim!, 'evicted to make room for a new client');
-    return this.conns.size < limit ? undefined : 'full';
   }
 
   private onClose(conn: Connection): void {
@@ -617,9 +548,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     conn.closed = true;
     clearTimeout(conn.throttleTimer);
     this.conns.delete(conn.id);
-    const mine = this.byAddress.get(conn.address);
-    mine?.delete(conn);
-    if (mine?.size === 0) this.byAddress.delete(conn.address);
+    this.gate.removed(conn);
     for (const name of conn.workerNames) this.stats.workerDisconnected(name);
     this.log.debug({ conn: conn.id, remote: conn.remote, workers: [...conn.workerNames] }, 'stratum connection closed');
   }
@@ -739,7 +668,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       case 'mining.submit': {
         if (!conn.submits.take(Date.now())) {
           // Refused before any work: a flood costs a token check and one short answer per line.
-          this.refusals.rateLimitedShares++;
+          this.gate.refusals.rateLimitedShares++;
           this.fail(conn, id, StratumError.OTHER, `rate limited: at most ${this.opts.submitsPerSecond} shares a second; nothing more is read from this connection for ${THROTTLE_MS / 1000} s`, false);
           this.countShare(conn, false);
           conn.throttled = true;
@@ -984,7 +913,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     for (const conn of this.conns.values()) {
       if (!conn.ready) {
         if (now - conn.openedAt > this.opts.handshakeTimeoutMs) {
-          this.refusals.handshakeTimeouts++;
+          this.gate.refusals.handshakeTimeouts++;
           this.close(conn, 'did not subscribe and authorize in time');
         }
         continue;
@@ -1020,18 +949,8 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   }
 
   private ban(conn: Connection, reason: string): void {
-    if (this.opts.banSeconds <= 0) {
-      this.logs.banned.note(conn.address, { conn: conn.id, remote: conn.remote, reason, seconds: 0 });
-      this.close(conn, reason);
-      return;
-    }
-    const info: StratumBan = { address: conn.address, until: Date.now() + this.opts.banSeconds * 1000, reason };
-    this.bans.delete(conn.address);
-    this.bans.set(conn.address, info);
-    if (this.bans.size > MAX_BANS) this.bans.delete(this.bans.keys().next().value!);
-    this.refusals.bans++;
-    this.logs.banned.note(conn.address, { conn: conn.id, remote: conn.remote, reason, seconds: this.opts.banSeconds });
-    for (const c of [...(this.byAddress.get(conn.address) ?? [])]) this.close(c, `banned: ${reason}`);
+    this.logs.banned.note(conn.address, { conn: conn.id, remote: conn.remote, reason, seconds: Math.max(0, this.opts.banSeconds) });
+    this.gate.ban(conn, reason);
   }
 
   private judge(conn: Connection, id: JsonId, worker: WorkerIdentity | undefined, result: 'rejected' | 'stale', code: number, reason: string): void {
