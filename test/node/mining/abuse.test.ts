@@ -102,8 +102,9 @@ async function waitUntil(pred: () => Promise<boolean>, timeoutMs: number, what: 
   }
 }
 
+/** A pause that does not keep the test process alive (the flooders race it against socket events). */
 function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+  return new Promise((r) => setTimeout(r, ms).unref());
 }
 
 /** Resident set size of a process, bytes (Linux). */
