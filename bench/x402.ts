@@ -45,7 +45,9 @@ const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 const keepSettled = (l: Record<string, unknown>) => l.msg === 'paid call settled';
 
 function startNode(dataDir: string, mine: boolean, minerAddress: string): Promise<NodeProc> {
-  const args = [BIN, 'start', '--dev', '--data-dir', dataDir, '--http-port', '0', '--no-p2p', '--no-stratum', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9', '--miner-address', minerAddress];
+  const args = [BIN, 'start', '--dev', '--data-dir', dataDir, '--http-port', '0', '--no-p2p', '--no-stratum', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9', '--miner-address', minerAddress,
+    // The load comes from one address: the per-address limit of the expensive endpoints is off for the bench.
+    '--http-expensive-rate', '0'];
   return spawnJsonReady(mine ? [...args, '--mine', '--mine-threads', '1'] : [...args, '--no-mine'], { cwd: ROOT, keep: keepSettled, timeoutMs: 30_000 });
 }
 

@@ -21,7 +21,7 @@ import { parseAmount, parsePositiveAmount, formatAmount } from '../consensus/amo
 import { ClientErrorCode, DEFAULT_NODE_URL, NodeClient, type StatusResponse, type TxResponse } from './client.js';
 import { canonicalNetwork, configFromEnv, configFromFlagValues, configParseOptions, loadConfig, resolveConfig, type NetworkName, type NodeConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { formatMiningLines, type MiningResponse } from './miningStats.js';
+import { formatMiningLines, type MiningResponse } from './mining/stats.js';
 import { createTransferTx } from '../consensus/txBuilder.js';
 import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../sdk/client.js';
 import { createFilePaymentStore } from '../sdk/pendingPayments.js';

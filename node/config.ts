@@ -50,7 +50,7 @@ export interface NodeConfig {
   /** Address paid by mined blocks (bech32m of the network); the dev wallet on the devnet by default. */
   readonly minerAddress: string | undefined;
   readonly mineThreads: number;
-  /** Run the Stratum v1 server (node/stratum.ts). */
+  /** Run the Stratum v1 server (node/mining/stratum.ts). */
   readonly stratum: boolean;
   /** Interface of the Stratum server; undefined: the HTTP host. */
   readonly stratumHost: string | undefined;
@@ -67,6 +67,25 @@ export interface NodeConfig {
    * Content-Length together). Undefined: `/rpc` on the HTTP port only.
    */
   readonly rpcPort: number | undefined;
+  /** Stratum abuse limits (node/mining/stratum.ts `StratumOptions`; docs/operators-guide.md "Limits"). */
+  readonly stratumMaxConnections: number;
+  readonly stratumMaxConnectionsPerAddress: number;
+  readonly stratumReservedConnections: number;
+  /** ms */
+  readonly stratumHandshakeTimeout: number;
+  /** Shares per second per connection, and its burst. */
+  readonly stratumSubmitRate: number;
+  readonly stratumSubmitBurst: number;
+  readonly stratumBanSeconds: number;
+  readonly stratumBanInvalidPercent: number;
+  readonly stratumBanMinShares: number;
+  /** Wrong JSON-RPC credentials one client address may send per minute before it is refused (429). */
+  readonly rpcAuthFailures: number;
+  /** Requests per second (and burst) one client address may make to the HTTP API's expensive endpoints; 0: no limit. */
+  readonly httpExpensiveRate: number;
+  readonly httpExpensiveBurst: number;
+  /** Interval of the summary lines of repeated per-client log events, ms. */
+  readonly logSummaryInterval: number;
   /** Signature verification worker threads; 0 lets the pool size itself to the cores. */
   readonly verifyThreads: number;
   readonly logLevel: LogLevel;
@@ -121,6 +140,19 @@ export const defaultNodeConfig = {
   stratum: true,
   stratumPort: 3333,
   rpcAllowRemote: false,
+  stratumMaxConnections: 1_000,
+  stratumMaxConnectionsPerAddress: 32,
+  stratumReservedConnections: 100,
+  stratumHandshakeTimeout: 10_000,
+  stratumSubmitRate: 50,
+  stratumSubmitBurst: 200,
+  stratumBanSeconds: 600,
+  stratumBanInvalidPercent: 90,
+  stratumBanMinShares: 100,
+  rpcAuthFailures: 10,
+  httpExpensiveRate: 50,
+  httpExpensiveBurst: 200,
+  logSummaryInterval: 60_000,
   verifyThreads: 0,
   logLevel: 'info',
   p2p: true,
@@ -188,6 +220,19 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'rpcPassword', flag: 'rpc-password', env: 'NATIVE_RPC_PASSWORD', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 256 }, description: 'JSON-RPC password', defaultText: 'none: RPC off' },
   { key: 'rpcPort', flag: 'rpc-port', env: 'NATIVE_RPC_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'also serve JSON-RPC on this port (at / and /rpc), with a lenient HTTP parser for older miners such as cpuminer', defaultText: 'none: /rpc on the HTTP port only' },
   { key: 'rpcAllowRemote', flag: 'rpc-allow-remote', env: 'NATIVE_RPC_ALLOW_REMOTE', kind: 'boolean', schema: { type: 'boolean' }, description: 'answer /rpc from non-loopback clients', defaultText: 'false' },
+  { key: 'stratumMaxConnections', flag: 'stratum-max-connections', env: 'NATIVE_STRATUM_MAX_CONNECTIONS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100_000 }, description: 'Stratum connections at most', defaultText: '1000' },
+  { key: 'stratumMaxConnectionsPerAddress', flag: 'stratum-max-connections-per-address', env: 'NATIVE_STRATUM_MAX_CONNECTIONS_PER_ADDRESS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100_000 }, description: 'Stratum connections one client address may hold', defaultText: '32' },
+  { key: 'stratumReservedConnections', flag: 'stratum-reserved-connections', env: 'NATIVE_STRATUM_RESERVED_CONNECTIONS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 100_000 }, description: 'Stratum slots kept for addresses that hold no connection yet', defaultText: '100' },
+  { key: 'stratumHandshakeTimeout', flag: 'stratum-handshake-timeout', env: 'NATIVE_STRATUM_HANDSHAKE_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 1_000, maximum: 600_000 }, description: 'ms a Stratum connection has to subscribe and authorize', defaultText: '10000' },
+  { key: 'stratumSubmitRate', flag: 'stratum-submit-rate', env: 'NATIVE_STRATUM_SUBMIT_RATE', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100_000 }, description: 'shares one Stratum connection may submit per second (more are refused unchecked)', defaultText: '50' },
+  { key: 'stratumSubmitBurst', flag: 'stratum-submit-burst', env: 'NATIVE_STRATUM_SUBMIT_BURST', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 1_000_000 }, description: 'shares one Stratum connection may submit in a burst', defaultText: '200' },
+  { key: 'stratumBanSeconds', flag: 'stratum-ban-seconds', env: 'NATIVE_STRATUM_BAN_SECONDS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 30 * 86_400 }, description: 'ban of a Stratum client address whose shares are overwhelmingly invalid, seconds (0: close, no ban)', defaultText: '600' },
+  { key: 'stratumBanInvalidPercent', flag: 'stratum-ban-invalid-percent', env: 'NATIVE_STRATUM_BAN_INVALID_PERCENT', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100 }, description: 'share of invalid shares (%) that bans a Stratum connection', defaultText: '90' },
+  { key: 'stratumBanMinShares', flag: 'stratum-ban-min-shares', env: 'NATIVE_STRATUM_BAN_MIN_SHARES', kind: 'integer', schema: { type: 'integer', minimum: 10, maximum: 1_000_000_000 }, description: 'shares judged before the Stratum ban rule applies (and between checks)', defaultText: '100' },
+  { key: 'rpcAuthFailures', flag: 'rpc-auth-failures', env: 'NATIVE_RPC_AUTH_FAILURES', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100_000 }, description: 'wrong JSON-RPC credentials per client address per minute before it is refused (429 rpc_rate_limited)', defaultText: '10' },
+  { key: 'httpExpensiveRate', flag: 'http-expensive-rate', env: 'NATIVE_HTTP_EXPENSIVE_RATE', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 1_000_000 }, description: 'requests per second per client address to the expensive API endpoints (tx submission, paid calls, MCP); 0: no limit', defaultText: '50' },
+  { key: 'httpExpensiveBurst', flag: 'http-expensive-burst', env: 'NATIVE_HTTP_EXPENSIVE_BURST', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 1_000_000 }, description: 'burst of those requests per client address', defaultText: '200' },
+  { key: 'logSummaryInterval', flag: 'log-summary-interval', env: 'NATIVE_LOG_SUMMARY_INTERVAL', kind: 'integer', schema: { type: 'integer', minimum: 1_000, maximum: 3_600_000 }, description: 'ms between summary lines of repeated per-client log events (Stratum authorizations, refusals, bans)', defaultText: '60000' },
   { key: 'verifyThreads', flag: 'verify-threads', env: 'NATIVE_VERIFY_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 256 }, description: 'signature verification threads (0: auto)', defaultText: '0' },
   { key: 'logLevel', flag: 'log-level', env: 'NATIVE_LOG_LEVEL', kind: 'string', schema: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, description: 'fatal | error | warn | info | debug | trace | silent', defaultText: 'info' },
   { key: 'wallet', flag: 'wallet', env: 'NATIVE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the CLI commands', defaultText: 'dev wallet on devnet, else ~/.native-node/wallet.json' },
@@ -385,6 +430,19 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     rpcPassword: merged.rpcPassword as string | undefined,
     rpcAllowRemote: merged.rpcAllowRemote as boolean,
     rpcPort: merged.rpcPort as number | undefined,
+    stratumMaxConnections: merged.stratumMaxConnections as number,
+    stratumMaxConnectionsPerAddress: merged.stratumMaxConnectionsPerAddress as number,
+    stratumReservedConnections: merged.stratumReservedConnections as number,
+    stratumHandshakeTimeout: merged.stratumHandshakeTimeout as number,
+    stratumSubmitRate: merged.stratumSubmitRate as number,
+    stratumSubmitBurst: merged.stratumSubmitBurst as number,
+    stratumBanSeconds: merged.stratumBanSeconds as number,
+    stratumBanInvalidPercent: merged.stratumBanInvalidPercent as number,
+    stratumBanMinShares: merged.stratumBanMinShares as number,
+    rpcAuthFailures: merged.rpcAuthFailures as number,
+    httpExpensiveRate: merged.httpExpensiveRate as number,
+    httpExpensiveBurst: merged.httpExpensiveBurst as number,
+    logSummaryInterval: merged.logSummaryInterval as number,
     verifyThreads: merged.verifyThreads as number,
     logLevel: merged.logLevel as LogLevel,
     wallet: merged.wallet === undefined ? undefined : resolve(cwd, merged.wallet as string),

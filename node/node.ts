@@ -34,12 +34,14 @@ import type { NodeLogger } from './logger.js';
 import { NODE_VERSION } from './version.js';
 import { writeDevWallet } from './wallet.js';
 import { createPayments, type Payments } from './payments.js';
-import { createMiningEndpoints } from './mining.js';
+import { createMiningEndpoints } from './mining/endpoints.js';
+import { createHttpLimits } from './api/httpLimits.js';
 import { createEconomyRouter, economyErrorStatuses } from './api/economyRoutes.js';
 import { EconomySimulator } from './economy/simulator.js';
 import { createChainBackend } from './economy/backends.js';
-import type { StratumServer } from './stratum.js';
-import type { RpcService } from './rpc.js';
+import type { StratumServer } from './mining/stratum.js';
+import type { JobFeed } from '../chain/jobFeed.js';
+import type { RpcService } from './mining/rpc.js';
 
 /** Error codes of the node's lifecycle. */
 export const NodeLifecycleErrorCode = {
@@ -60,6 +62,8 @@ export interface NodeParts {
   /** The mempool file (undefined with --no-persist-mempool). */
   readonly mempoolStore: MempoolStore | undefined;
   readonly miner: Miner | undefined;
+  /** The mining job feed Stratum and the getblocktemplate long poll follow. */
+  readonly jobFeed: JobFeed;
   /** The Stratum v1 server (undefined with --no-stratum). */
   readonly stratum: StratumServer | undefined;
   /** getblocktemplate/submitblock: its service, and its own listener with --rpc-port. */
@@ -130,11 +134,13 @@ export class FullNode {
       const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing: () => isSyncing() || !networkKnown() });
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
       payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing });
+      // Per-address limit on the expensive endpoints (tx submission, paid calls, MCP).
+      const httpLimits = createHttpLimits({ ratePerSecond: config.httpExpensiveRate, burst: config.httpExpensiveBurst });
       const p2pHttp = p2p ? { routers: [createPeersRouter(p2p)], statusExtras: [() => p2p.statusFields()] } : { routers: [], statusExtras: [] };
       // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(
-        { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION },
-        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), routers: [payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers, createEconomyRouter(chain.economy, params)], errorStatuses: { ...payments.errorStatuses, ...economyErrorStatuses }, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras] },
+        { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION, guard: httpLimits.middleware },
+        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), routers: [payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers, createEconomyRouter(chain.economy, params)], errorStatuses: { ...payments.errorStatuses, ...economyErrorStatuses }, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras, () => ({ httpLimits: httpLimits.info() })] },
       );
       if (devnet) {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
@@ -142,7 +148,7 @@ export class FullNode {
       }
       // The devnet economy acts on the chain and the mempool like any wallet would.
       const economy = devnet && config.economy ? new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 2, log: log.child({ module: 'economy' }) }) : undefined;
-      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy }, log, { isSyncing, networkKnown });
+      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, jobFeed: mining.feed, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy }, log, { isSyncing, networkKnown });
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -172,6 +178,7 @@ export class FullNode {
       const deferMining = miner !== undefined && this.parts.p2p !== undefined && this.config.bootstrap.length > 0;
       if (deferMining) this.log.info({}, 'mining waits for the network’s chain status');
       else await miner?.start();
+      await this.parts.jobFeed.start();
       await this.parts.stratum?.start();
       await this.parts.rpc.server?.start();
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
@@ -253,6 +260,7 @@ export class FullNode {
     await step('economy', () => this.parts.economy?.stop());
     await step('http', () => http.stop());
     await step('stratum', () => this.parts.stratum?.stop());
+    await step('job feed', () => this.parts.jobFeed.stop());
     await step('miner', () => this.minerLane.then(() => miner?.stop()));
     await step('p2p', () => this.parts.p2p?.stop());
     await step('payments', () => payments.stop());

@@ -8,21 +8,21 @@
  * mostly not blocks).
  */
 import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
-import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
-import { encodeAddress } from '../../consensus/address.js';
-import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
-import { toHex } from '../../consensus/hash.js';
-import { SUPPLY_KEY } from '../../consensus/state.js';
-import type { ChainParams } from '../../consensus/params.js';
-import { openChain, type Chain } from '../../chain/chain.js';
-import { createMempool, type Mempool } from '../../chain/mempool.js';
-import { createMiningStats, type MiningStats } from '../../node/miningStats.js';
-import { createStratumServer, VERSION_ROLLING_MASK, type StratumOptions, type StratumServer } from '../../node/stratum.js';
-import { createTransferTx } from '../../consensus/txBuilder.js';
-import { testKey } from '../helpers/keys.js';
-import { CountingVerifier } from '../helpers/verifier.js';
-import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
-import { findWeakNonce, grind, hashValue, jobHeader, sha256d, swapWords, StratumTestClient, type Job } from '../helpers/stratumClient.js';
+import { assembleBlock, grindHeader } from '../../../consensus/assemble.js';
+import { encodeAddress } from '../../../consensus/address.js';
+import { createDevnetChainParams, getDevKeyPair } from '../../../consensus/devnet.js';
+import { toHex } from '../../../consensus/hash.js';
+import { SUPPLY_KEY } from '../../../consensus/state.js';
+import type { ChainParams } from '../../../consensus/params.js';
+import { openChain, type Chain } from '../../../chain/chain.js';
+import { createMempool, type Mempool } from '../../../chain/mempool.js';
+import { createMiningStats, type MiningStats } from '../../../node/mining/stats.js';
+import { createStratumServer, VERSION_ROLLING_MASK, type StratumOptions, type StratumServer } from '../../../node/mining/stratum.js';
+import { createTransferTx } from '../../../consensus/txBuilder.js';
+import { testKey } from '../../helpers/keys.js';
+import { CountingVerifier } from '../../helpers/verifier.js';
+import { cleanupTmp, tmpDir } from '../../helpers/tmp.js';
+import { findWeakNonce, grind, hashValue, jobHeader, sha256d, swapWords, StratumTestClient, type Job } from '../../helpers/stratumClient.js';
 
 const EASY_BITS = 0x207fffff;
 const SHARE_BITS = 0x1f00ffff;
@@ -331,6 +331,143 @@ describe('submit errors', () => {
     const d = await client(r);
     for (let i = 0; i < 12; i++) d.sendRaw('nope\n');
     await d.waitClosed();
+  });
+});
+
+describe('abuse limits (issue 22)', () => {
+  /** A client from another loopback address: another client address to the server. */
+  async function clientFrom(r: Rig, localAddress: string): Promise<StratumTestClient> {
+    const c = await StratumTestClient.connect(r.port, '127.0.0.1', localAddress);
+    cleanups.push(() => c.close());
+    return c;
+  }
+
+  /** Opens `n` raw connections from `localAddress` and waits until the server has judged each (kept or closed). */
+  async function flood(r: Rig, localAddress: string, n: number): Promise<StratumTestClient[]> {
+    const out: StratumTestClient[] = [];
+    for (let i = 0; i < n; i++) out.push(await clientFrom(r, localAddress));
+    // A refused connection is closed at once; give the server a moment to close the last ones.
+    await new Promise((res) => setTimeout(res, 300));
+    return out;
+  }
+
+  test('a junk share is checked for difficulty before it is remembered: sent twice, it is low difficulty (23) twice, never duplicate (22)', async () => {
+    const r = await rig(SHARE_BITS);
+    const c = await client(r);
+    const job = await c.start(workerAddr(), `d=${SHARE_DIFF}`);
+    const weak = { extranonce2: '00000009', ntime: job.ntime, nonce: findWeakNonce(job, c.extranonce1, '00000009', job.difficulty) };
+    expect(errorOf(await c.submit(workerAddr(), job, weak))[0]).toBe(23);
+    expect(errorOf(await c.submit(workerAddr(), job, weak))[0]).toBe(23);
+    // A good share is still remembered: its repeat is a duplicate.
+    const good = await share(c, job, 10);
+    expect((await c.submit(workerAddr(), job, good)).result).toBe(true);
+    expect(errorOf(await c.submit(workerAddr(), job, good))[0]).toBe(22);
+  });
+
+  test('per-address cap and reserved slots: one address holding every slot it can get leaves room for a new address, whose connection is served', async () => {
+    const r = await rig(SHARE_BITS, { maxConnections: 12, maxConnectionsPerAddress: 10, reservedConnections: 4 });
+    const squatters = await flood(r, '127.0.0.1', 15);
+    // Capped at 12 − 4 reserved = 8 for an address already holding connections (below its own cap of 10).
+    expect(squatters.filter((c) => !c.closed)).toHaveLength(8);
+    expect(r.server.info().connections).toBe(8);
+    const honest = await clientFrom(r, '127.0.0.2');
+    await honest.start(workerAddr(), `d=${SHARE_DIFF}`);
+    expect(r.server.info().refused.full).toBe(7);
+
+    // The per-address cap on its own: 10 of 20 from one address when the server has room.
+    const r2 = await rig(SHARE_BITS, { maxConnections: 100, maxConnectionsPerAddress: 10, reservedConnections: 4 });
+    const many = await flood(r2, '127.0.0.1', 20);
+    expect(many.filter((c) => !c.closed)).toHaveLength(10);
+    expect(r2.server.info().refused.perAddress).toBe(10);
+  });
+
+  test('a full server evicts a connection still in its handshake from the address holding the most, to admit a new address', async () => {
+    const r = await rig(SHARE_BITS, { maxConnections: 6, maxConnectionsPerAddress: 10, reservedConnections: 2 });
+    const squatters = await flood(r, '127.0.0.1', 4); // 4 of 6 − 2 reserved
+    await flood(r, '127.0.0.3', 1);
+    await flood(r, '127.0.0.4', 1); // the reserved slots are taken: the server is full
+    expect(r.server.info().connections).toBe(6);
+    const honest = await clientFrom(r, '127.0.0.2');
+    await honest.start(workerAddr(), `d=${SHARE_DIFF}`);
+    await squatters[0].waitFor(() => squatters.some((c) => c.closed), 2_000, 'one squatter evicted');
+    expect(squatters.filter((c) => c.closed)).toHaveLength(1);
+    expect(r.server.info().refused.evicted).toBe(1);
+  });
+
+  test('a connection that does not subscribe and authorize within the handshake deadline is closed', async () => {
+    const r = await rig(SHARE_BITS, { handshakeTimeoutMs: 1_000 });
+    const idle = await client(r);
+    const half = await client(r);
+    await half.subscribe();
+    const done = await client(r);
+    await done.start(workerAddr(), `d=${SHARE_DIFF}`);
+    await idle.waitClosed(4_000);
+    await half.waitClosed(1_000);
+    expect(done.closed).toBe(false);
+    expect(r.server.info().refused.handshakeTimeouts).toBe(2);
+  });
+
+  test('a submit over the per-connection rate is refused unchecked (20, rate limited) and the connection is not read for 1 s', async () => {
+    const r = await rig(SHARE_BITS, { submitsPerSecond: 1, submitBurst: 10 });
+    const c = await client(r);
+    const job = await c.start(workerAddr(), `d=${SHARE_DIFF}`);
+    const answers: { id: number; error: unknown; at: number }[] = [];
+    const sentAt = performance.now();
+    const submits = Array.from({ length: 30 }, (_, i) =>
+      c.submit(workerAddr(), job, { extranonce2: '00000001', ntime: job.ntime, nonce: i.toString(16).padStart(8, '0') }).then((a) => answers.push({ id: i, error: a.error, at: performance.now() })),
+    );
+    await c.waitFor(() => answers.length >= 12, 10_000, 'twelve answers');
+    // The burst's 10 were checked (low difficulty), the 11th refused…
+    expect(answers.slice(0, 10).every((a) => (a.error as unknown[])[0] === 23)).toBe(true);
+    expect(answers[10].id).toBe(10);
+    expect((answers[10].error as [number, string])[0]).toBe(20);
+    expect((answers[10].error as [number, string])[1]).toMatch(/rate limited/);
+    // …and nothing after it was read for a second: the next one, checked with a refilled token, came later.
+    expect(answers[11].id).toBe(11);
+    expect((answers[11].error as unknown[])[0]).toBe(23);
+    expect(answers[11].at - sentAt).toBeGreaterThanOrEqual(1_000);
+    expect(r.server.info().refused.rateLimitedShares).toBeGreaterThanOrEqual(1);
+    await c.close();
+    await Promise.race([Promise.all(submits), new Promise((res) => setTimeout(res, 100))]);
+  });
+
+  test('a connection whose shares are overwhelmingly invalid is closed and its address banned (listed in info), another address is still served', async () => {
+    const r = await rig(SHARE_BITS, { banMinShares: 20, banInvalidPercent: 90, banSeconds: 60 });
+    const bad = await client(r);
+    const job = await bad.start(workerAddr(), `d=${SHARE_DIFF}`);
+    const sibling = await client(r);
+    for (let i = 0; i < 20; i++) {
+      const en2 = (100 + i).toString(16).padStart(8, '0');
+      const nonce = findWeakNonce(job, bad.extranonce1, en2, job.difficulty);
+      // Sent without waiting for answers: the last one is never answered, the connection closes.
+      bad.sendRaw(`${JSON.stringify({ id: 1000 + i, method: 'mining.submit', params: [workerAddr(), job.jobId, en2, job.ntime, nonce] })}\n`);
+    }
+    await bad.waitClosed(2_000);
+    // Every connection of the address goes, and a new one is refused.
+    await sibling.waitClosed(2_000);
+    const again = await client(r);
+    await again.waitClosed(2_000);
+    const info = r.server.info();
+    expect(info.bans).toEqual([expect.objectContaining({ address: '127.0.0.1', reason: '20 of 20 shares invalid' })]);
+    expect(info.bans[0].until).toBeGreaterThan(Date.now() + 50_000);
+    expect(info.refused).toMatchObject({ bans: 1, banned: 1 });
+    const honest = await clientFrom(r, '127.0.0.2');
+    const hjob = await honest.start(workerAddr(), `d=${SHARE_DIFF}`);
+    const s = await grind(hjob, { extranonce1: honest.extranonce1, extranonce2: '00000001' });
+    expect((await honest.submit(workerAddr(), hjob, s!)).result).toBe(true);
+  });
+
+  test('a miner with a few invalid shares among valid ones is not banned', async () => {
+    const r = await rig(SHARE_BITS, { banMinShares: 20, banInvalidPercent: 90, banSeconds: 60 });
+    const c = await client(r);
+    const job = await c.start(workerAddr(), `d=${SHARE_DIFF}`);
+    for (let i = 0; i < 30; i++) {
+      const en2 = (200 + i).toString(16).padStart(8, '0');
+      const s = i % 3 === 0 ? { extranonce2: en2, ntime: job.ntime, nonce: findWeakNonce(job, c.extranonce1, en2, job.difficulty) } : await share(c, job, 200 + i);
+      await c.submit(workerAddr(), job, s);
+    }
+    expect(c.closed).toBe(false);
+    expect(r.server.info().bans).toEqual([]);
   });
 });
 

@@ -10,7 +10,7 @@
  *
  * No koa here: the CLI formats the same snapshot (`formatMiningLines`) without loading the server.
  */
-import { HASHES_PER_DIFF1 } from './miningWork.js';
+import { HASHES_PER_DIFF1 } from './work.js';
 
 /** Outcome of one submitted share. */
 export type ShareResult = 'accepted' | 'rejected' | 'stale';

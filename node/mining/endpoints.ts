@@ -6,21 +6,24 @@
  * own for JSON-RPC (lenient HTTP parser, for older miners).
  */
 import type { Router } from '@koa/router';
-import type { ChainParams } from '../consensus/params.js';
-import type { Chain } from '../chain/chain.js';
-import type { Mempool } from '../chain/mempool.js';
-import type { Miner } from '../chain/miner.js';
-import type { NodeConfig } from './config.js';
-import type { NodeLogger } from './logger.js';
-import { createRouterServer, type HttpServer } from './api/http.js';
-import { createMiningStats, type MiningStats } from './miningStats.js';
+import type { ChainParams } from '../../consensus/params.js';
+import type { Chain } from '../../chain/chain.js';
+import type { Mempool } from '../../chain/mempool.js';
+import type { Miner } from '../../chain/miner.js';
+import type { NodeConfig } from '../config.js';
+import type { NodeLogger } from '../logger.js';
+import { createRouterServer, type HttpServer } from '../api/http.js';
+import { createMiningStats, type MiningStats } from './stats.js';
 import { createMiningRouter, createRpcService, type RpcService } from './rpc.js';
-import { createStratumServer, type StratumServer } from './stratum.js';
-import { NODE_VERSION } from './version.js';
+import { createStratumServer, defaultStratumOptions, type StratumServer } from './stratum.js';
+import { createJobFeed, type JobFeed } from '../../chain/jobFeed.js';
+import { NODE_VERSION } from '../version.js';
 
 /** The mining endpoints of a node. */
 export interface MiningEndpoints {
   readonly stats: MiningStats;
+  /** The mining job feed Stratum and the getblocktemplate long poll follow: start it before Stratum, stop it after. */
+  readonly feed: JobFeed;
   /** Undefined with `--no-stratum`. */
   readonly stratum: StratumServer | undefined;
   readonly rpc: RpcService;
@@ -48,11 +51,28 @@ export function createMiningEndpoints(
     if (e.status === 'connected' || e.status === 'reorganized') stats.recordBlock({ height: e.height, hash: e.hash, source: 'builtin', worker: null, address: config.minerAddress ?? null });
   });
   const tag = `native-node/${NODE_VERSION}`;
+  // One job feed for every consumer: the tip and mempool subscriptions, debouncing and retries live there.
+  const feed = createJobFeed({ mempoolRefreshMs: defaultStratumOptions.mempoolRefreshMs, keepAliveMs: defaultStratumOptions.keepAliveMs, tag }, { chain, mempool, params, logger: logger.child({ module: 'jobs' }) });
   const stratum = config.stratum
     ? createStratumServer(
         // The default port may be taken (another node on this machine): then run without Stratum and say so; an explicit port must bind.
-        { host: config.stratumHost ?? config.httpHost, port: config.stratumPort, required: config.sources.stratumPort !== 'default', tag },
-        { chain, mempool, params, stats, logger: logger.child({ module: 'stratum' }) },
+        {
+          host: config.stratumHost ?? config.httpHost,
+          port: config.stratumPort,
+          required: config.sources.stratumPort !== 'default',
+          tag,
+          maxConnections: config.stratumMaxConnections,
+          maxConnectionsPerAddress: config.stratumMaxConnectionsPerAddress,
+          reservedConnections: config.stratumReservedConnections,
+          handshakeTimeoutMs: config.stratumHandshakeTimeout,
+          submitsPerSecond: config.stratumSubmitRate,
+          submitBurst: config.stratumSubmitBurst,
+          banSeconds: config.stratumBanSeconds,
+          banInvalidPercent: config.stratumBanInvalidPercent,
+          banMinShares: config.stratumBanMinShares,
+          logSummaryMs: config.logSummaryInterval,
+        },
+        { chain, mempool, params, stats, logger: logger.child({ module: 'stratum' }), feed },
       )
     : undefined;
   const rpc = createRpcService(
@@ -60,6 +80,8 @@ export function createMiningEndpoints(
       user: config.rpcUser,
       password: config.rpcPassword,
       allowRemote: config.rpcAllowRemote,
+      authFailuresPerMinute: config.rpcAuthFailures,
+      logSummaryMs: config.logSummaryInterval,
       payoutAddress: config.minerAddress,
       // A long poll must answer before the HTTP layer's own time limit cuts it.
       longPollMs: Math.max(1_000, config.httpTimeout - 2_000),
@@ -67,7 +89,7 @@ export function createMiningEndpoints(
       maxTemplateBytes: Math.max(1_000, Math.floor((config.httpBodyLimit - SUBMIT_ENVELOPE_BYTES) / 2)),
       tag,
     },
-    { chain, mempool, params, stats, logger: logger.child({ module: 'rpc' }), isSyncing: modules.isSyncing },
+    { chain, mempool, params, stats, logger: logger.child({ module: 'rpc' }), isSyncing: modules.isSyncing, feed },
   );
   const statusExtra = () => {
     const t = stats.snapshot().totals;
@@ -83,6 +105,9 @@ export function createMiningEndpoints(
         rejected: t.rejected,
         stale: t.stale,
         blocksFound: t.blocksFound,
+        /** Client addresses banned now, and what the abuse limits refused. */
+        banned: s?.bans.length ?? 0,
+        refused: s?.refused ?? null,
       },
     };
   };
@@ -96,5 +121,5 @@ export function createMiningEndpoints(
         )
       : undefined;
   if (config.rpcPort !== undefined && !rpc.enabled) logger.warn({ rpcPort: config.rpcPort }, '--rpc-port needs --rpc-user and --rpc-password: no RPC listener');
-  return { stats, stratum, rpc, rpcServer, routers: [rpc.router, createMiningRouter({ stats, stratum, rpc, miner })], statusExtra };
+  return { stats, feed, stratum, rpc, rpcServer, routers: [rpc.router, createMiningRouter({ stats, stratum, rpc, miner })], statusExtra };
 }

@@ -7,23 +7,24 @@
  */
 import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
-import { encodeAddress } from '../../consensus/address.js';
-import { decodeBlock, encodeBlock } from '../../consensus/block.js';
-import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
-import { toHex } from '../../consensus/hash.js';
-import { SUPPLY_KEY } from '../../consensus/state.js';
-import type { ChainParams } from '../../consensus/params.js';
-import { openChain, type Chain } from '../../chain/chain.js';
-import { createMempool, type Mempool } from '../../chain/mempool.js';
+import { assembleBlock, grindHeader } from '../../../consensus/assemble.js';
+import { encodeAddress } from '../../../consensus/address.js';
+import { decodeBlock, encodeBlock } from '../../../consensus/block.js';
+import { createDevnetChainParams, getDevKeyPair } from '../../../consensus/devnet.js';
+import { toHex } from '../../../consensus/hash.js';
+import { SUPPLY_KEY } from '../../../consensus/state.js';
+import type { ChainParams } from '../../../consensus/params.js';
+import { openChain, type Chain } from '../../../chain/chain.js';
+import { createMempool, type Mempool } from '../../../chain/mempool.js';
+import { createJobFeed, type JobFeed } from '../../../chain/jobFeed.js';
 import { createConnection } from 'node:net';
-import { createHttpServer, createRouterServer, type HttpServer } from '../../node/api/http.js';
-import { createMiningStats, type MiningStats } from '../../node/miningStats.js';
-import { createMiningRouter, createRpcService, decodeSubmittedBlock, isLoopback, submitReason, type RpcOptions, type RpcService } from '../../node/rpc.js';
-import { createTransferTx } from '../../consensus/txBuilder.js';
-import { testKey } from '../helpers/keys.js';
-import { CountingVerifier } from '../helpers/verifier.js';
-import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { createHttpServer, createRouterServer, type HttpServer } from '../../../node/api/http.js';
+import { createMiningStats, type MiningStats } from '../../../node/mining/stats.js';
+import { createMiningRouter, createRpcService, decodeSubmittedBlock, isLoopback, submitReason, type RpcOptions, type RpcService } from '../../../node/mining/rpc.js';
+import { createTransferTx } from '../../../consensus/txBuilder.js';
+import { testKey } from '../../helpers/keys.js';
+import { CountingVerifier } from '../../helpers/verifier.js';
+import { cleanupTmp, tmpDir } from '../../helpers/tmp.js';
 
 const payee = testKey('gbt-payee');
 const other = testKey('gbt-other');
@@ -38,6 +39,7 @@ interface Rig {
   http: HttpServer;
   base: string;
   service: RpcService;
+  feed: JobFeed;
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -53,15 +55,18 @@ async function rig(rpc: Partial<RpcOptions> = {}, isSyncing?: () => boolean): Pr
   const mempool = createMempool(chain, verifier, params);
   mempool.start();
   const stats = createMiningStats();
-  const service = createRpcService({ user: 'miner', password: 's3cret', payoutAddress: encodeAddress(payee.address, params.hrp), longPollMs: 5_000, mempoolRefreshMs: 200, ...rpc }, { chain, mempool, params, stats, isSyncing });
+  const feed = createJobFeed({ mempoolRefreshMs: 200, keepAliveMs: 25_000, tag: 'test' }, { chain, mempool, params });
+  await feed.start();
+  const service = createRpcService({ user: 'miner', password: 's3cret', payoutAddress: encodeAddress(payee.address, params.hrp), longPollMs: 5_000, ...rpc }, { chain, mempool, params, stats, isSyncing, feed });
   const http = createHttpServer({ host: '127.0.0.1', port: 0, bodyLimit: 1024 * 1024, timeoutMs: 15_000, version: 'test' }, { chain, mempool, params, routers: [service.router, createMiningRouter({ stats, rpc: service })] });
   await http.start();
   cleanups.push(async () => {
     await http.stop();
+    feed.stop();
     mempool.stop();
     await chain.close();
   });
-  return { params, chain, mempool, stats, http, base: http.url, service };
+  return { params, chain, mempool, stats, http, base: http.url, service, feed };
 }
 
 async function rpc(r: Rig, body: unknown, auth: string | null = AUTH): Promise<{ status: number; json: any; headers: Headers }> {
@@ -295,18 +300,18 @@ describe('getblocktemplate', () => {
     expect(again.previousblockhash).toBe(t.previousblockhash);
   });
 
-  test('a long poll whose client leaves stops waiting at once (no listener left on the chain)', async () => {
+  test('a long poll whose client leaves stops waiting at once (no listener left on the job feed)', async () => {
     const r = await rig({ longPollMs: 30_000 });
     const { result: t } = await call(r, 'getblocktemplate', []);
-    const baseline = r.chain.listenerCount('tip');
+    const baseline = r.feed.listenerCount('job');
     const abort = new AbortController();
     const gone = fetch(`${r.base}/rpc`, { method: 'POST', headers: { authorization: AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ id: 1, method: 'getblocktemplate', params: [{ longpollid: t.longpollid }] }), signal: abort.signal }).catch((e: Error) => e.name);
-    for (let i = 0; i < 100 && r.chain.listenerCount('tip') === baseline; i++) await new Promise((res) => setTimeout(res, 10));
-    expect(r.chain.listenerCount('tip')).toBe(baseline + 1);
+    for (let i = 0; i < 100 && r.feed.listenerCount('job') === baseline; i++) await new Promise((res) => setTimeout(res, 10));
+    expect(r.feed.listenerCount('job')).toBe(baseline + 1);
     abort.abort();
     expect(await gone).toBe('AbortError');
-    for (let i = 0; i < 100 && r.chain.listenerCount('tip') > baseline; i++) await new Promise((res) => setTimeout(res, 10));
-    expect(r.chain.listenerCount('tip')).toBe(baseline);
+    for (let i = 0; i < 100 && r.feed.listenerCount('job') > baseline; i++) await new Promise((res) => setTimeout(res, 10));
+    expect(r.feed.listenerCount('job')).toBe(baseline);
   });
 
   test('stop answers pending long polls at once with -1 "stopping"', async () => {

@@ -7,11 +7,11 @@
  * of difficulty `d` has a header hash ≤ `floor(DIFF1_TARGET / d)`, and takes about
  * `d · 2^48 / 0xFFFF` (≈ `d · 2^32`) hashes to find.
  */
-import { tryDecodeAddress } from '../consensus/address.js';
-import { encodeCoinbase, splitCoinbase } from '../consensus/block.js';
-import { toHex } from '../consensus/hash.js';
-import { DIFF1_TARGET } from '../consensus/pow.js';
-import { templateHeaderBytes, type BlockTemplate } from '../chain/template.js';
+import { tryDecodeAddress } from '../../consensus/address.js';
+import { encodeCoinbase, splitCoinbase } from '../../consensus/block.js';
+import { toHex } from '../../consensus/hash.js';
+import { DIFF1_TARGET } from '../../consensus/pow.js';
+import { templateHeaderBytes, type BlockTemplate } from '../../chain/template.js';
 
 const MAX_TARGET = (1n << 256n) - 1n;
 

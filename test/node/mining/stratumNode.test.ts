@@ -11,10 +11,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeAddress } from '../../consensus/address.js';
-import { BIN, childEnv, startNode, type NodeProc } from '../helpers/nodeProcess.js';
-import { testKey } from '../helpers/keys.js';
-import { grind, swapWords, StratumTestClient } from '../helpers/stratumClient.js';
+import { encodeAddress } from '../../../consensus/address.js';
+import { BIN, childEnv, startNode, type NodeProc } from '../../helpers/nodeProcess.js';
+import { testKey } from '../../helpers/keys.js';
+import { grind, swapWords, StratumTestClient } from '../../helpers/stratumClient.js';
 
 const worker = encodeAddress(testKey('stratum-node-worker').address, 'tnative');
 let dir: string;

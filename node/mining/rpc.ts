@@ -6,7 +6,9 @@
  * Access to `/rpc`: off unless both `--rpc-user` and `--rpc-password` are set (403 `rpc_disabled`);
  * HTTP Basic with those credentials (401 `rpc_unauthorized` otherwise); loopback clients only
  * unless `--rpc-allow-remote` (403 `rpc_forbidden`), so exposing the API with `--http-host` does
- * not expose block templates. These refusals use the API's error body; everything past them is
+ * not expose block templates. A client address that sent `authFailuresPerMinute` wrong credentials
+ * is refused with 429 `rpc_rate_limited` (whatever it sends) until its allowance refills, so
+ * passwords cannot be guessed at wire speed. These refusals use the API's error body; everything past them is
  * JSON-RPC (`{"result", "error": {"code", "message"} | null, "id"}`, HTTP 200, batches allowed).
  *
  * getblocktemplate (BIP 22/23): the fields miners read, with Bitcoin's conventions where a
@@ -17,7 +19,7 @@
  * `payoutaddress`. `transactions[].data` are the signed transactions (their id is SHA-256d of these
  * bytes, so miners that hash `data` and miners that read `txid` agree). Only `time` is mutable:
  * the coinbase claims the fees of exactly these transactions. `longpollid` makes the request wait
- * (up to `longPollMs`) until the tip changes or the mempool does.
+ * (up to `longPollMs`) for the mining job feed's next job on a new tip or with new mempool work.
  *
  * submitblock takes the block as our canonical encoding, or in Bitcoin's layout that
  * getblocktemplate miners produce (`header ‖ CompactSize(1 + n) ‖ coinbase ‖ transactions`, no
@@ -27,27 +29,31 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import { Router } from '@koa/router';
-import { encodeAddress, tryDecodeAddress } from '../consensus/address.js';
-import { MAX_BLOCK_DECODE_TXS, blockHash, coinbaseId, decodeBlock, encodeBlock, readCoinbase, readHeader, type Block } from '../consensus/block.js';
-import { Reader } from '../consensus/codec.js';
-import { CodecError, CodecErrorCode, isNodeError } from '../consensus/errors.js';
-import { fromHex, isHex, sha256, toHex } from '../consensus/hash.js';
-import { difficultyOfBits } from '../consensus/pow.js';
-import { readTx, type Tx } from '../consensus/tx.js';
-import type { ChainParams } from '../consensus/params.js';
-import { createBlockTemplate, type BlockTemplate } from '../chain/template.js';
-import type { MinerChain, MinerMempool, MinerStats as BuiltinMinerStats } from '../chain/miner.js';
-import { silentLogger, type ChainReader, type Logger } from '../chain/types.js';
-import { estimateHashrate } from '../chain/hashrate.js';
-import type { MiningStats } from './miningStats.js';
+import { encodeAddress, tryDecodeAddress } from '../../consensus/address.js';
+import { MAX_BLOCK_DECODE_TXS, blockHash, coinbaseId, decodeBlock, encodeBlock, readCoinbase, readHeader, type Block } from '../../consensus/block.js';
+import { Reader } from '../../consensus/codec.js';
+import { CodecError, CodecErrorCode, isNodeError } from '../../consensus/errors.js';
+import { fromHex, isHex, sha256, toHex } from '../../consensus/hash.js';
+import { difficultyOfBits } from '../../consensus/pow.js';
+import { readTx, type Tx } from '../../consensus/tx.js';
+import type { ChainParams } from '../../consensus/params.js';
+import { createBlockTemplate, type BlockTemplate } from '../../chain/template.js';
+import type { MinerChain, MinerMempool, MinerStats as BuiltinMinerStats } from '../../chain/miner.js';
+import type { JobFeed, MiningJob } from '../../chain/jobFeed.js';
+import { silentLogger, type ChainReader, type Logger } from '../../chain/types.js';
+import { estimateHashrate } from '../../chain/hashrate.js';
+import { DEFAULT_LOG_SUMMARY_MS, LogSummary } from '../logSummary.js';
+import { AddressBuckets, clientAddress } from '../rateLimit.js';
+import type { MiningStats } from './stats.js';
 import type { StratumServer } from './stratum.js';
-import { hex32, reversedHex, targetHex } from './miningWork.js';
+import { hex32, reversedHex, targetHex } from './work.js';
 
 /** Codes of the HTTP-level refusals of `/rpc` (JSON-RPC errors use Bitcoin's numeric codes). */
 export const RpcErrorCode = {
   DISABLED: 'rpc_disabled',
   UNAUTHORIZED: 'rpc_unauthorized',
   FORBIDDEN: 'rpc_forbidden',
+  RATE_LIMITED: 'rpc_rate_limited',
 } as const;
 
 /** JSON-RPC error codes, as Bitcoin Core numbers them. */
@@ -71,12 +77,14 @@ export interface RpcOptions {
   readonly password?: string;
   /** Answer clients that are not on the loopback interface. */
   readonly allowRemote: boolean;
+  /** Wrong credentials one client address may send per minute (then 429 until the allowance refills). */
+  readonly authFailuresPerMinute: number;
+  /** Interval of the summary lines of repeated wrong credentials, ms. */
+  readonly logSummaryMs: number;
   /** Address paid by getblocktemplate's coinbase (the node's miner address). */
   readonly payoutAddress?: string;
   /** Longest wait of a long-polling getblocktemplate, ms (keep it under the HTTP request time limit). */
   readonly longPollMs: number;
-  /** Wait after a mempool change before a long poll answers, ms. */
-  readonly mempoolRefreshMs: number;
   /**
    * Largest template, bytes: its submitblock must fit in the HTTP body limit (hex doubles it).
    * Undefined: the consensus limit.
@@ -89,7 +97,7 @@ export interface RpcOptions {
 }
 
 /** Defaults of RpcOptions. */
-export const defaultRpcOptions: RpcOptions = { allowRemote: false, longPollMs: 60_000, mempoolRefreshMs: 2_000, tag: 'native-node' };
+export const defaultRpcOptions: RpcOptions = { allowRemote: false, authFailuresPerMinute: 10, logSummaryMs: DEFAULT_LOG_SUMMARY_MS, longPollMs: 60_000, tag: 'native-node' };
 
 /** Shortest coinbase cpuminer accepts in `coinbasetxn`. */
 export const MIN_COINBASETXN_BYTES = 60;
@@ -101,6 +109,8 @@ export interface RpcModules {
   readonly params: ChainParams;
   readonly stats: MiningStats;
   readonly logger?: Logger;
+  /** The mining job feed (chain/jobFeed.ts): a long poll ends at its next job of another parent or of new mempool work. */
+  readonly feed: Pick<JobFeed, 'on' | 'off'>;
   /** True while the node is far behind the network: templates would build on an old block. */
   readonly isSyncing?: () => boolean;
 }
@@ -117,6 +127,10 @@ export interface RpcInfo {
   readonly accepted: number;
   readonly rejected: number;
   readonly lastRejectReason: string | null;
+  /** Wrong credentials received, and requests refused 429 for them. */
+  readonly authFailures: number;
+  readonly rateLimited: number;
+  readonly authFailuresPerMinute: number;
 }
 
 /** A JSON-RPC failure with Bitcoin's numeric code. */
@@ -219,7 +233,10 @@ export class RpcService {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly expected?: Buffer;
-  private readonly counters = { templates: 0, longPolls: 0, submitted: 0, accepted: 0, rejected: 0, lastRejectReason: null as string | null };
+  private readonly counters = { templates: 0, longPolls: 0, submitted: 0, accepted: 0, rejected: 0, lastRejectReason: null as string | null, authFailures: 0, rateLimited: 0 };
+  /** Wrong-credential allowance per client address. */
+  private readonly authFailures: AddressBuckets;
+  private readonly authLog: LogSummary;
 
   constructor(opts: Partial<RpcOptions>, modules: RpcModules) {
     this.opts = { ...defaultRpcOptions, ...opts };
@@ -227,6 +244,9 @@ export class RpcService {
     this.log = modules.logger ?? silentLogger;
     this.now = this.opts.now ?? (() => Math.floor(Date.now() / 1000));
     if (this.opts.user && this.opts.password) this.expected = digest(`${this.opts.user}:${this.opts.password}`);
+    const perMinute = this.opts.authFailuresPerMinute;
+    this.authFailures = new AddressBuckets({ ratePerSecond: perMinute / 60, burst: perMinute });
+    this.authLog = new LogSummary(this.log, 'rpc credentials refused', { intervalMs: this.opts.logSummaryMs, level: 'warn' });
     this.router = new Router();
     this.router.post('/rpc', (ctx) => this.handle(ctx));
     this.rootRouter = new Router();
@@ -237,6 +257,7 @@ export class RpcService {
   /** Answers every pending long poll now (node shutdown: nothing may wait on a closing chain). */
   stop(): void {
     this.stopped = true;
+    this.authLog.stop();
     for (const finish of [...this.pendingPolls]) finish();
   }
 
@@ -257,6 +278,9 @@ export class RpcService {
       accepted: this.counters.accepted,
       rejected: this.counters.rejected,
       lastRejectReason: this.counters.lastRejectReason,
+      authFailures: this.counters.authFailures,
+      rateLimited: this.counters.rateLimited,
+      authFailuresPerMinute: this.opts.authFailuresPerMinute,
     };
   }
 
@@ -272,10 +296,20 @@ export class RpcService {
     if (!this.opts.allowRemote && !isLoopback(ctx.socket.remoteAddress)) {
       return this.refuse(ctx, 403, RpcErrorCode.FORBIDDEN, 'JSON-RPC answers loopback clients only (set --rpc-allow-remote to change that)');
     }
+    const client = clientAddress(ctx.socket.remoteAddress);
+    if (!this.authFailures.allowed(client)) {
+      this.counters.rateLimited++;
+      const wait = this.authFailures.retryAfterSeconds(client);
+      ctx.set('Retry-After', String(wait));
+      return this.refuse(ctx, 429, RpcErrorCode.RATE_LIMITED, `too many wrong credentials from this address (at most ${this.opts.authFailuresPerMinute} a minute, --rpc-auth-failures): try again in ${wait} s`);
+    }
     const auth = ctx.get('authorization');
     const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(auth);
     const given = m ? Buffer.from(m[1], 'base64').toString('utf8') : undefined;
     if (given === undefined || !timingSafeEqual(digest(given), this.expected)) {
+      this.authFailures.take(client);
+      this.counters.authFailures++;
+      this.authLog.note(client, { path: ctx.path });
       ctx.set('WWW-Authenticate', 'Basic realm="native-node rpc"');
       return this.refuse(ctx, 401, RpcErrorCode.UNAUTHORIZED, 'wrong or missing HTTP Basic credentials (--rpc-user / --rpc-password)');
     }
@@ -382,32 +416,26 @@ export class RpcService {
     return this.templateJson(tpl);
   }
 
-  /** Resolves when the tip moves, after the mempool changed (and `mempoolRefreshMs`), at `longPollMs`, or when the client leaves. */
+  /**
+   * Resolves at the job feed's next job on another parent or with new mempool work (the feed
+   * debounces mempool changes), at `longPollMs`, or when the client leaves.
+   */
   private waitForChange(parentHash: string, ctx: Koa.Context): Promise<void> {
-    const { chain, mempool } = this.m;
+    const { feed } = this.m;
     if (this.stopped || ctx.res.destroyed) return Promise.resolve(); // stopping, or the client has gone (a batch's later polls)
     return new Promise((resolve) => {
-      let mempoolTimer: NodeJS.Timeout | undefined;
       const finish = () => {
         clearTimeout(deadline);
-        clearTimeout(mempoolTimer);
-        chain.off('tip', onTip);
-        mempool.off('added', onMempool);
-        mempool.off('removed', onMempool);
+        feed.off('job', onJob);
         ctx.res.off('close', finish);
         this.pendingPolls.delete(finish);
         resolve();
       };
-      const onTip = () => {
-        if (chain.tip.hashHex !== parentHash) finish();
-      };
-      const onMempool = () => {
-        mempoolTimer ??= setTimeout(finish, this.opts.mempoolRefreshMs);
+      const onJob = (job: MiningJob) => {
+        if (job.template.parentHash !== parentHash || job.reason === 'mempool') finish();
       };
       const deadline = setTimeout(finish, this.opts.longPollMs);
-      chain.on('tip', onTip);
-      mempool.on('added', onMempool);
-      mempool.on('removed', onMempool);
+      feed.on('job', onJob);
       // The response closes before it is sent only when the client has gone (the request
       // stream closes as soon as its body has been read, so it cannot tell).
       ctx.res.once('close', finish);

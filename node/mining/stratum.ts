@@ -14,7 +14,8 @@
  * and it sends `mining.set_difficulty [d]` (always before the `mining.notify` it applies to) and
  * `mining.notify [job, prevhash, coinb1, coinb2, branch[], version, nbits, ntime, clean_jobs]`.
  *
- * Work: one block template per tip and mempool state, built with the chain's `createBlockTemplate`.
+ * Work: one block template per tip and mempool state, from the mining job feed (chain/jobFeed.ts,
+ * which owns the tip and mempool subscriptions, the debouncing and the stale-parent retries).
  * Each connection mines a coinbase paying its own worker's address (solo mining per worker): only
  * coinb1 differs between connections, the merkle branch and the transactions are shared. The
  * coinbase's 8-byte extranonce slot is extranonce1 (4 bytes, unique per connection) ‖
@@ -43,17 +44,22 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { blockHash, encodeBlock, EXTRANONCE_OFFSET, EXTRANONCE_SIZE, type Block } from '../consensus/block.js';
-import { NodeError, isNodeError } from '../consensus/errors.js';
-import { fromHex, toHex } from '../consensus/hash.js';
-import { ADDRESS_SIZE } from '../consensus/keys.js';
-import { difficultyOfBits, hashToBigInt } from '../consensus/pow.js';
-import type { ChainParams } from '../consensus/params.js';
-import { createBlockTemplate, sameTemplateWork, templateHeader, type BlockTemplate } from '../chain/template.js';
-import type { MinerChain, MinerMempool } from '../chain/miner.js';
-import { silentLogger, type ChainEntry, type Logger } from '../chain/types.js';
-import type { MiningStats } from './miningStats.js';
-import { hex32, parseHex32, parseWorkerName, stratumPrevHash, targetFromDifficulty, templateForMiner, type WorkerIdentity } from './miningWork.js';
+import { blockHash, encodeBlock, EXTRANONCE_OFFSET, EXTRANONCE_SIZE, type Block } from '../../consensus/block.js';
+import { NodeError, isNodeError } from '../../consensus/errors.js';
+import { fromHex, toHex } from '../../consensus/hash.js';
+import { ADDRESS_SIZE } from '../../consensus/keys.js';
+import { difficultyOfBits, hashToBigInt } from '../../consensus/pow.js';
+import type { ChainParams } from '../../consensus/params.js';
+import { templateHeader, type BlockTemplate } from '../../chain/template.js';
+import { createJobFeed, type JobFeed, type MiningJob } from '../../chain/jobFeed.js';
+import type { MinerChain, MinerMempool } from '../../chain/miner.js';
+import { silentLogger, type Logger } from '../../chain/types.js';
+import { LogSummary, DEFAULT_LOG_SUMMARY_MS } from '../logSummary.js';
+import { TokenBucket, clientAddress } from '../rateLimit.js';
+import type { MiningStats } from './stats.js';
+import { ConnectionGate, type StratumBan, type StratumRefusals } from './stratumGate.js';
+import { Connection, type Work } from './stratumConnection.js';
+import { hex32, parseHex32, parseWorkerName, stratumPrevHash, targetFromDifficulty, templateForMiner, type WorkerIdentity } from './work.js';
 
 /** Error codes of the server's lifecycle. */
 export const StratumErrorCode = {
@@ -100,11 +106,34 @@ export interface StratumOptions {
   readonly mempoolRefreshMs: number;
   /** Templates whose jobs are still accepted (while they build on the tip). */
   readonly jobHistory: number;
+  /** Connections at most, every address together. */
   readonly maxConnections: number;
+  /** Connections one client address may hold at most (further ones are closed at once). */
+  readonly maxConnectionsPerAddress: number;
+  /**
+   * Slots only an address holding no connection yet may take: one address (or a few) filling the
+   * server leaves room for a new miner. When the server is full, a newcomer evicts a connection
+   * that has not finished its handshake, taken from the address holding the most.
+   */
+  readonly reservedConnections: number;
   /** Longest request line, bytes (a longer one closes the connection). */
   readonly maxLineBytes: number;
   /** A connection that has not subscribed and authorised within this time is closed, ms. */
-  readonly authTimeoutMs: number;
+  readonly handshakeTimeoutMs: number;
+  /** Shares one connection may submit per second, on average (more are refused without being checked). */
+  readonly submitsPerSecond: number;
+  /** Shares one connection may submit in a burst. */
+  readonly submitBurst: number;
+  /**
+   * Ban: after `banMinShares` judged shares, a connection of which at least `banInvalidPercent` %
+   * were invalid (low difficulty, duplicate, unknown job, malformed, over the rate limit; stale
+   * shares do not count) is closed and its address refused for `banSeconds` (0: closed, not banned).
+   */
+  readonly banSeconds: number;
+  readonly banInvalidPercent: number;
+  readonly banMinShares: number;
+  /** Interval of the summary lines of repeated per-client log events, ms. */
+  readonly logSummaryMs: number;
   /** A connection that sends nothing for this long is closed, ms. */
   readonly idleTimeoutMs: number;
   /** Coinbase tag (UTF-8, at most 40 bytes). */
@@ -128,8 +157,16 @@ export const defaultStratumOptions: StratumOptions = {
   mempoolRefreshMs: 3_000,
   jobHistory: 16,
   maxConnections: 1_000,
+  maxConnectionsPerAddress: 32,
+  reservedConnections: 100,
   maxLineBytes: 16 * 1024,
-  authTimeoutMs: 60_000,
+  handshakeTimeoutMs: 10_000,
+  submitsPerSecond: 50,
+  submitBurst: 200,
+  banSeconds: 600,
+  banInvalidPercent: 90,
+  banMinShares: 100,
+  logSummaryMs: DEFAULT_LOG_SUMMARY_MS,
   idleTimeoutMs: 15 * 60_000,
   tag: 'native-node',
 };
@@ -141,6 +178,8 @@ export interface StratumModules {
   readonly params: ChainParams;
   readonly stats: MiningStats;
   readonly logger?: Logger;
+  /** A job feed shared with other consumers (started and stopped by its owner); default: one of the server's own. */
+  readonly feed?: JobFeed;
 }
 
 /** A job went out. */
@@ -180,6 +219,12 @@ export interface StratumEvents {
   block: [event: StratumBlockEvent];
 }
 
+/** The options `info().limits` shows. */
+const LIMIT_KEYS = ['maxConnections', 'maxConnectionsPerAddress', 'reservedConnections', 'handshakeTimeoutMs', 'submitsPerSecond', 'submitBurst', 'banSeconds', 'banInvalidPercent', 'banMinShares'] as const;
+
+/** Stratum's abuse counters and bans (stratumGate.ts), re-exported for the server's users. */
+export type { StratumBan, StratumRefusals };
+
 /** The server's state for `GET /api/v1/mining`. */
 export interface StratumInfo {
   readonly enabled: boolean;
@@ -194,85 +239,21 @@ export interface StratumInfo {
   readonly lastNotifyLatencyMs: number | null;
   /** The last measurements, newest last. */
   readonly notifyLatencyMs: readonly number[];
+  /** The abuse limits in force (see StratumOptions). */
+  readonly limits: Pick<StratumOptions, (typeof LIMIT_KEYS)[number]>;
+  /** What the limits refused since the start. */
+  readonly refused: StratumRefusals;
+  /** Client addresses banned now (their shares were overwhelmingly invalid). */
+  readonly bans: readonly StratumBan[];
 }
 
-/** One template's work, shared by every connection and job id that mines it. */
-interface Work {
-  readonly tpl: BlockTemplate;
-  readonly prevhash: string;
-  /** The block's difficulty: share difficulties are capped at it. */
-  readonly netDifficulty: number;
-  /** Keys of submitted shares (duplicates). */
-  readonly submitted: Set<string>;
-  /** Hex of the base template's coinb1 and coinb2 (coinb1 pays nobody until an address is put in). */
-  readonly coinb1: string;
-  readonly coinb2: string;
-  /** The notify parameters after coinb1, as JSON: coinb2, branch, version, nbits, ntime. */
-  readonly notifyTail: string;
-  /** The template paying each address (built at its first share), by address. */
-  readonly perMiner: Map<string, BlockTemplate>;
-  readonly jobIds: string[];
-  readonly createdAt: number;
-}
-
-interface VardiffWindow {
-  since: number;
-  shares: number;
-  sumDifficulty: number;
-}
-
-/** One miner's TCP connection. */
-class Connection {
-  readonly extranonce1: Uint8Array;
-  readonly extranonce1Hex: string;
-  readonly remote: string;
-  readonly openedAt = Date.now();
-  buffer = '';
-  agent = '';
-  subscribed = false;
-  /** Usernames authorised on this connection, as the miner spells them. */
-  readonly authorized = new Map<string, WorkerIdentity>();
-  /** Canonical worker names counted in the statistics. */
-  readonly workerNames = new Set<string>();
-  /** The address every job of this connection pays (its first authorised worker's). */
-  payout?: WorkerIdentity;
-  /** Jobs are flowing (subscribed and authorised). */
-  ready = false;
-  difficulty: number;
-  /** Floor asked by the miner (mining.configure minimum-difficulty). */
-  minDifficulty = 0;
-  /** Last difficulty sent with mining.set_difficulty. */
-  sentDifficulty?: number;
-  /** Difficulty in force when each job was sent to this connection. */
-  readonly jobDifficulty = new Map<string, number>();
-  versionMask = 0;
-  vardiff: VardiffWindow;
-  lastActivity = Date.now();
-  lastShareAt = 0;
-  badLines = 0;
-  closed = false;
-
-  constructor(
-    readonly id: number,
-    readonly socket: Socket,
-    extranonce1: Uint8Array,
-    difficulty: number,
-  ) {
-    this.extranonce1 = extranonce1;
-    this.extranonce1Hex = toHex(extranonce1);
-    this.remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
-    this.difficulty = difficulty;
-    this.vardiff = { since: Date.now(), shares: 0, sumDifficulty: 0 };
-  }
-
-  /** The worker a share names, when authorised here. */
-  worker(name: unknown): WorkerIdentity | undefined {
-    return typeof name === 'string' ? (this.authorized.get(name) ?? this.authorized.get(name.toLowerCase())) : undefined;
-  }
-}
 
 /** Largest amount of unsent output kept for a slow client before it is dropped, bytes. */
 const MAX_PENDING_WRITE = 4 * 1024 * 1024;
+/** Unsent output at which the server stops reading a client's requests until it reads its answers, bytes. */
+const READ_PAUSE_BYTES = 64 * 1024;
+/** How long a connection over its submit rate is not read, ms. */
+const THROTTLE_MS = 1_000;
 /** Worker names one connection may authorise (proxies multiplex several). */
 const MAX_WORKERS_PER_CONNECTION = 64;
 /** Malformed lines tolerated before a connection is closed. */
@@ -281,16 +262,12 @@ const TICK_MS = 1_000;
 /** What the block lane answers for a block whose parent is no longer the tip. */
 const STALE_BLOCK = 'stale';
 const LATENCY_SAMPLES = 20;
-/** Which refresh reason wins when several arrive during one build. */
-const REASON_RANK = { mempool: 0, keepalive: 1, tip: 2 } as const;
 /**
  * Offset of the payee inside the coinbase (and so inside coinb1): the coinbase is
  * `u8 version ‖ u32 chainId ‖ u32 height ‖ miner(20) ‖ u64 reward ‖ u64 fees ‖ extranonce(8) ‖ …`,
  * so the miner ends 16 bytes before the extranonce slot.
  */
 const COINBASE_MINER_OFFSET = EXTRANONCE_OFFSET - 16 - ADDRESS_SIZE;
-/** Placeholder payee of the base template (each connection's coinbase pays its own worker). */
-const NOBODY = new Uint8Array(ADDRESS_SIZE);
 
 function perfNow(): number {
   return performance.timeOrigin + performance.now();
@@ -320,17 +297,16 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   private readonly jobs = new Map<string, Work>();
   private nextJobId = 1;
   private current?: Work;
-  private lastBroadcastMs = 0;
-  private lastBuildMs = 0;
-  private building = false;
-  private again = false;
-  private pendingReason?: 'tip' | 'keepalive' | 'mempool';
+  /** Where jobs come from (chain/jobFeed.ts): tip, mempool and keep-alive templates. */
+  private readonly feed: JobFeed;
+  private readonly ownsFeed: boolean;
   private tick?: NodeJS.Timeout;
-  private mempoolTimer?: NodeJS.Timeout;
-  private retryTimer?: NodeJS.Timeout;
-  private tipSeen?: { hash: string; at: number };
   private readonly latencies: number[] = [];
   private readonly pending = new Set<Promise<unknown>>();
+  /** Per-address caps, reserved slots, eviction and bans (stratumGate.ts). */
+  private readonly gate: ConnectionGate<Connection>;
+  /** Repeated per-client events, logged once per client and interval plus a summary line. */
+  private readonly logs: { authorized: LogSummary; authRefused: LogSummary; refused: LogSummary; banned: LogSummary };
 
   constructor(opts: Partial<StratumOptions>, modules: StratumModules) {
     super();
@@ -342,6 +318,16 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.stats = modules.stats;
     this.log = modules.logger ?? silentLogger;
     this.now = this.opts.now ?? (() => Math.floor(Date.now() / 1000));
+    this.gate = new ConnectionGate(this.opts, (conn, reason) => this.close(conn, reason));
+    this.ownsFeed = modules.feed === undefined;
+    this.feed = modules.feed ?? createJobFeed({ mempoolRefreshMs: this.opts.mempoolRefreshMs, keepAliveMs: this.opts.keepAliveMs, tag: this.opts.tag, now: this.now }, { chain: this.chain, mempool: this.mempool, params: this.params, logger: this.log });
+    const every = { intervalMs: this.opts.logSummaryMs };
+    this.logs = {
+      authorized: new LogSummary(this.log, 'stratum worker authorized', { ...every, level: 'info' }),
+      authRefused: new LogSummary(this.log, 'stratum authorization refused', { ...every, level: 'warn' }),
+      refused: new LogSummary(this.log, 'stratum connection refused', { ...every, level: 'warn' }),
+      banned: new LogSummary(this.log, 'stratum client banned', { ...every, level: 'warn' }),
+    };
   }
 
   /** Whether the server is accepting connections. */
@@ -364,8 +350,8 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   /** Binds the port, builds the first template and starts following the chain and the mempool. */
   async start(): Promise<void> {
     if (this.running) return;
+    // No `server.maxConnections`: the limits are ours (`admit`), so a newcomer can evict a squatter.
     const server = createServer({ noDelay: true }, (socket) => this.onConnection(socket));
-    server.maxConnections = this.opts.maxConnections;
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -385,12 +371,11 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.server = server;
     this.boundPort = (server.address() as AddressInfo).port;
     this.running = true;
-    this.chain.on('tip', this.onTip);
-    this.mempool.on('added', this.onMempool);
-    this.mempool.on('removed', this.onMempool);
+    this.feed.on('job', this.onJob);
     this.tick = setInterval(() => this.onTick(), TICK_MS);
     this.tick.unref();
-    await this.refresh('keepalive');
+    if (this.ownsFeed) await this.feed.start();
+    else if (this.feed.current) this.onJob({ ...this.feed.current, clean: true, tipSeenAt: undefined });
     this.log.info({ host: this.opts.host, port: this.boundPort, url: this.url, height: this.current?.tpl.height }, 'stratum listening');
   }
 
@@ -398,18 +383,16 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    this.chain.off('tip', this.onTip);
-    this.mempool.off('added', this.onMempool);
-    this.mempool.off('removed', this.onMempool);
+    this.feed.off('job', this.onJob);
+    if (this.ownsFeed) this.feed.stop();
     clearInterval(this.tick);
-    clearTimeout(this.mempoolTimer);
-    clearTimeout(this.retryTimer);
     const server = this.server;
     this.server = undefined;
     this.boundPort = undefined;
     for (const c of this.conns.values()) c.socket.destroy();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
     await Promise.allSettled([...this.pending]);
+    for (const l of Object.values(this.logs)) l.stop();
     this.log.info({}, 'stratum stopped');
   }
 
@@ -427,6 +410,9 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       difficulty: { initial: this.opts.initialDifficulty, min: this.opts.minDifficulty, max: this.opts.maxDifficulty, targetShareSeconds: this.opts.targetShareSeconds, network: cur ? cur.netDifficulty : null },
       lastNotifyLatencyMs: this.latencies.length ? this.latencies[this.latencies.length - 1] : null,
       notifyLatencyMs: this.latencies.slice(),
+      limits: Object.fromEntries(LIMIT_KEYS.map((k) => [k, this.opts[k]])) as StratumInfo['limits'],
+      refused: { ...this.gate.refusals },
+      bans: this.gate.listBans(),
     };
   }
 
@@ -447,11 +433,21 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       socket.destroy();
       return;
     }
+    const address = clientAddress(socket.remoteAddress);
+    const refusal = this.gate.admit(address);
+    if (refusal) {
+      this.logs.refused.note(address, { reason: refusal, connections: this.conns.size, fromAddress: this.gate.held(address) });
+      socket.on('error', () => undefined);
+      socket.destroy();
+      return;
+    }
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 60_000);
     socket.setEncoding('utf8');
-    const conn = new Connection(this.nextConnId++, socket, this.nextExtranonce1(), this.opts.initialDifficulty);
+    const submits = new TokenBucket({ ratePerSecond: this.opts.submitsPerSecond, burst: this.opts.submitBurst }, Date.now());
+    const conn = new Connection(this.nextConnId++, socket, this.nextExtranonce1(), this.opts.initialDifficulty, address, submits);
     this.conns.set(conn.id, conn);
+    this.gate.added(conn);
     this.log.debug({ conn: conn.id, remote: conn.remote }, 'stratum connection');
     socket.on('data', (chunk: string) => this.onData(conn, chunk));
     socket.on('error', (e) => this.log.debug({ conn: conn.id, err: e.message }, 'stratum socket error'));
@@ -461,7 +457,9 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   private onClose(conn: Connection): void {
     if (conn.closed) return;
     conn.closed = true;
+    clearTimeout(conn.throttleTimer);
     this.conns.delete(conn.id);
+    this.gate.removed(conn);
     for (const name of conn.workerNames) this.stats.workerDisconnected(name);
     this.log.debug({ conn: conn.id, remote: conn.remote, workers: [...conn.workerNames] }, 'stratum connection closed');
   }
@@ -475,16 +473,47 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   private onData(conn: Connection, chunk: string): void {
     if (conn.closed) return;
     conn.lastActivity = Date.now();
-    conn.buffer += chunk;
+    const buf = conn.buffer + chunk;
+    let start = 0;
     let nl: number;
-    while ((nl = conn.buffer.indexOf('\n')) >= 0) {
-      const line = conn.buffer.slice(0, nl);
-      conn.buffer = conn.buffer.slice(nl + 1);
-      if (line.length > this.opts.maxLineBytes) return this.close(conn, 'line too long');
-      this.onLine(conn, line);
-      if (conn.closed) return;
+    // The answers to one chunk leave in one write: a client pipelining thousands of requests
+    // costs one write request per chunk, not one per line (issue 22: a share flood grew memory).
+    conn.outBatch = [];
+    try {
+      while ((nl = buf.indexOf('\n', start)) >= 0) {
+        const line = buf.slice(start, nl);
+        start = nl + 1;
+        if (line.length > this.opts.maxLineBytes) return this.close(conn, 'line too long');
+        this.onLine(conn, line);
+        if (conn.closed) return;
+        if (conn.throttled) {
+          // Over its submit rate: the rest waits, unread, and TCP slows the sender down.
+          conn.buffer = buf.slice(start);
+          conn.socket.pause();
+          conn.throttleTimer = setTimeout(() => {
+            conn.throttled = false;
+            if (conn.closed) return;
+            conn.socket.resume();
+            this.onData(conn, '');
+          }, THROTTLE_MS);
+          conn.throttleTimer.unref();
+          return;
+        }
+      }
+      conn.buffer = buf.slice(start);
+      if (conn.buffer.length > this.opts.maxLineBytes) this.close(conn, 'line too long');
+    } finally {
+      const out = conn.outBatch.join('');
+      conn.outBatch = undefined;
+      if (out.length > 0) this.sendLine(conn, out);
     }
-    if (conn.buffer.length > this.opts.maxLineBytes) this.close(conn, 'line too long');
+    // Backpressure: a client that does not read its answers is not read either until it does.
+    if (!conn.closed && !conn.throttled && conn.socket.writableLength > READ_PAUSE_BYTES && !conn.socket.isPaused()) {
+      conn.socket.pause();
+      conn.socket.once('drain', () => {
+        if (!conn.closed && !conn.throttled) conn.socket.resume();
+      });
+    }
   }
 
   private send(conn: Connection, msg: unknown): void {
@@ -493,6 +522,10 @@ export class StratumServer extends EventEmitter<StratumEvents> {
 
   private sendLine(conn: Connection, line: string): void {
     if (conn.closed) return;
+    if (conn.outBatch) {
+      conn.outBatch.push(line);
+      return;
+    }
     conn.socket.write(line);
     if (conn.socket.writableLength > MAX_PENDING_WRITE) this.close(conn, 'not reading its messages');
   }
@@ -544,6 +577,14 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       case 'mining.extranonce.subscribe':
         return this.reply(conn, id, true);
       case 'mining.submit': {
+        if (!conn.submits.take(Date.now())) {
+          // Refused before any work: a flood costs a token check and one short answer per line.
+          this.gate.refusals.rateLimitedShares++;
+          this.fail(conn, id, StratumError.OTHER, `rate limited: at most ${this.opts.submitsPerSecond} shares a second; nothing more is read from this connection for ${THROTTLE_MS / 1000} s`, false);
+          this.countShare(conn, false);
+          conn.throttled = true;
+          return;
+        }
         const p = this.onSubmit(conn, id, args).catch((e) => {
           this.log.error({ conn: conn.id, err: (e as Error).message }, 'stratum submit failed');
           this.fail(conn, id, StratumError.OTHER, 'internal error', false);
@@ -581,7 +622,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     const [user, password] = args;
     const who = parseWorkerName(user, this.params.hrp, this.params.network);
     if ('error' in who) {
-      this.log.warn({ conn: conn.id, remote: conn.remote, username: typeof user === 'string' ? user.slice(0, 100) : null }, `stratum authorization refused: ${who.error}`);
+      this.logs.authRefused.note(conn.address, { conn: conn.id, remote: conn.remote, username: typeof user === 'string' ? user.slice(0, 100) : null, reason: who.error });
       this.fail(conn, id, StratumError.UNAUTHORIZED, who.error, false);
       return;
     }
@@ -602,7 +643,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     // A password `d=<difficulty>` (alone or among comma-separated options) asks for a starting difficulty.
     const asked = typeof password === 'string' ? /(?:^|[,;\s])d=([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)/i.exec(password) : null;
     if (asked) this.setDifficulty(conn, Number(asked[1]), false);
-    this.log.info({ conn: conn.id, remote: conn.remote, worker: who.name, agent: conn.agent }, 'stratum worker authorized');
+    this.logs.authorized.note(conn.address, { conn: conn.id, remote: conn.remote, worker: who.name, agent: conn.agent });
     this.reply(conn, id, true);
     this.maybeStartJobs(conn);
   }
@@ -735,7 +776,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   }
 
   /** Makes `tpl` the current work and sends it to every ready connection. */
-  private broadcast(tpl: BlockTemplate, clean: boolean): void {
+  private broadcast(tpl: BlockTemplate, clean: boolean, tipSeenAt?: number): void {
     const h = tpl.block.header;
     const branch = tpl.merkleBranch.map((b) => toHex(b));
     const coinb2 = toHex(tpl.coinb2);
@@ -764,11 +805,9 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       this.sendJob(conn, work, jobId, clean);
       sent++;
     }
-    this.lastBroadcastMs = Date.now();
     let sinceTipMs: number | undefined;
-    if (clean && this.tipSeen?.hash === tpl.parentHash) {
-      sinceTipMs = perfNow() - this.tipSeen.at;
-      this.tipSeen = undefined;
+    if (clean && tipSeenAt !== undefined) {
+      sinceTipMs = perfNow() - tipSeenAt;
       this.latencies.push(sinceTipMs);
       if (this.latencies.length > LATENCY_SAMPLES) this.latencies.shift();
     }
@@ -776,27 +815,18 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.emit('job', { jobId, height: tpl.height, parentHash: tpl.parentHash, clean, connections: sent, sinceTipMs });
   }
 
-  private readonly onTip = (entry: ChainEntry): void => {
-    this.tipSeen = { hash: entry.hashHex, at: perfNow() };
-    void this.refresh('tip');
-  };
-
-  private readonly onMempool = (): void => {
-    if (this.mempoolTimer || !this.running) return;
-    const wait = Math.max(0, this.lastBuildMs + this.opts.mempoolRefreshMs - Date.now());
-    this.mempoolTimer = setTimeout(() => {
-      this.mempoolTimer = undefined;
-      void this.refresh('mempool');
-    }, wait);
-    this.mempoolTimer.unref();
+  private readonly onJob = (job: MiningJob): void => {
+    if (this.running) this.broadcast(job.template, job.clean, job.tipSeenAt);
   };
 
   private onTick(): void {
     const now = Date.now();
-    if (now - this.lastBroadcastMs >= this.opts.keepAliveMs) void this.refresh('keepalive');
     for (const conn of this.conns.values()) {
       if (!conn.ready) {
-        if (now - conn.openedAt > this.opts.authTimeoutMs) this.close(conn, 'did not subscribe and authorize in time');
+        if (now - conn.openedAt > this.opts.handshakeTimeoutMs) {
+          this.gate.refusals.handshakeTimeouts++;
+          this.close(conn, 'did not subscribe and authorize in time');
+        }
         continue;
       }
       if (now - conn.lastActivity > this.opts.idleTimeoutMs) {
@@ -812,53 +842,30 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     }
   }
 
-  /**
-   * Builds a template and sends it when it is new work: another parent (clean_jobs), other
-   * transactions or bits, or a keep-alive. Serialised: a request during a build makes one more
-   * build afterwards, with the strongest reason asked for.
-   */
-  private async refresh(reason: 'tip' | 'keepalive' | 'mempool'): Promise<void> {
-    if (!this.running) return;
-    if (!this.pendingReason || REASON_RANK[reason] > REASON_RANK[this.pendingReason]) this.pendingReason = reason;
-    if (this.building) {
-      this.again = true;
-      return;
-    }
-    this.building = true;
-    try {
-      do {
-        this.again = false;
-        const why = this.pendingReason ?? reason;
-        this.pendingReason = undefined;
-        this.lastBuildMs = Date.now();
-        const tpl = await createBlockTemplate(this.chain, this.mempool, this.params, { miner: NOBODY, tag: this.opts.tag, now: this.now });
-        if (!this.running) return;
-        if (tpl.parentHash !== this.chain.tip.hashHex) {
-          this.again = true;
-          this.pendingReason = 'tip';
-          continue;
-        }
-        const cur = this.current?.tpl;
-        const newParent = !cur || cur.parentHash !== tpl.parentHash;
-        if (newParent || why === 'keepalive' || !sameTemplateWork(cur, tpl) || cur.bits !== tpl.bits) this.broadcast(tpl, newParent);
-      } while (this.again && this.running);
-    } catch (e) {
-      this.log.error({ err: (e as Error).message, code: isNodeError(e) ? e.code : undefined }, 'stratum template failed; retrying');
-      if (this.running && !this.retryTimer) {
-        this.retryTimer = setTimeout(() => {
-          this.retryTimer = undefined;
-          void this.refresh('keepalive');
-        }, 1_000);
-        this.retryTimer.unref();
-      }
-    } finally {
-      this.building = false;
-    }
-  }
-
   // ---- shares ----
 
+  /**
+   * Counts a judged share towards the ban rule: every `banMinShares` shares, a connection with at
+   * least `banInvalidPercent` % invalid ones is closed and (with `banSeconds`) its address banned.
+   */
+  private countShare(conn: Connection, valid: boolean): void {
+    const j = conn.judged;
+    if (valid) j.valid++;
+    else j.invalid++;
+    const total = j.valid + j.invalid;
+    if (total < this.opts.banMinShares) return;
+    conn.judged = { valid: 0, invalid: 0 };
+    if (j.invalid * 100 < this.opts.banInvalidPercent * total) return;
+    this.ban(conn, `${j.invalid} of ${total} shares invalid`);
+  }
+
+  private ban(conn: Connection, reason: string): void {
+    this.logs.banned.note(conn.address, { conn: conn.id, remote: conn.remote, reason, seconds: Math.max(0, this.opts.banSeconds) });
+    this.gate.ban(conn, reason);
+  }
+
   private judge(conn: Connection, id: JsonId, worker: WorkerIdentity | undefined, result: 'rejected' | 'stale', code: number, reason: string): void {
+    if (result === 'rejected') this.countShare(conn, false);
     if (worker) this.stats.recordShare(worker.name, result, 0, reason);
     this.fail(conn, id, code, reason, false);
     this.log.debug({ conn: conn.id, worker: worker?.name, code, reason }, 'stratum share refused');
@@ -870,9 +877,15 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       return this.judge(conn, id, conn.worker(args[0]), 'rejected', StratumError.OTHER, 'mining.submit takes [worker, job_id, extranonce2, ntime, nonce] (and version bits), all strings');
     }
     const [workerName, jobId, en2Hex, ntimeHex, nonceHex, versionHex] = args as string[];
-    if (!conn.subscribed) return this.fail(conn, id, StratumError.NOT_SUBSCRIBED, 'not subscribed: send mining.subscribe first', false);
+    if (!conn.subscribed) {
+      this.countShare(conn, false);
+      return this.fail(conn, id, StratumError.NOT_SUBSCRIBED, 'not subscribed: send mining.subscribe first', false);
+    }
     const worker = conn.worker(workerName);
-    if (!worker) return this.fail(conn, id, StratumError.UNAUTHORIZED, `unauthorized worker ${workerName.slice(0, 100)}: send mining.authorize first`, false);
+    if (!worker) {
+      this.countShare(conn, false);
+      return this.fail(conn, id, StratumError.UNAUTHORIZED, `unauthorized worker ${workerName.slice(0, 100)}: send mining.authorize first`, false);
+    }
     const work = this.jobs.get(jobId);
     const jobDiff = conn.jobDifficulty.get(jobId);
     if (!work || jobDiff === undefined) return this.judge(conn, id, worker, 'rejected', StratumError.JOB_NOT_FOUND, 'job not found');
@@ -899,7 +912,6 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     if (work.submitted.has(key)) return this.judge(conn, id, worker, 'rejected', StratumError.DUPLICATE, 'duplicate share');
     // After the duplicate check: a share resubmitted after it completed a block is a duplicate, not stale.
     if (work.tpl.parentHash !== this.chain.tip.hashHex) return this.judge(conn, id, worker, 'stale', StratumError.JOB_NOT_FOUND, 'stale: the job builds on an old block');
-    work.submitted.add(key);
 
     const mine = { tpl: this.minerTemplate(work, conn.payout!) };
     const extranonce = new Uint8Array(EXTRANONCE_SIZE);
@@ -915,6 +927,8 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     if (!isBlock && value > targetFromDifficulty(credit * SHARE_TOLERANCE)) {
       return this.judge(conn, id, worker, 'rejected', StratumError.LOW_DIFFICULTY, 'low difficulty share');
     }
+    // Remembered only once it met its target: junk costs a hash, never memory (issue 22).
+    work.submitted.add(key);
     conn.lastShareAt = Date.now();
     if (isBlock) {
       // One block at a time, each checked against the tip the one before it made: of two blocks
@@ -926,6 +940,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       if (refusal === STALE_BLOCK) return this.judge(conn, id, worker, 'stale', StratumError.JOB_NOT_FOUND, 'stale: a block was found on this job\'s parent first');
       if (refusal) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, refusal);
     }
+    this.countShare(conn, true);
     this.stats.recordShare(worker.name, 'accepted', credit);
     this.reply(conn, id, true);
     this.emit('share', { worker: worker.name, result: 'accepted', difficulty: credit, block: isBlock });
