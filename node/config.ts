@@ -25,6 +25,8 @@ export const ConfigErrorCode = {
 
 /** The networks a node can run. */
 export type NetworkName = 'native-devnet' | 'native-mainnet';
+/** How log lines are written (see `NodeConfig.logFormat`). */
+export type LogFormat = 'auto' | 'json' | 'pretty';
 /** pino log levels. */
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -84,6 +86,12 @@ export interface NodeConfig {
   readonly facilitatorAuthHeader: string | undefined;
   /** Deadline of one facilitator call (`/verify` with its retries, or `/settle`), ms. */
   readonly facilitatorTimeout: number;
+  /** Port of the Prometheus `GET /metrics` listener; undefined: no metrics listener. */
+  readonly metricsPort: number | undefined;
+  /** Interface of the metrics listener. */
+  readonly metricsHost: string;
+  /** Log format: `pretty` (one coloured line per event), `json` (JSON lines) or `auto` (pretty on a terminal). */
+  readonly logFormat: LogFormat;
   /** The config file that was read, if any. */
   readonly configFile: string | undefined;
   /** Where each option's value came from (options left at their default are `default`). */
@@ -108,6 +116,8 @@ export const defaultNodeConfig = {
   p2pPort: 8403,
   bootstrap: [],
   facilitatorTimeout: 15_000,
+  metricsHost: '127.0.0.1',
+  logFormat: 'auto',
 } as const satisfies Partial<NodeConfig>;
 
 /** `list`: a repeatable flag, a JSON array in the file, comma-separated in the environment. */
@@ -156,6 +166,9 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'rpcAllowRemote', flag: 'rpc-allow-remote', env: 'NATIVE_RPC_ALLOW_REMOTE', kind: 'boolean', schema: { type: 'boolean' }, description: 'answer /rpc from non-loopback clients', defaultText: 'false' },
   { key: 'verifyThreads', flag: 'verify-threads', env: 'NATIVE_VERIFY_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 256 }, description: 'signature verification threads (0: auto)', defaultText: '0' },
   { key: 'logLevel', flag: 'log-level', env: 'NATIVE_LOG_LEVEL', kind: 'string', schema: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, description: 'fatal | error | warn | info | debug | trace | silent', defaultText: 'info' },
+  { key: 'logFormat', flag: 'log-format', env: 'NATIVE_LOG_FORMAT', kind: 'string', schema: { enum: ['auto', 'json', 'pretty'] }, description: 'auto (pretty on a terminal, else JSON lines) | json | pretty', defaultText: 'auto' },
+  { key: 'metricsPort', flag: 'metrics-port', env: 'NATIVE_METRICS_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'serve Prometheus metrics at GET /metrics on this port (0: any free port)', defaultText: 'none: no metrics' },
+  { key: 'metricsHost', flag: 'metrics-host', env: 'NATIVE_METRICS_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'interface of the metrics listener', defaultText: '127.0.0.1' },
   { key: 'wallet', flag: 'wallet', env: 'NATIVE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the CLI commands', defaultText: 'dev wallet on devnet, else ~/.native-node/wallet.json' },
   { key: 'p2p', flag: 'p2p', env: 'NATIVE_P2P', kind: 'boolean', schema: { type: 'boolean' }, description: 'join the peer-to-peer network (--no-p2p: standalone node)', defaultText: 'on' },
   { key: 'p2pHost', flag: 'p2p-host', env: 'NATIVE_P2P_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'p2p listen interface', defaultText: '0.0.0.0' },
@@ -359,6 +372,9 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     facilitatorUrl: merged.facilitatorUrl as string | undefined,
     facilitatorAuthHeader: merged.facilitatorAuthHeader as string | undefined,
     facilitatorTimeout: merged.facilitatorTimeout as number,
+    metricsPort: merged.metricsPort as number | undefined,
+    metricsHost: merged.metricsHost as string,
+    logFormat: merged.logFormat as LogFormat,
     configFile: configFile ? resolve(cwd, configFile) : undefined,
     sources: Object.fromEntries(CONFIG_OPTIONS.map((o) => [o.key, sources.get(o.key) ?? 'default'])),
   };

@@ -36,6 +36,8 @@ import { createPayments, type Payments } from './payments.js';
 import { createMiningEndpoints } from './mining.js';
 import type { StratumServer } from './stratum.js';
 import type { RpcService } from './rpc.js';
+import { createOpsRouter, nodeReadiness } from './api/opsRoutes.js';
+import { createMetricsServer, createNodeMetrics } from './api/metrics.js';
 
 /** Error codes of the node's lifecycle. */
 export const NodeLifecycleErrorCode = {
@@ -62,6 +64,8 @@ export interface NodeParts {
   readonly p2p: P2PNetwork | undefined;
   readonly http: HttpServer;
   readonly payments: Payments;
+  /** The Prometheus `GET /metrics` listener (`--metrics-port`), undefined when off. */
+  readonly metrics: HttpServer | undefined;
 }
 
 /** A full node built from a configuration (see module comment). */
@@ -80,12 +84,16 @@ export class FullNode {
     private readonly log: NodeLogger,
     /** The sync state the built-in miner follows (see `gateMining`). */
     private readonly network: { readonly isSyncing: () => boolean; readonly networkKnown: () => boolean },
+    /** What `/ready` reads of the node's lifecycle. */
+    private readonly lifecycle: { serving: boolean },
   ) {}
 
   /** Builds every part (opening the database and the worker pool) without starting them. */
   static async create(config: NodeConfig, log: NodeLogger): Promise<FullNode> {
     const params = loadChainParams(config);
     const devnet = params.network === 'native-devnet';
+    /** Whether the HTTP API serves: from the end of `start()` to the beginning of `stop()`. */
+    const lifecycle = { serving: false };
 
     // Signatures are verified off the event loop; the pool is shared by the chain and the mempool.
     const verifier = await createVerifyPool(config.verifyThreads > 0 ? { threads: config.verifyThreads } : {});
@@ -118,17 +126,36 @@ export class FullNode {
       const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing: () => isSyncing() || !networkKnown() });
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
       payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing });
+      // /health, /ready and the descriptor's .json alias, mounted first (the alias passes on to discovery).
+      const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: isSyncing, serving: () => lifecycle.serving }) });
+      // Metrics read every part at scrape time; their middleware counts the API's requests.
+      const metrics =
+        config.metricsPort === undefined
+          ? undefined
+          : createNodeMetrics({
+              chain,
+              mempool,
+              syncing: isSyncing,
+              peers: () => p2p?.peerCount() ?? 0,
+              refundsPending: () => payments!.refunds?.pendingIds().length ?? 0,
+              mining: () => {
+                const t = mining.stats.snapshot().totals;
+                return { connections: mining.stratum?.info().connections ?? 0, accepted: t.accepted, rejected: t.rejected, stale: t.stale, hashrate: t.hashrate };
+              },
+              isService: (id) => payments!.registry.get(id) !== undefined,
+            });
+      const metricsServer = metrics && createMetricsServer({ host: config.metricsHost, port: config.metricsPort! }, metrics, log.child({ module: 'metrics' }));
       const p2pHttp = p2p ? { routers: [createPeersRouter(p2p)], statusExtras: [() => p2p.statusFields()] } : { routers: [], statusExtras: [] };
       // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(
         { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION },
-        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), routers: [payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers], errorStatuses: payments.errorStatuses, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras] },
+        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), middleware: metrics ? [metrics.middleware()] : [], routers: [ops, payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers], errorStatuses: payments.errorStatuses, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras] },
       );
       if (devnet) {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
         log.info({ path }, 'dev wallet written (devnet only; its seed is public)');
       }
-      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments }, log, { isSyncing, networkKnown });
+      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, metrics: metricsServer }, log, { isSyncing, networkKnown }, lifecycle);
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -159,7 +186,10 @@ export class FullNode {
       await this.parts.rpc.server?.start();
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
       await http.start();
+      await this.parts.metrics?.start();
+      if (this.parts.metrics) this.log.info({ url: `${this.parts.metrics.url}/metrics` }, 'metrics listening');
       this.gateMining(!deferMining);
+      this.lifecycle.serving = true;
     } catch (e) {
       await this.stop();
       throw e;
@@ -218,6 +248,7 @@ export class FullNode {
 
   private async stopNow(): Promise<void> {
     const { verifier, chain, mempool, miner, http, payments } = this.parts;
+    this.lifecycle.serving = false;
     this.log.info({}, 'stopping');
     clearInterval(this.miningGate);
     const step = async (name: string, fn: () => unknown) => {
@@ -233,6 +264,7 @@ export class FullNode {
       await this.parts.rpc.server?.stop();
     });
     await step('http', () => http.stop());
+    await step('metrics', () => this.parts.metrics?.stop());
     await step('stratum', () => this.parts.stratum?.stop());
     await step('miner', () => this.minerLane.then(() => miner?.stop()));
     await step('p2p', () => this.parts.p2p?.stop());

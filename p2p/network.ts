@@ -324,11 +324,16 @@ export class P2PNetwork implements SyncStatusReader {
     return this.sync.syncState();
   }
 
+  /** Connected peers (distinct peer ids). */
+  peerCount(): number {
+    return new Set(this.host.getPeers().map(String)).size;
+  }
+
   /** The p2p fields of `/api/v1/status`. */
   statusFields(): Record<string, unknown> {
     const s = this.sync.syncState();
     return {
-      peers: new Set(this.host.getPeers().map(String)).size,
+      peers: this.peerCount(),
       syncing: s.syncing,
       peerId: this.peerId,
       listen: this.listen,
