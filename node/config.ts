@@ -16,6 +16,7 @@ import { NodeError } from '../consensus/errors.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import { createDevnetChainParams } from '../consensus/devnet.js';
 import { createParamsFromJson, paramsToJson, type ChainParams } from '../consensus/params.js';
+import { PROJECT_ROOT } from './projectRoot.js';
 
 /** Error codes of configuration loading. */
 export const ConfigErrorCode = {
@@ -396,7 +397,7 @@ export const DEVNET_GENESIS_FILE = 'genesis.json';
  */
 export function loadChainParams(config: Pick<NodeConfig, 'network' | 'dataDir'>, now: () => number = () => Math.floor(Date.now() / 1000)): ChainParams {
   if (config.network === 'native-mainnet') {
-    const path = new URL('../genesis.json', import.meta.url);
+    const path = join(PROJECT_ROOT, 'genesis.json');
     return createParamsFromJson(JSON.parse(readFileSync(path, 'utf8')));
   }
   const file = join(config.dataDir, DEVNET_GENESIS_FILE);

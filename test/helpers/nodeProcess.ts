@@ -13,10 +13,10 @@ export interface NodeProc {
   exited: Promise<number | null>;
 }
 
-/** Child environment: no jest flags, no stray NATIVE_* settings. */
+/** Child environment: no jest flags, no stray NATIVE_* settings (but the sources, not build/: NATIVE_NODE_FROM_SOURCE, set by jest.config.js). */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NATIVE_') && k !== 'NODE_OPTIONS') env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if ((!k.startsWith('NATIVE_') || k === 'NATIVE_NODE_FROM_SOURCE') && k !== 'NODE_OPTIONS') env[k] = v;
   return { ...env, ...extra };
 }
 

@@ -14,12 +14,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
-import { wrapFetchWithPayment as wrapLegacy, decodeXPaymentResponse } from 'x402-fetch';
-import { wrapFetchWithPayment, x402Client, x402HTTPClient, decodePaymentResponseHeader } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { startFacilitatorProcess, type FacilitatorProcess } from '../helpers/facilitator.js';
 import { decodeHeader, encodeHeader, NODE_PAY_TO, otherAccount, PAYER_KEY, payerAccount, paymentHeader } from '../helpers/facilitatorPayments.js';
 import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
+import { loadReference } from '../helpers/reference.js';
+
+// The official clients live in reference/ (installed on first use); without it their tests are skipped, saying why.
+const reference = await loadReference();
+if (!reference.ok) console.warn(`SKIPPED: the official x402 client tests need reference/ installed (npm ci --prefix reference): ${reference.reason}`);
+const clients = reference.ok ? reference : undefined;
+const describeWithClients = clients ? describe : describe.skip;
 
 const AUTH: readonly [string, string] = ['X-Api-Key', 'test-facilitator-key'];
 const SERVICE = 'native-world-clock';
@@ -88,17 +92,17 @@ describe('USDC rail quotes', () => {
   });
 });
 
-describe('official x402 clients pay the node unchanged', () => {
+describeWithClients('official x402 clients pay the node unchanged', () => {
   test('x402-fetch 1.2.0 with a viem local account: the spec body breaks it, ?rail=usdc or Prefer serves it', async () => {
     const account = privateKeyToAccount(PAYER_KEY);
-    const pay = wrapLegacy(fetch, account);
+    const pay = clients!.legacy.wrapFetchWithPayment(fetch, account);
     // The documented limitation of the legacy client: it parses every accepts entry strictly.
     await expect(pay(endpoint(), init())).rejects.toThrow();
     for (const [q, headers] of [['?rail=usdc', {}], ['', { prefer: 'rail=usdc' }]] as const) {
       const res = await pay(endpoint(q), init(headers));
       const body = (await res.json()) as Record<string, any>;
       expect({ status: res.status, body }).toMatchObject({ status: 200, body: { paid: true, result: { timezone: 'Europe/Berlin' } } });
-      const settled = decodeXPaymentResponse(res.headers.get('x-payment-response')!);
+      const settled = clients!.legacy.decodeXPaymentResponse(res.headers.get('x-payment-response')!);
       expect(settled).toMatchObject({ success: true, network: 'base', payer: account.address });
       expect(body.receipt).toMatchObject({ serviceId: SERVICE, caller: account.address, amount: 0.001, txId: settled.transaction });
       expect(res.headers.get('payment-response')).toBe(res.headers.get('x-payment-response'));
@@ -110,6 +114,7 @@ describe('official x402 clients pay the node unchanged', () => {
 
   test('@x402/fetch 2.x with a viem local account pays through PAYMENT-SIGNATURE (x402 v2)', async () => {
     const account = privateKeyToAccount(PAYER_KEY);
+    const { x402Client, registerExactEvmScheme, wrapFetchWithPayment, decodePaymentResponseHeader } = clients!.v2;
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: account });
     const pay = wrapFetchWithPayment(fetch, client);
@@ -124,6 +129,7 @@ describe('official x402 clients pay the node unchanged', () => {
   });
 
   test('@x402/fetch 2.x also reads the spec body alone (v1) and pays through X-PAYMENT', async () => {
+    const { x402Client, registerExactEvmScheme, x402HTTPClient } = clients!.v2;
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: privateKeyToAccount(PAYER_KEY) });
     const http = new x402HTTPClient(client);
