@@ -432,7 +432,7 @@ async function callCommand(ctx: Ctx, values: Values, serviceId: string, request:
 
 async function start(args: string[], cenv: CliEnv): Promise<number> {
   const config = loadConfig(args, cenv.env, { cwd: cenv.cwd, devAddress });
-  const log = createLogger({ level: config.logLevel });
+  const log = createLogger({ level: config.logLevel, format: config.logFormat });
   const { runNode } = await import('./node.js');
   try {
     await runNode(config, log);

@@ -7,8 +7,13 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const root = new URL('..', import.meta.url);
+// Dev dependencies are there when @types/koa is (typescript alone is not a sign: viem's optional
+// peer dependency on it keeps it in a production install).
+const omitted = (process.env.npm_config_omit ?? '').split(/[\s,]+/).includes('dev');
 let tsc;
 try {
+  if (omitted) throw new Error('dev dependencies omitted');
+  createRequire(import.meta.url).resolve('@types/koa/package.json');
   tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 } catch {
   if (!existsSync(new URL('build/node/cli.js', root))) {

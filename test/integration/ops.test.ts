@@ -129,3 +129,33 @@ describe('GET /metrics', () => {
     expect(sample(after, 'native_http_requests_total', { route: '/api/v1/tx', status: '200' })).toBeGreaterThanOrEqual(1);
   }, 90_000);
 });
+
+describe('log formats', () => {
+  test('--log-format pretty writes one human line per event; auto is JSON when stdout is not a terminal', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, [BIN, 'start', '--dev', '--data-dir', join(dir, 'pretty'), '--http-port', '0', '--no-p2p', '--no-stratum', '--no-mine', '--log-format', 'pretty'], { cwd: dir, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no listening line: ${lines.join('\n')}`)), 30_000);
+      let buf = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        buf += d.toString('utf8');
+        const parts = buf.split('\n');
+        buf = parts.pop()!;
+        lines.push(...parts);
+        if (parts.some((l) => / INFO: listening /.test(l))) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    expect(lines.length).toBeGreaterThan(2);
+    for (const l of lines) expect(l).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] (INFO|WARN|DEBUG|ERROR): /);
+    expect(lines.find((l) => l.includes('listening'))).toMatch(/INFO: listening \{"url":"http:\/\/127\.0\.0\.1:\d+".*"network":"native-devnet"/);
+    expect(lines.some((l) => l.includes('[chain]') || l.includes('[x402]') || l.includes('[discovery]') || l.includes('[mempool]'))).toBe(true);
+    // The node under test (started without --log-format, stdout a pipe) wrote JSON lines.
+    expect(node!.lines.find((l) => l.msg === 'listening')).toMatchObject({ level: 'info', url: node!.url });
+  }, 60_000);
+});
