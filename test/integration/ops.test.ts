@@ -159,3 +159,30 @@ describe('log formats', () => {
     expect(node!.lines.find((l) => l.msg === 'listening')).toMatchObject({ level: 'info', url: node!.url });
   }, 60_000);
 });
+
+describe('first hour: wallet new picks the node’s network', () => {
+  const walletCli = (args: string[]) =>
+    new Promise<{ code: number; stdout: string }>((resolve) => {
+      execFile(process.execPath, [BIN, 'wallet', 'new', ...args], { cwd: dir, env: childEnv({ HOME: join(dir, 'home-wallets'), NATIVE_WALLET_PASSPHRASE: 'first hour' }), timeout: 30_000 }, (err, stdout) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout }),
+      );
+    });
+
+  test('with the devnet node reachable: a devnet wallet, saying it followed the node', async () => {
+    const r = await walletCli(['--node', node!.url, '--wallet', join(dir, 'w-devnet.json')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^address tnative1/m);
+    expect(r.stdout).toContain(`network native-devnet (the network of the node at ${node!.url})`);
+    const j = await walletCli(['--node', node!.url, '--wallet', join(dir, 'w-devnet2.json'), '--json']);
+    expect(JSON.parse(j.stdout)).toMatchObject({ network: 'native-devnet', networkSource: 'node', address: expect.stringMatching(/^tnative1/) });
+  });
+
+  test('with no node reachable: the default network, and it says so and how to choose', async () => {
+    const r = await walletCli(['--node', 'http://127.0.0.1:1', '--wallet', join(dir, 'w-none.json')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^address native1/m);
+    expect(r.stdout).toContain('network native-mainnet (no node answered at http://127.0.0.1:1, so the default network; start your node first or pass --dev for the other one)');
+    const dev = await walletCli(['--node', 'http://127.0.0.1:1', '--dev', '--wallet', join(dir, 'w-dev.json'), '--json']);
+    expect(JSON.parse(dev.stdout)).toMatchObject({ network: 'native-devnet', networkSource: 'flag' });
+  });
+});
