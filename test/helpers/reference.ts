@@ -1,6 +1,6 @@
 /**
  * The reference x402 stacks (`reference/`: @x402/fetch 2.x, x402-fetch 1.2.0, x402-express on
- * express), kept out of the root install because they pull in hundreds of MB of wallet SDKs.
+ * express, and viem, which the tests sign and check USDC payments with), kept out of the root install because they pull in hundreds of MB of wallet SDKs.
  * Tests and benches that need them call `loadReference()`, which installs the folder from its
  * own lock file once (`npm ci --prefix reference`, also run by .ci/run), then imports the
  * packages from there. Types are declared here for the few calls the tests make, so the root
@@ -44,6 +44,41 @@ export interface X402Fetch {
   };
   decodePaymentResponseHeader(header: string): { success: boolean; transaction: string; network: string; payer?: string };
   registerExactEvmScheme(client: X402Client, opts: { signer: ReferenceAccount }): void;
+}
+
+/** EIP-712 typed data as viem takes it (`TransferWithAuthorization` here). */
+export interface TypedDataArgs {
+  readonly domain: { readonly name: string; readonly version: string; readonly chainId: number; readonly verifyingContract: `0x${string}` };
+  readonly types: Record<string, readonly { readonly name: string; readonly type: string }[]>;
+  readonly primaryType: string;
+  readonly message: Record<string, unknown>;
+}
+
+/** A viem local account. */
+export interface ViemAccount {
+  readonly address: `0x${string}`;
+  signTypedData(args: TypedDataArgs): Promise<`0x${string}`>;
+}
+
+/** What the tests use of viem, the reference EVM library (installed in reference/ as the clients' dependency). */
+export interface ReferenceViem {
+  privateKeyToAccount(key: `0x${string}`): ViemAccount;
+  verifyTypedData(args: TypedDataArgs & { readonly address: `0x${string}`; readonly signature: `0x${string}` }): Promise<boolean>;
+  getAddress(address: string): `0x${string}`;
+  isAddressEqual(a: `0x${string}`, b: `0x${string}`): boolean;
+  keccak256(bytes: Uint8Array): `0x${string}`;
+}
+
+/** Installs `reference/` if needed and loads viem from it; `ok: false` with the reason when that fails. */
+export async function loadReferenceViem(): Promise<{ readonly ok: true; readonly viem: ReferenceViem } | { readonly ok: false; readonly reason: string }> {
+  try {
+    await ensureReferenceInstalled();
+    const viem = await importFromReference<Omit<ReferenceViem, 'privateKeyToAccount'>>('viem');
+    const accounts = await importFromReference<Pick<ReferenceViem, 'privateKeyToAccount'>>('viem/accounts');
+    return { ok: true, viem: { ...viem, privateKeyToAccount: accounts.privateKeyToAccount } };
+  } catch (e) {
+    return { ok: false, reason: (e as Error).message };
+  }
 }
 
 /** The loaded reference clients, or why they are not there. */
