@@ -303,6 +303,14 @@ function miningText(s: { syncing: boolean; mining: { running: boolean; threads: 
   return 'off';
 }
 
+/** Status lines for peers found on another chain (a bootstrap peer of the wrong network, say). */
+function otherChainLines(peers: unknown): string[] {
+  if (!Array.isArray(peers)) return [];
+  return (peers as { peerId: string; genesis: string; network: string | null; bootstrap: boolean }[]).map(
+    (p) => `warning    ${p.bootstrap ? 'bootstrap peer' : 'peer'} ${p.peerId} is on another chain: ${p.network ?? 'unknown network'}, genesis ${p.genesis}`,
+  );
+}
+
 async function status(ctx: Ctx): Promise<number> {
   const s = await ctx.client.status();
   // Stratum, getblocktemplate and per-worker figures (a node without the route simply has none).
@@ -318,6 +326,7 @@ async function status(ctx: Ctx): Promise<number> {
       `mempool    ${s.mempool.count} txs, ${s.mempool.bytes} bytes`,
       `mining     ${miningText(s)}`,
       `peers      ${s.peers}${s.syncing ? ' (syncing)' : ''}`,
+      ...otherChainLines(s.otherChainPeers),
       `version    ${s.version}`,
       ...(s.payments ? [`payments   ${s.payments.settled} paid call(s) settled (${s.payments.settledUsdc} in USDC), ${s.payments.refundsPending} refund(s) pending`] : []),
       ...(pool ? formatMiningLines(pool) : []),
