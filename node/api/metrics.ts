@@ -20,6 +20,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { difficultyOfBits } from '../../consensus/pow.js';
 import type { ChainEntry, Logger } from '../../chain/types.js';
 import { createRouterServer, type HttpServer } from './app.js';
+import { PaymentAuthMethod } from './paymentDialects.js';
 
 /** What the metrics read at scrape time. */
 export interface MetricsSources {
@@ -56,6 +57,16 @@ export function paidCallOutcome(status: number, body: unknown): PaidCallOutcome 
 /** The rail a paid-call request pays on, or undefined when it carries no payment (a quote request). */
 export function paymentRailOf(ctx: Koa.Context): 'native' | 'usdc' | undefined {
   if (ctx.get('x-payment') || ctx.get('payment-signature')) return 'usdc';
+  const auth = /^Payment\s+(\S+)/i.exec(ctx.get('authorization'));
+  if (auth) {
+    // The "Payment" scheme's credential names its method (node/api/paymentDialects.ts); a malformed one counts as native.
+    try {
+      const method = (JSON.parse(Buffer.from(auth[1], 'base64url').toString('utf8')) as { challenge?: { method?: unknown } }).challenge?.method;
+      return method === PaymentAuthMethod.X402_EXACT ? 'usdc' : 'native';
+    } catch {
+      return 'native';
+    }
+  }
   const body = ctx.request.body as { payment?: unknown } | undefined;
   if (typeof body === 'object' && body !== null && body.payment !== undefined && body.payment !== null) return 'native';
   return undefined;

@@ -75,7 +75,16 @@ describeUsdc('USDC rail quotes', () => {
     expect(usdc).toMatchObject({ network: 'base', maxAmountRequired: PRICE_ATOMIC, payTo: NODE_PAY_TO, asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', extra: { name: 'USD Coin', version: '2' }, mimeType: 'application/json', resource: endpoint() });
     expect(usdc.outputSchema).toBeUndefined();
     const v2 = decodeHeader(q.headers.get('payment-required'));
-    expect(v2).toEqual({ x402Version: 2, resource: { url: endpoint(), description: usdc.description, mimeType: 'application/json' }, accepts: [{ scheme: 'exact', network: 'eip155:8453', amount: PRICE_ATOMIC, asset: usdc.asset, payTo: NODE_PAY_TO, maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } }] });
+    // Every option, networks in CAIP-2 form: this chain as native:<chainId>, Base as eip155:8453.
+    const native = q.body.accepts[0];
+    expect(v2).toEqual({
+      x402Version: 2,
+      resource: { url: endpoint(), description: usdc.description, mimeType: 'application/json' },
+      accepts: [
+        { scheme: 'native-x402', network: 'native:1337', amount: native.maxAmountRequired, asset: 'NATIVE', payTo: native.payTo, maxTimeoutSeconds: native.maxTimeoutSeconds, extra: native.extra },
+        { scheme: 'exact', network: 'eip155:8453', amount: PRICE_ATOMIC, asset: usdc.asset, payTo: NODE_PAY_TO, maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } },
+      ],
+    });
     expect(q.headers.get('vary')).toMatch(/prefer/i);
   });
 

@@ -83,12 +83,12 @@ describeUsdc('USDC branch of the paid endpoints', () => {
 });
 
 describeUsdc('with the USDC rail off', () => {
-  test('quotes carry only the native option, no v2 header; a payment header is refused without a facilitator call', async () => {
+  test('quotes carry only the native option, in the body and in the v2 header; a payment header is refused without a facilitator call', async () => {
     const q = await post(off, '/api/x402/native-echo?rail=usdc', { request: 'hi' }, { prefer: 'rail=usdc' });
     expect(q.status).toBe(402);
     expect(q.body.accepts.map((a: { scheme: string }) => a.scheme)).toEqual(['native-x402']);
     expect(q.body).toMatchObject({ x402: true, x402Version: 1, error: 'Payment Required' });
-    expect(q.headers.get('payment-required')).toBeNull();
+    expect(decodeHeader<{ accepts: { scheme: string; network: string }[] }>(q.headers.get('payment-required')).accepts).toEqual([expect.objectContaining({ scheme: 'native-x402', network: 'native:1337' })]);
     const paid = await post(off, '/api/x402/native-echo', { request: 'hi' }, { 'x-payment': await paymentHeader({ payTo: NODE_PAY_TO, value: '1000' }) });
     expect({ status: paid.status, code: paid.body.error.code }).toEqual({ status: 402, code: 'unsupported_scheme' });
     expect({ runs: runs(), verify: f.calls.verify }).toEqual({ runs: 0, verify: 0 });
