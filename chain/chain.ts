@@ -138,6 +138,11 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     await this.db.batch(batch);
   }
 
+  /** Whether the database is open (false once `close()` was called). */
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
   /** The best block. */
   get tip(): ChainEntry {
     return this.main[this.main.length - 1];

@@ -21,6 +21,7 @@ import { parseAmount, parsePositiveAmount, formatAmount } from '../consensus/amo
 import { ClientErrorCode, DEFAULT_NODE_URL, NodeClient, type StatusResponse, type TxResponse } from './client.js';
 import { canonicalNetwork, configFromEnv, configFromFlagValues, configParseOptions, loadConfig, resolveConfig, type NetworkName, type NodeConfig } from './config.js';
 import { createLogger } from './logger.js';
+import { startWaitLine, type WaitLine } from './waitLine.js';
 import { formatMiningLines, type MiningResponse } from './mining/stats.js';
 import { createTransferTx } from '../consensus/txBuilder.js';
 import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../sdk/client.js';
@@ -153,11 +154,16 @@ const networkExplicit = (c: NodeConfig) => c.sources.network !== 'default';
 
 /** The network of a command that does not need a node: explicit, else the node's if one answers quickly, else mainnet. */
 async function offlineNetwork(ctx: Ctx): Promise<NetworkName> {
-  if (networkExplicit(ctx.config)) return ctx.config.network;
+  return (await chooseNetwork(ctx)).network;
+}
+
+/** `offlineNetwork` and where the choice came from: `flag` (or config/environment), `node`, or `default` (no node answered). */
+async function chooseNetwork(ctx: Ctx): Promise<{ network: NetworkName; source: 'flag' | 'node' | 'default' }> {
+  if (networkExplicit(ctx.config)) return { network: ctx.config.network, source: 'flag' };
   try {
-    return canonicalNetwork((await ctx.client.status(1_500)).network);
+    return { network: canonicalNetwork((await ctx.client.status(1_500)).network), source: 'node' };
   } catch {
-    return ctx.config.network;
+    return { network: ctx.config.network, source: 'default' };
   }
 }
 
@@ -200,13 +206,22 @@ async function unlockWallet(ctx: Ctx, ref: WalletRef, network: NetworkName): Pro
   return w;
 }
 
+/** Why `wallet new` chose its network, in words. */
+function networkChoiceText(source: 'flag' | 'node' | 'default', network: NetworkName, nodeUrl: string): string {
+  if (source === 'node') return `the network of the node at ${nodeUrl}`;
+  if (source === 'flag') return 'as asked (--network / --dev, config or NATIVE_NETWORK)';
+  const other = network === 'native-mainnet' ? '--dev' : '--network mainnet';
+  return `no node answered at ${nodeUrl}, so the default network; start your node first or pass ${other} for the other one`;
+}
+
 async function walletNew(ctx: Ctx): Promise<number> {
-  const network = await offlineNetwork(ctx);
+  const { network, source } = await chooseNetwork(ctx);
   const path = ctx.config.wallet ?? defaultWalletPath(ctx.env.home);
   if (existsSync(path)) throw new NodeError(WalletErrorCode.EXISTS, `${path} already exists; refusing to overwrite it (use --wallet <new file>)`, { path });
   const passphrase = await createPassphraseSource({ env: ctx.env.env }).get('create');
   const w = await createWalletFile(path, { network, hrp: hrpOf(network), passphrase });
-  ctx.out.print(`address ${w.address}\nnetwork ${w.network}\nwallet  ${w.path} (encrypted)`, w);
+  const why = networkChoiceText(source, network, ctx.client.baseUrl);
+  ctx.out.print(`address ${w.address}\nnetwork ${w.network} (${why})\nwallet  ${w.path} (encrypted)`, { ...w, networkSource: source });
   return 0;
 }
 
@@ -299,6 +314,14 @@ function miningText(s: { syncing: boolean; mining: { running: boolean; threads: 
   return 'off';
 }
 
+/** Status lines for peers found on another chain (a bootstrap peer of the wrong network, say). */
+function otherChainLines(peers: unknown): string[] {
+  if (!Array.isArray(peers)) return [];
+  return (peers as { peerId: string; genesis: string; network: string | null; bootstrap: boolean }[]).map(
+    (p) => `warning    ${p.bootstrap ? 'bootstrap peer' : 'peer'} ${p.peerId} is on another chain: ${p.network ?? 'unknown network'}, genesis ${p.genesis}`,
+  );
+}
+
 async function status(ctx: Ctx): Promise<number> {
   const s = await ctx.client.status();
   // Stratum, getblocktemplate and per-worker figures (a node without the route simply has none).
@@ -314,6 +337,7 @@ async function status(ctx: Ctx): Promise<number> {
       `mempool    ${s.mempool.count} txs, ${s.mempool.bytes} bytes`,
       `mining     ${miningText(s)}`,
       `peers      ${s.peers}${s.syncing ? ' (syncing)' : ''}`,
+      ...otherChainLines(s.otherChainPeers),
       `version    ${s.version}`,
       ...(s.payments ? [`payments   ${s.payments.settled} paid call(s) settled (${s.payments.settledUsdc} in USDC), ${s.payments.refundsPending} refund(s) pending`] : []),
       ...(pool ? formatMiningLines(pool) : []),
@@ -410,12 +434,24 @@ async function callCommand(ctx: Ctx, values: Values, serviceId: string, request:
   // Signed payments are kept on disk until mined, so `--tx` can broadcast one again that the node lost.
   const pendingPayments = createFilePaymentStore(join(dirname(defaultWalletPath(ctx.env.home)), 'payments', status.network));
   const client = createAgentClient({ nodeUrl: ctx.client.baseUrl, pendingPayments, ...(wallet ? { key: wallet.keyPair } : {}) });
+  // On a terminal, a line redrawn in place while the payment waits for its block (node/waitLine.ts).
+  let waiting: WaitLine | undefined;
   const progress = (e: AgentEvent) => {
     if (ctx.out.json) return;
     if (e.type === 'quoted') process.stderr.write(`${e.quote.serviceId} costs ${e.quote.priceNative} NATIVE, paid to ${e.quote.payTo}\n`);
-    else if (e.type === 'paid') process.stderr.write(`paid in ${e.txId} (fee ${formatAmount(e.feeBase)} NATIVE), waiting for its block…\n`);
-    else if (e.type === 'retry') process.stderr.write(`settle: ${e.reason}, retrying…\n`);
-    else if (e.type === 'rebroadcast') process.stderr.write(`the node did not know ${e.txId}: broadcast it again (same payment)…\n`);
+    else if (e.type === 'paid') {
+      process.stderr.write(`paid in ${e.txId} (fee ${formatAmount(e.feeBase)} NATIVE), waiting for its block…\n`);
+      waiting = startWaitLine(process.stderr, 'waiting for the block with the payment');
+    } else if (e.type === 'pending') waiting?.update('payment not mined yet, the node holds the request');
+    else if (e.type === 'retry') {
+      waiting?.stop();
+      process.stderr.write(`settle: ${e.reason}, retrying…\n`);
+      waiting = startWaitLine(process.stderr, 'settling again');
+    } else if (e.type === 'rebroadcast') {
+      waiting?.stop();
+      process.stderr.write(`the node did not know ${e.txId}: broadcast it again (same payment)…\n`);
+      waiting = startWaitLine(process.stderr, 'waiting for the block with the payment');
+    }
   };
   try {
     let r: AgentCallResult;
@@ -425,6 +461,7 @@ async function callCommand(ctx: Ctx, values: Values, serviceId: string, request:
       const q = await client.quote(serviceId, request);
       r = await client.settle(q, payTx, { timeoutMs, onEvent: progress });
     }
+    waiting?.stop();
     const rc = r.receipt;
     const human = [
       formatResult(r.result),
@@ -441,12 +478,14 @@ async function callCommand(ctx: Ctx, values: Values, serviceId: string, request:
     const { status: httpStatus, ...rest } = e.payload;
     process.stdout.write(`${JSON.stringify({ error: { code: e.code, message: e.message, ...rest, ...(httpStatus !== undefined ? { status: httpStatus } : {}) } })}\n`);
     return e.code === ClientErrorCode.UNREACHABLE ? 3 : 2;
+  } finally {
+    waiting?.stop();
   }
 }
 
 async function start(args: string[], cenv: CliEnv): Promise<number> {
   const config = loadConfig(args, cenv.env, { cwd: cenv.cwd, devAddress });
-  const log = createLogger({ level: config.logLevel });
+  const log = createLogger({ level: config.logLevel, format: config.logFormat });
   const { runNode } = await import('./node.js');
   try {
     await runNode(config, log);

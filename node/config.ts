@@ -20,6 +20,7 @@ import type { OutboundOptions } from '../services/outbound/client.js';
 import type { ProviderSettings } from '../services/outbound/types.js';
 import { OUTBOUND_CONFIG_OPTIONS, outboundOptionsOf } from './outboundConfig.js';
 import { PROVIDER_CONFIG_OPTIONS } from './providersConfig.js';
+import { PROJECT_ROOT } from '../services/projectRoot.js';
 
 /** Error codes of configuration loading. */
 export const ConfigErrorCode = {
@@ -29,6 +30,8 @@ export const ConfigErrorCode = {
 
 /** The networks a node can run. */
 export type NetworkName = 'native-devnet' | 'native-mainnet';
+/** How log lines are written (see `NodeConfig.logFormat`). */
+export type LogFormat = 'auto' | 'json' | 'pretty';
 /** pino log levels. */
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -123,6 +126,12 @@ export interface NodeConfig {
   readonly persistMempool: boolean;
   /** Seconds between saves of a changed mempool (0: only at shutdown). */
   readonly mempoolSaveInterval: number;
+  /** Port of the Prometheus `GET /metrics` listener; undefined: no metrics listener. */
+  readonly metricsPort: number | undefined;
+  /** Interface of the metrics listener. */
+  readonly metricsHost: string;
+  /** Log format: `pretty` (one coloured line per event), `json` (JSON lines) or `auto` (pretty on a terminal). */
+  readonly logFormat: LogFormat;
   /** The config file that was read, if any. */
   readonly configFile: string | undefined;
   /** Where each option's value came from (options left at their default are `default`). */
@@ -163,6 +172,8 @@ export const defaultNodeConfig = {
   refundWindow: 3600,
   persistMempool: true,
   mempoolSaveInterval: 10,
+  metricsHost: '127.0.0.1',
+  logFormat: 'auto',
 } as const satisfies Partial<NodeConfig>;
 
 /** `list`: a repeatable flag, a JSON array in the file, comma-separated in the environment. */
@@ -235,6 +246,9 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'logSummaryInterval', flag: 'log-summary-interval', env: 'NATIVE_LOG_SUMMARY_INTERVAL', kind: 'integer', schema: { type: 'integer', minimum: 1_000, maximum: 3_600_000 }, description: 'ms between summary lines of repeated per-client log events (Stratum authorizations, refusals, bans)', defaultText: '60000' },
   { key: 'verifyThreads', flag: 'verify-threads', env: 'NATIVE_VERIFY_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 256 }, description: 'signature verification threads (0: auto)', defaultText: '0' },
   { key: 'logLevel', flag: 'log-level', env: 'NATIVE_LOG_LEVEL', kind: 'string', schema: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, description: 'fatal | error | warn | info | debug | trace | silent', defaultText: 'info' },
+  { key: 'logFormat', flag: 'log-format', env: 'NATIVE_LOG_FORMAT', kind: 'string', schema: { enum: ['auto', 'json', 'pretty'] }, description: 'auto (pretty on a terminal, else JSON lines) | json | pretty', defaultText: 'auto' },
+  { key: 'metricsPort', flag: 'metrics-port', env: 'NATIVE_METRICS_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'serve Prometheus metrics at GET /metrics on this port (0: any free port)', defaultText: 'none: no metrics' },
+  { key: 'metricsHost', flag: 'metrics-host', env: 'NATIVE_METRICS_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'interface of the metrics listener', defaultText: '127.0.0.1' },
   { key: 'wallet', flag: 'wallet', env: 'NATIVE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the CLI commands', defaultText: 'dev wallet on devnet, else ~/.native-node/wallet.json' },
   { key: 'p2p', flag: 'p2p', env: 'NATIVE_P2P', kind: 'boolean', schema: { type: 'boolean' }, description: 'join the peer-to-peer network (--no-p2p: standalone node)', defaultText: 'on' },
   { key: 'p2pHost', flag: 'p2p-host', env: 'NATIVE_P2P_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'p2p listen interface', defaultText: '0.0.0.0' },
@@ -463,6 +477,9 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     refundWindow: merged.refundWindow as number,
     persistMempool: merged.persistMempool as boolean,
     mempoolSaveInterval: merged.mempoolSaveInterval as number,
+    metricsPort: merged.metricsPort as number | undefined,
+    metricsHost: merged.metricsHost as string,
+    logFormat: merged.logFormat as LogFormat,
     configFile: configFile ? resolve(cwd, configFile) : undefined,
     sources: Object.fromEntries(CONFIG_OPTIONS.map((o) => [o.key, sources.get(o.key) ?? 'default'])),
   };
@@ -484,7 +501,7 @@ export const DEVNET_GENESIS_FILE = 'genesis.json';
  */
 export function loadChainParams(config: Pick<NodeConfig, 'network' | 'dataDir'>, now: () => number = () => Math.floor(Date.now() / 1000)): ChainParams {
   if (config.network === 'native-mainnet') {
-    const path = new URL('../genesis.json', import.meta.url);
+    const path = join(PROJECT_ROOT, 'genesis.json');
     return createParamsFromJson(JSON.parse(readFileSync(path, 'utf8')));
   }
   const file = join(config.dataDir, DEVNET_GENESIS_FILE);

@@ -42,6 +42,8 @@ import { createChainBackend } from './economy/backends.js';
 import type { StratumServer } from './mining/stratum.js';
 import type { JobFeed } from '../chain/jobFeed.js';
 import type { RpcService } from './mining/rpc.js';
+import { createOpsRouter, nodeReadiness } from './api/opsRoutes.js';
+import { createMetricsServer, createNodeMetrics } from './api/metrics.js';
 
 /** Error codes of the node's lifecycle. */
 export const NodeLifecycleErrorCode = {
@@ -74,6 +76,8 @@ export interface NodeParts {
   readonly payments: Payments;
   /** Devnet `--economy`: the built-in economy actors. */
   readonly economy?: EconomySimulator;
+  /** The Prometheus `GET /metrics` listener (`--metrics-port`), undefined when off. */
+  readonly metrics: HttpServer | undefined;
 }
 
 /** A full node built from a configuration (see module comment). */
@@ -92,12 +96,16 @@ export class FullNode {
     private readonly log: NodeLogger,
     /** The sync state the built-in miner follows (see `gateMining`). */
     private readonly network: { readonly isSyncing: () => boolean; readonly networkKnown: () => boolean },
+    /** What `/ready` reads of the node's lifecycle. */
+    private readonly lifecycle: { serving: boolean },
   ) {}
 
   /** Builds every part (opening the database and the worker pool) without starting them. */
   static async create(config: NodeConfig, log: NodeLogger): Promise<FullNode> {
     const params = loadChainParams(config);
     const devnet = params.network === 'native-devnet';
+    /** Whether the HTTP API serves: from the end of `start()` to the beginning of `stop()`. */
+    const lifecycle = { serving: false };
 
     // Signatures are verified off the event loop; the pool is shared by the chain and the mempool.
     const verifier = await createVerifyPool(config.verifyThreads > 0 ? { threads: config.verifyThreads } : {});
@@ -134,13 +142,32 @@ export class FullNode {
       const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing: () => isSyncing() || !networkKnown() });
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
       payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing });
+      // /health, /ready and the descriptor's .json alias, mounted first (the alias passes on to discovery).
+      const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: isSyncing, serving: () => lifecycle.serving }) });
+      // Metrics read every part at scrape time; their middleware counts the API's requests.
+      const metrics =
+        config.metricsPort === undefined
+          ? undefined
+          : createNodeMetrics({
+              chain,
+              mempool,
+              syncing: isSyncing,
+              peers: () => p2p?.peerCount() ?? 0,
+              refundsPending: () => payments!.refunds?.pendingIds().length ?? 0,
+              mining: () => {
+                const t = mining.stats.snapshot().totals;
+                return { connections: mining.stratum?.info().connections ?? 0, accepted: t.accepted, rejected: t.rejected, stale: t.stale, hashrate: t.hashrate };
+              },
+              isService: (id) => payments!.registry.get(id) !== undefined,
+            });
+      const metricsServer = metrics && createMetricsServer({ host: config.metricsHost, port: config.metricsPort! }, metrics, log.child({ module: 'metrics' }));
       // Per-address limit on the expensive endpoints (tx submission, paid calls, MCP).
       const httpLimits = createHttpLimits({ ratePerSecond: config.httpExpensiveRate, burst: config.httpExpensiveBurst });
       const p2pHttp = p2p ? { routers: [createPeersRouter(p2p)], statusExtras: [() => p2p.statusFields()] } : { routers: [], statusExtras: [] };
       // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(
         { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION, guard: httpLimits.middleware },
-        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), routers: [payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers, createEconomyRouter(chain.economy, params)], errorStatuses: { ...payments.errorStatuses, ...economyErrorStatuses }, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras, () => ({ httpLimits: httpLimits.info() })] },
+        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), middleware: metrics ? [metrics.middleware()] : [], routers: [ops, payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers, createEconomyRouter(chain.economy, params)], errorStatuses: { ...payments.errorStatuses, ...economyErrorStatuses }, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras, () => ({ httpLimits: httpLimits.info() })] },
       );
       if (devnet) {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
@@ -148,7 +175,7 @@ export class FullNode {
       }
       // The devnet economy acts on the chain and the mempool like any wallet would.
       const economy = devnet && config.economy ? new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 2, log: log.child({ module: 'economy' }) }) : undefined;
-      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, jobFeed: mining.feed, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy }, log, { isSyncing, networkKnown });
+      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, jobFeed: mining.feed, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy, metrics: metricsServer }, log, { isSyncing, networkKnown }, lifecycle);
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -184,7 +211,10 @@ export class FullNode {
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
       await http.start();
       this.parts.economy?.start();
+      await this.parts.metrics?.start();
+      if (this.parts.metrics) this.log.info({ url: `${this.parts.metrics.url}/metrics` }, 'metrics listening');
       this.gateMining(!deferMining);
+      this.lifecycle.serving = true;
     } catch (e) {
       await this.stop();
       throw e;
@@ -243,6 +273,7 @@ export class FullNode {
 
   private async stopNow(): Promise<void> {
     const { verifier, chain, mempool, miner, http, payments } = this.parts;
+    this.lifecycle.serving = false;
     this.log.info({}, 'stopping');
     clearInterval(this.miningGate);
     const step = async (name: string, fn: () => unknown) => {
@@ -259,6 +290,7 @@ export class FullNode {
     });
     await step('economy', () => this.parts.economy?.stop());
     await step('http', () => http.stop());
+    await step('metrics', () => this.parts.metrics?.stop());
     await step('stratum', () => this.parts.stratum?.stop());
     await step('job feed', () => this.parts.jobFeed.stop());
     await step('miner', () => this.minerLane.then(() => miner?.stop()));

@@ -37,4 +37,10 @@ export const PAYMENT_HTTP_STATUS: Readonly<Record<string, number>> = {
   payment_already_used: 409,
   settlement_in_progress: 409,
   payment_refunded: 409,
+  // The "Payment" HTTP auth scheme's credential checks (node/api/paymentDialects.ts): a bad
+  // credential is a 400; a forged, stale or foreign challenge a 402 with fresh challenges.
+  invalid_payment_credential: 400,
+  payment_challenge_invalid: 402,
+  payment_challenge_expired: 402,
+  payment_challenge_mismatch: 402,
 };

@@ -60,6 +60,8 @@ export interface HttpModules {
   readonly routers?: readonly Router[];
   /** Statuses of the error codes those routers throw (the payment codes…), besides the API's own. */
   readonly errorStatuses?: ErrorStatuses;
+  /** Middleware run before everything else, error handling included (metrics see final statuses). */
+  readonly middleware?: readonly Koa.Middleware[];
   /** Extra fields merged into `GET /api/v1/status` (peers, sync progress, stratum…), computed per request. */
   readonly statusExtras?: readonly (() => Record<string, unknown> | Promise<Record<string, unknown>>)[];
 }
@@ -279,7 +281,7 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
     for (const extra of modules.statusExtras ?? []) Object.assign(ctx.body as Record<string, unknown>, await extra());
   });
 
-  return createJsonApp(opts, log, [router, ...(modules.routers ?? [])], modules.errorStatuses);
+  return createJsonApp(opts, log, [router, ...(modules.routers ?? [])], modules.errorStatuses, modules.middleware);
 }
 
 function safeTypeName(type: number): string {

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from '../projectRoot.js';
 import type { SanctionsIndex, ScreenMatch } from '../sanctions/screen.js';
 
 /** One transaction of the input. */
@@ -39,7 +39,7 @@ const ONE = 10n ** BigInt(SCALE);
 let jurisdictions: JurisdictionLists | undefined;
 /** The shipped jurisdiction lists (read once). */
 export function jurisdictionLists(): JurisdictionLists {
-  jurisdictions ??= JSON.parse(readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), '..', 'data', 'compliance', 'high-risk-jurisdictions.json'), 'utf8')) as JurisdictionLists;
+  jurisdictions ??= JSON.parse(readFileSync(resolve(PROJECT_ROOT, 'services', 'data', 'compliance', 'high-risk-jurisdictions.json'), 'utf8')) as JurisdictionLists;
   return jurisdictions;
 }
 

@@ -9,11 +9,11 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from '../projectRoot.js';
 import { LIST_CODES, type ListCode, type SanctionsList } from './parse.js';
 
 /** The lists shipped in the repository. */
-export const SHIPPED_SANCTIONS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'data', 'sanctions');
+export const SHIPPED_SANCTIONS_DIR = resolve(PROJECT_ROOT, 'services', 'data', 'sanctions');
 
 /** File name of a list. */
 export function listFileName(code: ListCode): string {

@@ -6,12 +6,14 @@
  * 9083) reduced to registrar, dates, nameservers and status. Answers are cached for an hour.
  */
 import { readFileSync } from 'node:fs';
-import { domainToASCII } from 'node:url';
+import { join } from 'node:path';
+import { domainToASCII, pathToFileURL } from 'node:url';
+import { PROJECT_ROOT } from '../projectRoot.js';
 import type { OutboundClient } from '../outbound/types.js';
 import { ServiceError } from '../types.js';
 
 /** The bootstrap snapshot shipped with the node. */
-export const DEFAULT_BOOTSTRAP_FILE = new URL('./rdapBootstrap.json', import.meta.url);
+export const DEFAULT_BOOTSTRAP_FILE = pathToFileURL(join(PROJECT_ROOT, 'services', 'web', 'rdapBootstrap.json'));
 /** Where IANA publishes the bootstrap registry. */
 export const IANA_DNS_BOOTSTRAP_URL = 'https://data.iana.org/rdap/dns.json';
 /** How long an RDAP answer is reused, ms. */
