@@ -414,18 +414,25 @@ describe('abuse limits (issue 22)', () => {
     const answers: { id: number; error: unknown; at: number }[] = [];
     const sentAt = performance.now();
     const submits = Array.from({ length: 30 }, (_, i) =>
-      c.submit(workerAddr(), job, { extranonce2: '00000001', ntime: job.ntime, nonce: i.toString(16).padStart(8, '0') }).then((a) => answers.push({ id: i, error: a.error, at: performance.now() })),
+      c
+        .submit(workerAddr(), job, { extranonce2: '00000001', ntime: job.ntime, nonce: i.toString(16).padStart(8, '0') })
+        .then((a) => answers.push({ id: i, error: a.error, at: performance.now() }))
+        // The submits still unanswered when the connection closes below must not reject after the test.
+        .catch(() => undefined),
     );
-    await c.waitFor(() => answers.length >= 12, 10_000, 'twelve answers');
+    await c.waitFor(() => answers.some((a) => a.id > 10 && (a.error as unknown[])[0] === 23), 10_000, 'a share checked again after the pause');
     // The burst's 10 were checked (low difficulty), the 11th refused…
     expect(answers.slice(0, 10).every((a) => (a.error as unknown[])[0] === 23)).toBe(true);
     expect(answers[10].id).toBe(10);
     expect((answers[10].error as [number, string])[0]).toBe(20);
     expect((answers[10].error as [number, string])[1]).toMatch(/rate limited/);
-    // …and nothing after it was read for a second: the next one, checked with a refilled token, came later.
+    // …and nothing after it was read for a second: the next answer came later, and a later share
+    // was checked again once a token had refilled (the refill is 1/s, so under load the first one
+    // read after the pause may still find the bucket a hair short and be refused again).
     expect(answers[11].id).toBe(11);
-    expect((answers[11].error as unknown[])[0]).toBe(23);
     expect(answers[11].at - sentAt).toBeGreaterThanOrEqual(1_000);
+    const checkedAgain = answers.find((a) => a.id > 10 && (a.error as unknown[])[0] === 23)!;
+    expect(checkedAgain.at - sentAt).toBeGreaterThanOrEqual(1_000);
     expect(r.server.info().refused.rateLimitedShares).toBeGreaterThanOrEqual(1);
     await c.close();
     await Promise.race([Promise.all(submits), new Promise((res) => setTimeout(res, 100))]);
