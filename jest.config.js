@@ -1,4 +1,8 @@
 /** Jest runs the TypeScript sources as ESM through swc; `tsc --noEmit` type-checks separately. */
+
+// Node processes started by the tests (bin/native-node.js) run the sources through tsx, not a possibly stale build/.
+process.env.NATIVE_NODE_FROM_SOURCE = '1';
+
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],

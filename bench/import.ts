@@ -1,10 +1,12 @@
 /**
- * `npm run bench -- import [--blocks N] [--txs-per-block N] [--threads N]`
+ * `npm run bench -- import [--blocks N] [--txs-per-block N] [--threads N] [--economy]`
  *
  * Block import throughput: builds a devnet chain of blocks full of signed transfers (each
  * sender publishes its key in its first transfer; bench/transferChain.ts), then imports the raw
  * blocks into a fresh LevelDB-backed chain whose signature checks run on the worker pool with
  * a cold cache, as after a download from a peer. Prints transactions and blocks per second.
+ * `--economy` builds a mixed-economy chain instead (bench/economyChain.ts: swaps, token
+ * transfers, liquidity, stakes beside transfers).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,16 +14,21 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openChain } from '../chain/chain.js';
 import { buildTransferChain } from './transferChain.js';
+import { buildEconomyChain } from './economyChain.js';
 import { createVerifyPool } from '../chain/verifyPool.js';
 
 /** Runs the import benchmark. */
 export async function run(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { blocks: { type: 'string', default: '20' }, 'txs-per-block': { type: 'string', default: '1000' }, threads: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { blocks: { type: 'string', default: '20' }, 'txs-per-block': { type: 'string', default: '1000' }, threads: { type: 'string' }, economy: { type: 'boolean' } } });
   const nBlocks = Number(values.blocks);
   const perBlock = Number(values['txs-per-block']);
-  console.log(`preparing ${nBlocks} blocks × ${perBlock} transfers from ${perBlock} senders…`);
+  const kind = values.economy ? 'mixed-economy transactions' : 'transfers';
+  console.log(`preparing ${nBlocks} blocks × ${perBlock} ${kind} from ${perBlock} senders…`);
   const tPrep = performance.now();
-  const { params, blocks, txs: totalTxs, bytes, tipTime } = await buildTransferChain({ blocks: nBlocks, perBlock, seedPrefix: 'bench-sender-', limits: { maxBlockBytes: 16_000_000, maxBlockTxs: 10_000 } });
+  const build = values.economy ? buildEconomyChain : buildTransferChain;
+  const built = await build({ blocks: nBlocks, perBlock, seedPrefix: 'bench-sender-', limits: { maxBlockBytes: 16_000_000, maxBlockTxs: 10_000 } });
+  const { params, blocks, txs: totalTxs, bytes, tipTime } = built;
+  if ('mix' in built) console.log(`mix: ${JSON.stringify(built.mix)}`);
   console.log(`prepared in ${((performance.now() - tPrep) / 1000).toFixed(1)} s; ${(bytes / 1e6).toFixed(1)} MB of blocks`);
 
   const dir = await mkdtemp(join(tmpdir(), 'native-bench-import-'));
@@ -48,10 +55,10 @@ export async function run(args: string[]): Promise<void> {
     console.log('| metric | value |');
     console.log('|---|---|');
     console.log(`| blocks imported | ${nBlocks} |`);
-    console.log(`| transfers imported | ${totalTxs} |`);
+    console.log(`| ${kind} imported | ${totalTxs} |`);
     console.log(`| seconds | ${secs.toFixed(2)} |`);
     console.log(`| blocks per second | ${(nBlocks / secs).toFixed(2)} |`);
-    console.log(`| transfers per second | ${Math.round(totalTxs / secs)} |`);
+    console.log(`| ${kind} per second | ${Math.round(totalTxs / secs)} |`);
     console.log(`| verify threads | ${stats.threads} |`);
     console.log(`| time waiting for signature checks | ${(verifyMs / 1000).toFixed(2)} s (${Math.round((verifyMs / 10 / secs))}%) |`);
   } finally {

@@ -16,6 +16,9 @@ const benches: Readonly<Record<string, () => Promise<Bench>>> = {
   stratum: () => import('./stratum.js'),
   x402: () => import('./x402.js'),
   catalog: () => import('./catalog.js'),
+  services: () => import('./services.js'),
+  install: () => import('./install.js'),
+  startup: () => import('./startup.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

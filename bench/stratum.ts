@@ -18,8 +18,8 @@ import { SUPPLY_KEY } from '../consensus/state.js';
 import { openChain } from '../chain/chain.js';
 import { createMempool } from '../chain/mempool.js';
 import type { SignatureVerifier } from '../chain/types.js';
-import { createMiningStats } from '../node/miningStats.js';
-import { createStratumServer } from '../node/stratum.js';
+import { createMiningStats } from '../node/mining/stats.js';
+import { createStratumServer } from '../node/mining/stratum.js';
 
 function option(args: string[], name: string, fallback: string): string {
   const i = args.indexOf(`--${name}`);
@@ -77,7 +77,7 @@ export async function run(args: string[]): Promise<void> {
     const chain = await openChain({ dataDir: dir, params, verifier });
     const mempool = createMempool(chain, verifier, params);
     mempool.start();
-    const server = createStratumServer({ host: '127.0.0.1', port: 0, maxConnections: n + 10 }, { chain, mempool, params, stats: createMiningStats() });
+    const server = createStratumServer({ host: '127.0.0.1', port: 0, maxConnections: n + 10, maxConnectionsPerAddress: n + 10, reservedConnections: 0 }, { chain, mempool, params, stats: createMiningStats() });
     await server.start();
     const miners: Miner[] = [];
     for (let i = 0; i < n; i++) {

@@ -41,16 +41,38 @@ export interface TransferChain {
   readonly tipTime: number;
 }
 
-/** Builds the chain (see module comment). */
-export async function buildTransferChain(o: TransferChainOptions): Promise<TransferChain> {
+/** The `perBlock` sender keys (seeds `${seedPrefix}${i}`) and devnet parameters funding each with `funds`. */
+export function createBenchSenders(o: TransferChainOptions, funds: bigint): { keys: HybridKeyPair[]; params: ChainParams } {
   const keys: HybridKeyPair[] = [];
   for (let i = 0; i < o.perBlock; i++) keys.push(createKeyPairFromSeed(sha256(new TextEncoder().encode(`${o.seedPrefix}${i}`))));
   const params = createDevnetChainParams({
     genesisBits: 0x207fffff,
     ...(o.genesisTime === undefined ? {} : { genesisTime: o.genesisTime }),
-    allocations: keys.map((k) => ({ address: encodeAddress(k.address, 'tnative'), amount: 1000n * COIN })),
+    allocations: keys.map((k) => ({ address: encodeAddress(k.address, 'tnative'), amount: funds })),
     ...(o.limits ? { limits: o.limits } : {}),
   });
+  return { keys, params };
+}
+
+/** A parent block as the next one needs it. */
+export interface BenchParent {
+  readonly hash: Uint8Array;
+  readonly height: number;
+  readonly time: number;
+}
+
+/** Assembles the block of `txs` 3 s after `parent`, grinds it, applies it to `state`; returns its bytes and the new parent. */
+export function sealBlock(parent: BenchParent, txs: Tx[], miner: Uint8Array, state: Map<string, Uint8Array>, params: ChainParams, txIds?: Uint8Array[]): { raw: Uint8Array; parent: BenchParent } {
+  const view = { get: (k: string) => state.get(k) };
+  const draft = assembleBlock({ parent, medianTimePast: parent.time, now: parent.time + 3, txs, ...(txIds ? { txIds } : {}), miner, state: view }, params);
+  const block = { ...draft, header: grindHeader(draft.header, params.powLimit)! };
+  writeChanges(state, applyBlock(view, block, params, txIds).changes);
+  return { raw: encodeBlock(block, txs.map(encodeTx)), parent: { hash: blockHash(block.header), height: parent.height + 1, time: block.header.time } };
+}
+
+/** Builds the chain (see module comment). */
+export async function buildTransferChain(o: TransferChainOptions): Promise<TransferChain> {
+  const { keys, params } = createBenchSenders(o, 1000n * COIN);
   const oqs = await createMLDSA87();
   const sign = (u: UnsignedTx, kp: HybridKeyPair): Tx => {
     const msg = txSighash(u);
@@ -58,7 +80,6 @@ export async function buildTransferChain(o: TransferChainOptions): Promise<Trans
   };
   const state = new Map<string, Uint8Array>();
   writeChanges(state, createGenesisState(params));
-  const view = { get: (k: string) => state.get(k) };
   const genesis = createGenesisBlock(params);
   let parent = { hash: blockHash(genesis.header), height: 0, time: genesis.header.time };
   const recipient = createKeyPairFromSeed(new Uint8Array(32).fill(9)).address;
@@ -71,14 +92,11 @@ export async function buildTransferChain(o: TransferChainOptions): Promise<Trans
       const nonce = BigInt(b);
       list.push(sign({ version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, from: kp.address, nonce, fee: 20_000n, payload: transfer.encodePayload({ to: recipient, amount: 1000n }), publicKey: nonce === 0n ? kp.publicKey : undefined }, kp));
     }
-    const draft = assembleBlock({ parent, medianTimePast: parent.time, now: parent.time + 3, txs: list, miner: recipient, state: view }, params);
-    const block = { ...draft, header: grindHeader(draft.header, params.powLimit)! };
-    writeChanges(state, applyBlock(view, block, params).changes);
-    const raw = encodeBlock(block, list.map(encodeTx));
-    blocks.push(raw);
-    bytes += raw.length;
+    const sealed = sealBlock(parent, list, recipient, state, params);
+    blocks.push(sealed.raw);
+    bytes += sealed.raw.length;
     txs += list.length;
-    parent = { hash: blockHash(block.header), height: parent.height + 1, time: block.header.time };
+    parent = sealed.parent;
   }
   return { params, blocks, txs, bytes, tipTime: parent.time };
 }

@@ -1,8 +1,19 @@
 #!/usr/bin/env node
-// The `native-node` command: loads the TypeScript sources through tsx, so a checkout and a
-// global install (`npm install -g .`) run the same code without a build step.
-import { register } from 'tsx/esm/api';
+// The `native-node` command. It runs the compiled JavaScript in build/ (`npm run build`, which
+// `npm ci` and `npm start` run for you). With NATIVE_NODE_FROM_SOURCE=1 it runs the TypeScript
+// sources through tsx instead (a dev dependency): what the tests do, so they never run a stale build.
+import { existsSync } from 'node:fs';
 
-register();
-const { main } = await import('../node/cli.ts');
+const built = new URL('../build/node/cli.js', import.meta.url);
+let main;
+if (process.env.NATIVE_NODE_FROM_SOURCE === '1') {
+  const { register } = await import('tsx/esm/api');
+  register();
+  ({ main } = await import('../node/cli.ts'));
+} else if (existsSync(built)) {
+  ({ main } = await import(built.href));
+} else {
+  process.stderr.write('error build_missing: build/ is missing; run `npm run build` (needs the dev dependencies), or set NATIVE_NODE_FROM_SOURCE=1 to run the TypeScript sources through tsx\n');
+  process.exit(2);
+}
 process.exitCode = await main(process.argv.slice(2));

@@ -19,6 +19,8 @@ import { decodeAccount, decodeSupply, decodeChanges, encodeChanges, accountKey, 
 import { decodeTx, txId as computeTxId } from '../consensus/tx.js';
 import { medianTime, signatureJobs, validateBlockBody, validateHeader } from '../consensus/validate.js';
 import type { ChainParams } from '../consensus/params.js';
+import { buildIndexBatch } from './economyIndex.js';
+import { EconomyReader } from './economyReader.js';
 import { decodeEntryRecord, decodeTxLocation, encodeEntryRecord, encodeTxLocation, layout, SCHEMA_VERSION } from './layout.js';
 import { silentLogger, type AddBlockResult, type ChainEntry, type ChainEvents, type ChainReader, type Logger, type SignatureVerifier, type StoredTx } from './types.js';
 
@@ -65,6 +67,8 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   private readonly blockCache = new Map<string, Uint8Array>();
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** Reads of the economy (tokens, pools, swaps, stakes, bridge) at the tip. */
+  readonly economy: EconomyReader;
 
   private constructor(db: Level<string, Uint8Array>, opts: ChainOptions) {
     super();
@@ -74,6 +78,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
     this.log = opts.logger ?? silentLogger;
     this.maxOrphans = opts.maxOrphans ?? defaultChainOptions.maxOrphans;
+    this.economy = new EconomyReader(db, opts.params, () => ({ height: this.tip.height, time: this.tip.header.time }));
   }
 
   /** Opens (or creates with genesis) the chain database in `opts.dataDir`. */
@@ -131,6 +136,11 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     ];
     for (const [k, v] of createGenesisState(this.params)) if (v) batch.push({ type: 'put', key: layout.state(k), value: v });
     await this.db.batch(batch);
+  }
+
+  /** Whether the database is open (false once `close()` was called). */
+  get isOpen(): boolean {
+    return !this.closed;
   }
 
   /** The best block. */
@@ -412,6 +422,11 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     const batch: Batch = [];
     pushState(batch, app.changes);
     batch.push({ type: 'put', key: layout.undo(entry.hashHex), value: encodeChanges(app.undo) });
+    const index = await buildIndexBatch(block, entry.height, txIds, app, this.params, (keys) => this.db.getMany(keys));
+    if (index.writes.size) {
+      pushRaw(batch, index.writes);
+      batch.push({ type: 'put', key: layout.indexUndo(entry.hashHex), value: encodeChanges(index.priors) });
+    }
     batch.push({ type: 'put', key: layout.height(entry.height), value: entry.hash });
     txIds.forEach((id, i) => {
       batch.push({ type: 'put', key: layout.tx(toHex(id)), value: encodeTxLocation({ blockHash: entry.hash, height: entry.height, index: i, ...offsets[i] }) });
@@ -427,11 +442,15 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   private async disconnectTip(): Promise<void> {
     const entry = this.tip;
     if (entry.height === 0) throw new NodeError(ChainErrorCode.CORRUPT, 'cannot disconnect genesis');
-    const [undoRaw, bytes] = await Promise.all([this.db.get(layout.undo(entry.hashHex)), this.getBlockBytes(entry.hashHex)]);
+    const [undoRaw, bytes, indexUndo] = await Promise.all([this.db.get(layout.undo(entry.hashHex)), this.getBlockBytes(entry.hashHex), this.db.get(layout.indexUndo(entry.hashHex))]);
     if (!undoRaw || !bytes) throw new NodeError(ChainErrorCode.CORRUPT, `missing undo or body of ${entry.hashHex}`);
     const block = decodeBlock(bytes).block;
     const batch: Batch = [];
     pushState(batch, decodeChanges(undoRaw));
+    if (indexUndo) {
+      pushRaw(batch, decodeChanges(indexUndo));
+      batch.push({ type: 'del', key: layout.indexUndo(entry.hashHex) });
+    }
     batch.push({ type: 'del', key: layout.undo(entry.hashHex) }, { type: 'del', key: layout.height(entry.height) });
     for (const raw of txSlices(bytes)) batch.push({ type: 'del', key: layout.tx(toHex(computeTxId(raw))) });
     batch.push({ type: 'put', key: layout.tip, value: entry.header.prevHash });
@@ -447,6 +466,13 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     this.closed = true;
     await this.queue;
     await this.db.close();
+  }
+}
+
+function pushRaw(batch: Batch, writes: StateChanges): void {
+  for (const [k, v] of writes) {
+    if (v === null) batch.push({ type: 'del', key: k });
+    else batch.push({ type: 'put', key: k, value: v });
   }
 }
 

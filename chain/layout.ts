@@ -11,9 +11,28 @@
  *   n:<height, 10 digits> → hash of the best-chain block at that height
  *   t:<txid hex>       → location of a best-chain transaction: blockHash(32) ‖ u32 height ‖ varint index
  *                        ‖ varint offset ‖ varint length (its bytes inside b:<blockHash>)
- *   s:<state key>      → consensus state at m:tip (see consensus/state.ts: `a<id>` accounts, `supply`;
- *                        consensus/registryState.ts: `A` agents, `N` agent names, `S` provider services,
- *                        `M` address labels, `O` provider payouts — scanned by prefix with `scanState`)
+ *   s:<state key>      → consensus state at m:tip (consensus/state.ts: `a<id>` accounts, `supply`,
+ *                        `i<txid>` invokes; consensus/economyState.ts: `T<SYM>` tokens, `B<SYM>:<id>` token
+ *                        balances, `P<A>-<B>` pools, `L<A>-<B>:<id>` LP shares, `K<txid>` stakes, `Estake`
+ *                        staking totals, `R<net>` bridge totals, `r<net>:<ref>` recorded bridge refs;
+ *                        consensus/registryState.ts: `A<id>` agents, `N<name>` agent names, `S<service id>`
+ *                        provider services, `M<id>` address labels, `O<invoke id>` provider payouts — scanned
+ *                        by prefix with `scanState`). State key prefixes are one case-sensitive character and
+ *                        must stay distinct: a i s(upply) T B P L K E R r (ledger/economy), A N S M O (registry).
+ *   v:<hash hex>       → undo record of a best-chain block's index writes (raw keys, encodeChanges)
+ *   Economy indexes (chain/economyIndex.ts, same batch as the block; values JSON; heights 10 digits,
+ *   tx indexes 5 digits, `n` = event number within the tx; <id> = 40 hex account id):
+ *   eh:<SYM>:<2^64-1-balance, 20 digits>:<id> → (empty) holders of a token, largest balance first
+ *   ea:<id>:T:<SYM> | ea:<id>:L:<pool> | ea:<id>:K:<stake txid> → (empty) an account's tokens, LP
+ *                        positions and open stakes
+ *   ep:<asset>:<pool>  → (empty) pools holding an asset
+ *   es:<pool>:<height>:<tx>:<n> → swap (amounts, fee, reserves after, price b/a), per pool
+ *   eS:<height>:<tx>:<n> → the same swap, all pools (latest swaps)
+ *   ec:<pool>:<hour start, 10 digits> → hourly candle {t,o,h,l,c,va,vb,n}
+ *   et:<height>:<tx>:<n> → transfer of NATIVE or a token {asset, from, to, amount}
+ *   eb:<net index>:<height>:<tx> → bridge record {network, direction, amount, fee, ref, account}
+ *   ex:<id>:<height>:<tx>:<n> → an account's activity (transfers in/out, swaps, liquidity, token
+ *                        actions, stakes, bridge records)
  *   x:…                → reserved for the x402 settlement ledger (x402/)
  */
 import { Reader, Writer, decodeAll } from '../consensus/codec.js';
@@ -33,6 +52,7 @@ export const layout = {
   height: (height: number) => `n:${height.toString().padStart(10, '0')}`,
   tx: (txIdHex: string) => `t:${txIdHex}`,
   state: (key: string) => `s:${key}`,
+  indexUndo: (hashHex: string) => `v:${hashHex}`,
 } as const;
 
 /** The stored part of a chain entry. */

@@ -115,6 +115,11 @@ export class Mempool extends EventEmitter implements MempoolReader {
     return this.byId.size;
   }
 
+  /** Entries older than this are dropped, seconds. */
+  get expirySeconds(): number {
+    return this.opts.expirySeconds;
+  }
+
   get bytes(): number {
     return this.totalBytes;
   }
@@ -149,15 +154,18 @@ export class Mempool extends EventEmitter implements MempoolReader {
     return run;
   }
 
-  /** Admits a signed transaction; throws ValidationError / CodecError / NodeError with a stable code. */
-  add(bytes: Uint8Array): Promise<{ id: string; status: 'accepted' }> {
+  /**
+   * Admits a signed transaction; throws ValidationError / CodecError / NodeError with a stable code.
+   * `addedAt`: when it first entered (a transaction restored from the mempool file keeps its age).
+   */
+  add(bytes: Uint8Array, opts: { addedAt?: number } = {}): Promise<{ id: string; status: 'accepted' }> {
     if (bytes.length > this.params.limits.maxTxBytes) {
       return Promise.reject(new ValidationError(TxErrorCode.TOO_LARGE, `tx is ${bytes.length} bytes, limit ${this.params.limits.maxTxBytes}`));
     }
-    return this.serial(() => this.addNow(bytes));
+    return this.serial(() => this.addNow(bytes, opts.addedAt));
   }
 
-  private async addNow(bytes: Uint8Array): Promise<{ id: string; status: 'accepted' }> {
+  private async addNow(bytes: Uint8Array, addedAt?: number): Promise<{ id: string; status: 'accepted' }> {
     const tx = decodeTx(bytes);
     const id = toHex(computeTxId(bytes));
     if (this.byId.has(id)) throw new NodeError(MempoolErrorCode.DUPLICATE, `transaction ${id} is already in the mempool`);
@@ -183,7 +191,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
     if (!pub) throw new ValidationError(TxErrorCode.MISSING_KEYS, "the account's first transaction must carry its public keys");
     await this.checkSignature(id, tx, pub);
 
-    const entry: Entry = { tx, id, bytes, size: bytes.length, feeRate, addedAt: this.now(), sender };
+    const entry: Entry = { tx, id, bytes, size: bytes.length, feeRate, addedAt: Math.min(addedAt ?? Infinity, this.now()), sender };
     const trial = new Map(pending);
     trial.set(tx.nonce, entry);
     // The sender's ready chain, this transaction included, must apply in order on the tip state.

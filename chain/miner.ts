@@ -29,7 +29,7 @@ import { toHex } from '../consensus/hash.js';
 import { ADDRESS_SIZE } from '../consensus/keys.js';
 import { checkProofOfWork } from '../consensus/pow.js';
 import type { ChainParams } from '../consensus/params.js';
-import { createTsWorker } from './tsWorker.js';
+import { createTsWorker, siblingModuleUrl } from './tsWorker.js';
 import {
   createBlockTemplate,
   encodeCoinbaseTag,
@@ -168,7 +168,7 @@ export interface Miner extends EventEmitter<MinerEvents> {
   stats(): MinerStats;
 }
 
-const WORKER_URL = new URL('./minerWorker.ts', import.meta.url);
+const WORKER_URL = siblingModuleUrl('minerWorker', import.meta.url);
 const NONCE_SPACE = 0x1_0000_0000;
 const STOP_GRACE_MS = 500;
 const RESTART_DELAY_MS = 1_000;

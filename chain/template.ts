@@ -9,6 +9,7 @@
  * `root = SHA256d(root ‖ branch[i])` for each branch entry.
  */
 import { assembleBlock } from '../consensus/assemble.js';
+import { selectApplicable, txTouchedKeys } from '../consensus/apply.js';
 import {
   EXTRANONCE_SIZE,
   HEADER_SIZE,
@@ -123,10 +124,14 @@ export async function createBlockTemplate(chain: TemplateChain, mempool: Templat
   const now = opts.now ?? (() => Math.floor(Date.now() / 1000));
   for (let attempt = 0; attempt < 5; attempt++) {
     const tip = chain.tip;
-    const state = await chain.getStateView([SUPPLY_KEY]);
+    const picked = opts.includeTxs === false ? [] : candidates(mempool, params, tag.length);
+    const state = await chain.getStateView([SUPPLY_KEY, ...picked.flatMap((e) => txTouchedKeys(e.tx))]);
     // A block connected while we read the state: start over so the state matches the parent.
     if (chain.tip.hashHex !== tip.hashHex) continue;
-    return buildTemplate(tip, chain.medianTimePast(tip), state, opts.includeTxs === false ? [] : candidates(mempool, params, tag.length), params, {
+    // Transactions of different senders can invalidate each other (pools, symbols): keep those that apply.
+    const kept = selectApplicable(state, picked.map((e) => e.tx), picked.map((e) => fromHex(e.id)), tip.height + 1, params);
+    const entries = kept.length === picked.length ? picked : kept.map((i) => picked[i]);
+    return buildTemplate(tip, chain.medianTimePast(tip), state, entries, params, {
       miner: opts.miner,
       tag,
       now: now(),

@@ -1,5 +1,8 @@
 /**
- * Starting worker threads whose entry module is TypeScript, under the CLI (tsx) and inside jest alike.
+ * Starting worker threads from the compiled build and from the TypeScript sources alike.
+ *
+ * In the build (`npm run build`, what `bin/native-node.js` runs) the entry is a `.js` file and
+ * the worker is a plain one. From the sources (tsx, jest) the entry is `.ts`:
  *
  * A worker is a fresh Node thread: it gets neither jest's transform nor the parent's tsx hooks.
  * `execArgv: ['--import', 'tsx']` is not enough on Node 20: tsx registers its hooks only on the
@@ -30,8 +33,17 @@ export function getTsxEsmApiUrl(): string {
   return tsxApiUrl;
 }
 
-/** Starts a worker thread running the TypeScript (or JavaScript) ES module at `url` through tsx. */
+/**
+ * URL of the worker module `name` (without extension) beside the module at `base` (its
+ * `import.meta.url`): `.js` when that module is compiled JavaScript, `.ts` when it is a source.
+ */
+export function siblingModuleUrl(name: string, base: string): URL {
+  return new URL(`./${name}${base.endsWith('.ts') ? '.ts' : '.js'}`, base);
+}
+
+/** Starts a worker thread running the ES module at `url`: directly when it is JavaScript, through tsx when it is TypeScript. */
 export function createTsWorker(url: URL, options: WorkerOptions = {}): Worker {
+  if (!url.pathname.endsWith('.ts')) return new Worker(url, { ...options, execArgv: options.execArgv ?? [] });
   // The bootstrap is an eval'd CommonJS script; dynamic import() is how it reaches ESM. A failed
   // import rejects, which ends the worker with an 'error' event carrying the cause.
   const bootstrap =

@@ -5,6 +5,7 @@
 import type { Block, BlockHeader } from '../consensus/block.js';
 import type { Account, Supply } from '../consensus/state.js';
 import type { Tx } from '../consensus/tx.js';
+import type { EconomyReader } from './economyReader.js';
 
 /** A block on the best chain or a side branch, as the chain index knows it. */
 export interface ChainEntry {
@@ -58,6 +59,8 @@ export interface ChainReader {
   getSupply(): Promise<Supply>;
   /** Median time of the last `medianTimeSpan` blocks ending at `entry`. */
   medianTimePast(entry: ChainEntry): number;
+  /** The economy's reads (tokens, pools, swaps, stakes, bridge; chain/economyReader.ts); absent in stubs. */
+  readonly economy?: EconomyReader;
 }
 
 /** Chain events (node-style EventEmitter names and arguments). */

@@ -25,7 +25,7 @@ import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { NodeError } from '../consensus/errors.js';
 import type { HybridPublicKey, HybridSignature } from '../consensus/keys.js';
-import { createTsWorker } from './tsWorker.js';
+import { createTsWorker, siblingModuleUrl } from './tsWorker.js';
 
 /** Codes of the verification pool's errors. */
 export const VerifyPoolErrorCode = {
@@ -147,9 +147,9 @@ export function decodeVerifyJobs(buf: ArrayBuffer, count: number): VerifyJob[] {
   return jobs;
 }
 
-/** Starts one worker running `verifyWorker.ts` (the fast verifier) under tsx. */
+/** Starts one worker running `verifyWorker` (the fast verifier), compiled or under tsx. */
 export function createVerifyWorker(): Worker {
-  return createTsWorker(new URL('./verifyWorker.ts', import.meta.url));
+  return createTsWorker(siblingModuleUrl('verifyWorker', import.meta.url));
 }
 
 /** A set of strings that forgets the least recently used one beyond `capacity`. */

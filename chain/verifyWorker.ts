@@ -1,7 +1,7 @@
 /**
  * Worker thread of the verification pool (`verifyPool.ts`): loads the fast hybrid verifier, says
  * `ready`, then answers each chunk of jobs with one byte per job (1 = both signatures valid).
- * Started through `createTsWorker`, so it runs under tsx whatever started the parent.
+ * Started through `createTsWorker`: compiled in the build, under tsx from the sources.
  */
 import { parentPort } from 'node:worker_threads';
 import { createFastVerifier } from '../consensus/fastVerify.js';

@@ -8,6 +8,8 @@ import { StateOverlay, type StateChanges, type StateView, accountKey, SUPPLY_KEY
 import { encodeTx, txId as computeTxId, type Tx } from './tx.js';
 import { getTxType } from './txTypes/index.js';
 import { chargeEnvelope } from './ledger.js';
+import { toHex } from './hash.js';
+import type { BlockEvent, EconomyEvent } from './events.js';
 import { blockSubsidy, splitFees } from './reward.js';
 import type { Block } from './block.js';
 import type { ChainParams } from './params.js';
@@ -24,17 +26,19 @@ export interface BlockApplication {
   readonly burned: bigint;
   /** Subsidy minted by this block. */
   readonly subsidy: bigint;
+  /** What the economy's transactions did (for the chain's indexes). */
+  readonly events: BlockEvent[];
 }
 
 /**
  * Applies one transaction to an overlay: nonce, key publication, fee, then the type's effect.
  * Assumes the envelope and payload passed `validateTx` and the signatures were verified.
  */
-export function applyTx(state: StateOverlay, tx: Tx, id: Uint8Array, height: number, params: ChainParams): void {
+export function applyTx(state: StateOverlay, tx: Tx, id: Uint8Array, height: number, params: ChainParams, emit?: (e: EconomyEvent) => void): void {
   const mod = getTxType(tx.type);
   const payload = mod.decodePayload(tx.payload);
   chargeEnvelope(state, tx);
-  mod.apply(state, tx, payload, { params, height, txId: id });
+  mod.apply(state, tx, payload, emit ? { params, height, txId: id, emit } : { params, height, txId: id });
 }
 
 /** State keys a transaction touches (sender, type-specific keys): what the chain prefetches. */
@@ -57,9 +61,10 @@ export function applyBlock(view: StateView, block: Block, params: ChainParams, t
   const state = new StateOverlay(view);
   const height = block.coinbase.height;
   let fees = 0n;
+  const events: BlockEvent[] = [];
   block.txs.forEach((tx, i) => {
     try {
-      applyTx(state, tx, txIds?.[i] ?? computeTxId(encodeTx(tx)), height, params);
+      applyTx(state, tx, txIds?.[i] ?? computeTxId(encodeTx(tx)), height, params, (e) => events.push({ ...e, txIndex: i }));
     } catch (e) {
       if (isNodeError(e)) {
         throw new ValidationError(BlockErrorCode.BAD_TX, `tx ${i}: ${e.message}`, { payload: { index: i, txCode: e.code } });
@@ -80,7 +85,35 @@ export function applyBlock(view: StateView, block: Block, params: ChainParams, t
   const minerAcc = state.getAccount(block.coinbase.miner);
   if (subsidy + miner > 0n) state.setAccount(block.coinbase.miner, { ...minerAcc, balance: minerAcc.balance + subsidy + miner });
   state.setSupply({ minted: supply.minted + subsidy, burned: supply.burned + burned });
-  return { changes: state.changes(), undo: state.undo(), fees, burned, subsidy };
+  return { changes: state.changes(), undo: state.undo(), fees, burned, subsidy, events };
+}
+
+/**
+ * Picks, in order, the transactions that apply on top of `view` at `height`, each on the state
+ * the earlier picks left; a transaction that fails is skipped with every later nonce of its
+ * sender. Block templates use it: with pools and symbols, one sender's transaction can make
+ * another's fail (a swap's minOut, a taken symbol), which the mempool's per-sender check cannot
+ * see. Returns the indexes kept.
+ */
+export function selectApplicable(view: StateView, txs: readonly Tx[], txIds: readonly Uint8Array[], height: number, params: ChainParams): number[] {
+  const state = new StateOverlay(view);
+  const blocked = new Set<string>();
+  const kept: number[] = [];
+  txs.forEach((tx, i) => {
+    const sender = toHex(tx.from);
+    if (blocked.has(sender)) return;
+    const trial = new StateOverlay(state);
+    try {
+      applyTx(trial, tx, txIds[i], height, params);
+    } catch (e) {
+      if (!isNodeError(e)) throw e;
+      blocked.add(sender);
+      return;
+    }
+    for (const [k, v] of trial.changes()) state.set(k, v);
+    kept.push(i);
+  });
+  return kept;
 }
 
 /** Writes a set of changes into a mutable map-backed state (helper for in-memory states). */

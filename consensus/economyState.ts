@@ -8,8 +8,8 @@
  *   L<A>-<B>:<40 hex>      LP shares of an account in a pool (one varint; absent = 0)
  *   K<64 hex>              stake record, keyed by the staking tx id
  *   Estake                 staking totals (staked, locked, count, rewards paid)
- *   R<network>             bridge totals of one network (in, out, fees, record counts)
- *   r<network>:<ref>       marker of a recorded external tx reference (refuses duplicates)
+ *   R<network index>       bridge totals of one network (in, out, fees, record counts)
+ *   r<network index>:<ref> marker of a recorded external tx reference (refuses duplicates)
  * Every key a transaction reads or writes can be named from the transaction alone, so the chain
  * prefetches them before applying a block (`touchedKeys`).
  */
@@ -244,7 +244,7 @@ export interface BridgeTotals {
   readonly outCount: number;
 }
 
-/** State key of a network's bridge totals. */
+/** State key of a network's bridge totals (`network` is its index in the chain parameters, as a decimal string). */
 export function bridgeTotalsKey(network: string): string {
   return `R${network}`;
 }

@@ -44,6 +44,47 @@ export const TxErrorCode = {
 } as const;
 export type TxErrorCode = (typeof TxErrorCode)[keyof typeof TxErrorCode];
 
+/**
+ * Codes of the economy's rules (tokens, stablecoins, pools, staking, bridge records). Stateful
+ * ones are raised with `action: 'ignore'` (they depend on the tip); stateless ones reject.
+ */
+export const EconomyErrorCode = {
+  BAD_SYMBOL: 'token_bad_symbol',
+  BAD_NAME: 'token_bad_name',
+  BAD_DECIMALS: 'token_bad_decimals',
+  BAD_SUPPLY: 'token_bad_supply',
+  SYMBOL_TAKEN: 'token_symbol_taken',
+  UNKNOWN_TOKEN: 'token_unknown',
+  NOT_ISSUER: 'token_not_issuer',
+  MAX_SUPPLY: 'token_max_supply_exceeded',
+  FROZEN: 'token_frozen',
+  IS_STABLE: 'token_is_stable',
+  NOT_STABLE: 'token_not_stable',
+  NOTHING_TO_REDEEM: 'token_nothing_to_redeem',
+  UNDERCOLLATERALIZED: 'stable_undercollateralized',
+  IDENTICAL_ASSETS: 'pool_identical_assets',
+  POOL_EXISTS: 'pool_exists',
+  UNKNOWN_POOL: 'pool_unknown',
+  INSUFFICIENT_LIQUIDITY: 'pool_insufficient_liquidity',
+  LIQUIDITY_SLIPPAGE: 'pool_slippage',
+  INSUFFICIENT_SHARES: 'pool_insufficient_shares',
+  SLIPPAGE: 'swap_slippage',
+  EXPIRED: 'swap_expired',
+  BAD_PATH: 'swap_bad_path',
+  BAD_TIER: 'stake_bad_tier',
+  UNKNOWN_STAKE: 'stake_unknown',
+  NOT_STAKE_OWNER: 'stake_not_owner',
+  STAKE_LOCKED: 'stake_locked',
+  NOT_AUTHORITY: 'bridge_not_authority',
+  BAD_COSIGNATURE: 'bridge_bad_cosignature',
+  UNKNOWN_NETWORK: 'bridge_unknown_network',
+  BAD_FEE: 'bridge_bad_fee',
+  BAD_REF: 'bridge_bad_ref',
+  DUPLICATE_REF: 'bridge_duplicate_ref',
+  INSUFFICIENT_FLOAT: 'bridge_insufficient_float',
+} as const;
+export type EconomyErrorCode = (typeof EconomyErrorCode)[keyof typeof EconomyErrorCode];
+
 /** Codes of header and block rules. */
 export const BlockErrorCode = {
   BAD_VERSION: 'block_bad_version',
@@ -76,7 +117,7 @@ export class CodecError extends NodeError<CodecErrorCode, { offset?: number }> {
 }
 
 /** A consensus rule violation: says which rule, what the sender deserves and the ban score. */
-export class ValidationError<C extends string = TxErrorCode | BlockErrorCode> extends NodeError<C, Record<string, unknown>> {
+export class ValidationError<C extends string = TxErrorCode | BlockErrorCode | EconomyErrorCode> extends NodeError<C, Record<string, unknown>> {
   readonly action: PeerAction;
   readonly banScore: number;
   constructor(code: C, message: string, opts: { action?: PeerAction; banScore?: number; payload?: Record<string, unknown> } = {}) {

@@ -78,10 +78,35 @@ export interface ChainParams {
   };
   /** Provider agents (issue 17): the node's fee on each provider payout, basis points of the price. */
   readonly providers: { readonly nodeFeeBps: number };
+  /** Economy rules: stablecoin collateral, pool fee and locked liquidity, bridge networks. */
+  readonly economy: EconomyParams;
 }
 
 /** Node fee on provider payouts when genesis.json does not set one: 5 %. */
 export const DEFAULT_PROVIDER_FEE_BPS = 500;
+
+/** The economy's chain parameters. */
+export interface EconomyParams {
+  /** Minimum collateral value / minted value of a USD-stablecoin mint, basis points (15000 = 150%). */
+  readonly stableMinRatioBps: number;
+  /** Swap fee kept by the pool for its LPs, basis points (30 = 0.30%). */
+  readonly swapFeeBps: number;
+  /** LP shares locked forever by a pool's first deposit (Uniswap v2's MINIMUM_LIQUIDITY). */
+  readonly minLiquidity: bigint;
+  /** Bridge networks by index (a record names the index); a network without a vault refuses records. */
+  readonly bridgeNetworks: readonly { readonly name: string; readonly vault: string }[];
+}
+
+/** The ten bridge networks, in index order. */
+export const BRIDGE_NETWORK_NAMES = ['base', 'ethereum', 'solana', 'bitcoin', 'litecoin', 'bnb', 'polygon', 'arbitrum', 'optimism', 'avalanche'] as const;
+
+/** Economy parameters when genesis.json has none (vaults unset: bridge records refused). */
+export const DEFAULT_ECONOMY: EconomyParams = {
+  stableMinRatioBps: 15_000,
+  swapFeeBps: 30,
+  minLiquidity: 1000n,
+  bridgeNetworks: BRIDGE_NETWORK_NAMES.map((name) => ({ name, vault: '' })),
+};
 
 /** JSON shape of `genesis.json` (amounts as decimal strings of base units, bits as hex strings). */
 export interface GenesisJson {
@@ -103,6 +128,7 @@ export interface GenesisJson {
   staking: { aprTiers: { name: string; minLockDays: number; aprBps: number }[] };
   authorities: { moderation: string[]; bridge: string[]; bridgeThreshold: number };
   providers?: { nodeFeeBps: number };
+  economy?: { stableMinRatioBps: number; swapFeeBps: number; minLiquidity: string; bridgeNetworks: { name: string; vault: string }[] };
 }
 
 const uint = { type: 'integer', minimum: 0 } as const;
@@ -187,6 +213,26 @@ export const genesisSchema = {
       required: ['nodeFeeBps'],
       properties: { nodeFeeBps: { type: 'integer', minimum: 0, maximum: 10_000 } },
     },
+    economy: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['stableMinRatioBps', 'swapFeeBps', 'minLiquidity', 'bridgeNetworks'],
+      properties: {
+        stableMinRatioBps: { type: 'integer', minimum: 10000, maximum: 100000 },
+        swapFeeBps: { type: 'integer', minimum: 0, maximum: 1000 },
+        minLiquidity: amount,
+        bridgeNetworks: {
+          type: 'array',
+          maxItems: 255,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'vault'],
+            properties: { name: { type: 'string', pattern: '^[a-z0-9-]{2,20}$' }, vault: { type: 'string', maxLength: 128 } },
+          },
+        },
+      },
+    },
   },
 } as const;
 
@@ -236,6 +282,9 @@ export function createParamsFromJson(json: unknown): ChainParams {
     staking: { aprTiers: j.staking.aprTiers.map((t) => ({ ...t })) },
     authorities: { moderation: [...j.authorities.moderation], bridge: [...j.authorities.bridge], bridgeThreshold: j.authorities.bridgeThreshold },
     providers: { nodeFeeBps: j.providers?.nodeFeeBps ?? DEFAULT_PROVIDER_FEE_BPS },
+    economy: j.economy
+      ? { ...j.economy, minLiquidity: BigInt(j.economy.minLiquidity), bridgeNetworks: j.economy.bridgeNetworks.map((n) => ({ ...n })) }
+      : DEFAULT_ECONOMY,
   };
 }
 
@@ -261,6 +310,7 @@ export function paramsToJson(p: ChainParams): GenesisJson {
     staking: { aprTiers: p.staking.aprTiers.map((t) => ({ ...t })) },
     authorities: { moderation: [...p.authorities.moderation], bridge: [...p.authorities.bridge], bridgeThreshold: p.authorities.bridgeThreshold },
     providers: { nodeFeeBps: p.providers.nodeFeeBps },
+    economy: { ...p.economy, minLiquidity: p.economy.minLiquidity.toString(), bridgeNetworks: p.economy.bridgeNetworks.map((n) => ({ ...n })) },
   };
 }
 
@@ -291,6 +341,9 @@ export interface DevnetOptions {
   moderationAuthorities?: string[];
   /** Node fee on provider payouts, basis points. */
   nodeFeeBps?: number;
+  /** Bridge authority addresses (threshold 1 when given). */
+  bridgeAuthorities?: string[];
+  economy?: Partial<EconomyParams>;
 }
 
 /** Generates the parameters of a devnet or test chain: chain id 1337, `native-devnet`, easy difficulty. */
@@ -316,8 +369,9 @@ export function createDevnetParams(opts: DevnetOptions = {}): ChainParams {
       allocations: opts.allocations ?? [],
       referencePriceUsd: '0.5',
       staking: { aprTiers: DEFAULT_APR_TIERS },
-      authorities: { moderation: opts.moderationAuthorities ?? [], bridge: [], bridgeThreshold: 0 },
+      authorities: { moderation: opts.moderationAuthorities ?? [], bridge: opts.bridgeAuthorities ?? [], bridgeThreshold: opts.bridgeAuthorities?.length ? 1 : 0 },
       providers: { nodeFeeBps: opts.nodeFeeBps ?? DEFAULT_PROVIDER_FEE_BPS },
+      economy: { ...DEFAULT_ECONOMY, ...opts.economy },
     }),
   );
 }

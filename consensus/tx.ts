@@ -31,7 +31,11 @@ export const MAX_PAYLOAD_DECODE = 1 << 20;
 /** Domain tag of the transaction sighash. */
 export const SIGHASH_TAG = 'native-node/tx-sighash/v1';
 
-/** Numeric transaction type ids (one byte on the wire). */
+/**
+ * Numeric transaction type ids (one byte on the wire). 4–15 are kept for the agent/service
+ * registry and moderation types; the economy takes 16–23 (tokens), 32–35 (pools), 40–41
+ * (staking) and 48 (bridge records).
+ */
 export const TxType = {
   transfer: 1,
   agent_invoke: 2,
@@ -44,6 +48,22 @@ export const TxType = {
   service_retire: 8,
   moderation: 9,
   provider_payout: 10,
+  // 16-48: the economy (issue 13, consensus/txTypes/token*.ts, pool*.ts, swap.ts, stake.ts, unstake.ts, bridgeRecord.ts)
+  token_issue: 16,
+  token_mint: 17,
+  token_burn: 18,
+  token_transfer: 19,
+  token_flags: 20,
+  token_back: 21,
+  stable_mint: 22,
+  token_redeem: 23,
+  pool_create: 32,
+  pool_add: 33,
+  pool_remove: 34,
+  swap: 35,
+  stake: 40,
+  unstake: 41,
+  bridge_record: 48,
 } as const;
 export type TxTypeName = keyof typeof TxType;
 

@@ -124,7 +124,7 @@ export interface CatalogSnapshot {
   readonly chainId: number;
   readonly services: readonly ServiceDefinition[];
   /** USD per NATIVE in micro-USD, where it came from, whether it is live. */
-  readonly nativeUsd: { readonly microUsd: bigint; readonly source: string; readonly live: boolean };
+  readonly nativeUsd: { readonly microUsd: bigint; readonly source: string; readonly live: boolean; readonly change24h?: number | null };
   readonly usage: ServiceUsage;
   readonly health: HealthReader;
   /** Unix ms. */
@@ -134,6 +134,8 @@ export interface CatalogSnapshot {
   readonly usdc?: UsdcRail;
   /** Software version of the node. */
   readonly nodeVersion: string;
+  /** Last USD prices of the majors from the node's market-data provider, and when (Unix ms); absent when none is fresh. */
+  readonly majors?: { readonly at: number; readonly source: string; readonly usd: Readonly<Record<string, number | null>> };
   /** The provider agents registered on chain (issue 17), listed services or not. */
   readonly agents?: readonly RegisteredAgent[];
 }

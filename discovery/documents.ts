@@ -269,8 +269,11 @@ export function buildProtocolDescriptor(snap: CatalogSnapshot): Record<string, u
     priceFeed: {
       source: snap.nativeUsd.source,
       live: snap.nativeUsd.live,
-      // No external market-data provider is configured on this node: majors are unknown (null), not invented.
-      majors: { BTC: null, ETH: null, SOL: null, BNB: null, LTC: null },
+      nativeUsdChange24h: snap.nativeUsd.change24h ?? null,
+      // From the market-data provider's last answer (native-crypto-prices); unknown (null) until there is a fresh one, never invented.
+      majors: { BTC: null, ETH: null, SOL: null, BNB: null, LTC: null, ...snap.majors?.usd },
+      majorsSource: snap.majors?.source ?? null,
+      majorsUpdatedAt: snap.majors?.at ?? null,
     },
   };
 }

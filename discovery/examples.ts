@@ -41,7 +41,7 @@ const EXAMPLES: Readonly<Record<string, string | ((n: { payTo?: string }) => str
   'native-fx-rates': '100 EUR to USD',
   'native-email-validate': 'alice@example.com',
   'native-translate': 'de|Hello world',
-  'native-summarize': 'https://example.com',
+  'native-summarize': 'Proof of work chains order transactions by accumulated work. Miners race to find a block hash under a target; the network adjusts that target so blocks arrive at a steady pace. Paid services on this node settle in one such block, about three seconds.',
   'native-sentiment': SAMPLE_TEXT,
   'native-keywords': SAMPLE_TEXT,
   'native-crypto-price': 'BTC',

@@ -12,7 +12,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { NodeError, isNodeError } from '../consensus/errors.js';
 import { encodeAddress, MAINNET_HRP, TESTNET_HRP, tryDecodeAddress } from '../consensus/address.js';
 import { getDevKeyPair } from '../consensus/devnet.js';
@@ -21,9 +21,11 @@ import { parseAmount, parsePositiveAmount, formatAmount } from '../consensus/amo
 import { ClientErrorCode, DEFAULT_NODE_URL, NodeClient, type StatusResponse, type TxResponse } from './client.js';
 import { canonicalNetwork, configFromEnv, configFromFlagValues, configParseOptions, loadConfig, resolveConfig, type NetworkName, type NodeConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { formatMiningLines, type MiningResponse } from './miningStats.js';
+import { startWaitLine, type WaitLine } from './waitLine.js';
+import { formatMiningLines, type MiningResponse } from './mining/stats.js';
 import { createTransferTx } from '../consensus/txBuilder.js';
 import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../sdk/client.js';
+import { createFilePaymentStore } from '../sdk/pendingPayments.js';
 import { NODE_VERSION } from './version.js';
 import { AGENT_CLI_OPTIONS, agentCliPositionals, runAgentCommand } from './agentCli.js';
 import { createPassphraseSource, createWalletFile, defaultWalletPath, openWallet, readWalletFile, isClearWallet, DEV_WALLET_FILE, WalletErrorCode, type OpenedWallet } from './wallet.js';
@@ -61,7 +63,8 @@ Commands:
   call <serviceId> [request] [--max-price <NATIVE>] [--timeout <s>] [--tx <id>]
                                    pay a service from the wallet (agent_invoke), wait for the
                                    block, print the result and the receipt; --tx settles an
-                                   earlier payment instead of paying again
+                                   earlier payment instead of paying again (broadcasting it
+                                   again, same tx id, if the node lost it)
   agent register|update <name> --description <text> [--capabilities a,b] [--payout <addr>] [--contact <c>]
   agent show [--name <name>]       an agent and its services (default: the wallet's)
   agent serve --service <id> (--exec "<command>" | --forward http://127.0.0.1:PORT/path)
@@ -72,6 +75,15 @@ Commands:
   moderate approve|suspend|reject <serviceId> [--reason <text>] | moderate label <address> <label>
                                    (signed by a moderator key; on the devnet, the dev wallet)
                                    agent/service/moderate take --wait to wait for the block
+  rdap-bootstrap [--out <file>]    refresh the IANA RDAP bootstrap registry of native-domain-info
+                                   (default: the snapshot in services/web/rdapBootstrap.json)
+  sanctions update [--ofac-url <u>] [--un-url <u>] [--eu-url <u>]
+                                   download the official OFAC, UN and EU sanctions lists into
+                                   <data dir>/sanctions (validated, swapped atomically; a failed
+                                   list keeps the one the node has)
+  token issue|mint|burn|send|flags|back|info|list, pool create|add|remove|list|info,
+  swap "100 NATIVE -> USDN" [--max-slippage 1%], stake, unstake, stable mint|redeem,
+  bridge record, simulate --node <url> [--rate N]   the chain's economy (docs/economy.md)
   version                          print the version
   help                             show this help
 
@@ -153,11 +165,16 @@ const networkExplicit = (c: NodeConfig) => c.sources.network !== 'default';
 
 /** The network of a command that does not need a node: explicit, else the node's if one answers quickly, else mainnet. */
 async function offlineNetwork(ctx: Ctx): Promise<NetworkName> {
-  if (networkExplicit(ctx.config)) return ctx.config.network;
+  return (await chooseNetwork(ctx)).network;
+}
+
+/** `offlineNetwork` and where the choice came from: `flag` (or config/environment), `node`, or `default` (no node answered). */
+async function chooseNetwork(ctx: Ctx): Promise<{ network: NetworkName; source: 'flag' | 'node' | 'default' }> {
+  if (networkExplicit(ctx.config)) return { network: ctx.config.network, source: 'flag' };
   try {
-    return canonicalNetwork((await ctx.client.status(1_500)).network);
+    return { network: canonicalNetwork((await ctx.client.status(1_500)).network), source: 'node' };
   } catch {
-    return ctx.config.network;
+    return { network: ctx.config.network, source: 'default' };
   }
 }
 
@@ -200,13 +217,22 @@ async function unlockWallet(ctx: Ctx, ref: WalletRef, network: NetworkName): Pro
   return w;
 }
 
+/** Why `wallet new` chose its network, in words. */
+function networkChoiceText(source: 'flag' | 'node' | 'default', network: NetworkName, nodeUrl: string): string {
+  if (source === 'node') return `the network of the node at ${nodeUrl}`;
+  if (source === 'flag') return 'as asked (--network / --dev, config or NATIVE_NETWORK)';
+  const other = network === 'native-mainnet' ? '--dev' : '--network mainnet';
+  return `no node answered at ${nodeUrl}, so the default network; start your node first or pass ${other} for the other one`;
+}
+
 async function walletNew(ctx: Ctx): Promise<number> {
-  const network = await offlineNetwork(ctx);
+  const { network, source } = await chooseNetwork(ctx);
   const path = ctx.config.wallet ?? defaultWalletPath(ctx.env.home);
   if (existsSync(path)) throw new NodeError(WalletErrorCode.EXISTS, `${path} already exists; refusing to overwrite it (use --wallet <new file>)`, { path });
   const passphrase = await createPassphraseSource({ env: ctx.env.env }).get('create');
   const w = await createWalletFile(path, { network, hrp: hrpOf(network), passphrase });
-  ctx.out.print(`address ${w.address}\nnetwork ${w.network}\nwallet  ${w.path} (encrypted)`, w);
+  const why = networkChoiceText(source, network, ctx.client.baseUrl);
+  ctx.out.print(`address ${w.address}\nnetwork ${w.network} (${why})\nwallet  ${w.path} (encrypted)`, { ...w, networkSource: source });
   return 0;
 }
 
@@ -299,6 +325,14 @@ function miningText(s: { syncing: boolean; mining: { running: boolean; threads: 
   return 'off';
 }
 
+/** Status lines for peers found on another chain (a bootstrap peer of the wrong network, say). */
+function otherChainLines(peers: unknown): string[] {
+  if (!Array.isArray(peers)) return [];
+  return (peers as { peerId: string; genesis: string; network: string | null; bootstrap: boolean }[]).map(
+    (p) => `warning    ${p.bootstrap ? 'bootstrap peer' : 'peer'} ${p.peerId} is on another chain: ${p.network ?? 'unknown network'}, genesis ${p.genesis}`,
+  );
+}
+
 async function status(ctx: Ctx): Promise<number> {
   const s = await ctx.client.status();
   // Stratum, getblocktemplate and per-worker figures (a node without the route simply has none).
@@ -314,6 +348,7 @@ async function status(ctx: Ctx): Promise<number> {
       `mempool    ${s.mempool.count} txs, ${s.mempool.bytes} bytes`,
       `mining     ${miningText(s)}`,
       `peers      ${s.peers}${s.syncing ? ' (syncing)' : ''}`,
+      ...otherChainLines(s.otherChainPeers),
       `version    ${s.version}`,
       ...(s.payments ? [`payments   ${s.payments.settled} paid call(s) settled (${s.payments.settledUsdc} in USDC), ${s.payments.refundsPending} refund(s) pending`] : []),
       ...(pool ? formatMiningLines(pool) : []),
@@ -407,12 +442,27 @@ async function callCommand(ctx: Ctx, values: Values, serviceId: string, request:
   const payTx = typeof values.tx === 'string' ? values.tx.toLowerCase() : undefined;
   if (payTx !== undefined && !isHex(payTx, 32)) throw new NodeError(CliErrorCode.INVALID_TX_ID, '--tx takes the 64-hex-character id of an earlier agent_invoke');
   const wallet = payTx === undefined ? await unlockWallet(ctx, walletRef(ctx, status.network), status.network) : undefined;
-  const client = createAgentClient({ nodeUrl: ctx.client.baseUrl, ...(wallet ? { key: wallet.keyPair } : {}) });
+  // Signed payments are kept on disk until mined, so `--tx` can broadcast one again that the node lost.
+  const pendingPayments = createFilePaymentStore(join(dirname(defaultWalletPath(ctx.env.home)), 'payments', status.network));
+  const client = createAgentClient({ nodeUrl: ctx.client.baseUrl, pendingPayments, ...(wallet ? { key: wallet.keyPair } : {}) });
+  // On a terminal, a line redrawn in place while the payment waits for its block (node/waitLine.ts).
+  let waiting: WaitLine | undefined;
   const progress = (e: AgentEvent) => {
     if (ctx.out.json) return;
     if (e.type === 'quoted') process.stderr.write(`${e.quote.serviceId} costs ${e.quote.priceNative} NATIVE, paid to ${e.quote.payTo}\n`);
-    else if (e.type === 'paid') process.stderr.write(`paid in ${e.txId} (fee ${formatAmount(e.feeBase)} NATIVE), waiting for its block…\n`);
-    else if (e.type === 'retry') process.stderr.write(`settle: ${e.reason}, retrying…\n`);
+    else if (e.type === 'paid') {
+      process.stderr.write(`paid in ${e.txId} (fee ${formatAmount(e.feeBase)} NATIVE), waiting for its block…\n`);
+      waiting = startWaitLine(process.stderr, 'waiting for the block with the payment');
+    } else if (e.type === 'pending') waiting?.update('payment not mined yet, the node holds the request');
+    else if (e.type === 'retry') {
+      waiting?.stop();
+      process.stderr.write(`settle: ${e.reason}, retrying…\n`);
+      waiting = startWaitLine(process.stderr, 'settling again');
+    } else if (e.type === 'rebroadcast') {
+      waiting?.stop();
+      process.stderr.write(`the node did not know ${e.txId}: broadcast it again (same payment)…\n`);
+      waiting = startWaitLine(process.stderr, 'waiting for the block with the payment');
+    }
   };
   try {
     let r: AgentCallResult;
@@ -422,6 +472,7 @@ async function callCommand(ctx: Ctx, values: Values, serviceId: string, request:
       const q = await client.quote(serviceId, request);
       r = await client.settle(q, payTx, { timeoutMs, onEvent: progress });
     }
+    waiting?.stop();
     const rc = r.receipt;
     const human = [
       formatResult(r.result),
@@ -438,12 +489,14 @@ async function callCommand(ctx: Ctx, values: Values, serviceId: string, request:
     const { status: httpStatus, ...rest } = e.payload;
     process.stdout.write(`${JSON.stringify({ error: { code: e.code, message: e.message, ...rest, ...(httpStatus !== undefined ? { status: httpStatus } : {}) } })}\n`);
     return e.code === ClientErrorCode.UNREACHABLE ? 3 : 2;
+  } finally {
+    waiting?.stop();
   }
 }
 
 async function start(args: string[], cenv: CliEnv): Promise<number> {
   const config = loadConfig(args, cenv.env, { cwd: cenv.cwd, devAddress });
-  const log = createLogger({ level: config.logLevel });
+  const log = createLogger({ level: config.logLevel, format: config.logFormat });
   const { runNode } = await import('./node.js');
   try {
     await runNode(config, log);
@@ -475,6 +528,15 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         return await start(rest.filter((a) => a !== '--json'), cenv);
       case 'devnet':
         return await (await import('./devnet.js')).runDevnet(rest, cenv.cwd);
+      case 'token':
+      case 'pool':
+      case 'swap':
+      case 'stake':
+      case 'unstake':
+      case 'stable':
+      case 'bridge':
+      case 'simulate':
+        return await (await import('./economyCli.js')).runEconomyCommand(cmd, rest, out, cenv);
       case 'status': {
         const { values } = parse(rest, {}, 0);
         return await status(context(values, out, cenv));
@@ -516,6 +578,13 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
           waitMined: (id) => waitMined(ctx, id, timeoutOption(parsed.values)),
         });
       }
+      case 'rdap-bootstrap': {
+        const { values } = parse(rest, { out: { type: 'string' }, url: { type: 'string' } }, 0);
+        const { refreshRdapBootstrap } = await import('./rdapBootstrapCommand.js');
+        const r = await refreshRdapBootstrap({ out: values.out as string | undefined, url: values.url as string | undefined, cwd: cenv.cwd });
+        out.print(`${r.file}: ${r.tlds} TLDs, published ${r.publication} (${r.url})`, r);
+        return 0;
+      }
       case 'wallet': {
         const [sub, ...args] = rest;
         const { values } = parse(args, {}, 0);
@@ -524,6 +593,13 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         if (sub === 'show') return await walletShow(ctx);
         if (sub === 'balance') return await walletBalance(ctx);
         throw new NodeError(CliErrorCode.USAGE, `unknown wallet command ${sub ?? '(none)'}; try: wallet new | show | balance`);
+      }
+      case 'sanctions': {
+        const [sub, ...args] = rest;
+        const { values } = parse(args, { 'ofac-url': { type: 'string' }, 'un-url': { type: 'string' }, 'eu-url': { type: 'string' } }, 0);
+        if (sub !== 'update') throw new NodeError(CliErrorCode.USAGE, `unknown sanctions command ${sub ?? '(none)'}; try: sanctions update`);
+        const ctx = context(values, out, cenv);
+        return await (await import('./sanctions.js')).sanctionsUpdate(ctx.config, ctx.out, { OFAC: values['ofac-url'] as string | undefined, UN: values['un-url'] as string | undefined, EU: values['eu-url'] as string | undefined });
       }
       default:
         throw new NodeError(CliErrorCode.UNKNOWN_COMMAND, `unknown command ${cmd}; see native-node help`);
@@ -537,3 +613,6 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
     return code === 'internal_error' ? 70 : code === ClientErrorCode.UNREACHABLE ? 3 : 2;
   }
 }
+
+/** What the economy's commands (node/economyCli.ts) borrow from this CLI: options, context, wallet, waiting. */
+export const cliKit = { commonOptions: COMMON, context, nodeStatus, unlockWallet, walletRef, waitMined, timeoutOption, output } as const;

@@ -16,6 +16,11 @@ import { NodeError } from '../consensus/errors.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import { createDevnetChainParams } from '../consensus/devnet.js';
 import { createParamsFromJson, paramsToJson, type ChainParams } from '../consensus/params.js';
+import type { OutboundOptions } from '../services/outbound/client.js';
+import type { ProviderSettings } from '../services/outbound/types.js';
+import { OUTBOUND_CONFIG_OPTIONS, outboundOptionsOf } from './outboundConfig.js';
+import { PROVIDER_CONFIG_OPTIONS } from './providersConfig.js';
+import { PROJECT_ROOT } from '../services/projectRoot.js';
 
 /** Error codes of configuration loading. */
 export const ConfigErrorCode = {
@@ -25,6 +30,8 @@ export const ConfigErrorCode = {
 
 /** The networks a node can run. */
 export type NetworkName = 'native-devnet' | 'native-mainnet';
+/** How log lines are written (see `NodeConfig.logFormat`). */
+export type LogFormat = 'auto' | 'json' | 'pretty';
 /** pino log levels. */
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -41,10 +48,12 @@ export interface NodeConfig {
   /** Milliseconds a request may take before it is answered 503 `request_timeout`. */
   readonly httpTimeout: number;
   readonly mine: boolean;
+  /** Devnet only: run the built-in economy actors (node/economy/simulator.ts). */
+  readonly economy: boolean;
   /** Address paid by mined blocks (bech32m of the network); the dev wallet on the devnet by default. */
   readonly minerAddress: string | undefined;
   readonly mineThreads: number;
-  /** Run the Stratum v1 server (node/stratum.ts). */
+  /** Run the Stratum v1 server (node/mining/stratum.ts). */
   readonly stratum: boolean;
   /** Interface of the Stratum server; undefined: the HTTP host. */
   readonly stratumHost: string | undefined;
@@ -61,6 +70,25 @@ export interface NodeConfig {
    * Content-Length together). Undefined: `/rpc` on the HTTP port only.
    */
   readonly rpcPort: number | undefined;
+  /** Stratum abuse limits (node/mining/stratum.ts `StratumOptions`; docs/operators-guide.md "Limits"). */
+  readonly stratumMaxConnections: number;
+  readonly stratumMaxConnectionsPerAddress: number;
+  readonly stratumReservedConnections: number;
+  /** ms */
+  readonly stratumHandshakeTimeout: number;
+  /** Shares per second per connection, and its burst. */
+  readonly stratumSubmitRate: number;
+  readonly stratumSubmitBurst: number;
+  readonly stratumBanSeconds: number;
+  readonly stratumBanInvalidPercent: number;
+  readonly stratumBanMinShares: number;
+  /** Wrong JSON-RPC credentials one client address may send per minute before it is refused (429). */
+  readonly rpcAuthFailures: number;
+  /** Requests per second (and burst) one client address may make to the HTTP API's expensive endpoints; 0: no limit. */
+  readonly httpExpensiveRate: number;
+  readonly httpExpensiveBurst: number;
+  /** Interval of the summary lines of repeated per-client log events, ms. */
+  readonly logSummaryInterval: number;
   /** Signature verification worker threads; 0 lets the pool size itself to the cores. */
   readonly verifyThreads: number;
   readonly logLevel: LogLevel;
@@ -84,6 +112,26 @@ export interface NodeConfig {
   readonly facilitatorAuthHeader: string | undefined;
   /** Deadline of one facilitator call (`/verify` with its retries, or `/settle`), ms. */
   readonly facilitatorTimeout: number;
+  /** The outbound client's options (the `outbound*` keys, node/outboundConfig.ts). */
+  readonly outbound: OutboundOptions;
+  /** Every option of group `provider` (providers' URLs and keys), keyed like the config file; services read it as `ctx.providers`. */
+  readonly providers: ProviderSettings;
+  /** Seller block of the business documents (invoice, receipt, credit note, quote); undefined: devnet placeholders. */
+  readonly sellerName: string | undefined;
+  readonly sellerAddress: string | undefined;
+  readonly sellerVatId: string | undefined;
+  /** Seconds a valid native payment waits for its settle before it is refunded (x402/unhonored.ts). */
+  readonly refundWindow: number;
+  /** Keep the mempool in `<dataDir>/mempool.dat` across restarts (chain/mempoolStore.ts). */
+  readonly persistMempool: boolean;
+  /** Seconds between saves of a changed mempool (0: only at shutdown). */
+  readonly mempoolSaveInterval: number;
+  /** Port of the Prometheus `GET /metrics` listener; undefined: no metrics listener. */
+  readonly metricsPort: number | undefined;
+  /** Interface of the metrics listener. */
+  readonly metricsHost: string;
+  /** Log format: `pretty` (one coloured line per event), `json` (JSON lines) or `auto` (pretty on a terminal). */
+  readonly logFormat: LogFormat;
   /** The config file that was read, if any. */
   readonly configFile: string | undefined;
   /** Where each option's value came from (options left at their default are `default`). */
@@ -101,6 +149,19 @@ export const defaultNodeConfig = {
   stratum: true,
   stratumPort: 3333,
   rpcAllowRemote: false,
+  stratumMaxConnections: 1_000,
+  stratumMaxConnectionsPerAddress: 32,
+  stratumReservedConnections: 100,
+  stratumHandshakeTimeout: 10_000,
+  stratumSubmitRate: 50,
+  stratumSubmitBurst: 200,
+  stratumBanSeconds: 600,
+  stratumBanInvalidPercent: 90,
+  stratumBanMinShares: 100,
+  rpcAuthFailures: 10,
+  httpExpensiveRate: 50,
+  httpExpensiveBurst: 200,
+  logSummaryInterval: 60_000,
   verifyThreads: 0,
   logLevel: 'info',
   p2p: true,
@@ -108,6 +169,11 @@ export const defaultNodeConfig = {
   p2pPort: 8403,
   bootstrap: [],
   facilitatorTimeout: 15_000,
+  refundWindow: 3600,
+  persistMempool: true,
+  mempoolSaveInterval: 10,
+  metricsHost: '127.0.0.1',
+  logFormat: 'auto',
 } as const satisfies Partial<NodeConfig>;
 
 /** `list`: a repeatable flag, a JSON array in the file, comma-separated in the environment. */
@@ -125,6 +191,10 @@ export interface ConfigOption {
   readonly description: string;
   /** Default as shown in the help and the operator's guide. */
   readonly defaultText: string;
+  /** Collected into `NodeConfig.outbound` or `NodeConfig.providers` instead of a field of its own. */
+  readonly group?: 'outbound' | 'provider';
+  /** Built-in value of a grouped option (the others have theirs in `defaultNodeConfig`). */
+  readonly default?: string | number | boolean;
 }
 
 const NETWORK_NAMES = ['devnet', 'native-devnet', 'mainnet', 'native-mainnet'];
@@ -139,6 +209,7 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'httpPort', flag: 'http-port', env: 'NATIVE_HTTP_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'HTTP API port (0: any free port)', defaultText: '8402' },
   { key: 'httpBodyLimit', flag: 'http-body-limit', env: 'NATIVE_HTTP_BODY_LIMIT', kind: 'integer', schema: { type: 'integer', minimum: 1024, maximum: 64 * 1024 * 1024 }, description: 'largest request body, bytes', defaultText: '262144' },
   { key: 'httpTimeout', flag: 'http-timeout', env: 'NATIVE_HTTP_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 100, maximum: 600_000 }, description: 'request time limit, ms (a paid call waits for its payment and runs within it)', defaultText: '60000' },
+  { key: 'economy', flag: 'economy', env: 'NATIVE_ECONOMY', kind: 'boolean', schema: { type: 'boolean' }, description: 'devnet only: run the built-in economy actors (tokens, stablecoin, pools, swaps, stakes, bridge records)', defaultText: 'off (on with npm start)' },
   { key: 'mine', flag: 'mine', env: 'NATIVE_MINE', kind: 'boolean', schema: { type: 'boolean' }, description: 'run the built-in CPU miner (--no-mine to disable)', defaultText: 'on for devnet, off for mainnet' },
   { key: 'minerAddress', flag: 'miner-address', env: 'NATIVE_MINER_ADDRESS', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 90 }, description: 'address paid by mined blocks', defaultText: 'the dev wallet on devnet' },
   { key: 'payeeWallet', flag: 'payee-wallet', env: 'NATIVE_PAYEE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the payee key (receives payments, signs refunds; passphrase in NATIVE_PAYEE_PASSPHRASE)', defaultText: 'devnet: the public dev payee key; mainnet: none (paid calls answer 503)' },
@@ -146,6 +217,12 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'facilitatorUrl', flag: 'facilitator-url', env: 'NATIVE_FACILITATOR_URL', kind: 'string', schema: { type: 'string', pattern: '^https?://[^\\s]+$', maxLength: 2048 }, description: 'x402 facilitator settling the USDC rail (POST /verify, /settle)', defaultText: 'none (USDC rail off)' },
   { key: 'facilitatorAuthHeader', flag: 'facilitator-auth-header', env: 'NATIVE_FACILITATOR_AUTH_HEADER', kind: 'string', schema: { type: 'string', pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+:[ \\t]*[^\\r\\n]+$", maxLength: 8192 }, description: 'header sent to the facilitator, "Name: value" (e.g. "Authorization: Bearer …")', defaultText: 'none' },
   { key: 'facilitatorTimeout', flag: 'facilitator-timeout', env: 'NATIVE_FACILITATOR_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 100, maximum: 120_000 }, description: 'deadline of one facilitator call (verify with retries, or settle), ms', defaultText: '15000' },
+  { key: 'sellerName', flag: 'seller-name', env: 'NATIVE_SELLER_NAME', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'seller name on invoices, receipts, credit notes and quotes', defaultText: 'a devnet placeholder' },
+  { key: 'sellerAddress', flag: 'seller-address', env: 'NATIVE_SELLER_ADDRESS', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 500 }, description: 'seller postal address on the documents (\\n for new lines in a file)', defaultText: 'a devnet placeholder' },
+  { key: 'sellerVatId', flag: 'seller-vat-id', env: 'NATIVE_SELLER_VAT_ID', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 64 }, description: 'seller VAT identification number on the documents', defaultText: 'a devnet placeholder' },
+  { key: 'refundWindow', flag: 'refund-window', env: 'NATIVE_REFUND_WINDOW', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 30 * 86_400 }, description: 'seconds a valid native payment waits for its settle before the node refunds it', defaultText: '3600' },
+  { key: 'persistMempool', flag: 'persist-mempool', env: 'NATIVE_PERSIST_MEMPOOL', kind: 'boolean', schema: { type: 'boolean' }, description: 'keep the mempool in <data-dir>/mempool.dat across restarts (--no-persist-mempool to disable)', defaultText: 'on' },
+  { key: 'mempoolSaveInterval', flag: 'mempool-save-interval', env: 'NATIVE_MEMPOOL_SAVE_INTERVAL', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 86_400 }, description: 'seconds between saves of a changed mempool (0: only at shutdown)', defaultText: '10' },
   { key: 'mineThreads', flag: 'mine-threads', env: 'NATIVE_MINE_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 256 }, description: 'miner worker threads', defaultText: 'cores - 1 (at least 1)' },
   { key: 'stratum', flag: 'stratum', env: 'NATIVE_STRATUM', kind: 'boolean', schema: { type: 'boolean' }, description: 'Stratum v1 mining server (--no-stratum to disable)', defaultText: 'on' },
   { key: 'stratumHost', flag: 'stratum-host', env: 'NATIVE_STRATUM_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Stratum interface (0.0.0.0 to let miners on other machines in)', defaultText: 'the HTTP host' },
@@ -154,13 +231,31 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'rpcPassword', flag: 'rpc-password', env: 'NATIVE_RPC_PASSWORD', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 256 }, description: 'JSON-RPC password', defaultText: 'none: RPC off' },
   { key: 'rpcPort', flag: 'rpc-port', env: 'NATIVE_RPC_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'also serve JSON-RPC on this port (at / and /rpc), with a lenient HTTP parser for older miners such as cpuminer', defaultText: 'none: /rpc on the HTTP port only' },
   { key: 'rpcAllowRemote', flag: 'rpc-allow-remote', env: 'NATIVE_RPC_ALLOW_REMOTE', kind: 'boolean', schema: { type: 'boolean' }, description: 'answer /rpc from non-loopback clients', defaultText: 'false' },
+  { key: 'stratumMaxConnections', flag: 'stratum-max-connections', env: 'NATIVE_STRATUM_MAX_CONNECTIONS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100_000 }, description: 'Stratum connections at most', defaultText: '1000' },
+  { key: 'stratumMaxConnectionsPerAddress', flag: 'stratum-max-connections-per-address', env: 'NATIVE_STRATUM_MAX_CONNECTIONS_PER_ADDRESS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100_000 }, description: 'Stratum connections one client address may hold', defaultText: '32' },
+  { key: 'stratumReservedConnections', flag: 'stratum-reserved-connections', env: 'NATIVE_STRATUM_RESERVED_CONNECTIONS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 100_000 }, description: 'Stratum slots kept for addresses that hold no connection yet', defaultText: '100' },
+  { key: 'stratumHandshakeTimeout', flag: 'stratum-handshake-timeout', env: 'NATIVE_STRATUM_HANDSHAKE_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 1_000, maximum: 600_000 }, description: 'ms a Stratum connection has to subscribe and authorize', defaultText: '10000' },
+  { key: 'stratumSubmitRate', flag: 'stratum-submit-rate', env: 'NATIVE_STRATUM_SUBMIT_RATE', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100_000 }, description: 'shares one Stratum connection may submit per second (more are refused unchecked)', defaultText: '50' },
+  { key: 'stratumSubmitBurst', flag: 'stratum-submit-burst', env: 'NATIVE_STRATUM_SUBMIT_BURST', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 1_000_000 }, description: 'shares one Stratum connection may submit in a burst', defaultText: '200' },
+  { key: 'stratumBanSeconds', flag: 'stratum-ban-seconds', env: 'NATIVE_STRATUM_BAN_SECONDS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 30 * 86_400 }, description: 'ban of a Stratum client address whose shares are overwhelmingly invalid, seconds (0: close, no ban)', defaultText: '600' },
+  { key: 'stratumBanInvalidPercent', flag: 'stratum-ban-invalid-percent', env: 'NATIVE_STRATUM_BAN_INVALID_PERCENT', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100 }, description: 'share of invalid shares (%) that bans a Stratum connection', defaultText: '90' },
+  { key: 'stratumBanMinShares', flag: 'stratum-ban-min-shares', env: 'NATIVE_STRATUM_BAN_MIN_SHARES', kind: 'integer', schema: { type: 'integer', minimum: 10, maximum: 1_000_000_000 }, description: 'shares judged before the Stratum ban rule applies (and between checks)', defaultText: '100' },
+  { key: 'rpcAuthFailures', flag: 'rpc-auth-failures', env: 'NATIVE_RPC_AUTH_FAILURES', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100_000 }, description: 'wrong JSON-RPC credentials per client address per minute before it is refused (429 rpc_rate_limited)', defaultText: '10' },
+  { key: 'httpExpensiveRate', flag: 'http-expensive-rate', env: 'NATIVE_HTTP_EXPENSIVE_RATE', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 1_000_000 }, description: 'requests per second per client address to the expensive API endpoints (tx submission, paid calls, MCP); 0: no limit', defaultText: '50' },
+  { key: 'httpExpensiveBurst', flag: 'http-expensive-burst', env: 'NATIVE_HTTP_EXPENSIVE_BURST', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 1_000_000 }, description: 'burst of those requests per client address', defaultText: '200' },
+  { key: 'logSummaryInterval', flag: 'log-summary-interval', env: 'NATIVE_LOG_SUMMARY_INTERVAL', kind: 'integer', schema: { type: 'integer', minimum: 1_000, maximum: 3_600_000 }, description: 'ms between summary lines of repeated per-client log events (Stratum authorizations, refusals, bans)', defaultText: '60000' },
   { key: 'verifyThreads', flag: 'verify-threads', env: 'NATIVE_VERIFY_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 256 }, description: 'signature verification threads (0: auto)', defaultText: '0' },
   { key: 'logLevel', flag: 'log-level', env: 'NATIVE_LOG_LEVEL', kind: 'string', schema: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, description: 'fatal | error | warn | info | debug | trace | silent', defaultText: 'info' },
+  { key: 'logFormat', flag: 'log-format', env: 'NATIVE_LOG_FORMAT', kind: 'string', schema: { enum: ['auto', 'json', 'pretty'] }, description: 'auto (pretty on a terminal, else JSON lines) | json | pretty', defaultText: 'auto' },
+  { key: 'metricsPort', flag: 'metrics-port', env: 'NATIVE_METRICS_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'serve Prometheus metrics at GET /metrics on this port (0: any free port)', defaultText: 'none: no metrics' },
+  { key: 'metricsHost', flag: 'metrics-host', env: 'NATIVE_METRICS_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'interface of the metrics listener', defaultText: '127.0.0.1' },
   { key: 'wallet', flag: 'wallet', env: 'NATIVE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the CLI commands', defaultText: 'dev wallet on devnet, else ~/.native-node/wallet.json' },
   { key: 'p2p', flag: 'p2p', env: 'NATIVE_P2P', kind: 'boolean', schema: { type: 'boolean' }, description: 'join the peer-to-peer network (--no-p2p: standalone node)', defaultText: 'on' },
   { key: 'p2pHost', flag: 'p2p-host', env: 'NATIVE_P2P_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'p2p listen interface', defaultText: '0.0.0.0' },
   { key: 'p2pPort', flag: 'p2p-port', env: 'NATIVE_P2P_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'p2p TCP port (0: any free port)', defaultText: '8403' },
   { key: 'bootstrap', flag: 'bootstrap', env: 'NATIVE_BOOTSTRAP', kind: 'list', schema: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 512 } }, description: 'peer multiaddr to connect to (repeatable; comma-separated in the environment)', defaultText: 'none' },
+  ...OUTBOUND_CONFIG_OPTIONS,
+  ...PROVIDER_CONFIG_OPTIONS,
 ];
 
 /** One layer of raw settings (file, environment or flags), keyed like the config file. */
@@ -307,6 +402,7 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
   const fileLayer = configFile ? configFromFile(resolve(cwd, configFile)) : {};
   const sources = new Map<string, ConfigSource>();
   const merged: ConfigLayer = { ...defaultNodeConfig };
+  for (const o of CONFIG_OPTIONS) if (o.default !== undefined) merged[o.key] = o.default;
   for (const [source, layer] of [['file', fileLayer], ['env', envLayer], ['flag', flags]] as const) {
     for (const [k, v] of Object.entries(normaliseNetwork(layer, source))) {
       if (v === undefined || k === 'config') continue;
@@ -338,6 +434,7 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     httpBodyLimit: merged.httpBodyLimit as number,
     httpTimeout: merged.httpTimeout as number,
     mine,
+    economy: devnet && merged.economy === true,
     minerAddress,
     mineThreads: merged.mineThreads as number,
     stratum: merged.stratum as boolean,
@@ -347,6 +444,19 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     rpcPassword: merged.rpcPassword as string | undefined,
     rpcAllowRemote: merged.rpcAllowRemote as boolean,
     rpcPort: merged.rpcPort as number | undefined,
+    stratumMaxConnections: merged.stratumMaxConnections as number,
+    stratumMaxConnectionsPerAddress: merged.stratumMaxConnectionsPerAddress as number,
+    stratumReservedConnections: merged.stratumReservedConnections as number,
+    stratumHandshakeTimeout: merged.stratumHandshakeTimeout as number,
+    stratumSubmitRate: merged.stratumSubmitRate as number,
+    stratumSubmitBurst: merged.stratumSubmitBurst as number,
+    stratumBanSeconds: merged.stratumBanSeconds as number,
+    stratumBanInvalidPercent: merged.stratumBanInvalidPercent as number,
+    stratumBanMinShares: merged.stratumBanMinShares as number,
+    rpcAuthFailures: merged.rpcAuthFailures as number,
+    httpExpensiveRate: merged.httpExpensiveRate as number,
+    httpExpensiveBurst: merged.httpExpensiveBurst as number,
+    logSummaryInterval: merged.logSummaryInterval as number,
     verifyThreads: merged.verifyThreads as number,
     logLevel: merged.logLevel as LogLevel,
     wallet: merged.wallet === undefined ? undefined : resolve(cwd, merged.wallet as string),
@@ -359,6 +469,17 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     facilitatorUrl: merged.facilitatorUrl as string | undefined,
     facilitatorAuthHeader: merged.facilitatorAuthHeader as string | undefined,
     facilitatorTimeout: merged.facilitatorTimeout as number,
+    outbound: outboundOptionsOf(merged),
+    providers: Object.fromEntries(CONFIG_OPTIONS.filter((o) => o.group === 'provider').map((o) => [o.key, merged[o.key] as string | number | boolean | undefined])),
+    sellerName: merged.sellerName as string | undefined,
+    sellerAddress: merged.sellerAddress as string | undefined,
+    sellerVatId: merged.sellerVatId as string | undefined,
+    refundWindow: merged.refundWindow as number,
+    persistMempool: merged.persistMempool as boolean,
+    mempoolSaveInterval: merged.mempoolSaveInterval as number,
+    metricsPort: merged.metricsPort as number | undefined,
+    metricsHost: merged.metricsHost as string,
+    logFormat: merged.logFormat as LogFormat,
     configFile: configFile ? resolve(cwd, configFile) : undefined,
     sources: Object.fromEntries(CONFIG_OPTIONS.map((o) => [o.key, sources.get(o.key) ?? 'default'])),
   };
@@ -380,7 +501,7 @@ export const DEVNET_GENESIS_FILE = 'genesis.json';
  */
 export function loadChainParams(config: Pick<NodeConfig, 'network' | 'dataDir'>, now: () => number = () => Math.floor(Date.now() / 1000)): ChainParams {
   if (config.network === 'native-mainnet') {
-    const path = new URL('../genesis.json', import.meta.url);
+    const path = join(PROJECT_ROOT, 'genesis.json');
     return createParamsFromJson(JSON.parse(readFileSync(path, 'utf8')));
   }
   const file = join(config.dataDir, DEVNET_GENESIS_FILE);
@@ -389,7 +510,7 @@ export function loadChainParams(config: Pick<NodeConfig, 'network' | 'dataDir'>,
     if (params.network !== 'native-devnet') throw new NodeError(ConfigErrorCode.INVALID, `${file} is not a devnet genesis (network ${params.network})`, { option: 'dataDir' });
     return params;
   }
-  const params = createDevnetChainParams({ genesisTime: now() });
+  const params = createDevnetChainParams({ genesisTime: now(), actors: true });
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(paramsToJson(params), null, 2)}\n`, { mode: 0o644 });

@@ -12,12 +12,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { NodeError } from '../consensus/errors.js';
 import { createDevnetChainParams } from '../consensus/devnet.js';
 import { paramsToJson } from '../consensus/params.js';
 import { CONFIG_OPTIONS, DEVNET_GENESIS_FILE } from './config.js';
+import { PROJECT_ROOT } from '../services/projectRoot.js';
 
 /** Error codes of the devnet command. */
 export const DevnetErrorCode = {
@@ -33,7 +33,7 @@ const START_TIMEOUT_MS = 60_000;
 /** How long a node may take to stop after SIGTERM before it is killed, ms. */
 const STOP_TIMEOUT_MS = 20_000;
 
-const BIN = fileURLToPath(new URL('../bin/native-node.js', import.meta.url));
+const BIN = join(PROJECT_ROOT, 'bin', 'native-node.js');
 
 /** One running devnet node. */
 export interface DevnetNode {
@@ -109,7 +109,7 @@ function prepareGenesis(dir: string, nodeDirs: readonly string[]): string {
   mkdirSync(dir, { recursive: true });
   const shared = join(dir, DEVNET_GENESIS_FILE);
   if (!existsSync(shared)) {
-    const params = createDevnetChainParams({ genesisTime: Math.floor(Date.now() / 1000) });
+    const params = createDevnetChainParams({ genesisTime: Math.floor(Date.now() / 1000), actors: true });
     writeFileSync(shared, `${JSON.stringify(paramsToJson(params), null, 2)}\n`, { mode: 0o644 });
   }
   const text = readFileSync(shared, 'utf8');

@@ -14,7 +14,7 @@
  * work comes in), then the miner, the mempool, the chain (waits for its queue and closes the
  * database) and last the verify pool the chain may still be using.
  *
- * Data directory: `chain/` (LevelDB), `p2p-key` (the libp2p identity), `genesis.json` (devnet only: pins its generated genesis)
+ * Data directory: `chain/` (LevelDB), `ledger/` (payments), `mempool.dat` (the mempool at the last save), `p2p-key` (the libp2p identity), `genesis.json` (devnet only: pins its generated genesis)
  * and `dev-wallet.json` (devnet only: the public dev key in clear).
  */
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import type { ChainParams } from '../consensus/params.js';
 import { createVerifyPool, type VerifyPool } from '../chain/verifyPool.js';
 import { openChain, type Chain } from '../chain/chain.js';
 import { createMempool, type Mempool } from '../chain/mempool.js';
+import { createMempoolStore, MEMPOOL_FILE, type MempoolStore } from '../chain/mempoolStore.js';
 import { createMiner, type Miner } from '../chain/miner.js';
 import { ConfigErrorCode, loadChainParams, type NodeConfig } from './config.js';
 import { createHttpServer, type HttpServer } from './api/http.js';
@@ -33,9 +34,16 @@ import type { NodeLogger } from './logger.js';
 import { NODE_VERSION } from './version.js';
 import { writeDevWallet } from './wallet.js';
 import { createPayments, type Payments } from './payments.js';
-import { createMiningEndpoints } from './mining.js';
-import type { StratumServer } from './stratum.js';
-import type { RpcService } from './rpc.js';
+import { createMiningEndpoints } from './mining/endpoints.js';
+import { createHttpLimits } from './api/httpLimits.js';
+import { createEconomyRouter, economyErrorStatuses } from './api/economyRoutes.js';
+import { EconomySimulator } from './economy/simulator.js';
+import { createChainBackend } from './economy/backends.js';
+import type { StratumServer } from './mining/stratum.js';
+import type { JobFeed } from '../chain/jobFeed.js';
+import type { RpcService } from './mining/rpc.js';
+import { createOpsRouter, nodeReadiness } from './api/opsRoutes.js';
+import { createMetricsServer, createNodeMetrics } from './api/metrics.js';
 
 /** Error codes of the node's lifecycle. */
 export const NodeLifecycleErrorCode = {
@@ -53,7 +61,11 @@ export interface NodeParts {
   readonly verifier: VerifyPool;
   readonly chain: Chain;
   readonly mempool: Mempool;
+  /** The mempool file (undefined with --no-persist-mempool). */
+  readonly mempoolStore: MempoolStore | undefined;
   readonly miner: Miner | undefined;
+  /** The mining job feed Stratum and the getblocktemplate long poll follow. */
+  readonly jobFeed: JobFeed;
   /** The Stratum v1 server (undefined with --no-stratum). */
   readonly stratum: StratumServer | undefined;
   /** getblocktemplate/submitblock: its service, and its own listener with --rpc-port. */
@@ -62,6 +74,10 @@ export interface NodeParts {
   readonly p2p: P2PNetwork | undefined;
   readonly http: HttpServer;
   readonly payments: Payments;
+  /** Devnet `--economy`: the built-in economy actors. */
+  readonly economy?: EconomySimulator;
+  /** The Prometheus `GET /metrics` listener (`--metrics-port`), undefined when off. */
+  readonly metrics: HttpServer | undefined;
 }
 
 /** A full node built from a configuration (see module comment). */
@@ -80,12 +96,16 @@ export class FullNode {
     private readonly log: NodeLogger,
     /** The sync state the built-in miner follows (see `gateMining`). */
     private readonly network: { readonly isSyncing: () => boolean; readonly networkKnown: () => boolean },
+    /** What `/ready` reads of the node's lifecycle. */
+    private readonly lifecycle: { serving: boolean },
   ) {}
 
   /** Builds every part (opening the database and the worker pool) without starting them. */
   static async create(config: NodeConfig, log: NodeLogger): Promise<FullNode> {
     const params = loadChainParams(config);
     const devnet = params.network === 'native-devnet';
+    /** Whether the HTTP API serves: from the end of `start()` to the beginning of `stop()`. */
+    const lifecycle = { serving: false };
 
     // Signatures are verified off the event loop; the pool is shared by the chain and the mempool.
     const verifier = await createVerifyPool(config.verifyThreads > 0 ? { threads: config.verifyThreads } : {});
@@ -96,6 +116,10 @@ export class FullNode {
       chain = await openChain({ dataDir: join(config.dataDir, CHAIN_DIR), params, verifier, logger: log.child({ module: 'chain' }) });
       // The mempool needs the chain (tip state, connect/disconnect events) and the verifier.
       const mempool = createMempool(chain, verifier, params, { logger: log.child({ module: 'mempool' }) });
+      // The mempool file needs the mempool (saved at shutdown and periodically, re-admitted at start).
+      const mempoolStore = config.persistMempool
+        ? createMempoolStore(mempool, params, { path: join(config.dataDir, MEMPOOL_FILE), intervalMs: config.mempoolSaveInterval * 1000, logger: log.child({ module: 'mempool' }) })
+        : undefined;
       // The miner needs the chain (to build on the tip and submit blocks) and the mempool (candidates).
       const miner = config.mine ? createMiner(chain, mempool, params, { threads: config.mineThreads, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, logger: log.child({ module: 'miner' }) }) : undefined;
       // The p2p network needs the chain (serve, sync and relay blocks) and the mempool (relay transactions).
@@ -118,17 +142,40 @@ export class FullNode {
       const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing: () => isSyncing() || !networkKnown() });
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
       payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing });
+      // /health, /ready and the descriptor's .json alias, mounted first (the alias passes on to discovery).
+      const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: isSyncing, serving: () => lifecycle.serving }) });
+      // Metrics read every part at scrape time; their middleware counts the API's requests.
+      const metrics =
+        config.metricsPort === undefined
+          ? undefined
+          : createNodeMetrics({
+              chain,
+              mempool,
+              syncing: isSyncing,
+              peers: () => p2p?.peerCount() ?? 0,
+              refundsPending: () => payments!.refunds?.pendingIds().length ?? 0,
+              mining: () => {
+                const t = mining.stats.snapshot().totals;
+                return { connections: mining.stratum?.info().connections ?? 0, accepted: t.accepted, rejected: t.rejected, stale: t.stale, hashrate: t.hashrate };
+              },
+              isService: (id) => payments!.registry.get(id) !== undefined,
+            });
+      const metricsServer = metrics && createMetricsServer({ host: config.metricsHost, port: config.metricsPort! }, metrics, log.child({ module: 'metrics' }));
+      // Per-address limit on the expensive endpoints (tx submission, paid calls, MCP).
+      const httpLimits = createHttpLimits({ ratePerSecond: config.httpExpensiveRate, burst: config.httpExpensiveBurst });
       const p2pHttp = p2p ? { routers: [createPeersRouter(p2p)], statusExtras: [() => p2p.statusFields()] } : { routers: [], statusExtras: [] };
       // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(
-        { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION },
-        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), routers: [payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers], errorStatuses: payments.errorStatuses, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras] },
+        { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION, guard: httpLimits.middleware },
+        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), middleware: metrics ? [metrics.middleware()] : [], routers: [ops, payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers, createEconomyRouter(chain.economy, params)], errorStatuses: { ...payments.errorStatuses, ...economyErrorStatuses }, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras, () => ({ httpLimits: httpLimits.info() })] },
       );
       if (devnet) {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
         log.info({ path }, 'dev wallet written (devnet only; its seed is public)');
       }
-      return new FullNode(config, params, { verifier, chain, mempool, miner, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments }, log, { isSyncing, networkKnown });
+      // The devnet economy acts on the chain and the mempool like any wallet would.
+      const economy = devnet && config.economy ? new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 2, log: log.child({ module: 'economy' }) }) : undefined;
+      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, jobFeed: mining.feed, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy, metrics: metricsServer }, log, { isSyncing, networkKnown }, lifecycle);
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -149,17 +196,25 @@ export class FullNode {
     const { chain, mempool, miner, http, payments } = this.parts;
     try {
       mempool.start();
+      // Saved transactions first: refunds and payments accepted before a restart are pending again.
+      await this.parts.mempoolStore?.load();
+      this.parts.mempoolStore?.start();
       await this.parts.p2p?.start();
       await payments.start();
       // With bootstrap peers, mining waits for their chain status (see `gateMining`).
       const deferMining = miner !== undefined && this.parts.p2p !== undefined && this.config.bootstrap.length > 0;
       if (deferMining) this.log.info({}, 'mining waits for the network’s chain status');
       else await miner?.start();
+      await this.parts.jobFeed.start();
       await this.parts.stratum?.start();
       await this.parts.rpc.server?.start();
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
       await http.start();
+      this.parts.economy?.start();
+      await this.parts.metrics?.start();
+      if (this.parts.metrics) this.log.info({ url: `${this.parts.metrics.url}/metrics` }, 'metrics listening');
       this.gateMining(!deferMining);
+      this.lifecycle.serving = true;
     } catch (e) {
       await this.stop();
       throw e;
@@ -218,6 +273,7 @@ export class FullNode {
 
   private async stopNow(): Promise<void> {
     const { verifier, chain, mempool, miner, http, payments } = this.parts;
+    this.lifecycle.serving = false;
     this.log.info({}, 'stopping');
     clearInterval(this.miningGate);
     const step = async (name: string, fn: () => unknown) => {
@@ -232,12 +288,18 @@ export class FullNode {
       this.parts.rpc.service.stop();
       await this.parts.rpc.server?.stop();
     });
+    await step('economy', () => this.parts.economy?.stop());
     await step('http', () => http.stop());
+    await step('metrics', () => this.parts.metrics?.stop());
     await step('stratum', () => this.parts.stratum?.stop());
+    await step('job feed', () => this.parts.jobFeed.stop());
     await step('miner', () => this.minerLane.then(() => miner?.stop()));
     await step('p2p', () => this.parts.p2p?.stop());
     await step('payments', () => payments.stop());
-    await step('mempool', () => mempool.stop());
+    await step('mempool', async () => {
+      await this.parts.mempoolStore?.stop();
+      mempool.stop();
+    });
     await step('chain', () => chain.close());
     await step('verifier', () => verifier.stop());
     this.log.info({ height: chain.tip.height }, 'stopped');

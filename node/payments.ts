@@ -6,6 +6,8 @@
  *   ledger                   (LevelDB in `<dataDir>/ledger`: one record per payment)
  *   payee key                (receives payments, signs refunds)
  *     → refunds              (needs chain, mempool, ledger, payee)
+ *     → payment watcher      (needs chain, ledger, registry, the payee and its refunds: refunds
+ *                             every payment the node will not honour; x402/unhonored.ts)
  *     → native settlement    (needs chain, mempool, ledger, refunds, payee, the services' context)
  *     → USDC settlement      (needs ledger, facilitator, the services' context), when configured
  *     → paid-call core       (needs registry, both settlements, prices, sync state)
@@ -27,13 +29,18 @@ import { INBOX_HTTP_STATUS, ProviderInbox } from '../x402/inbox.js';
 import { PayoutManager, withProviderPayouts } from '../x402/payouts.js';
 import { Boards, BOARD_HTTP_STATUS } from './boards.js';
 import { createProviderRouter } from './api/providerRoutes.js';
-import type { NativeUsdSource, ServiceContext } from '../services/types.js';
+import { createOutboundClient } from '../services/outbound/client.js';
+import type { NativeUsdSource, SellerInfo, ServiceContext } from '../services/types.js';
+import { defaultSellerInfo } from '../services/documents/document.js';
 import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
+import { useSanctionsDir } from '../services/sanctions/screen.js';
+import { sanctionsDirOf } from './sanctions.js';
 import { openLedger, type SettlementLedger } from '../x402/ledger.js';
-import { createReferencePriceSource } from '../x402/pricing.js';
+import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
 import { createPaidCallCore, type PaidCallCore } from '../x402/paidCall.js';
 import { NativeSettlement } from '../x402/settle.js';
+import { createUnhonoredPayments, type UnhonoredPayments } from '../x402/unhonored.js';
 import { createFacilitator } from '../x402/usdcFacilitator.js';
 import type { NodeConfig } from './config.js';
 import { createX402Router } from './api/x402Routes.js';
@@ -62,6 +69,8 @@ export interface Payments {
   readonly refunds: RefundManager | undefined;
   /** The paid-call core behind the HTTP routes and MCP. */
   readonly paidCalls: PaidCallCore;
+  /** The payment watcher (undefined without a payee key). */
+  readonly unhonored: UnhonoredPayments | undefined;
   readonly router: Router;
   /** HTTP statuses of the payment error codes, for the app's error middleware. */
   readonly errorStatuses: Readonly<Record<string, number>>;
@@ -80,6 +89,11 @@ async function loadPayee(config: NodeConfig, params: ChainParams, env: Record<st
     return (await openWallet(config.payeeWallet, passphrase, params.hrp)).keyPair;
   }
   return params.network === 'native-devnet' ? getDevPayeeKeyPair() : undefined;
+}
+
+/** The documents' seller block from the config, each unset field from the devnet placeholders. */
+function sellerOf(config: NodeConfig): SellerInfo {
+  return { name: config.sellerName ?? defaultSellerInfo.name, address: config.sellerAddress ?? defaultSellerInfo.address, vatId: config.sellerVatId ?? defaultSellerInfo.vatId };
 }
 
 /** Builds the paid side (opens the ledger and the payee wallet); call `start()` after the mempool started. */
@@ -107,13 +121,21 @@ export async function createPayments(
   const registry = createLiveRegistry(createServiceRegistry(), chain, inbox, params.hrp, log.child({ module: 'registry' }));
   live = registry;
   const boards = new Boards(providersDb);
-  const nativeUsd = createReferencePriceSource(params);
+  // Lists refreshed by `native-node sanctions update` win over the shipped ones when newer.
+  useSanctionsDir(sanctionsDirOf(config));
+  const nativeUsd = createChainPriceSource(modules.chain, params, (e) => log.warn({ err: (e as Error).message }, 'NATIVE/USD price refresh failed'));
   const payee = await loadPayee(config, params, env);
   const ledger = await openLedger(join(config.dataDir, LEDGER_DIR));
   const serviceLog = log.child({ module: 'services' });
-  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, addressLabels: { get: (id) => registry.addressLabel(id) } };
+  // Every request a service makes outside the node goes through this one client (SSRF checks, limits, per-host concurrency).
+  const outbound = createOutboundClient(config.outbound);
+  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, outbound, providers: config.providers, seller: sellerOf(config), addressLabels: { get: (id) => registry.addressLabel(id) } };
   const refunds = payee ? new RefundManager(chain, mempool, ledger, payee, params, { logger: log.child({ module: 'refunds' }) }) : undefined;
-  const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }) }) : undefined;
+  const unhonored =
+    payee && refunds
+      ? createUnhonoredPayments({ chain, ledger, catalog: registry, payees: [{ address: payee.address, refunds }], params }, { windowMs: config.refundWindow * 1000, logger: log.child({ module: 'unhonored' }) })
+      : undefined;
+  const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }), unhonored }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
   // The USDC rail needs both the payee address and a facilitator; with one of them only it stays off.
   // Loaded only then: it brings viem (about 0.3 s of start-up).
@@ -127,7 +149,7 @@ export async function createPayments(
       : undefined;
   if ((config.usdcPayTo === undefined) !== (config.facilitatorUrl === undefined)) log.warn({}, 'the USDC rail needs both --usdc-pay-to and --facilitator-url: it stays off');
   // One paid-call core for every transport: the HTTP routes and MCP are adapters of it.
-  const core = createPaidCallCore({ catalog: registry, native: settlement, usdc: usdcSettlement, params, nativeUsd, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout });
+  const core = createPaidCallCore({ catalog: registry, native: settlement, usdc: usdcSettlement, params, nativeUsd, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout, context });
   // Provider services are paid to the payee (escrow); a delivered call owes the provider its share.
   const payouts = payee
     ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress }, { logger: log.child({ module: 'payouts' }) })
@@ -152,6 +174,7 @@ export async function createPayments(
     settlement,
     refunds,
     paidCalls,
+    unhonored,
     router,
     errorStatuses: { ...PAYMENT_HTTP_STATUS, ...INBOX_HTTP_STATUS, ...BOARD_HTTP_STATUS },
     discovery,
@@ -163,7 +186,20 @@ export async function createPayments(
         settled += v.calls;
         settledUsdc += v.callsUsdc;
       }
-      return { payments: { settled, settledUsdc, refundsPending: refunds?.pendingIds().length ?? 0, payTo: settlement?.payTo ?? null } };
+      const counts = ledger.counts();
+      return {
+        payments: {
+          settled,
+          settledUsdc,
+          refundsPending: refunds?.pendingIds().length ?? 0,
+          // Refunded payments (service failures and refusals), refusals alone, and valid payments mined and awaiting their settle.
+          refunded: counts.refunded,
+          refused: counts.refused,
+          awaitingSettle: unhonored?.awaitingCount ?? 0,
+          refundWindowSeconds: config.refundWindow,
+          payTo: settlement?.payTo ?? null,
+        },
+      };
     },
     async start() {
       await inbox.start();
@@ -171,11 +207,14 @@ export async function createPayments(
       await registry.start();
       await refunds?.start();
       await payouts?.start();
+      await unhonored?.start();
       await usdcSettlement?.recover();
       discovery.start();
     },
     async stop() {
       await discovery.stop();
+      unhonored?.stop();
+      await unhonored?.idle();
       registry.stop();
       inbox.stop();
       refunds?.stop();

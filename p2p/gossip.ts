@@ -23,6 +23,7 @@ import { txId } from '../consensus/tx.js';
 import { silentLogger, type ChainEntry, type Logger, type MempoolEntry } from '../chain/types.js';
 import type { ProtocolIds } from './protocol.js';
 import { Offence } from './scoring.js';
+import { reportBadGossipFrames, type BadFrameStats } from './gossipFrames.js';
 import { checkBlockIntegrity, verdictOf, type GossipResult } from './verdict.js';
 import type { P2PChain, P2PMempool } from './types.js';
 
@@ -65,6 +66,8 @@ export interface GossipStats {
   txs: Record<GossipResult, number>;
   blocks: Record<GossipResult, number>;
   published: { txs: number; blocks: number };
+  /** Frames gossipsub dropped before validation (over the size limit, undecodable), each reported to peer scoring. */
+  frames: BadFrameStats;
 }
 
 const RESULT: Record<GossipResult, TopicValidatorResult> = {
@@ -77,7 +80,7 @@ const RESULT: Record<GossipResult, TopicValidatorResult> = {
 export class Gossip {
   private readonly log: Logger;
   private readonly networkTxs = new RecentSet(50_000);
-  readonly stats: GossipStats = { txs: { accept: 0, ignore: 0, reject: 0 }, blocks: { accept: 0, ignore: 0, reject: 0 }, published: { txs: 0, blocks: 0 } };
+  readonly stats: GossipStats;
   private readonly onConnect = (entry: ChainEntry, _block: Block) => void this.publishBlock(entry);
   private readonly onAdded = (entry: MempoolEntry) => void this.publishTx(entry);
   // A transaction of a disconnected block that the mempool takes back is relayed again: the
@@ -88,6 +91,9 @@ export class Gossip {
 
   constructor(private readonly m: GossipModules) {
     this.log = m.logger ?? silentLogger;
+    // Before any stream opens: frames gossipsub drops on its own still cost their sender.
+    const frames = reportBadGossipFrames(m.pubsub, (peer, points, reason) => m.penalize(peer, points, reason));
+    this.stats = { txs: { accept: 0, ignore: 0, reject: 0 }, blocks: { accept: 0, ignore: 0, reject: 0 }, published: { txs: 0, blocks: 0 }, frames };
   }
 
   /** Subscribes to both topics, installs the validators and follows the chain and the mempool. */

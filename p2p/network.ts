@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import type { PeerId, IdentifyResult } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { NodeError } from '../consensus/errors.js';
+import { toHex } from '../consensus/hash.js';
 import { silentLogger, type Logger } from '../chain/types.js';
 import { createHost, parseBootstrap, type Host } from './host.js';
 import { loadOrCreateIdentity } from './identity.js';
@@ -22,6 +23,7 @@ import { SyncManager, type SyncOptions } from './sync.js';
 import { Libp2pSyncTransport, createSyncHandler } from './syncProtocol.js';
 import { Gossip, RecentSet, type GossipStats } from './gossip.js';
 import { ProgressBar, type ProgressOutput } from './progress.js';
+import { CHAIN_INFO_PROTOCOL, createChainInfoHandler, otherChainNet, requestChainInfo, type OtherChainPeer } from './chainInfo.js';
 import type { P2PModules, SyncState, SyncStatusReader } from './types.js';
 
 /** Error codes of the p2p network's lifecycle. */
@@ -51,6 +53,9 @@ export interface P2POptions {
   /** A TTY for the progress bar (none: no bar). */
   readonly progress?: ProgressOutput;
 }
+
+/** Most peers of other chains remembered for the status. */
+const MAX_OTHER_CHAIN_PEERS = 32;
 
 /** Defaults of P2POptions. */
 export const defaultP2POptions = { host: '0.0.0.0', port: 8403, maxConnections: 64, targetPeers: 8, maintenanceMs: 5_000 } as const;
@@ -87,6 +92,8 @@ export class P2PNetwork implements SyncStatusReader {
   private walking = false;
   private nextWalkAt = 0;
   private walkDelayMs = 2_000;
+  /** Peers found to be on another chain (chainInfo.ts), by peer id; at most `MAX_OTHER_CHAIN_PEERS`. */
+  private readonly otherChain = new Map<string, OtherChainPeer>();
 
   private constructor(
     readonly host: Host,
@@ -177,6 +184,8 @@ export class P2PNetwork implements SyncStatusReader {
       }),
       { maxInboundStreams: 16, maxOutboundStreams: 16 },
     );
+    const params = this.modules.chain.params;
+    await host.handle(CHAIN_INFO_PROTOCOL, createChainInfoHandler({ network: params.network, chainId: params.chainId, genesis: toHex(this.modules.chain.getEntryByHeight(0)!.hash) }), { maxInboundStreams: 4, maxOutboundStreams: 4 });
     this.gossip.start();
     this.sync.start();
     if (this.opts.progress) {
@@ -212,8 +221,48 @@ export class P2PNetwork implements SyncStatusReader {
     if (evt.detail.protocols.includes(this.ids.sync)) {
       this.log.info({ peer: id, agent: evt.detail.agentVersion }, 'peer connected');
       this.sync.addPeer(id);
+    } else {
+      void this.noteOtherChain(id, evt.detail.protocols);
     }
   };
+
+  /**
+   * A peer without our sync protocol but with another chain's (or the chain-info protocol): warn
+   * once, naming both genesis hashes, and list it in the status.
+   */
+  private async noteOtherChain(id: string, protocols: readonly string[]): Promise<void> {
+    const net = otherChainNet(protocols, this.ids.net);
+    const speaksInfo = protocols.includes(CHAIN_INFO_PROTOCOL);
+    if ((!net && !speaksInfo) || this.otherChain.has(id)) return;
+    let info: { genesis: string; network: string | null; chainId: number | null } = { genesis: `${net}…`, network: null, chainId: null };
+    if (speaksInfo) {
+      try {
+        info = await requestChainInfo(this.host, id, AbortSignal.timeout(5_000));
+      } catch (e) {
+        if (!net) return;
+        this.log.debug({ peer: id, err: (e as Error).message }, 'chain-info request failed');
+      }
+    }
+    const ourGenesis = toHex(this.modules.chain.getEntryByHeight(0)!.hash);
+    if (info.genesis === ourGenesis || this.otherChain.has(id)) return;
+    const bootstrap = this.isBootstrapPeer(id);
+    if (this.otherChain.size >= MAX_OTHER_CHAIN_PEERS) this.otherChain.delete(this.otherChain.keys().next().value!);
+    this.otherChain.set(id, { peerId: id, genesis: info.genesis, network: info.network, chainId: info.chainId, bootstrap, seenAt: Date.now() });
+    this.log.warn(
+      { peer: id, bootstrap, ourGenesis, ourNetwork: this.modules.chain.params.network, theirGenesis: info.genesis, theirNetwork: info.network, theirChainId: info.chainId },
+      `${bootstrap ? 'bootstrap peer' : 'peer'} is on another chain (genesis ${info.genesis}, ours ${ourGenesis}): not syncing with it`,
+    );
+  }
+
+  /** Whether `id` is the peer of one of the `--bootstrap` addresses. */
+  private isBootstrapPeer(id: string): boolean {
+    return this.bootstrapAddrs.some((ma) => (ma.getComponents().find((c) => c.name === 'p2p')?.value ?? this.bootstrapIds.get(ma.toString())) === id);
+  }
+
+  /** Peers found to be on another chain, newest last. */
+  otherChainPeers(): OtherChainPeer[] {
+    return [...this.otherChain.values()];
+  }
 
   private readonly onDisconnect = (evt: CustomEvent<PeerId>) => {
     const id = evt.detail.toString();
@@ -324,11 +373,17 @@ export class P2PNetwork implements SyncStatusReader {
     return this.sync.syncState();
   }
 
+  /** Connected peers (distinct peer ids). */
+  peerCount(): number {
+    return new Set(this.host.getPeers().map(String)).size;
+  }
+
   /** The p2p fields of `/api/v1/status`. */
   statusFields(): Record<string, unknown> {
     const s = this.sync.syncState();
     return {
-      peers: new Set(this.host.getPeers().map(String)).size,
+      peers: this.peerCount(),
+      otherChainPeers: this.otherChainPeers(),
       syncing: s.syncing,
       peerId: this.peerId,
       listen: this.listen,

@@ -11,8 +11,11 @@
  *
  * Settling is idempotent on the server (same tx id and request → the stored answer), so the
  * client retries pending payments, `settlement_in_progress` and dropped connections until its
- * time budget is spent; the payment is never sent twice. Every failure is an `AgentClientError`
- * whose `code` is either one of `AgentErrorCode` or the server's own code (`payment_not_found`,
+ * time budget is spent; the payment is never sent twice. The signed payment is kept
+ * (sdk/pendingPayments.ts) until a settle proves it mined: when a settle answers
+ * `payment_not_found` (the node lost it in a crash) the same bytes are broadcast again, with any
+ * other stored payment of the client, lowest nonce first — the same tx id, never a new payment.
+ * Every failure is an `AgentClientError` whose `code` is either one of `AgentErrorCode` or the server's own code (`payment_not_found`,
  * `amount_mismatch`, `unknown_service`, …), with the HTTP status and the tx id in its payload.
  */
 import { encodeAddress, tryDecodeAddress } from '../consensus/address.js';
@@ -24,6 +27,7 @@ import { createAgentInvokeTx } from '../consensus/txBuilder.js';
 import { AgentClientError, AgentErrorCode, answerError, isAgentClientError, type AgentErrorPayload } from './errors.js';
 import { createJsonFetch, errorBody, isObject, type Json, type JsonAnswer } from './http.js';
 import { badQuote, parseQuote, parseSettlement, type AgentQuote, type AgentReceipt } from './quote.js';
+import { createMemoryPaymentStore, type PendingPaymentStore } from './pendingPayments.js';
 
 // The SDK's whole API from this one module.
 export { AgentClientError, AgentErrorCode, isAgentClientError, type AgentErrorPayload } from './errors.js';
@@ -54,7 +58,9 @@ export type AgentEvent =
   | { readonly type: 'quoted'; readonly quote: AgentQuote }
   | { readonly type: 'paid'; readonly txId: string; readonly feeBase: bigint }
   | { readonly type: 'pending'; readonly txId: string; readonly retryAfter: number }
-  | { readonly type: 'retry'; readonly txId: string; readonly reason: string };
+  | { readonly type: 'retry'; readonly txId: string; readonly reason: string }
+  /** The node did not know the payment: the stored signed payment was broadcast again (same tx id). */
+  | { readonly type: 'rebroadcast'; readonly txId: string };
 
 /** Options of `settle`. */
 export interface SettleOptions {
@@ -90,6 +96,8 @@ export interface AgentClientOptions {
   /** Clock (Unix ms) and sleep, injectable for tests. */
   readonly now?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Where signed payments are kept until mined (default: in memory, for the client's life). */
+  readonly pendingPayments?: PendingPaymentStore;
 }
 
 /** The agent client (see module comment). */
@@ -113,6 +121,10 @@ export const DEFAULT_SETTLE_WAIT_SECONDS = 10;
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 /** Longest server-side wait the client asks for, seconds. */
 export const MAX_SETTLE_WAIT_SECONDS = 60;
+/** Settle refusals the node gives only for a payment it found mined. */
+const MINED_ANSWERS = new Set(['payment_not_invoke', 'wrong_service', 'wrong_payee', 'amount_mismatch', 'request_mismatch', 'payment_already_used', 'payment_refunded']);
+/** Times one settle broadcasts its payment again after `payment_not_found`. */
+export const MAX_REBROADCASTS = 3;
 
 const SERVICE_ID_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
 const HEX64_RE = /^[0-9a-f]{64}$/;
@@ -130,6 +142,7 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
   // one agent do not reuse a nonce the node has not counted yet.
   let payQueue: Promise<unknown> = Promise.resolve();
   let nextNonce = 0n;
+  const pending = opts.pendingPayments ?? createMemoryPaymentStore();
 
   const http = createJsonFetch({ nodeUrl, fetch: opts.fetch, error: (code, message, payload) => new AgentClientError(code, message, payload) });
 
@@ -170,7 +183,12 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
     if (!payTo) throw badQuote(`payTo ${q.payTo} is not an address of this chain`, q.serviceId);
     if (now() > q.validUntil) throw badQuote('it expired (maxTimeoutSeconds passed); ask for a new quote', q.serviceId);
     const address = encodeAddress(key.address, hrp);
-    const acc = await getJson(`/api/v1/account/${encodeURIComponent(address)}`);
+    let acc = await getJson(`/api/v1/account/${encodeURIComponent(address)}`);
+    if (Number.isInteger(acc.pendingNonce) && BigInt(acc.pendingNonce as number) < nextNonce) {
+      // The node lost payments of ours that we counted (a crash before their block): send them again first.
+      await rebroadcastStored();
+      acc = await getJson(`/api/v1/account/${encodeURIComponent(address)}`);
+    }
     if (!Number.isInteger(acc.pendingNonce) || typeof acc.balanceBase !== 'string') throw new AgentClientError(AgentErrorCode.BAD_RESPONSE, 'the account answer lacks pendingNonce or balanceBase');
     const nonce = BigInt(acc.pendingNonce as number) > nextNonce ? BigInt(acc.pendingNonce as number) : nextNonce;
     const feeRate = typeof status.minFeeRate === 'string' && /^\d+$/.test(status.minFeeRate) ? BigInt(status.minFeeRate) : 1n;
@@ -191,8 +209,14 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
       throw new AgentClientError(AgentErrorCode.INSUFFICIENT_FUNDS, `${address} holds ${formatAmount(balance)} NATIVE; the call needs ${formatAmount(q.amount)} plus a fee of ${formatAmount(built.tx.fee)}`, { serviceId: q.serviceId });
     }
     const broadcast = typeof q.requirement.extra.broadcast === 'string' && q.requirement.extra.broadcast.startsWith('/') ? q.requirement.extra.broadcast : '/api/v1/tx';
-    const a = await http('POST', `${nodeUrl}${broadcast}`, { tx: Buffer.from(built.bytes).toString('hex') }, requestTimeoutMs);
-    if (a.status !== 200 && a.status !== 201 && a.status !== 202) throw answerError(`POST ${broadcast}`, a, { serviceId: q.serviceId });
+    const hex = Buffer.from(built.bytes).toString('hex');
+    // Kept before it leaves: if the node loses it (or we lose the answer), the same bytes go again.
+    await pending.put({ txId: built.id, tx: hex, nonce: nonce.toString(), serviceId: q.serviceId, createdAt: now() });
+    const a = await http('POST', `${nodeUrl}${broadcast}`, { tx: hex }, requestTimeoutMs);
+    if (a.status !== 200 && a.status !== 201 && a.status !== 202) {
+      await pending.delete(built.id); // refused: it never entered a mempool
+      throw answerError(`POST ${broadcast}`, a, { serviceId: q.serviceId });
+    }
     const txId = isObject(a.json) && typeof a.json.txId === 'string' ? a.json.txId : built.id;
     if (txId !== built.id) throw new AgentClientError(AgentErrorCode.BAD_RESPONSE, `the node accepted tx ${txId}, we sent ${built.id}`);
     nextNonce = nonce + 1n;
@@ -206,6 +230,27 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
     return run;
   }
 
+  /**
+   * Broadcasts every stored payment again, lowest nonce first (a lost payment may be the gap
+   * before later ones). Returns the node's refusal of `target`, if it refused it; a payment whose
+   * nonce is used already can never enter a mempool again and is forgotten.
+   */
+  async function rebroadcastStored(target?: string): Promise<AgentClientError | undefined> {
+    let refusal: AgentClientError | undefined;
+    for (const p of await pending.list()) {
+      const a = await http('POST', `${nodeUrl}/api/v1/tx`, { tx: p.tx }, requestTimeoutMs);
+      if (a.status === 200 || a.status === 201 || a.status === 202) {
+        log.info({ txId: p.txId, serviceId: p.serviceId }, 'payment broadcast again');
+        continue;
+      }
+      const code = errorBody(a.json)?.code;
+      if (code === 'mempool_duplicate') continue;
+      if (code === 'tx_bad_nonce') await pending.delete(p.txId);
+      if (p.txId === target) refusal = answerError('POST /api/v1/tx (broadcast again)', a, { txId: p.txId, serviceId: p.serviceId });
+    }
+    return refusal;
+  }
+
   async function settle(q: AgentQuote, txId: string, o: SettleOptions = {}, feeBase = 0n): Promise<AgentCallResult> {
     if (!HEX64_RE.test(txId)) throw new AgentClientError(AgentErrorCode.INVALID_ARGUMENT, 'a transaction id is 64 lowercase hex characters', { txId });
     const waitSeconds = Math.min(MAX_SETTLE_WAIT_SECONDS, Math.max(0, Math.floor(o.waitSeconds ?? DEFAULT_SETTLE_WAIT_SECONDS)));
@@ -214,6 +259,7 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
     const body = { ...(q.request !== undefined ? { request: q.request } : {}), payment: { txId } };
     const ctx = { serviceId: q.serviceId, txId };
     let attempt = 0;
+    let rebroadcasts = 0;
     let lastWhy = 'no answer yet';
     for (;;) {
       const left = deadline - now();
@@ -235,6 +281,7 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
       }
       if (a.status === 200) {
         const { result, receipt } = parseSettlement(a.json, q, txId);
+        await pending.delete(txId);
         log.info({ serviceId: q.serviceId, txId, height: receipt.height }, 'call settled');
         return { result, receipt, txId, quote: q, feeBase };
       }
@@ -247,6 +294,7 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
         continue;
       }
       if (isObject(a.json) && a.json.refunded === true) {
+        await pending.delete(txId);
         const cause = errorBody(a.json);
         const refundTxId = typeof a.json.refundTxId === 'string' ? a.json.refundTxId : undefined;
         throw new AgentClientError(
@@ -264,6 +312,26 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
         await sleep(Math.min(Math.max(0, deadline - now()), err.code === 'node_syncing' ? 2_000 : 500));
         continue;
       }
+      if (err?.code === 'payment_not_found' && rebroadcasts < MAX_REBROADCASTS && (await pending.get(txId))) {
+        // The node lost our payment (a crash before its block): the same signed bytes go again.
+        rebroadcasts++;
+        let refusal: AgentClientError | undefined;
+        try {
+          refusal = await rebroadcastStored(txId);
+        } catch (e) {
+          if (!isAgentClientError(e) || (e.code !== AgentErrorCode.UNREACHABLE && e.code !== AgentErrorCode.TIMEOUT)) throw e;
+          lastWhy = e.message;
+          await sleep(Math.min(Math.max(0, deadline - now()), 1_000));
+          continue;
+        }
+        if (refusal) throw new AgentClientError(err.code, `${err.message}; broadcasting it again was refused (${refusal.code}: ${refusal.message})`, { ...ctx, status: a.status, details: { rebroadcast: { code: refusal.code, message: refusal.message } } });
+        lastWhy = 'payment broadcast again';
+        o.onEvent?.({ type: 'rebroadcast', txId });
+        log.warn({ txId, attempt: rebroadcasts }, 'the node did not know the payment: broadcast it again');
+        continue;
+      }
+      // These answers mean the node found the payment mined: nothing left to broadcast.
+      if (err && MINED_ANSWERS.has(err.code)) await pending.delete(txId);
       throw answerError(`settle of ${txId}`, a, ctx);
     }
   }

@@ -73,6 +73,8 @@ export function isAgentClientError(e: unknown, code?: string): e is AgentClientE
 /** Turns a non-success answer into the server's coded error, or `node_bad_response`. */
 export function answerError(what: string, a: JsonAnswer, extra: AgentErrorPayload = {}): AgentClientError {
   const err = errorBody(a.json);
-  if (err) return new AgentClientError(err.code, err.message, { ...extra, status: a.status, ...(Object.keys(err.details).length ? { details: err.details } : {}) });
+  // `payment_refunded` names its refund: lifted beside the tx id, as for `service_refunded`.
+  const refundTxId = typeof err?.details.refundTxId === 'string' ? { refundTxId: err.details.refundTxId } : {};
+  if (err) return new AgentClientError(err.code, err.message, { ...extra, status: a.status, ...refundTxId, ...(Object.keys(err.details).length ? { details: err.details } : {}) });
   return new AgentClientError(AgentErrorCode.BAD_RESPONSE, `${what} answered ${a.status} without a coded error`, { ...extra, status: a.status });
 }

@@ -1,6 +1,17 @@
-/** native-b2b-compliance-report: compliance summary from raw transactions. Not runnable yet: it needs a compliance data provider (the node answers 503 service_unavailable). */
+/**
+ * native-b2b-compliance-report: compliance summary of up to 1,000 transactions (totals per
+ * country and counterparty, high-risk jurisdictions, structuring, sanctioned counterparties,
+ * risk rating with reasons, markdown), built by services/compliance/report.ts.
+ */
+import { buildComplianceReport, type ComplianceTx } from './compliance/report.js';
 import { defineService } from './define.js';
 import { complianceReportSchema } from './documentSchemas.js';
+import { sanctionsAvailable, sanctionsIndex } from './sanctions/screen.js';
+import type { ServiceContext } from './types.js';
+
+async function run(_ctx: ServiceContext, input: unknown) {
+  return buildComplianceReport((input as { txs: ComplianceTx[] }).txs, sanctionsIndex());
+}
 
 /** native-b2b-compliance-report. */
 export const b2bComplianceReport = defineService({
@@ -10,8 +21,11 @@ export const b2bComplianceReport = defineService({
   priceBase: 500_000_000n,
   description: 'compliance summary from raw transactions',
   tags: ['compliance', 'b2b', 'report', 'transactions', 'aml', 'kyc'],
-  requestFormat: 'JSON: {"txs": [{"id", "amount", "counterparty", "country"}]}',
+  requestFormat: 'JSON: {"txs": [{"id", "amount", "counterparty", "country"}]} (at most 1000 transactions)',
   requestRequired: false,
+  needsInput: true,
   inputSchema: complianceReportSchema,
   inputIsJson: true,
+  run,
+  health: async () => (sanctionsAvailable() ? 'active' : 'down'),
 });

@@ -1,5 +1,6 @@
-/** native-credit-note: credit note A4 PDF, negative unitPrice allowed. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+/** native-credit-note: credit note A4 PDF, negative unitPrice allowed. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
+import { documentHealth, documentRun } from './documents/document.js';
 import { creditNoteSchema } from './documentSchemas.js';
 
 /** native-credit-note. */
@@ -12,6 +13,9 @@ export const creditNote = defineService({
   tags: ['credit-note', 'refund', 'pdf', 'a4', 'document'],
   requestFormat: 'JSON: {"creditNoteNumber", "buyer": {"name"}, "originalInvoice", "items", "vatRate"}',
   requestRequired: false,
+  needsInput: true,
   inputSchema: creditNoteSchema,
   inputIsJson: true,
+  run: documentRun({ title: 'CREDIT NOTE', numberField: 'creditNoteNumber', numberLabel: 'Credit note no.', grossLabel: 'Total credited' }),
+  health: documentHealth,
 });

@@ -40,14 +40,19 @@ function items(negativePrices = false): Record<string, unknown> {
 /** VAT rate in percent (20 for 20 %). */
 const VAT_RATE = { type: 'number', minimum: 0, maximum: 100, description: 'VAT rate in percent, e.g. 20.' } as const;
 
+/** ISO 4217 currency code; documents default to EUR. */
+const CURRENCY = { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, e.g. EUR (default EUR).' } as const;
+const NOTES = { type: 'string', maxLength: 2000 } as const;
+
+/** Every document also takes an optional `currency` (default EUR) and `notes`. */
 function doc(numberField: string, properties: Record<string, unknown>): Record<string, unknown> {
-  return { type: 'object', additionalProperties: false, required: [numberField, 'buyer', 'items'], properties: { [numberField]: DOC_NUMBER, ...properties } };
+  return { type: 'object', additionalProperties: false, required: [numberField, 'buyer', 'items'], properties: { [numberField]: DOC_NUMBER, currency: CURRENCY, notes: NOTES, ...properties } };
 }
 
 /** native-invoice-pdf: invoiceNumber; buyer {name, address}; items; vatRate; notes. */
-export const invoiceSchema = doc('invoiceNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE, notes: { type: 'string', maxLength: 2000 } });
+export const invoiceSchema = doc('invoiceNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE });
 /** native-invoice-proforma: proformaNumber; buyer {name, address}; items; vatRate; validUntil; currency. */
-export const proformaSchema = doc('proformaNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE, validUntil: DATE, currency: { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, e.g. EUR.' } });
+export const proformaSchema = doc('proformaNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE, validUntil: DATE });
 /** native-receipt-payment: receiptNumber; buyer {name}; items; payment {method, reference, paidOn}; vatRate. */
 export const receiptSchema = doc('receiptNumber', {
   buyer: buyer(false),
@@ -81,7 +86,7 @@ export const complianceReportSchema: Record<string, unknown> = {
         required: ['id', 'amount', 'counterparty', 'country'],
         properties: {
           id: { type: 'string', minLength: 1, maxLength: 128 },
-          amount: { type: ['number', 'string'], minimum: 0, pattern: '^\\d{1,15}(\\.\\d{1,18})?$', description: 'Non-negative amount (number or decimal string).' },
+          amount: { type: ['number', 'string'], minimum: 0, maximum: 1e15, pattern: '^\\d{1,15}(\\.\\d{1,18})?$', description: 'Non-negative amount (number or decimal string).' },
           counterparty: { type: 'string', minLength: 1, maxLength: 200 },
           country: { type: 'string', pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country code.' },
         },
@@ -98,6 +103,7 @@ export const sanctionsScanSchema: Record<string, unknown> = {
   properties: {
     entity: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S', description: 'Wallet address or company name.' },
     lists: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['OFAC', 'EU', 'UN'] }, description: 'Lists to screen against (default: all).' },
+    threshold: { type: 'number', minimum: 0.5, maximum: 1, description: 'Minimum name score of a match, 0.5 to 1 (default 0.85).' },
   },
 };
 

@@ -1,6 +1,25 @@
-/** native-evm-balance: native coin and USDC balance of an EVM address on `base`. Not runnable yet: it needs an EVM RPC provider (the node answers 503 service_unavailable). */
-import { defineService } from './define.js';
+/** native-evm-balance: ETH and USDC balances of an EVM address on Base, read at one block over the operator's Base RPC. */
+import { getAddress, type Address } from 'viem';
+import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
 import { evmAddressInput } from './inputs.js';
+import { formatUnits } from './providers/decimal.js';
+import { USDC_BASE } from './providers/evm.js';
+import { callProvider, inputAndProvidersReady, providersHealth } from './providers/index.js';
+import type { ServiceContext } from './types.js';
+
+async function run(ctx: ServiceContext, input: unknown) {
+  const address = getAddress(String(input)) as Address;
+  const b = await callProvider(ctx, 'evmBase', (p) => p.evm.base.balances(address, ctx.signal));
+  return {
+    address,
+    network: 'base',
+    chainId: 8453,
+    blockNumber: Number(b.blockNumber),
+    eth: { wei: b.ethWei.toString(), balance: formatUnits(b.ethWei, 18) },
+    usdc: { contract: USDC_BASE, atomic: b.usdcAtomic.toString(), balance: formatUnits(b.usdcAtomic, 6), decimals: 6 },
+    fetchedAt: new Date(ctx.now()).toISOString(),
+  };
+}
 
 /** native-evm-balance. */
 export const evmBalance = defineService({
@@ -13,4 +32,9 @@ export const evmBalance = defineService({
   requestFormat: 'EVM address (0x followed by 40 hex digits)',
   requestRequired: false,
   inputSchema: evmAddressInput(),
+  timeoutMs: EXTERNAL_TIMEOUT_MS,
+  run,
+  health: providersHealth('evmBase'),
+  // The spec lists the input as optional, but there is no balance without an address.
+  precheck: inputAndProvidersReady('an EVM address (0x followed by 40 hex digits)', 'evmBase'),
 });

@@ -1,5 +1,11 @@
-/** native-geo-ip: country, city, latitude/longitude, ASN, organization, timezone. Not runnable yet: it needs a geolocation provider (the node answers 503 service_unavailable). */
+/**
+ * native-geo-ip: country (code and name), region, city, latitude/longitude, time zone, ASN and
+ * organization of a public IPv4 or IPv6 address from data shipped in packages
+ * (services/identity/geoip.ts, loaded at the first lookup of each family); private and other
+ * special-purpose addresses are answered as what they are.
+ */
 import { defineService } from './define.js';
+import { geoIpDataInstalled, locateIp } from './identity/geoip.js';
 
 /** native-geo-ip. */
 export const geoIp = defineService({
@@ -11,5 +17,10 @@ export const geoIp = defineService({
   tags: ['geoip', 'ip', 'geolocation', 'country', 'city', 'asn', 'timezone'],
   requestFormat: 'IPv4 or IPv6 address',
   requestRequired: false,
+  needsInput: true,
   inputSchema: { type: 'string', maxLength: 45, pattern: '^[0-9A-Fa-f:.]+$', 'x-ip': true, description: 'IPv4 or IPv6 address.' },
+  // The first lookup of a family reads its data (about 1 s on a loaded machine).
+  timeoutMs: 15_000,
+  run: async (_ctx, input) => locateIp(input as string),
+  health: async () => (geoIpDataInstalled() ? 'active' : 'down'),
 });

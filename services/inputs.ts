@@ -1,11 +1,13 @@
 /**
  * Building blocks of the services' input schemas (JSON Schema, validated with ajv) and the
  * custom keywords they use where a pattern cannot say it: `x-timezone` (an IANA zone this
- * runtime knows), `x-url` (an absolute http(s) URL), `x-ip` (an IPv4 or IPv6 address) and
- * `x-address` (a valid address of a given family, checksum included). Custom keywords carry the
+ * runtime knows), `x-url` (an absolute http(s) URL), `x-not-url` (anything but one), `x-ip` (an IPv4 or IPv6 address),
+ * `x-address` (a valid address of a given family, checksum included) and `x-ens-name` (a name
+ * ENSIP-15 normalization accepts). Custom keywords carry the
  * `x-` prefix of OpenAPI extensions, so MCP and OpenAPI consumers that do not know them ignore them.
  */
 import { isIP } from 'node:net';
+import { ens_normalize } from '@adraffy/ens-normalize';
 import type { KeywordDefinition, SchemaValidateFunction } from 'ajv';
 import { classifyAddress, type AddressFamily } from './addresses.js';
 
@@ -56,6 +58,8 @@ function keyword(name: string, schemaType: 'boolean' | 'string', problem: (data:
 export const inputKeywords: readonly KeywordDefinition[] = [
   keyword('x-timezone', 'boolean', (s) => (isTimeZone(s) ? undefined : `is not an IANA time zone name (e.g. Europe/Berlin, America/New_York, UTC)`)),
   keyword('x-url', 'boolean', (s) => (isHttpUrl(s) ? undefined : 'must be an absolute http:// or https:// URL')),
+  // native-summarize takes text only until the outbound client can fetch caller URLs.
+  keyword('x-not-url', 'boolean', (s) => (/^\S+$/.test(s.trim()) && isHttpUrl(s.trim()) ? 'is a URL: text only on this node (fetching a URL to summarise is not available yet); send the text itself' : undefined)),
   keyword('x-ip', 'boolean', (s) => (isIP(s) !== 0 ? undefined : 'must be an IPv4 or IPv6 address')),
   keyword('x-address', 'string', (s, family) => {
     const a = classifyAddress(s);
@@ -63,7 +67,18 @@ export const inputKeywords: readonly KeywordDefinition[] = [
     if (family !== 'any' && a.family !== (family as AddressFamily)) return `must be a ${family} address, this is ${a.family ?? 'another kind'}`;
     return undefined;
   }),
+  keyword('x-ens-name', 'boolean', (s) => ensNameProblem(s)),
 ];
+
+/** Why `name` is not a valid ENS name (ENSIP-15 normalization, the rules every ENS client applies), or undefined. */
+export function ensNameProblem(name: string): string | undefined {
+  try {
+    ens_normalize(name);
+    return undefined;
+  } catch (e) {
+    return `is not a valid ENS name: ${(e as Error).message}`;
+  }
+}
 
 /** Schema of services that take no input: empty, or any short text, which is ignored. */
 export function noInput(): Record<string, unknown> {

@@ -1,5 +1,6 @@
-/** native-invoice-pdf: invoice as A4 PDF (base64) with VAT-computed totals. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+/** native-invoice-pdf: invoice as A4 PDF (base64) with VAT-computed totals. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
+import { documentHealth, documentRun } from './documents/document.js';
 import { invoiceSchema } from './documentSchemas.js';
 
 /** native-invoice-pdf. */
@@ -12,6 +13,9 @@ export const invoicePdf = defineService({
   tags: ['invoice', 'pdf', 'a4', 'vat', 'document', 'billing'],
   requestFormat: 'JSON: {"invoiceNumber", "buyer": {"name", "address"}, "items": [{"description", "qty", "unitPrice"}], "vatRate", "notes"}',
   requestRequired: false,
+  needsInput: true,
   inputSchema: invoiceSchema,
   inputIsJson: true,
+  run: documentRun({ title: 'INVOICE', numberField: 'invoiceNumber', numberLabel: 'Invoice no.', grossLabel: 'Total due' }),
+  health: documentHealth,
 });

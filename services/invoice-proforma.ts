@@ -1,5 +1,6 @@
-/** native-invoice-proforma: pro forma invoice A4 PDF. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+/** native-invoice-proforma: pro forma invoice A4 PDF. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
+import { documentHealth, documentRun } from './documents/document.js';
 import { proformaSchema } from './documentSchemas.js';
 
 /** native-invoice-proforma. */
@@ -12,6 +13,9 @@ export const invoiceProforma = defineService({
   tags: ['proforma', 'invoice', 'pdf', 'a4', 'document'],
   requestFormat: 'JSON: {"proformaNumber", "buyer": {"name", "address"}, "items", "vatRate", "validUntil", "currency"}',
   requestRequired: false,
+  needsInput: true,
   inputSchema: proformaSchema,
   inputIsJson: true,
+  run: documentRun({ title: 'PRO FORMA INVOICE', numberField: 'proformaNumber', numberLabel: 'Pro forma no.', grossLabel: 'Total' }),
+  health: documentHealth,
 });

@@ -8,7 +8,9 @@
  *     the previous finished, so rounds never overlap and a fleet of nodes does not probe in step;
  *   - a service that cannot run on this node (no `run`, or no payee to sell it) is `down` without
  *     a probe; one with `run` and no `health` is `active`; a check that throws is `down`; an
- *     `active` answer slower than `slowMs` is `degraded`;
+ *     `active` answer slower than `slowMs` is `degraded`; a check answering a `HealthReport` (a
+ *     provider-backed service, services/outbound/providerHealth.ts) gives the latency of the real
+ *     provider call it is based on, which is what `latencyMs` then shows;
  *   - before its first check a service is `unknown` with `lastVerifiedAt` and `latencyMs` 0.
  */
 import { silentLogger, type Logger } from '../chain/types.js';
@@ -165,8 +167,15 @@ export class HealthProber implements HealthReader {
       this.stopped.signal.addEventListener('abort', onStop, { once: true });
     });
     let status: HealthStatus;
+    let reportedMs: number | undefined;
     try {
-      status = await Promise.race([health({ ...this.modules.context, signal: controller.signal }), cut]);
+      const answer = await Promise.race([health({ ...this.modules.context, signal: controller.signal }), cut]);
+      // A provider-backed check may answer from its last real call: its latency is that call's.
+      if (typeof answer === 'string') status = answer;
+      else {
+        status = answer.status;
+        reportedMs = answer.latencyMs;
+      }
     } catch (e) {
       this.log.debug({ serviceId: def.id, err: e instanceof Error ? e.message : String(e) }, 'health check failed');
       status = 'down';
@@ -174,7 +183,7 @@ export class HealthProber implements HealthReader {
       clearTimeout(timer);
       if (onStop) this.stopped.signal.removeEventListener('abort', onStop);
     }
-    const latencyMs = Math.max(0, Math.round(this.now() - started));
+    const latencyMs = Math.max(0, Math.round(reportedMs ?? this.now() - started));
     if (status === 'active' && latencyMs > this.options.slowMs) status = 'degraded';
     if (status !== 'active' && status !== 'degraded' && status !== 'down' && status !== 'unknown') status = 'down';
     return { status, lastVerifiedAt: started, latencyMs };

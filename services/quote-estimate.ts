@@ -1,5 +1,6 @@
-/** native-quote-estimate: quote/estimate A4 PDF with validity date. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+/** native-quote-estimate: quote/estimate A4 PDF with validity date. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
+import { documentHealth, documentRun } from './documents/document.js';
 import { quoteSchema } from './documentSchemas.js';
 
 /** native-quote-estimate. */
@@ -12,6 +13,9 @@ export const quoteEstimate = defineService({
   tags: ['quote', 'estimate', 'pdf', 'a4', 'document'],
   requestFormat: 'JSON: {"quoteNumber", "buyer": {"name", "address"}, "items", "vatRate", "validUntil"}',
   requestRequired: false,
+  needsInput: true,
   inputSchema: quoteSchema,
   inputIsJson: true,
+  run: documentRun({ title: 'QUOTE / ESTIMATE', numberField: 'quoteNumber', numberLabel: 'Quote no.', grossLabel: 'Total quoted' }),
+  health: documentHealth,
 });

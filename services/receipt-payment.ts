@@ -1,5 +1,6 @@
-/** native-receipt-payment: payment receipt A4 PDF. Not runnable yet: the PDF renderer is not there yet (the node answers 503 service_unavailable). */
+/** native-receipt-payment: payment receipt A4 PDF. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
+import { documentHealth, documentRun } from './documents/document.js';
 import { receiptSchema } from './documentSchemas.js';
 
 /** native-receipt-payment. */
@@ -12,6 +13,9 @@ export const receiptPayment = defineService({
   tags: ['receipt', 'payment', 'pdf', 'a4', 'document'],
   requestFormat: 'JSON: {"receiptNumber", "buyer": {"name"}, "items", "payment": {"method", "reference", "paidOn"}, "vatRate"}',
   requestRequired: false,
+  needsInput: true,
   inputSchema: receiptSchema,
   inputIsJson: true,
+  run: documentRun({ title: 'PAYMENT RECEIPT', numberField: 'receiptNumber', numberLabel: 'Receipt no.', grossLabel: 'Amount paid' }),
+  health: documentHealth,
 });

@@ -5,7 +5,8 @@
  *
  * `validateInput(def, request)`:
  *   - `request` absent, empty or only whitespace: refused with `invalid_request` when the service
- *     requires it (the spec's governing list), otherwise accepted with input `undefined`;
+ *     requires it (the spec's governing list) or cannot run without one (`needsInput`), otherwise
+ *     accepted with input `undefined`;
  *   - text services: the trimmed string is validated against the schema and is the input;
  *   - JSON services (`inputIsJson`): the string is parsed, then validated; when it is not JSON
  *     but the schema accepts the raw text (native-x402-validation takes a plain URL or a JSON
@@ -110,7 +111,7 @@ export function createRegistryOf(defs: readonly ServiceDefinition[]): ServiceReg
       if (request !== undefined && request.length > MAX_REQUEST_CHARS) return invalid(`request is longer than ${MAX_REQUEST_CHARS} characters`);
       const text = request?.trim() ?? '';
       if (text === '') {
-        if (def.requestRequired) return invalid(`request is required for ${def.id}${def.requestFormat ? `: ${def.requestFormat}` : ''}`);
+        if (def.requestRequired || def.needsInput) return invalid(`request is required for ${def.id}${def.requestFormat ? `: ${def.requestFormat}` : ''}`);
         return { ok: true, input: undefined };
       }
       const validate = compile(def);

@@ -1,6 +1,8 @@
-/** native-sentiment: sentiment, polarity score, confidence, emotion labels. Not runnable yet: it needs a text-analysis provider (the node answers 503 service_unavailable). */
+/** native-sentiment: sentiment label, polarity score, confidence and emotion labels, per sentence and overall (services/text/analyse.ts: wink-nlp + the project's emotion lexicon). */
 import { defineService } from './define.js';
 import { textInput } from './inputs.js';
+import { analyseSentiment } from './text/analyse.js';
+import { textHealth } from './text/nlp.js';
 
 /** native-sentiment. */
 export const sentiment = defineService({
@@ -12,5 +14,8 @@ export const sentiment = defineService({
   tags: ['sentiment', 'polarity', 'emotion', 'nlp', 'text'],
   requestFormat: 'text (up to 5000 characters)',
   requestRequired: false,
+  needsInput: true,
   inputSchema: textInput('Text to analyse.', 5000),
+  run: async (_ctx, input) => analyseSentiment(input as string),
+  health: textHealth,
 });

@@ -8,6 +8,7 @@
  */
 import type { ChainReader, Logger, MempoolReader, SignatureVerifier } from '../chain/types.js';
 import type { ChainParams } from '../consensus/params.js';
+import type { OutboundClient, ProviderSettings } from './outbound/types.js';
 
 /** The spec's service categories. */
 export type ServiceCategory =
@@ -17,10 +18,16 @@ export type ServiceCategory =
 /** Health of a service as the prober last saw it. */
 export type HealthStatus = 'active' | 'degraded' | 'down' | 'unknown';
 
+/** A health check's answer with the latency of the real call it is based on (ms), when that differs from the check's own duration. */
+export interface HealthReport {
+  readonly status: HealthStatus;
+  readonly latencyMs?: number;
+}
+
 /** USD price source of one NATIVE (decimal string, exact), fed by the reference price until the on-chain pool exists. */
 export interface NativeUsdSource {
   /** USD per NATIVE as micro-USD integer (1 USD = 1_000_000n), and where it came from. */
-  get(): { microUsd: bigint; source: string; live: boolean };
+  get(): { microUsd: bigint; source: string; live: boolean; change24h?: number | null; pool?: string };
 }
 
 /** Read access to the registry (for search-type services and discovery). */
@@ -32,6 +39,13 @@ export interface ServiceRegistryReader {
 /** Settled calls and volume of a service (from the x402 settlement ledger). */
 export interface ServiceUsage {
   volume(serviceId: string): { calls: number; callsUsdc: number; volumeBase: bigint; volumeUsdcAtomic: bigint };
+}
+
+/** The seller block of the business documents (node config `sellerName`, `sellerAddress`, `sellerVatId`). */
+export interface SellerInfo {
+  readonly name: string;
+  readonly address: string;
+  readonly vatId: string;
 }
 
 /** What a running service may use. */
@@ -50,6 +64,12 @@ export interface ServiceContext {
   readonly verifier?: SignatureVerifier;
   /** Settled calls and volume per service; absent where no ledger runs. */
   readonly usage?: ServiceUsage;
+  /** The outbound client (services/outbound/): every request outside the node goes through it; absent where none runs. */
+  readonly outbound?: OutboundClient;
+  /** The providers' settings from the node's config (URLs, keys); absent where none are configured. */
+  readonly providers?: ProviderSettings;
+  /** Seller shown on invoices, receipts, credit notes and quotes; absent: the devnet defaults. */
+  readonly seller?: SellerInfo;
   /** Moderation labels of addresses on chain (`mixer`, `exploit`, …; issue 17), for risk scoring; absent in pure tools. */
   readonly addressLabels?: AddressLabelReader;
 }
@@ -91,6 +111,11 @@ export interface ServiceDefinition {
   readonly inputSchema: Record<string, unknown>;
   /** `request` is a JSON document (parsed, then validated against `inputSchema`). */
   readonly inputIsJson?: boolean;
+  /**
+   * The spec lists `request` as optional for this service but it has nothing to work on without
+   * one: an empty request is refused with 400 `invalid_request` before any quote, like a bad one.
+   */
+  readonly needsInput?: boolean;
   /** Provider agent name (the node itself for node-operated services). */
   readonly providerAgent: string;
   readonly nodeOperated: boolean;
@@ -102,6 +127,12 @@ export interface ServiceDefinition {
    * Receives the validated input (the string, or the parsed JSON value). Throws ServiceError on failure.
    */
   readonly run?: (ctx: ServiceContext, input: unknown) => Promise<unknown>;
-  /** Cheap health probe; absent means "active when implemented". */
-  readonly health?: (ctx: ServiceContext) => Promise<HealthStatus>;
+  /** Cheap health probe; absent means "active when implemented". A `HealthReport` carries the latency of the real call behind it. */
+  readonly health?: (ctx: ServiceContext) => Promise<HealthStatus | HealthReport>;
+  /**
+   * Checks of the validated input that need IO, run before any quote (e.g. that a caller's URL
+   * resolves to a public address). Throws an `OutboundError` with `callerFault` (→ a coded 400)
+   * or a `ServiceError` (→ 503); anything else it throws is ignored here and met again by `run`.
+   */
+  readonly precheck?: (ctx: ServiceContext, input: unknown) => Promise<void>;
 }

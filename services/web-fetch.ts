@@ -1,6 +1,11 @@
-/** native-web-fetch: public URL to readable text with status, content-type, byte size. Not runnable yet: it needs the web-fetch provider (the node answers 503 service_unavailable). */
+/**
+ * native-web-fetch: a public URL to readable text (Mozilla Readability over linkedom), with the
+ * HTTP status, content type and byte size. The URL goes through the SSRF-safe outbound client;
+ * a URL whose host is not public is refused with a coded 400 before any payment.
+ */
 import { defineService } from './define.js';
 import { urlInput } from './inputs.js';
+import { asServiceError, CALLER_URL_SERVICE, fetchReadableText, outboundOf } from './web/readable.js';
 
 /** native-web-fetch. */
 export const webFetch = defineService({
@@ -11,6 +16,7 @@ export const webFetch = defineService({
   description: 'public URL to readable text with status, content-type, byte size',
   tags: ['web', 'fetch', 'url', 'http', 'text', 'scrape'],
   requestFormat: 'public http(s) URL',
-  requestRequired: false,
   inputSchema: urlInput('Public http(s) URL to fetch.'),
+  ...CALLER_URL_SERVICE,
+  run: async (ctx, input) => fetchReadableText(outboundOf(ctx), input as string, { signal: ctx.signal }).catch(asServiceError),
 });

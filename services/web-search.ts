@@ -1,6 +1,15 @@
-/** native-web-search: top web results with title, URL, snippet, host, date. Not runnable yet: it needs a web-search provider (the node answers 503 service_unavailable). */
-import { defineService } from './define.js';
+/**
+ * native-web-search: top web results (title, URL, snippet, host, date) from the provider the
+ * operator configured: a SearXNG instance (`searxngUrl`) or the Brave Search API
+ * (`braveSearchKey`). With neither, or while the provider fails, the service is `down` and
+ * answers 503 before any payment; a provider failure after payment refunds the caller.
+ */
+import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
 import { textInput } from './inputs.js';
+import { refuseInput } from './outbound/index.js';
+import { ServiceError, type HealthReport } from './types.js';
+import { asServiceError, outboundOf } from './web/readable.js';
+import { searchProviderOf } from './web/search.js';
 
 /** native-web-search. */
 export const webSearch = defineService({
@@ -13,4 +22,20 @@ export const webSearch = defineService({
   requestFormat: 'search query (up to 300 characters)',
   requestRequired: false,
   inputSchema: textInput('Search query.', 300),
+  timeoutMs: EXTERNAL_TIMEOUT_MS,
+  precheck: async (ctx, input) => {
+    if (typeof input !== 'string') throw refuseInput('invalid_request', 'a search query is required');
+    const provider = searchProviderOf(ctx);
+    if (!provider) throw new ServiceError('provider_not_configured', 'no web search provider is configured on this node');
+    provider.monitor.assertAvailable(ctx);
+  },
+  health: async (ctx): Promise<HealthReport> => searchProviderOf(ctx)?.monitor.health(ctx) ?? { status: 'down', latencyMs: 0 },
+  run: async (ctx, input) => {
+    const provider = searchProviderOf(ctx);
+    if (!provider) throw new ServiceError('provider_not_configured', 'no web search provider is configured on this node');
+    const query = input as string;
+    const outbound = outboundOf(ctx);
+    const results = await provider.monitor.track(ctx, () => provider.search(outbound, query, ctx.signal)).catch(asServiceError);
+    return { query, provider: provider.name, results };
+  },
 });

@@ -16,6 +16,8 @@ export const PaymentErrorCode = {
   SETTLEMENT_IN_PROGRESS: 'settlement_in_progress',
   SERVICE_FAILED: 'service_failed',
   SERVICE_TIMEOUT: 'service_timeout',
+  /** The payment was refunded without a call (x402/unhonored.ts); the body names the refund tx and the reason. */
+  PAYMENT_REFUNDED: 'payment_refunded',
 } as const;
 export type PaymentErrorCode = (typeof PaymentErrorCode)[keyof typeof PaymentErrorCode];
 
@@ -34,4 +36,11 @@ export const PAYMENT_HTTP_STATUS: Readonly<Record<string, number>> = {
   request_mismatch: 402,
   payment_already_used: 409,
   settlement_in_progress: 409,
+  payment_refunded: 409,
+  // The "Payment" HTTP auth scheme's credential checks (node/api/paymentDialects.ts): a bad
+  // credential is a 400; a forged, stale or foreign challenge a 402 with fresh challenges.
+  invalid_payment_credential: 400,
+  payment_challenge_invalid: 402,
+  payment_challenge_expired: 402,
+  payment_challenge_mismatch: 402,
 };

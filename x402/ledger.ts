@@ -7,7 +7,13 @@
  * however many requests race on one payment, exactly one gets the claim and executes. The
  * stored result and receipt answer a repeated settle with the same payment and request.
  *
+ * A payment the node will never honour (x402/unhonored.ts: wrong amount, unknown or unavailable
+ * service, never settled within the refund window) is claimed straight into `refund_pending`
+ * with `refused: true` by `claimRefusal`, under the same lock as `claim`: a settle racing the
+ * watcher either executes or is refunded, never both.
+ *
  * Keys:  p:<payment id>  → JSON record (below)
+ *        m:<name>        → JSON marks of the payment watchers (x402/unhonored.ts: its scan height)
  */
 import { mkdir } from 'node:fs/promises';
 import { Level } from 'level';
@@ -44,6 +50,12 @@ export interface PaymentRecord {
   readonly error?: { code: string; message: string };
   /** Hex id of the refund transaction (refund_pending, refunded). */
   readonly refundTxId?: string;
+  /**
+   * Refunded without a call: the node will not honour this payment (`error.code` says why:
+   * amount_mismatch, unknown_service, service_unavailable, settle_window_expired). A settle of
+   * it answers `payment_refunded`, whatever service and request it names.
+   */
+  readonly refused?: true;
 }
 
 /** Totals of settled calls per service, for the catalog's proven* fields. */
@@ -65,6 +77,10 @@ export class SettlementLedger {
   /** Records claimed by this process and not finished yet: their next write needs no read. */
   private readonly inflight = new Map<string, PaymentRecord>();
   private readonly volumes = new Map<string, ServiceVolume>();
+  /** Records per status, both rails (for the status endpoint). */
+  private readonly statusCounts: Record<PaymentStatus, number> = { claimed: 0, settled: 0, refund_pending: 0, refunded: 0, failed: 0 };
+  /** Records refunded without a call (`refused`, native rail). */
+  private refusedCount = 0;
   /**
    * Counts the records created by `claim`. A caller that read "no record" while the count was n
    * and claims while it is still n knows no record appeared in between: this process is the only
@@ -80,8 +96,22 @@ export class SettlementLedger {
     const db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
     await db.open();
     const ledger = new SettlementLedger(db);
-    for await (const rec of ledger.records()) if (rec.status === 'settled') ledger.count(rec);
+    for await (const rec of ledger.records()) {
+      if (rec.status === 'settled') ledger.count(rec);
+      ledger.tally(undefined, rec.status, rec.refused);
+    }
     return ledger;
+  }
+
+  private tally(from: PaymentStatus | undefined, to: PaymentStatus, refused?: boolean): void {
+    if (from !== undefined) this.statusCounts[from]--;
+    this.statusCounts[to]++;
+    if (from === undefined && refused) this.refusedCount++;
+  }
+
+  /** How many records are in each status, and how many were refused (refunded without a call). */
+  counts(): Readonly<Record<PaymentStatus, number>> & { readonly refused: number } {
+    return { ...this.statusCounts, refused: this.refusedCount };
   }
 
   private count(rec: PaymentRecord): void {
@@ -117,23 +147,37 @@ export class SettlementLedger {
    * `absentToken`: from a `lookup` that found no record.
    */
   async claim(rec: Omit<PaymentRecord, 'status' | 'claimedAt' | 'updatedAt'>, now = Date.now(), absentToken?: number): Promise<ClaimResult> {
-    if (this.locks.has(rec.id)) {
-      const existing = await this.get(rec.id);
-      return { claimed: false, record: existing ?? { ...rec, status: 'claimed', claimedAt: now, updatedAt: now } };
+    return this.create({ ...rec, status: 'claimed', claimedAt: now, updatedAt: now }, absentToken);
+  }
+
+  /**
+   * Claims a payment the node will not honour straight into `refund_pending` (`refused`), under
+   * the same lock as `claim`: exactly one of a settle's claim and this one wins. The caller then
+   * sends the refund (RefundManager.refund); a crash in between leaves a `refund_pending` record,
+   * which the refund manager finishes at start.
+   */
+  async claimRefusal(rec: Omit<PaymentRecord, 'status' | 'claimedAt' | 'updatedAt' | 'refused' | 'error'>, error: { code: string; message: string }, now = Date.now()): Promise<ClaimResult> {
+    return this.create({ ...rec, status: 'refund_pending', refused: true, error, claimedAt: now, updatedAt: now });
+  }
+
+  private async create(record: PaymentRecord, absentToken?: number): Promise<ClaimResult> {
+    if (this.locks.has(record.id)) {
+      const existing = await this.get(record.id);
+      return { claimed: false, record: existing ?? { ...record, status: 'claimed' } };
     }
-    this.locks.add(rec.id);
+    this.locks.add(record.id);
     try {
-      const existing = absentToken === this.claims ? undefined : await this.get(rec.id);
+      const existing = absentToken === this.claims ? undefined : await this.get(record.id);
       if (existing) return { claimed: false, record: existing };
-      const record: PaymentRecord = { ...rec, status: 'claimed', claimedAt: now, updatedAt: now };
-      await this.db.put(`p:${rec.id}`, JSON.stringify(record));
+      await this.db.put(`p:${record.id}`, JSON.stringify(record));
       // Counted once the record is readable: a lookup that began before this point carries an
       // older token (and reads again), one that begins after it finds the record.
       this.claims++;
-      this.inflight.set(rec.id, record);
+      this.tally(undefined, record.status, record.refused);
+      if (record.status === 'claimed') this.inflight.set(record.id, record);
       return { claimed: true, record };
     } finally {
-      this.locks.delete(rec.id);
+      this.locks.delete(record.id);
     }
   }
 
@@ -142,6 +186,7 @@ export class SettlementLedger {
     if (!cur) throw new Error(`ledger has no payment ${id}`);
     const next = { ...cur, ...patch, updatedAt: now } as PaymentRecord;
     await this.db.put(`p:${id}`, JSON.stringify(next));
+    this.tally(cur.status, next.status);
     if (next.status === 'claimed') this.inflight.set(id, next);
     else this.inflight.delete(id);
     return next;
@@ -154,9 +199,10 @@ export class SettlementLedger {
     return rec;
   }
 
-  /** claimed → refund_pending (or a new refund tx id for a pending refund). */
+  /** claimed → refund_pending (or a new refund tx id for a pending refund; '' for none). */
   async refundPending(id: string, error: { code: string; message: string }, refundTxId?: string): Promise<PaymentRecord> {
-    return this.update(id, { status: 'refund_pending', error, ...(refundTxId ? { refundTxId } : {}) });
+    // '' forgets a refund tx id that never left (see RefundManager.send).
+    return this.update(id, { status: 'refund_pending', error, ...(refundTxId ? { refundTxId } : refundTxId === '' ? { refundTxId: undefined } : {}) });
   }
 
   /** claimed → failed (USDC rail: not charged, no result; the authorization stays used). */
@@ -172,6 +218,17 @@ export class SettlementLedger {
   /** Every record (a full scan: for start-up recovery and audits). */
   async *records(): AsyncGenerator<PaymentRecord> {
     for await (const [, v] of this.db.iterator({ gte: 'p:', lt: 'p;' })) yield JSON.parse(v) as PaymentRecord;
+  }
+
+  /** A watcher's mark (see module comment), undefined when never written. */
+  async getMark<T>(name: string): Promise<T | undefined> {
+    const raw = await this.db.get(`m:${name}`);
+    return raw === undefined ? undefined : (JSON.parse(raw) as T);
+  }
+
+  /** Writes a watcher's mark. */
+  async putMark(name: string, value: unknown): Promise<void> {
+    await this.db.put(`m:${name}`, JSON.stringify(value));
   }
 
   /** Settled totals of one service. */

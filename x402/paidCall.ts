@@ -3,9 +3,15 @@
  * provider inbox and other 402 dialects), takes these steps in this order and gets one
  * `PaidCallOutcome` back (x402/outcome.ts):
  *
- *   1. the service exists (404 `unknown_service`), the request is a string or absent (400);
+ *   1. the service exists (404 `unknown_service`), the request is a string or absent (400); a
+ *      native payment for a service that is unknown or not for sale is answered by the payment
+ *      watcher instead (409 `payment_refunded` with the refund tx, or 202 / 404 until it is mined);
  *   2. it is for sale here — available, and the node has a payee (503 `service_unavailable`);
- *   3. the request is valid input (400 `invalid_request`) — all before any quote;
+ *   3. the request is valid input (400 `invalid_request`), and passes the service's own
+ *      pre-payment check when it has one (`def.precheck`, e.g. a caller's URL resolving to a
+ *      public address: 400 with the check's code, or 503 when its provider is down) — all
+ *      before any quote; a call carrying a native payment (already on chain) skips the
+ *      pre-payment check: it settles, and a failing run is refunded;
  *   4. the quote, built once per call (both rails' options, bound to the request's hash);
  *   5. no payment → 402 with the quote; a payment the transport could not read → refused;
  *      a USDC payment while the rail is off → 402 `unsupported_scheme`; while the node is far
@@ -15,9 +21,11 @@
  * Transports only translate: they parse their payment carrier into a `PaymentProof` and render
  * the outcome. Nothing here knows koa or MCP.
  */
+import { OutboundError } from '../services/outbound/types.js';
+import { ServiceError } from '../services/types.js';
 import { PAYMENT_HTTP_STATUS, PaymentErrorCode } from './errors.js';
 import { refusal, type PaidCallOutcome, type Rail } from './outcome.js';
-import type { NativeRail, NativeUsdSource, QuoteChain, ServiceCatalog, ServiceDefinition, UsdcRail } from './ports.js';
+import type { NativeRail, NativeUsdSource, QuoteChain, ServiceCatalog, ServiceDefinition, ServiceRunContext, UsdcRail } from './ports.js';
 import { buildQuote, type QuoteContext } from './quote.js';
 import { UsdcErrorCode } from './usdcWire.js';
 import { requestHashOf, type PaymentError } from './wire.js';
@@ -60,6 +68,8 @@ export interface PaidCallModules {
   readonly isSyncing?: () => boolean;
   /** Time a request may take in all (the HTTP timeout), ms: the block wait and the run must fit. */
   readonly requestBudgetMs: number;
+  /** What services' pre-payment checks (`def.precheck`) run with; without it they are skipped. */
+  readonly context?: ServiceRunContext;
 }
 
 /** The paid-call core (see module comment). */
@@ -75,6 +85,28 @@ export interface PaidCallCore {
 }
 
 const error = (code: string, message: string, extra: Record<string, unknown> = {}): PaymentError => ({ code, message, ...extra });
+
+/** Time limit of a service's pre-payment check (DNS of a caller's URL), ms. */
+export const PRECHECK_TIMEOUT_MS = 5_000;
+/** Codes of the outbound client's refusals of a caller's URL: each answers 400 with its own code. */
+const URL_REFUSALS: ReadonlySet<string> = new Set(['url_invalid', 'url_scheme_refused', 'url_address_refused', 'dns_failed', 'too_many_redirects']);
+
+/**
+ * Runs `def.precheck` (see step 3): a caller's fault (`OutboundError` with `callerFault`) is a
+ * 400 — with the client's code for a refused URL, else `invalid_request` with the code as
+ * `reason` —, a `ServiceError` a 503 `service_unavailable`; anything else it throws is left for
+ * the run to meet. Returns the refusal, if any.
+ */
+export async function precheckRefusal(def: ServiceDefinition, input: unknown, context: ServiceRunContext | undefined): Promise<PaymentError | undefined> {
+  if (!def.precheck || !context) return undefined;
+  try {
+    await def.precheck({ ...context, signal: AbortSignal.timeout(PRECHECK_TIMEOUT_MS) }, input);
+  } catch (e) {
+    if (e instanceof OutboundError && e.callerFault) return URL_REFUSALS.has(e.code) ? error(e.code, e.message) : error(PaymentErrorCode.INVALID_REQUEST, e.message, { reason: e.code });
+    if (e instanceof ServiceError) return error(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now: ${e.message}`, { reason: e.code });
+  }
+  return undefined;
+}
 const statusOf = (code: string): number => PAYMENT_HTTP_STATUS[code] ?? 400;
 
 /** How long a native settle may wait for the payment's block: at most what the request's time leaves after the service's own run. */
@@ -87,8 +119,21 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
   const isForSale = (def: ServiceDefinition) => m.native !== undefined && m.catalog.isAvailable(def);
   const rejected = (code: string, message: string, extra?: Record<string, unknown>): PaidCallOutcome => ({ kind: 'rejected', status: statusOf(code), error: error(code, message, extra) });
 
+  /** The answer to a native payment presented at a service that is unknown or not for sale (see NativeRail.settleRefused). */
+  async function refusedPayment(def: ServiceDefinition | undefined, p: PaymentProof | undefined): Promise<PaidCallOutcome | undefined> {
+    if (!p || !('txId' in p) || !m.native?.settleRefused) return undefined;
+    const waitMs = Math.min(p.waitMs ?? DEFAULT_WAIT_SECONDS * 1000, Math.max(0, m.requestBudgetMs - (def?.timeoutMs ?? 0) - 1000));
+    const out = await m.native.settleRefused(p.txId, waitMs);
+    return out && { kind: 'rejected', status: out.status, error: out.error };
+  }
+
   async function call(c: PaidCall): Promise<PaidCallOutcome> {
     const def = m.catalog.get(c.serviceId);
+    // A payment for a service that is gone or not for sale here is refunded (x402/unhonored.ts): say so, with the refund tx.
+    if (!def || !m.native || !m.catalog.isAvailable(def)) {
+      const refunded = await refusedPayment(def, c.payment);
+      if (refunded) return refunded;
+    }
     if (!def) return rejected(PaymentErrorCode.UNKNOWN_SERVICE, `no service ${c.serviceId}; see /api/x402/bazaar`);
     if (c.request !== undefined && c.request !== null && typeof c.request !== 'string') {
       return rejected(PaymentErrorCode.INVALID_REQUEST, 'request must be a string (JSON inputs are sent as a JSON string)');
@@ -98,6 +143,10 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
     if (!native || !m.catalog.isAvailable(def)) return rejected(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now`);
     const checked = m.catalog.validateInput(def, request);
     if (!checked.ok) return rejected(PaymentErrorCode.INVALID_REQUEST, checked.error.message, checked.error.details === undefined ? {} : { details: checked.error.details });
+    // A native payment is already on chain: its answer is the settlement's (the stored result, or a run refunded when it fails), never a refusal that keeps the money.
+    const paidNative = c.payment?.rail === 'native' && 'txId' in c.payment;
+    const pre = paidNative ? undefined : await precheckRefusal(def, checked.input, m.context);
+    if (pre) return { kind: 'rejected', status: statusOf(pre.code), error: pre };
 
     const quoteContext: QuoteContext = {
       resource: `${c.baseUrl}/api/x402/${def.id}`,

@@ -3,7 +3,8 @@
  * next nonce after what the mempool already holds, the key published by the first transaction,
  * and the minimum fee for the signed size.
  */
-import { encodeTx, encodeUnsignedTx, signTx, TX_VERSION, type UnsignedTx } from '../consensus/tx.js';
+import { encodeTx, encodeUnsignedTx, signTx, txId as computeTxId, TX_VERSION, type UnsignedTx } from '../consensus/tx.js';
+import { toHex } from '../consensus/hash.js';
 import { ED25519_SIGNATURE_SIZE, MLDSA_SIGNATURE_SIZE, type HybridKeyPair } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { PaymentChain, PaymentMempool } from './ports.js';
@@ -11,14 +12,35 @@ import type { PaymentChain, PaymentMempool } from './ports.js';
 /** Submissions per payee key run one at a time, so refunds and payouts never pick the same nonce. */
 const queues = new WeakMap<HybridKeyPair, Promise<unknown>>();
 
-/** Signs `payload` of `type` with the payee key and submits it to the mempool; resolves to the tx id (throws when the mempool refuses it). */
-export function submitPayeeTx(chain: Pick<PaymentChain, 'getAccount'>, mempool: PaymentMempool, payee: HybridKeyPair, params: ChainParams, type: number, payload: Uint8Array): Promise<string> {
-  const run = (queues.get(payee) ?? Promise.resolve()).then(() => submitNow(chain, mempool, payee, params, type, payload));
+/**
+ * Signs `payload` of `type` with the payee key and submits it to the mempool; resolves to the tx id
+ * (throws when the mempool refuses it). `beforeSubmit`, when given, runs with the signed tx's id
+ * before the tx leaves (write-ahead: a refund records which tx is under way, so a crash right
+ * after the submission does not make the restart send a second one).
+ */
+export function submitPayeeTx(
+  chain: Pick<PaymentChain, 'getAccount'>,
+  mempool: PaymentMempool,
+  payee: HybridKeyPair,
+  params: ChainParams,
+  type: number,
+  payload: Uint8Array,
+  beforeSubmit?: (id: string) => Promise<unknown>,
+): Promise<string> {
+  const run = (queues.get(payee) ?? Promise.resolve()).then(() => submitNow(chain, mempool, payee, params, type, payload, beforeSubmit));
   queues.set(payee, run.catch(() => undefined));
   return run;
 }
 
-async function submitNow(chain: Pick<PaymentChain, 'getAccount'>, mempool: PaymentMempool, payee: HybridKeyPair, params: ChainParams, type: number, payload: Uint8Array): Promise<string> {
+async function submitNow(
+  chain: Pick<PaymentChain, 'getAccount'>,
+  mempool: PaymentMempool,
+  payee: HybridKeyPair,
+  params: ChainParams,
+  type: number,
+  payload: Uint8Array,
+  beforeSubmit?: (id: string) => Promise<unknown>,
+): Promise<string> {
   const acc = await chain.getAccount(payee.address);
   const nonce = mempool.pendingNonce(payee.address, acc.nonce);
   const base: Omit<UnsignedTx, 'fee'> = {
@@ -33,6 +55,9 @@ async function submitNow(chain: Pick<PaymentChain, 'getAccount'>, mempool: Payme
   // Signatures have fixed sizes; a fee varint is at most 9 bytes longer than fee 0's: an upper bound of the signed size.
   const size = encodeUnsignedTx({ ...base, fee: 0n }).length + 9 + MLDSA_SIGNATURE_SIZE + ED25519_SIGNATURE_SIZE;
   const tx = signTx({ ...base, fee: BigInt(size) * params.minFeeRate }, payee);
-  const { id } = await mempool.add(encodeTx(tx));
+  const bytes = encodeTx(tx);
+  const id = toHex(computeTxId(bytes));
+  await beforeSubmit?.(id);
+  await mempool.add(bytes);
   return id;
 }

@@ -12,7 +12,7 @@ import type { ChainReader, Logger, MempoolReader } from '../chain/types.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { NativeUsdSource, ServiceContext, ServiceDefinition } from '../services/types.js';
 import type { PaymentRecord } from './ledger.js';
-import type { SettleOutcome } from './outcome.js';
+import type { RefusedOutcome, SettleOutcome } from './outcome.js';
 import type { PaymentRequirements } from './wire.js';
 
 export type { Logger, NativeUsdSource, ServiceContext, ServiceDefinition };
@@ -52,6 +52,12 @@ export interface NativeRail {
    * `waitMs` for its block. Refusals are outcomes, never throws.
    */
   settle(def: ServiceDefinition, request: string | undefined, input: unknown, txId: string, waitMs: number): Promise<SettleOutcome>;
+  /**
+   * A settle at a service that is unknown or not for sale here: the refusal naming the refund of
+   * a payment the node will not honour (or 202 / payment_not_found while it is not mined);
+   * undefined when `txId` is no such payment (x402/unhonored.ts).
+   */
+  settleRefused?(txId: string, waitMs: number): Promise<RefusedOutcome | undefined>;
 }
 
 /** The USDC rail as the core uses it (`UsdcSettlement`). */

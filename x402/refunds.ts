@@ -6,7 +6,8 @@
  * Consensus accepts one refund per invoke, so a refund re-sent after a crash or a reorg can
  * never pay twice.
  */
-import { fromHex } from '../consensus/hash.js';
+import { bytesEqual, fromHex, toHex } from '../consensus/hash.js';
+import type { Block } from '../consensus/block.js';
 import { decodeInvokeRecord, invokeKey } from '../consensus/txTypes/agentInvoke.js';
 import { refund as refundType } from '../consensus/txTypes/refund.js';
 import { TxType } from '../consensus/tx.js';
@@ -15,7 +16,7 @@ import type { HybridKeyPair } from '../consensus/keys.js';
 import { submitPayeeTx } from './payeeTx.js';
 import { TipFollower } from './tipFollower.js';
 import type { ChainParams } from '../consensus/params.js';
-import { silentLogger, type Logger } from '../chain/types.js';
+import { silentLogger, type ChainEntry, type Logger } from '../chain/types.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
 import type { PaymentChain, PaymentMempool, Refunder } from './ports.js';
 
@@ -31,6 +32,11 @@ export class RefundManager implements Refunder {
   private readonly pending = new Map<string, PaymentRecord>();
   private readonly log: Logger;
   private readonly follower: TipFollower;
+  /** A refund of ours leaving the best chain (reorganization): pending again until mined again. */
+  private readonly onDisconnect = (_entry: ChainEntry, block: Block) => {
+    const ours = block.txs.filter((tx) => tx.type === TxType.refund && bytesEqual(tx.from, this.payee.address));
+    if (ours.length) void this.follower.serial(() => this.reopen(ours.map((tx) => toHex(refundType.decodePayload(tx.payload).invokeId))));
+  };
 
   constructor(
     private readonly chain: PaymentChain,
@@ -56,10 +62,12 @@ export class RefundManager implements Refunder {
         this.pending.set(rec.id, rec);
       }
     }
+    this.chain.on('disconnect', this.onDisconnect);
     await this.follower.start();
   }
 
   stop(): void {
+    this.chain.off('disconnect', this.onDisconnect);
     this.follower.stop();
   }
 
@@ -71,29 +79,47 @@ export class RefundManager implements Refunder {
   /** Refunds a claimed payment whose service failed; returns the refund tx id (when it could be submitted). */
   refund(id: string, error: { code: string; message: string }): Promise<PaymentRecord> {
     return this.follower.serial(async () => {
-      let rec = await this.ledger.refundPending(id, error);
-      const txId = await this.send(rec);
-      if (txId) rec = await this.ledger.refundPending(id, error, txId);
+      const rec = await this.send(await this.ledger.refundPending(id, error));
       this.pending.set(id, rec);
       return rec;
     });
   }
 
-  /** Signs and submits the refund of one invoke; undefined when it cannot be submitted now. */
-  private async send(rec: PaymentRecord): Promise<string | undefined> {
+  /**
+   * Signs and submits the refund of one invoke; returns the record, naming the refund tx when it
+   * entered the mempool. The tx id is written to the ledger before the tx leaves (write-ahead):
+   * a crash right after the submission still knows which refund is under way, so the restart
+   * waits for that one instead of sending a second one that consensus would refuse.
+   */
+  private async send(rec: PaymentRecord): Promise<PaymentRecord> {
+    const error = rec.error ?? { code: 'service_failed', message: 'refund' };
     const invokeId = fromHex(rec.id);
     const to = tryDecodeAddress(rec.caller, this.params.hrp);
     if (!to) {
       this.log.error({ txId: rec.id, caller: rec.caller }, 'cannot refund: caller address does not decode');
-      return undefined;
+      return rec;
     }
+    let written = rec;
     try {
-      const id = await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.refund, refundType.encodePayload({ invokeId, to, amount: BigInt(rec.amount) }));
+      const id = await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.refund, refundType.encodePayload({ invokeId, to, amount: BigInt(rec.amount) }), async (txId) => {
+        written = await this.ledger.refundPending(rec.id, error, txId);
+      });
       this.log.info({ invoke: rec.id, refundTxId: id, amount: rec.amount }, 'refund submitted');
-      return id;
+      return written;
     } catch (e) {
       this.log.warn({ invoke: rec.id, err: (e as Error).message }, 'refund could not be submitted yet');
-      return undefined;
+      // Not in any mempool: name no refund (the next check sends a new one).
+      return this.ledger.refundPending(rec.id, error, '');
+    }
+  }
+
+  /** Refunded records whose refund left the best chain become pending again (`check` re-sends when needed). */
+  private async reopen(invokeIds: string[]): Promise<void> {
+    for (const id of invokeIds) {
+      const rec = await this.ledger.get(id);
+      if (rec?.status !== 'refunded') continue;
+      this.log.warn({ invoke: id, refundTxId: rec.refundTxId }, 'refund disconnected by a reorganization: pending again');
+      this.pending.set(id, await this.ledger.refundPending(id, rec.error ?? { code: 'service_failed', message: 'refund' }, rec.refundTxId));
     }
   }
 
@@ -111,8 +137,7 @@ export class RefundManager implements Refunder {
       if (rec.refundTxId && this.mempool.has(rec.refundTxId)) continue;
       if (rec.refundTxId && (await this.chain.getTx(rec.refundTxId))) continue;
       // Never submitted, dropped from the mempool, or disconnected by a reorg: send again.
-      const txId = await this.send(rec);
-      if (txId) this.pending.set(id, await this.ledger.refundPending(id, rec.error ?? { code: 'service_failed', message: 'refund' }, txId));
+      this.pending.set(id, await this.send(rec));
     }
   }
 

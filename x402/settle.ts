@@ -18,10 +18,11 @@ import { ServiceError, type ServiceDefinition } from '../services/types.js';
 import { executeService } from '../services/execute.js';
 import { PAYMENT_HTTP_STATUS, PaymentErrorCode } from './errors.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
-import { refusal, type SettleOutcome } from './outcome.js';
+import { refusal, type PendingOutcome, type RefusedOutcome, type SettleOutcome } from './outcome.js';
 import type { NativeRail, PaymentChain, PaymentMempool, Refunder, ServiceRunContext } from './ports.js';
 import { nativeNumber } from './pricing.js';
 import { requestHashOf } from './wire.js';
+import type { UnhonoredPayments } from './unhonored.js';
 
 /** Options of the native rail's settlement. */
 export interface NativeSettlementOptions {
@@ -30,6 +31,8 @@ export interface NativeSettlementOptions {
   logger?: Logger;
   /** Unix ms (injected in tests). */
   now?: () => number;
+  /** The payment watcher: a payment the node will not honour is refunded, not executed (x402/unhonored.ts). */
+  unhonored?: Pick<UnhonoredPayments, 'refuseIfUnhonored' | 'withRefund'>;
 }
 
 /** Settlement of native payments (see module comment). */
@@ -37,6 +40,7 @@ export class NativeSettlement implements NativeRail {
   private readonly log: Logger;
   private readonly confirmations: number;
   private readonly now: () => number;
+  private readonly unhonored: NativeSettlementOptions['unhonored'];
 
   constructor(
     private readonly chain: PaymentChain,
@@ -52,6 +56,7 @@ export class NativeSettlement implements NativeRail {
     this.log = opts.logger ?? silentLogger;
     this.confirmations = Math.max(1, opts.confirmations ?? 1);
     this.now = opts.now ?? Date.now;
+    this.unhonored = opts.unhonored;
   }
 
   /** This node's payee address on the native rail. */
@@ -84,25 +89,21 @@ export class NativeSettlement implements NativeRail {
     const firstRead = this.chain.getTx(id);
     firstRead.catch(() => undefined); // awaited below unless the ledger answers first
     const { record: known, absentToken } = await this.ledger.lookup(id);
-    if (known) return this.answerKnown(known, def, reqHash);
+    if (known) return this.answerKnown(await this.withRefund(known), def, reqHash);
 
     const stored = await this.waitForPayment(id, waitMs, firstRead);
     if (!stored) {
-      if (this.mempool.has(id) || (await this.chain.getTx(id))) {
-        return {
-          kind: 'pending',
-          status: 202,
-          rail: 'native',
-          body: { paid: false, status: 'payment_pending', txId: id, retryAfter: this.params.targetSpacing, error: { code: PaymentErrorCode.PAYMENT_PENDING, message: `payment ${id} is not mined with ${this.confirmations} confirmation(s) yet; settle again` } },
-        };
-      }
+      if (this.mempool.has(id) || (await this.chain.getTx(id))) return this.pendingOutcome(id);
       throw new NodeError(PaymentErrorCode.PAYMENT_NOT_FOUND, `no transaction ${id} in the chain or the mempool of this node`);
     }
+    // A payment the node will never honour (or whose window passed) is refunded, not checked against this call.
+    const refused = await this.unhonored?.refuseIfUnhonored(stored);
+    if (refused) return this.answerKnown(refused, def, reqHash);
     const invoke = this.checkInvoke(stored, def, reqHash);
     const caller = encodeAddress(stored.tx.from, this.params.hrp);
 
     const claim = await this.ledger.claim({ id, rail: 'native', serviceId: def.id, requestHash: reqHash, caller, amount: invoke.amount.toString() }, this.now(), absentToken);
-    if (!claim.claimed) return this.answerKnown(claim.record, def, reqHash);
+    if (!claim.claimed) return this.answerKnown(await this.withRefund(claim.record), def, reqHash);
 
     const started = this.now();
     try {
@@ -133,6 +134,7 @@ export class NativeSettlement implements NativeRail {
 
   /** The answer for a payment the ledger already knows. */
   private answerKnown(rec: PaymentRecord, def: ServiceDefinition, reqHash: string): SettleOutcome {
+    if (rec.refused) throw refusedError(rec);
     if (rec.serviceId !== def.id) throw new NodeError(PaymentErrorCode.WRONG_SERVICE, `payment ${rec.id} was for ${rec.serviceId}`);
     if (rec.requestHash !== reqHash) throw new NodeError(PaymentErrorCode.PAYMENT_ALREADY_USED, `payment ${rec.id} was already used for another request`);
     switch (rec.status) {
@@ -149,6 +151,45 @@ export class NativeSettlement implements NativeRail {
       case 'failed': // USDC records only (their ids never look like a tx id)
         throw new NodeError(PaymentErrorCode.PAYMENT_ALREADY_USED, `payment ${rec.id} was already used`);
     }
+  }
+
+  /**
+   * A settle at a service that is unknown or unavailable here: such a payment can only end in a
+   * refund. Answers `payment_refunded` (409) when `txId` names a payment the node refused
+   * (refusing it now once it is mined, waiting up to `waitMs` for its block), 202
+   * `payment_pending` while it is not mined yet, `payment_not_found` when the node has never seen
+   * it (the payer broadcasts it again), and undefined for a payment the node would honour at its
+   * own service (the core then answers unknown_service / service_unavailable).
+   */
+  async settleRefused(txId: string, waitMs: number): Promise<RefusedOutcome | undefined> {
+    if (!isHex(txId, 32) || !this.unhonored) return undefined;
+    const id = txId.toLowerCase();
+    const answer = (e: NodeError) => refusal(PAYMENT_HTTP_STATUS[e.code] ?? 400, { ...e.payload, code: e.code, message: e.message }, { rail: 'native', txId: id });
+    const known = await this.ledger.get(id);
+    if (known?.refused) return answer(refusedError(await this.withRefund(known)));
+    if (known) return undefined;
+    const stored = await this.waitForPayment(id, waitMs);
+    if (!stored) {
+      if (this.mempool.has(id) || (await this.chain.getTx(id))) return refusal(202, { ...this.pendingOutcome(id).body.error, txId: id, retryAfter: this.params.targetSpacing }, { rail: 'native', txId: id });
+      return answer(new NodeError(PaymentErrorCode.PAYMENT_NOT_FOUND, `no transaction ${id} in the chain or the mempool of this node`));
+    }
+    const rec = await this.unhonored.refuseIfUnhonored(stored);
+    return rec?.refused ? answer(refusedError(rec)) : undefined;
+  }
+
+  /** A refused record with its refund tx id, once the refund being signed right now is (see UnhonoredPayments.withRefund). */
+  private withRefund(rec: PaymentRecord): Promise<PaymentRecord> {
+    return this.unhonored ? this.unhonored.withRefund(rec) : Promise.resolve(rec);
+  }
+
+  /** 202: the payment is not mined with enough confirmations yet. */
+  private pendingOutcome(id: string): PendingOutcome {
+    return {
+      kind: 'pending',
+      status: 202,
+      rail: 'native',
+      body: { paid: false, status: 'payment_pending', txId: id, retryAfter: this.params.targetSpacing, error: { code: PaymentErrorCode.PAYMENT_PENDING, message: `payment ${id} is not mined with ${this.confirmations} confirmation(s) yet; settle again` } },
+    };
   }
 
   /**
@@ -196,4 +237,14 @@ export class NativeSettlement implements NativeRail {
     if (p.requestHash && toHex(p.requestHash) !== reqHash) throw new NodeError(PaymentErrorCode.REQUEST_MISMATCH, 'payment is bound to another request (requestHash differs from sha256(request))');
     return p;
   }
+}
+
+/** The `payment_refunded` answer of a refused payment: why, and the refund transaction. */
+function refusedError(rec: PaymentRecord): NodeError {
+  const reason = rec.error?.code ?? 'refused';
+  return new NodeError(PaymentErrorCode.PAYMENT_REFUNDED, `payment ${rec.id} was refunded without a call (${reason}: ${rec.error?.message ?? ''}); pay again for a new call`, {
+    txId: rec.id,
+    refundTxId: rec.refundTxId ?? null,
+    reason,
+  });
 }

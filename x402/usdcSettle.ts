@@ -19,7 +19,7 @@
  * request gets the stored answer (a dropped connection costs nothing twice); any other repeat is
  * 409. Ledger ids: `usdc:8453:<usdc contract>:<from>:<nonce>`, all lower case.
  */
-import { getAddress } from 'viem';
+import { checksumAddress } from './evm.js';
 import { silentLogger, type Logger } from '../chain/types.js';
 import { ServiceError, type ServiceDefinition } from '../services/types.js';
 import { executeService } from '../services/execute.js';
@@ -101,7 +101,7 @@ export class UsdcSettlement implements UsdcRail {
     private readonly context: ServiceRunContext,
     opts: UsdcSettlementOptions,
   ) {
-    this.payTo = getAddress(opts.payTo);
+    this.payTo = checksumAddress(opts.payTo);
     this.facilitator = opts.facilitator;
     this.log = opts.logger ?? silentLogger;
     this.now = opts.now ?? Date.now;
@@ -137,7 +137,7 @@ export class UsdcSettlement implements UsdcRail {
     if (!local.isValid) return refused(402, { code: local.code, message: local.message }, local.payer);
 
     const auth = payment.payload.authorization;
-    const payer = getAddress(auth.from);
+    const payer = checksumAddress(auth.from);
     const id = authorizationId(auth.from, auth.nonce);
     const reqHash = requestHashOf(request);
     const claim = await this.ledger.claim({ id, rail: 'usdc', serviceId: def.id, requestHash: reqHash, caller: payer, amount: BigInt(auth.value).toString() }, this.now());

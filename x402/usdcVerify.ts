@@ -1,36 +1,24 @@
 /**
  * Local verification of a USDC-rail payment against the node's own requirements, before anything
  * is reserved or any facilitator is asked: the rules of the x402 `exact` EVM scheme (EIP-3009
- * `TransferWithAuthorization`), checked with viem and integer math only.
+ * `TransferWithAuthorization`), checked with @noble and integer math only.
  *
  *   - v2: `accepted` names exactly our requirements (scheme, network, asset, payTo, amount);
  *   - `to` = the quoted payTo; `value` = exactly the quoted atomic amount (not "at least");
  *   - `validAfter` ≤ now and `validBefore` ≥ now + 6 s (the reference facilitator's margin);
  *   - the signature is a 65-byte ECDSA signature with low `s` (what the USDC contract accepts)
  *     over the EIP-712 typed data in the USDC domain of the quote (`extra.name`/`extra.version`,
- *     chain 8453, the USDC contract), and it recovers to `from`.
+ *     chain 8453, the USDC contract), and it recovers to `from` (x402/evm.ts, over @noble).
  *
  * Smart-wallet signatures (ERC-1271 / ERC-6492) need an RPC and are refused here.
  */
-import { isAddressEqual, recoverTypedDataAddress, type Hex } from 'viem';
+import { recoverTransferAuthorizationSigner } from './evm.js';
 import type { PaymentRequirements } from './quote.js';
 import { BASE_USDC } from './quote.js';
 import { acceptedMatches, UsdcErrorCode, type UsdcPaymentPayload, type UsdcRefusal } from './usdcWire.js';
 
 /** Seconds `validBefore` must lie beyond now (the time the facilitator needs to settle). */
 export const VALID_BEFORE_MARGIN_SECONDS = 6;
-
-/** EIP-712 types of EIP-3009 `TransferWithAuthorization`. */
-export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
 
 /** Half the secp256k1 group order: signatures with a larger `s` are malleable and refused by USDC. */
 const SECP256K1_HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
@@ -39,10 +27,10 @@ const SECP256K1_HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92
 export type LocalVerification = { readonly isValid: true; readonly payer: string } | ({ readonly isValid: false; readonly payer?: string } & UsdcRefusal);
 
 /** The EIP-712 domain of the quote's USDC option. */
-export function usdcDomainOf(req: PaymentRequirements): { name: string; version: string; chainId: number; verifyingContract: Hex } {
+export function usdcDomainOf(req: PaymentRequirements): { name: string; version: string; chainId: number; verifyingContract: string } {
   const name = typeof req.extra.name === 'string' ? req.extra.name : BASE_USDC.name;
   const version = typeof req.extra.version === 'string' ? req.extra.version : BASE_USDC.version;
-  return { name, version, chainId: BASE_USDC.chainId, verifyingContract: req.asset as Hex };
+  return { name, version, chainId: BASE_USDC.chainId, verifyingContract: req.asset };
 }
 
 /** Whether a signature is the plain 65-byte `r ‖ s ‖ v` form with low `s` and `v` ∈ {0, 1, 27, 28}. */
@@ -82,24 +70,11 @@ export async function verifyUsdcPaymentLocally(payment: UsdcPaymentPayload, req:
   }
   let recovered: string;
   try {
-    recovered = await recoverTypedDataAddress({
-      domain: usdcDomainOf(req),
-      types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-      primaryType: 'TransferWithAuthorization',
-      message: {
-        from: auth.from as Hex,
-        to: auth.to as Hex,
-        value: BigInt(auth.value),
-        validAfter: BigInt(auth.validAfter),
-        validBefore: BigInt(auth.validBefore),
-        nonce: auth.nonce as Hex,
-      },
-      signature: signature as Hex,
-    });
+    recovered = recoverTransferAuthorizationSigner(usdcDomainOf(req), auth, signature);
   } catch {
     return refuse(UsdcErrorCode.INVALID_SIGNATURE, 'the signature does not recover to an address');
   }
-  if (!isAddressEqual(recovered as Hex, auth.from as Hex)) {
+  if (recovered.toLowerCase() !== auth.from.toLowerCase()) {
     return refuse(UsdcErrorCode.INVALID_SIGNATURE, `the signature is not by ${auth.from} over this authorization in the ${usdcDomainOf(req).name} domain of chain ${BASE_USDC.chainId}`);
   }
   return { isValid: true, payer };

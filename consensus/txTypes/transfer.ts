@@ -29,8 +29,9 @@ export const transfer: TxTypeModule<TransferPayload> = {
   validatePayload(p) {
     if (p.amount <= 0n) throw new ValidationError(TxErrorCode.BAD_PAYLOAD, 'transfer amount must be positive');
   },
-  apply(state, tx, p) {
+  apply(state, tx, p, ctx) {
     move(state, tx.from, p.to, NATIVE, p.amount);
+    ctx.emit?.({ kind: 'transfer', asset: NATIVE, from: tx.from, to: p.to, amount: p.amount });
   },
   touchedKeys(_tx, p) {
     return [accountKey(p.to)];

@@ -2,6 +2,7 @@
 import type { ChainParams } from '../params.js';
 import type { StateOverlay } from '../state.js';
 import type { Tx } from '../tx.js';
+import type { EconomyEvent } from '../events.js';
 
 /** What a type's state transition may read besides the state. */
 export interface ApplyContext {
@@ -10,6 +11,8 @@ export interface ApplyContext {
   readonly height: number;
   /** Id of the transaction being applied. */
   readonly txId: Uint8Array;
+  /** Receives what the transaction did (for the chain's indexes); absent when nobody listens. */
+  readonly emit?: (e: EconomyEvent) => void;
 }
 
 /** One transaction type: payload codec, stateless checks, state transition. */

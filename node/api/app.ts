@@ -92,6 +92,8 @@ export interface HttpOptions {
    * request smuggling through a proxy relies on.
    */
   readonly insecureParser?: boolean;
+  /** Middleware run before the body is read, after error handling (the per-address limits of node/httpLimits.ts). */
+  readonly guard?: Koa.Middleware;
 }
 
 /** Defaults of HttpOptions. */
@@ -157,11 +159,14 @@ function bodyError(err: Error & { type?: string; status?: number }): NodeError {
   return new NodeError(HttpErrorCode.INVALID_REQUEST, err.message);
 }
 
-/** A koa app speaking JSON: the error and timeout middleware (with `errorStatuses` besides the API's own), the JSON body parser, then `routers`. */
-export function createJsonApp(opts: Pick<HttpOptions, 'bodyLimit' | 'timeoutMs'>, log: Logger, routers: readonly Router[], errorStatuses: ErrorStatuses = {}): Koa {
+/** A koa app speaking JSON: `first` middleware, the error and timeout middleware (with `errorStatuses` besides the API's own), the JSON body parser, then `routers`. */
+export function createJsonApp(opts: Pick<HttpOptions, 'bodyLimit' | 'timeoutMs' | 'guard'>, log: Logger, routers: readonly Router[], errorStatuses: ErrorStatuses = {}, first: readonly Koa.Middleware[] = []): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged by the error middleware, not koa's default handler
+  // `first` runs outside the error handling, so it sees final statuses (metrics).
+  for (const m of first) app.use(m);
   app.use(errorMiddleware(log, errorStatuses));
+  if (opts.guard) app.use(opts.guard);
   app.use(timeoutMiddleware(opts.timeoutMs));
   app.use(
     bodyParser({

@@ -32,6 +32,7 @@ import { DISCOVERY_LIMITS, buildCatalog, buildDiscoveryList, buildProtocolDescri
 import { createHealthProber, type HealthProber, type HealthProberOptions, type HealthReader, type ServiceHealth } from '../../services/prober.js';
 import type { PaidCallCore } from '../../x402/paidCall.js';
 import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agentDocs.js';
+import { freshMajors } from '../../services/providers/index.js';
 import { HttpErrorCode } from './http.js';
 import { createMcpRouter } from './mcp.js';
 import { renderAgentsPage, agentsJson } from '../../discovery/pages/agents.js';
@@ -130,6 +131,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     usdc,
     nodeVersion: opts.version,
     agents: m.registry.agents?.().map((a) => ({ name: a.name, address: a.address, description: a.description, capabilities: [...a.capabilities], online: a.online })),
+    majors: freshMajors(m.context, now()),
   });
 
   // Entries change when health is re-probed, a payment settles or the price moves: that is the key.

@@ -27,6 +27,7 @@ import { silentLogger, type ChainEntry, type ChainReader, type Logger, type Memp
 import { formatAmount } from '../../consensus/amount.js';
 import { blockHeaderJson } from '../../chain/blockJson.js';
 import { estimateHashrate } from '../../chain/hashrate.js';
+import { accountEconomyFields } from './economyAccount.js';
 import { createJsonApp, HttpErrorCode, HttpServer, type ErrorStatuses, type HttpOptions } from './app.js';
 
 export { createJsonApp, createRouterServer, defaultHttpOptions, HttpErrorCode, HttpServer, httpStatusOf, type ErrorStatuses, type HttpOptions } from './app.js';
@@ -59,6 +60,8 @@ export interface HttpModules {
   readonly routers?: readonly Router[];
   /** Statuses of the error codes those routers throw (the payment codes…), besides the API's own. */
   readonly errorStatuses?: ErrorStatuses;
+  /** Middleware run before everything else, error handling included (metrics see final statuses). */
+  readonly middleware?: readonly Koa.Middleware[];
   /** Extra fields merged into `GET /api/v1/status` (peers, sync progress, stratum…), computed per request. */
   readonly statusExtras?: readonly (() => Record<string, unknown> | Promise<Record<string, unknown>>)[];
 }
@@ -227,6 +230,7 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
       nonce: Number(acc.nonce),
       pendingNonce: Number(mempool.pendingNonce(id, acc.nonce)),
       publicKeyKnown: acc.publicKey !== undefined,
+      ...(chain.economy ? await accountEconomyFields(chain.economy, id) : {}),
     };
   });
 
@@ -277,7 +281,7 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
     for (const extra of modules.statusExtras ?? []) Object.assign(ctx.body as Record<string, unknown>, await extra());
   });
 
-  return createJsonApp(opts, log, [router, ...(modules.routers ?? [])], modules.errorStatuses);
+  return createJsonApp(opts, log, [router, ...(modules.routers ?? [])], modules.errorStatuses, modules.middleware);
 }
 
 function safeTypeName(type: number): string {

@@ -22,7 +22,8 @@ import { NodeError } from '../../consensus/errors.js';
 import { PaymentErrorCode } from '../../x402/errors.js';
 import { outcomeBody, type PaidCallOutcome } from '../../x402/outcome.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, type PaidCallCore, type PaymentProof } from '../../x402/paidCall.js';
-import { encodeJsonHeader, paymentRequiredV2, paymentResponseHeaders } from '../../x402/usdcWire.js';
+import { encodeJsonHeader, paymentResponseHeaders } from '../../x402/usdcWire.js';
+import { PaymentAuth, paymentReceiptOf, paymentRequiredV2Of } from './paymentDialects.js';
 
 interface CallBody {
   serviceId?: unknown;
@@ -49,7 +50,15 @@ function waitMsOf(ctx: Koa.Context): number | { code: string; message: string } 
  * The payment of a request: a USDC header (`PAYMENT-SIGNATURE`, x402 v2, or `X-PAYMENT`, v1), or
  * `payment.txId` in the body (native); undefined when none.
  */
-function paymentOf(ctx: Koa.Context, body: CallBody): PaymentProof | undefined {
+function paymentOf(ctx: Koa.Context, body: CallBody, auth: PaymentAuth, resource: string): PaymentProof | undefined {
+  // The "Payment" HTTP auth scheme (paymentDialects.ts) carries either rail's payment.
+  const viaAuth = ctx.get('authorization') ? auth.proofOf(ctx.get('authorization'), resource, Date.now()) : undefined;
+  if (viaAuth) {
+    if (ctx.get('payment-signature') || ctx.get('x-payment') || (body.payment !== undefined && body.payment !== null)) {
+      return { malformed: { code: PaymentErrorCode.INVALID_REQUEST, message: 'send one payment: an Authorization: Payment credential, a payment header or payment.txId' } };
+    }
+    return viaAuth;
+  }
   const header = ctx.get('payment-signature') || ctx.get('x-payment');
   const inBody = body.payment !== undefined && body.payment !== null;
   if (header) {
@@ -74,31 +83,43 @@ function usdcOnlyPreference(ctx: Koa.Context): 'query' | 'prefer' | undefined {
   return undefined;
 }
 
-/** Writes an outcome as the HTTP answer: status, body, and the x402 headers of a 402 or a USDC settlement. */
-function answer(ctx: Koa.Context, o: PaidCallOutcome): void {
+/** Writes an outcome as the HTTP answer: status, body, and the headers of every 402 dialect or of the settlement. */
+function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth: boolean): void {
   let accepts;
   if (o.status === 402 && 'quote' in o) {
-    // A 402: the quote (only the USDC option when asked for) and its x402 v2 header.
+    // A 402: the quote (only the USDC option when asked for), the x402 v2 header and the Payment challenges of the same options.
+    accepts = o.quote.accepts;
     const usdcOption = o.quote.accepts.find((a) => a.scheme === 'exact');
     if (usdcOption) {
       ctx.vary('Prefer');
       const only = usdcOnlyPreference(ctx);
       if (only) accepts = [usdcOption];
       if (only === 'prefer') ctx.set('Preference-Applied', 'rail=usdc');
-      ctx.set('PAYMENT-REQUIRED', encodeJsonHeader(paymentRequiredV2(usdcOption, o.kind === 'refused' ? o.error.code : undefined)));
     }
+    ctx.set('PAYMENT-REQUIRED', encodeJsonHeader(paymentRequiredV2Of(accepts, o.kind === 'refused' ? o.error.code : undefined)));
+    ctx.set('WWW-Authenticate', auth.challenges(accepts, ctx.host, Date.now()));
+    ctx.set('Access-Control-Expose-Headers', 'PAYMENT-REQUIRED, WWW-Authenticate');
+    if (accepts === o.quote.accepts) accepts = undefined;
   }
   if (o.kind === 'paid' && o.rail === 'usdc') ctx.set(paymentResponseHeaders(o.response));
+  if (o.kind === 'paid' && viaAuth) {
+    ctx.set('Payment-Receipt', paymentReceiptOf(o.rail, o.response.transaction, Date.now()));
+    ctx.append('Access-Control-Expose-Headers', 'Payment-Receipt');
+    ctx.set('Cache-Control', 'private');
+  }
   ctx.status = o.status;
   ctx.body = outcomeBody(o, accepts);
 }
 
 /** Builds the router of the paid endpoints over the paid-call core. */
-export function createX402Router(core: PaidCallCore): Router {
+export function createX402Router(core: PaidCallCore, auth: PaymentAuth = new PaymentAuth()): Router {
   const router = new Router();
   const call = async (ctx: Koa.Context, serviceId: unknown, body: CallBody) => {
     if (typeof serviceId !== 'string' || serviceId.length === 0) throw new NodeError(PaymentErrorCode.INVALID_REQUEST, 'serviceId (string) is required');
-    answer(ctx, await core.call({ serviceId, request: body.request, baseUrl: `${ctx.protocol}://${ctx.host}`, payment: paymentOf(ctx, body) }));
+    const baseUrl = `${ctx.protocol}://${ctx.host}`;
+    const payment = paymentOf(ctx, body, auth, `${baseUrl}/api/x402/${serviceId}`);
+    const viaAuth = /^Payment(\s|$)/i.test(ctx.get('authorization'));
+    answer(ctx, await core.call({ serviceId, request: body.request, baseUrl, payment }), auth, viaAuth);
   };
   router.post('/api/x402/:serviceId', async (ctx) => {
     const body = bodyOf(ctx);

@@ -15,14 +15,14 @@
 /** One outbound request. */
 export interface OutboundRequest {
   readonly url: string;
-  readonly method?: 'GET' | 'POST' | 'HEAD';
+  readonly method?: 'GET' | 'POST' | 'HEAD' | 'DELETE';
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string | Uint8Array;
   /** Total time budget, ms (connect + headers + body). */
   readonly timeoutMs?: number;
   /** Response body cap, bytes; the transfer is aborted past it (`response_too_large`). */
   readonly maxBytes?: number;
-  /** Accepted content types (prefix match, e.g. `text/html`, `application/json`); others throw `unexpected_content_type`. */
+  /** Accepted content types of a 2xx answer (prefix match, e.g. `text/html`, `application/json`); others throw `unexpected_content_type`. Error statuses come back as they are. */
   readonly accept?: readonly string[];
   /** Serve a cached answer younger than this (ms); only for GETs of slowly changing data. */
   readonly cacheTtlMs?: number;
@@ -55,9 +55,18 @@ export interface OutboundResponse {
 export interface OutboundClient {
   fetchPublic(req: OutboundRequest): Promise<OutboundResponse>;
   fetchProvider(req: OutboundRequest): Promise<OutboundResponse>;
+  /**
+   * The pre-payment check of a caller's URL without fetching it: its form, and that its host
+   * resolves to public addresses only; throws the `OutboundError` `fetchPublic` would.
+   * Optional for fakes; the node's client has it.
+   */
+  checkPublicUrl?(url: string): Promise<void>;
 }
 
-/** Coded failure of an outbound call. Codes: `url_invalid`, `url_scheme_refused`, `url_address_refused`, `dns_failed`, `too_many_redirects`, `timeout`, `connect_failed`, `response_too_large`, `unexpected_content_type`, `invalid_json`, `provider_error`. */
+/** Settings of the providers, from the node's config (`group: 'provider'` options), keyed like the config file; secrets included, never log them. */
+export type ProviderSettings = Readonly<Record<string, string | number | boolean | undefined>>;
+
+/** Coded failure of an outbound call. Codes: `url_invalid`, `url_scheme_refused`, `url_address_refused`, `dns_failed`, `too_many_redirects`, `timeout`, `connect_failed`, `response_too_large`, `unexpected_content_type`, `invalid_json`, `provider_error`; the client also throws `aborted` when the request's own signal fires. */
 export class OutboundError extends Error {
   readonly code: string;
   /** True when the caller's input caused it (refuse with 400 before payment), false for provider/network failures. */

@@ -20,7 +20,7 @@ import { isNodeError } from '../../consensus/errors.js';
 import { fromHex, toHex } from '../../consensus/hash.js';
 import { bitsToTarget, checkProofOfWork } from '../../consensus/pow.js';
 import { blockSubsidy, splitFees } from '../../consensus/reward.js';
-import { encodeSupply, SUPPLY_KEY } from '../../consensus/state.js';
+import { accountKey, encodeAccount, encodeSupply, SUPPLY_KEY } from '../../consensus/state.js';
 import { encodeTx, signTx, txId, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
@@ -213,7 +213,10 @@ describe('template helpers', () => {
       },
     };
     const tip = { hash: new Uint8Array(32), hashHex: '00'.repeat(32), height: 0, header: { version: 1, prevHash: new Uint8Array(32), merkleRoot: new Uint8Array(32), time: small.genesis.time, bits: small.genesis.bits, nonce: 0 }, chainWork: 1n, txCount: 0, size: 0 } satisfies ChainEntry;
-    const chain = { tip, medianTimePast: () => small.genesis.time, getStateView: async () => ({ get: (k: string) => (k === SUPPLY_KEY ? encodeSupply({ minted: 0n, burned: 0n }) : undefined) }) };
+    // The state the template checks the candidates against: the dev account funded.
+    const devAccount = encodeAccount({ balance: 1_000_000n * 100_000_000n, nonce: 0n });
+    const stateOf = (k: string) => (k === SUPPLY_KEY ? encodeSupply({ minted: 0n, burned: 0n }) : k === accountKey(dev.address) ? devAccount : undefined);
+    const chain = { tip, medianTimePast: () => small.genesis.time, getStateView: async () => ({ get: stateOf }) };
     return createBlockTemplate(chain, greedy, small, { miner: miner.address, now }).then((tpl) => {
       expect(asked![1]).toBe(3);
       expect(asked![0]).toBeLessThan(1_000 - 80 - 54);

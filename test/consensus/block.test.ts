@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { BlockErrorCode, TxErrorCode, ValidationError } from '../../consensus/errors.js';
+import { BlockErrorCode, TxErrorCode } from '../../consensus/errors.js';
 import { blockHash, coinbaseId, coinbaseMerkleBranch, encodeBlock, decodeBlock, encodeCoinbase, merkleRoot, type Block } from '../../consensus/block.js';
 import { grindHeader } from '../../consensus/assemble.js';
 import { signTx, TxType, TX_VERSION, encodeTx, txId } from '../../consensus/tx.js';
@@ -9,6 +9,7 @@ import { sha256d, concatBytes } from '../../consensus/hash.js';
 import { medianTime } from '../../consensus/validate.js';
 import { MemChain } from '../helpers/memChain.js';
 import { testKey } from '../helpers/keys.js';
+import { codeOf } from '../helpers/codes.js';
 
 // About 4,096 hashes per block: a one-bit header change then fails proof of work (deterministic for these fixed inputs).
 const params = createDevnetChainParams({ genesisBits: 0x1f0fffff });
@@ -17,16 +18,6 @@ const miner = testKey('miner');
 
 function tx(nonce: bigint, withKey: boolean) {
   return signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, nonce, fee: 20_000n, payload: transfer.encodePayload({ to: miner.address, amount: 1000n }), publicKey: withKey ? dev.publicKey : undefined }, dev);
-}
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ValidationError) return e.code;
-    throw e;
-  }
-  return undefined;
 }
 
 function regrind(b: Block): Block {

@@ -1,21 +1,12 @@
 import { describe, expect, test } from '@jest/globals';
-import { TxErrorCode, ValidationError } from '../../consensus/errors.js';
+import { TxErrorCode } from '../../consensus/errors.js';
 import { MAX_AMOUNT } from '../../consensus/amount.js';
 import { balanceOf, credit, debit, move, NATIVE } from '../../consensus/ledger.js';
 import { StateOverlay } from '../../consensus/state.js';
+import { codeOf } from '../helpers/codes.js';
 
 const alice = new Uint8Array(20).fill(1);
 const bob = new Uint8Array(20).fill(2);
-
-function codeOf(fn: () => void): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ValidationError) return e.code;
-    throw e;
-  }
-  return undefined;
-}
 
 describe('balance-move rules', () => {
   test('a move debits then credits, to self included', () => {

@@ -97,6 +97,13 @@ describe('catalog content', () => {
   const snap = snapshot(DEVNET, false);
   const all = buildCatalog(snap, filters({}));
 
+  test('priceFeed.majors: the market-data feed’s last prices when the node has fresh ones, null otherwise', () => {
+    type Feed = { priceFeed: { majors: Record<string, number | null>; majorsSource: string | null; majorsUpdatedAt: number | null } };
+    const fed = buildProtocolDescriptor({ ...snap, majors: { at: NOW - 5000, source: 'CoinGecko simple/price', usd: { BTC: 87210.12, ETH: 2954.31, SOL: 139.77, BNB: 912.44, LTC: null } } }) as Feed;
+    expect(fed.priceFeed).toMatchObject({ majors: { BTC: 87210.12, ETH: 2954.31, SOL: 139.77, BNB: 912.44, LTC: null }, majorsSource: 'CoinGecko simple/price', majorsUpdatedAt: NOW - 5000 });
+    expect((buildProtocolDescriptor(snap) as Feed).priceFeed).toMatchObject({ majors: { BTC: null, ETH: null, SOL: null, BNB: null, LTC: null }, majorsSource: null, majorsUpdatedAt: null });
+  });
+
   test('proven fields come from the ledger totals', () => {
     const clock = all.resources.find((r) => r.serviceId === 'native-world-clock')!;
     expect(clock.metadata).toMatchObject({ provenCalls: 3, provenCallsUsdc: 2, provenVolumeAman: 0.006, provenVolumeUsdc: 0.002, provenVolumeBase: '600000', provenVolumeUsdcAtomic: '2000' });
@@ -115,7 +122,7 @@ describe('catalog content', () => {
 
   test('health block and per-service health come from the prober', () => {
     expect(all.health).toEqual({ total: 58, active: CATALOG.filter((d) => d.run).length, degraded: 0, down: CATALOG.filter((d) => !d.run).length, unknown: 0, checkedAt: NOW - 1000, ageMs: 1000 });
-    const down = all.resources.find((r) => r.serviceId === 'native-image-gen')!;
+    const down = all.resources.find((r) => r.serviceId === CATALOG.find((d) => !d.run)!.id)!;
     expect(down).toMatchObject({ healthStatus: 'down', latencyMs: 0 });
   });
 

@@ -14,9 +14,10 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { getAddress, isAddressEqual, keccak256, verifyTypedData, type Hex } from 'viem';
 import { childEnv, ROOT } from './nodeProcess.js';
-import { EIP3009_TYPES } from './facilitatorPayments.js';
+import { EIP3009_TYPES, requireViem } from './facilitatorPayments.js';
+
+type Hex = `0x${string}`;
 
 /** How the facilitator answers one endpoint. */
 export type FacilitatorMode = 'ok' | 'hang' | 'error500' | 'garbage' | { readonly reject: string };
@@ -139,7 +140,7 @@ export class TestFacilitator {
     if (n.network !== 'base' && n.network !== 'eip155:8453') return { reason: 'invalid_network', payer };
     let valid = false;
     try {
-      valid = await verifyTypedData({
+      valid = await requireViem().verifyTypedData({
         address: n.auth.from as Hex,
         domain: { name: n.name, version: n.version, chainId: 8453, verifyingContract: n.asset as Hex },
         types: EIP3009_TYPES,
@@ -151,7 +152,7 @@ export class TestFacilitator {
       valid = false;
     }
     if (!valid) return { reason: 'invalid_exact_evm_payload_signature', payer };
-    if (!isAddressEqual(n.auth.to as Hex, n.payTo as Hex)) return { reason: 'invalid_exact_evm_payload_recipient_mismatch', payer };
+    if (!requireViem().isAddressEqual(n.auth.to as Hex, n.payTo as Hex)) return { reason: 'invalid_exact_evm_payload_recipient_mismatch', payer };
     const now = Math.floor(Date.now() / 1000);
     if (BigInt(n.auth.validBefore) < BigInt(now + 6)) return { reason: 'invalid_exact_evm_payload_authorization_valid_before', payer };
     if (BigInt(n.auth.validAfter) > BigInt(now)) return { reason: 'invalid_exact_evm_payload_authorization_valid_after', payer };
@@ -204,6 +205,7 @@ export class TestFacilitator {
         if (checked.reason) return send(200, { success: false, errorReason: checked.reason, transaction: '', network, payer: checked.payer });
         const n = normalise(body) as Normalised;
         this.usedNonces.add(`${n.auth.from}:${n.auth.nonce}`.toLowerCase());
+        const { keccak256, getAddress } = requireViem();
         const transaction = keccak256(randomBytes(32));
         this.calls.settled.push({ payer: getAddress(n.auth.from), nonce: n.auth.nonce, value: n.auth.value, transaction });
         return send(200, { success: true, transaction, network, payer: getAddress(n.auth.from) });

@@ -1,20 +1,33 @@
 /**
  * Hand-made USDC-rail payments for tests: EIP-3009 authorizations signed with a viem local
  * account, encoded as x402 v1 (`X-PAYMENT`) or v2 (`PAYMENT-SIGNATURE`) headers, with knobs to
- * make each one wrong in exactly one way.
+ * make each one wrong in exactly one way. viem, the reference EVM library, comes from reference/
+ * (installed on first use): the product checks signatures with its own code (x402/evm.ts), the
+ * tests with the reference's. Suites skip when `referenceViem.ok` is false.
  */
 import { randomBytes } from 'node:crypto';
-import { getAddress, toHex, type Hex } from 'viem';
-import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { BASE_USDC } from '../../x402/quote.js';
+import { loadReferenceViem, type ReferenceViem, type ViemAccount } from './reference.js';
+
+type Hex = `0x${string}`;
+
+/** viem from reference/, or why it could not be loaded. */
+export const referenceViem = await loadReferenceViem();
+if (!referenceViem.ok) console.warn(`SKIPPED: USDC payment tests need reference/ installed (npm ci --prefix reference): ${referenceViem.reason}`);
+
+/** viem; throws when reference/ is not installed (suites check `referenceViem.ok` first). */
+export function requireViem(): ReferenceViem {
+  if (!referenceViem.ok) throw new Error(referenceViem.reason);
+  return referenceViem.viem;
+}
 
 /** Deterministic test accounts (never funded anywhere). */
 export const PAYER_KEY: Hex = `0x${'11'.repeat(32)}`;
 export const OTHER_KEY: Hex = `0x${'22'.repeat(32)}`;
-export const payerAccount = (): PrivateKeyAccount => privateKeyToAccount(PAYER_KEY);
-export const otherAccount = (): PrivateKeyAccount => privateKeyToAccount(OTHER_KEY);
-/** A payTo of the node under test. */
-export const NODE_PAY_TO = getAddress('0x209693bc6afc0c5328ba36faf03c514ef312287c');
+export const payerAccount = (): ViemAccount => requireViem().privateKeyToAccount(PAYER_KEY);
+export const otherAccount = (): ViemAccount => requireViem().privateKeyToAccount(OTHER_KEY);
+/** A payTo of the node under test (EIP-55). */
+export const NODE_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 
 /**
  * EIP-712 types of EIP-3009 `TransferWithAuthorization`, written out here for the test signer
@@ -36,7 +49,7 @@ export const EIP3009_TYPES = {
 export interface PaymentSpec {
   readonly payTo: string;
   readonly value: string;
-  readonly account?: PrivateKeyAccount;
+  readonly account?: ViemAccount;
   /** Account whose address goes into `from` (default: the signer): a mismatch is a bad signature. */
   readonly claimedFrom?: string;
   readonly validAfter?: number;
@@ -60,10 +73,10 @@ export async function signedPayment(spec: PaymentSpec): Promise<Record<string, u
     value: spec.value,
     validAfter: String(spec.validAfter ?? now - 600),
     validBefore: String(spec.validBefore ?? now + 60),
-    nonce: spec.nonce ?? toHex(randomBytes(32)),
+    nonce: spec.nonce ?? (`0x${randomBytes(32).toString('hex')}` as Hex),
   };
   const signature = await account.signTypedData({
-    domain: { name: BASE_USDC.name, version: BASE_USDC.version, chainId: spec.chainId ?? BASE_USDC.chainId, verifyingContract: BASE_USDC.asset },
+    domain: { name: BASE_USDC.name, version: BASE_USDC.version, chainId: spec.chainId ?? BASE_USDC.chainId, verifyingContract: BASE_USDC.asset as Hex },
     types: EIP3009_TYPES,
     primaryType: 'TransferWithAuthorization',
     message: {

@@ -1,5 +1,6 @@
 /** Starting the real node (`bin/native-node.js start`) as a child process and waiting for its URL. */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,11 +14,16 @@ export interface NodeProc {
   exited: Promise<number | null>;
 }
 
-/** Child environment: no jest flags, no stray NATIVE_* settings. */
+/** Test nodes reach nothing beyond 127.0.0.1: the providers that default to public endpoints point at a closed loopback port (their services are then `down`). */
+const OFFLINE_PROVIDERS: Record<string, string> = Object.fromEntries(
+  ['NATIVE_WEATHER_GEOCODING_URL', 'NATIVE_WEATHER_FORECAST_URL', 'NATIVE_FX_URL', 'NATIVE_COINGECKO_URL', 'NATIVE_BASE_RPC_URL', 'NATIVE_ETHEREUM_RPC_URL'].map((k) => [k, 'http://127.0.0.1:9/']),
+);
+
+/** Child environment: no jest flags, no stray NATIVE_* settings (but the sources, not build/: NATIVE_NODE_FROM_SOURCE, set by jest.config.js), no public providers. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NATIVE_') && k !== 'NODE_OPTIONS') env[k] = v;
-  return { ...env, ...extra };
+  for (const [k, v] of Object.entries(process.env)) if ((!k.startsWith('NATIVE_') || k === 'NATIVE_NODE_FROM_SOURCE') && k !== 'NODE_OPTIONS') env[k] = v;
+  return { ...env, ...OFFLINE_PROVIDERS, ...extra };
 }
 
 /** Whether `args` configure the p2p network (otherwise tests run the node standalone). */
@@ -33,13 +39,28 @@ export interface SpawnJsonOptions {
   ready?: string;
   /** Which log lines to keep in `lines` (default: all); a load test keeps only what it reads. */
   keep?: (line: Record<string, unknown>) => boolean;
+  /**
+   * Longest silence (no log line) before the start is given up, ms on an idle machine (default
+   * 20 s), scaled by `loadFactor()`; the whole start may take 4 times that.
+   */
   timeoutMs?: number;
 }
 
 /**
+ * How much slower than idle this machine is now: the 1-minute load average per core, between 1
+ * and 8. Start waits scale with it, so a suite sharing 2 cores with other work waits longer
+ * instead of failing (issue 12 item 6).
+ */
+export function loadFactor(): number {
+  return Math.min(8, Math.max(1, loadavg()[0] / availableParallelism()));
+}
+
+/**
  * Spawns `node <args>`, a process printing JSON log lines, and resolves once the `ready` line
- * gives its URL (bounded wait; the process is killed on timeout). Stdout is read to the end, so
- * the pipe never fills; stderr's tail goes into the errors.
+ * gives its URL. The wait is bounded by readiness, not a fixed clock: it gives up after
+ * `timeoutMs × loadFactor()` without any log line (the process is stuck), or after 4 times that
+ * in all; the process is then killed. Stdout is read to the end, so the pipe never fills;
+ * stderr's tail goes into the errors.
  */
 export function spawnJsonReady(args: string[], opts: SpawnJsonOptions): Promise<NodeProc> {
   const ready = opts.ready ?? 'listening';
@@ -48,14 +69,21 @@ export function spawnJsonReady(args: string[], opts: SpawnJsonOptions): Promise<
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-8000)));
-  const timeoutMs = opts.timeoutMs ?? 20_000;
+  const quietMs = Math.round((opts.timeoutMs ?? 20_000) * loadFactor());
+  const startedAt = Date.now();
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const giveUp = (why: string) => {
       child.kill('SIGKILL');
-      reject(new Error(`process did not log "${ready}" within ${timeoutMs} ms; stderr: ${stderr}`));
-    }, timeoutMs);
+      reject(new Error(`process did not log "${ready}": ${why}; stderr: ${stderr}`));
+    };
+    let timer = setTimeout(() => giveUp(`no log line for ${quietMs} ms`), quietMs);
+    const overall = setTimeout(() => giveUp(`not ready after ${4 * quietMs} ms`), 4 * quietMs);
     let buf = '';
+    let isReady = false;
     child.stdout!.on('data', (d: Buffer) => {
+      // Output means progress: the silence clock starts over (until the process is ready).
+      clearTimeout(timer);
+      if (!isReady) timer = setTimeout(() => giveUp(`no log line for ${quietMs} ms (${Date.now() - startedAt} ms since the spawn)`), quietMs);
       buf += d.toString('utf8');
       let nl: number;
       while ((nl = buf.indexOf('\n')) >= 0) {
@@ -68,14 +96,17 @@ export function spawnJsonReady(args: string[], opts: SpawnJsonOptions): Promise<
           continue;
         }
         if (!opts.keep || opts.keep(obj) || obj.msg === ready) lines.push(obj);
-        if (obj.msg === ready) {
+        if (obj.msg === ready && !isReady) {
+          isReady = true;
           clearTimeout(timer);
+          clearTimeout(overall);
           resolve({ child, url: String(obj.url), lines, exited });
         }
       }
     });
     void exited.then((code) => {
       clearTimeout(timer);
+      clearTimeout(overall);
       reject(new Error(`process exited with ${code} before "${ready}"; stderr: ${stderr}`));
     });
   });

@@ -169,9 +169,10 @@ export class StratumTestClient {
     socket.on('error', () => undefined);
   }
 
-  static connect(port: number, host = '127.0.0.1'): Promise<StratumTestClient> {
+  /** Connects; `localAddress` picks the source address (another loopback address, 127.0.0.2…, is another client to the server). */
+  static connect(port: number, host = '127.0.0.1', localAddress?: string): Promise<StratumTestClient> {
     return new Promise((resolve, reject) => {
-      const s = createConnection({ port, host }, () => {
+      const s = createConnection({ port, host, localAddress }, () => {
         s.off('error', reject);
         resolve(new StratumTestClient(s));
       });

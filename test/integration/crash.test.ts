@@ -4,19 +4,19 @@
  * whose state equals a replay of the stored best chain from genesis.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openChain } from '../../chain/chain.js';
 import { applyBlock, writeChanges } from '../../consensus/apply.js';
 import { blockHash } from '../../consensus/block.js';
 import { encodeAddress } from '../../consensus/address.js';
-import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
+import { getDevKeyPair } from '../../consensus/devnet.js';
 import { createGenesisState } from '../../consensus/genesis.js';
 import { bytesEqual, toHex } from '../../consensus/hash.js';
-import { createParamsFromJson, paramsToJson, type ChainParams } from '../../consensus/params.js';
+import { createParamsFromJson, type ChainParams } from '../../consensus/params.js';
 import { validateBlockBody, validateHeader } from '../../consensus/validate.js';
 import { createTransferTx } from '../../consensus/txBuilder.js';
+import { createTrivialDevnetDir } from '../helpers/trivialDevnet.js';
 import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { Rng } from '../helpers/rng.js';
@@ -27,13 +27,7 @@ let dataDir: string;
 let node: NodeProc | undefined;
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'native-crash-'));
-  dataDir = join(dir, 'data');
-  // A devnet at trivial difficulty (the node pins <dataDir>/genesis.json): blocks come as fast as
-  // the node can connect them, so every run between two kills does real work whatever the load.
-  mkdirSync(dataDir, { recursive: true });
-  const params = createDevnetChainParams({ genesisTime: Math.floor(Date.now() / 1000), genesisBits: 0x207fffff });
-  writeFileSync(join(dataDir, 'genesis.json'), `${JSON.stringify(paramsToJson(params), null, 2)}\n`);
+  ({ dir, dataDir } = createTrivialDevnetDir('native-crash-'));
 });
 
 afterAll(() => {

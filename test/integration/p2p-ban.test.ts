@@ -1,7 +1,7 @@
 /**
  * Misbehaving peers against a real node process on 127.0.0.1: rogue libp2p hosts (in this
- * process) send garbage and an oversized frame on the sync protocol, an oversized transaction
- * and an invalid block on gossip. Each is banned (listed in `/api/v1/peers`, disconnected, not
+ * process) send garbage and an oversized frame on the sync protocol, an oversized transaction,
+ * an oversized and an undecodable gossipsub frame (issue 22) and an invalid block on gossip. Each is banned (listed in `/api/v1/peers`, disconnected, not
  * let back in) while the node keeps serving HTTP and an honest peer keeps following its chain.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -59,6 +59,22 @@ async function expectKeptOut(host: Host): Promise<void> {
   expect(peers.some((p) => p.peerId === host.peerId.toString())).toBe(false);
 }
 
+/** A rogue the node knows as a gossip peer, with a raw gossipsub stream to the node. */
+async function rogueGossipStream(): Promise<{ r: Host; stream: Awaited<ReturnType<Host['dialProtocol']>> }> {
+  const r = await rogue();
+  r.services.pubsub.subscribe(ids.txTopic);
+  await waitUntil(() => r.services.pubsub.getSubscribers(ids.txTopic).some((p) => p.toString() === a.peerId), 10_000, 'the node to know the rogue as a gossip peer', 100);
+  return { r, stream: await r.dialProtocol(peerIdFromString(a.peerId), ['/meshsub/1.2.0', '/meshsub/1.1.0']) };
+}
+
+/** The rogue is banned for `reason`, and kept out. */
+async function expectBannedFor(r: Host, reason: RegExp): Promise<void> {
+  await waitUntil(() => banned(r.peerId.toString()), 10_000, `the peer to be banned for ${reason.source}`);
+  const peers = await getJson(a.url, '/api/v1/peers');
+  expect(peers.banned.find((x: { peerId: string }) => x.peerId === r.peerId.toString()).reason).toMatch(reason);
+  await expectKeptOut(r);
+}
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-p2p-ban-'));
   params = writeSharedGenesis([join(dir, 'a'), join(dir, 'b')]);
@@ -108,6 +124,22 @@ describe('a misbehaving peer is banned while the node keeps serving', () => {
     await waitUntil(() => banned(r.peerId.toString()), 10_000, 'the oversized-tx peer to be banned');
   }, 30_000);
 
+  test('an oversized frame on the gossip protocol itself (dropped by gossipsub before any topic validator)', async () => {
+    const { r, stream } = await rogueGossipStream();
+    // Length prefix of 40 MB (gossipsub's inbound limit is the block limit + 64 KiB), then some bytes.
+    stream.send(Uint8Array.from([0x80, 0x80, 0x80, 0x14, ...rng.bytes(1024)]));
+    await expectBannedFor(r, /gossip frame over the size limit/);
+    expect((await getJson(a.url, '/api/v1/peers')).gossip.frames.oversized).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+
+  test('an undecodable frame on the gossip protocol', async () => {
+    const { r, stream } = await rogueGossipStream();
+    // A well-framed 32-byte RPC that is not protobuf (field 0 with wire type 7 is invalid).
+    stream.send(Uint8Array.from([0x20, 0x07, ...rng.bytes(31)]));
+    await expectBannedFor(r, /undecodable gossip frame/);
+    expect((await getJson(a.url, '/api/v1/peers')).gossip.frames.undecodable).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+
   test('an invalid block on gossip (no proof of work on top of the node’s tip)', async () => {
     const r = await rogue();
     r.services.pubsub.subscribe(ids.blockTopic);
@@ -138,6 +170,6 @@ describe('a misbehaving peer is banned while the node keeps serving', () => {
       'the honest peer to follow a new block',
       200,
     );
-    expect((await getJson(a.url, '/api/v1/peers')).banned.length).toBeGreaterThanOrEqual(4);
+    expect((await getJson(a.url, '/api/v1/peers')).banned.length).toBeGreaterThanOrEqual(6);
   }, 70_000);
 });

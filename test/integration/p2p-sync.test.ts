@@ -82,6 +82,8 @@ describe('a node started after 500 blocks', () => {
     let sawTarget = 0;
     /** Answers to a settle sent while the node said it was syncing, both before and after the call. */
     const whileSyncing: { status: number; code: unknown }[] = [];
+    /** Answers of GET /ready while the node said it was syncing, both before and after the request. */
+    const readyWhileSyncing: { status: number; reason: unknown }[] = [];
     await waitUntil(
       async () => {
         const s = await status(fresh.url);
@@ -90,6 +92,9 @@ describe('a node started after 500 blocks', () => {
           const res = await fetch(`${fresh.url}/api/x402/native-world-clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'UTC', payment: { txId: 'ab'.repeat(32) } }) });
           const body = (await res.json()) as { error?: { code?: unknown } };
           if ((await status(fresh.url)).syncing) whileSyncing.push({ status: res.status, code: body.error?.code });
+          const ready = await fetch(`${fresh.url}/ready`);
+          const readyBody = (await ready.json()) as { reason?: unknown };
+          if ((await status(fresh.url)).syncing) readyWhileSyncing.push({ status: ready.status, reason: readyBody.reason });
         }
         return s.tip === tipHash;
       },
@@ -105,6 +110,10 @@ describe('a node started after 500 blocks', () => {
     for (const a of whileSyncing) expect(a).toEqual({ status: 503, code: 'node_syncing' });
     const after = await fetch(`${fresh.url}/api/x402/native-world-clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'UTC', payment: { txId: 'ab'.repeat(32) } }) });
     expect(((await after.json()) as { error: { code: string } }).error.code).toBe('payment_not_found');
+    // Load balancers saw the same: /ready was 503 node_syncing while behind, 200 once caught up.
+    expect(readyWhileSyncing.length).toBeGreaterThan(0);
+    for (const r of readyWhileSyncing) expect(r).toEqual({ status: 503, reason: 'node_syncing' });
+    expect((await fetch(`${fresh.url}/ready`)).status).toBe(200);
 
     // Header-first, and both seeds served blocks.
     const started = logLines(fresh, 'sync started');

@@ -13,13 +13,19 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/g
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { privateKeyToAccount } from 'viem/accounts';
-import { wrapFetchWithPayment as wrapLegacy, decodeXPaymentResponse } from 'x402-fetch';
-import { wrapFetchWithPayment, x402Client, x402HTTPClient, decodePaymentResponseHeader } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { startFacilitatorProcess, type FacilitatorProcess } from '../helpers/facilitator.js';
-import { decodeHeader, encodeHeader, NODE_PAY_TO, otherAccount, PAYER_KEY, payerAccount, paymentHeader } from '../helpers/facilitatorPayments.js';
+import { decodeHeader, encodeHeader, NODE_PAY_TO, otherAccount, PAYER_KEY, payerAccount, paymentHeader, referenceViem, requireViem } from '../helpers/facilitatorPayments.js';
 import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
+import { loadReference } from '../helpers/reference.js';
+
+// The official clients live in reference/ (installed on first use); without it their tests are skipped, saying why.
+const reference = await loadReference();
+if (!reference.ok) console.warn(`SKIPPED: the official x402 client tests need reference/ installed (npm ci --prefix reference): ${reference.reason}`);
+const clients = reference.ok && referenceViem.ok ? reference : undefined;
+const describeWithClients = clients ? describe : describe.skip;
+// The test facilitator and the hand-made payments use viem from reference/ too.
+const describeUsdc = referenceViem.ok ? describe : describe.skip;
+const privateKeyToAccount = (key: `0x${string}`) => requireViem().privateKeyToAccount(key);
 
 const AUTH: readonly [string, string] = ['X-Api-Key', 'test-facilitator-key'];
 const SERVICE = 'native-world-clock';
@@ -31,6 +37,7 @@ let facilitator: FacilitatorProcess;
 let url: string;
 
 beforeAll(async () => {
+  if (!referenceViem.ok) return;
   dir = mkdtempSync(join(tmpdir(), 'native-usdc-'));
   facilitator = await startFacilitatorProcess({ auth: AUTH });
   node = await startNode(
@@ -44,11 +51,11 @@ afterAll(async () => {
   node?.child.kill('SIGTERM');
   await node?.exited;
   await facilitator?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 beforeEach(async () => {
-  await facilitator.control.reset();
+  await facilitator?.control.reset();
 });
 
 const endpoint = (q = '') => `${url}/api/x402/${SERVICE}${q}`;
@@ -59,7 +66,7 @@ async function post(headers: Record<string, string> = {}, q = ''): Promise<{ sta
   return { status: res.status, body: (await res.json()) as Record<string, any>, headers: res.headers };
 }
 
-describe('USDC rail quotes', () => {
+describeUsdc('USDC rail quotes', () => {
   test('the 402 keeps the spec body (both options) and adds the x402 v2 PAYMENT-REQUIRED header', async () => {
     const q = await post();
     expect(q.status).toBe(402);
@@ -68,7 +75,16 @@ describe('USDC rail quotes', () => {
     expect(usdc).toMatchObject({ network: 'base', maxAmountRequired: PRICE_ATOMIC, payTo: NODE_PAY_TO, asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', extra: { name: 'USD Coin', version: '2' }, mimeType: 'application/json', resource: endpoint() });
     expect(usdc.outputSchema).toBeUndefined();
     const v2 = decodeHeader(q.headers.get('payment-required'));
-    expect(v2).toEqual({ x402Version: 2, resource: { url: endpoint(), description: usdc.description, mimeType: 'application/json' }, accepts: [{ scheme: 'exact', network: 'eip155:8453', amount: PRICE_ATOMIC, asset: usdc.asset, payTo: NODE_PAY_TO, maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } }] });
+    // Every option, networks in CAIP-2 form: this chain as native:<chainId>, Base as eip155:8453.
+    const native = q.body.accepts[0];
+    expect(v2).toEqual({
+      x402Version: 2,
+      resource: { url: endpoint(), description: usdc.description, mimeType: 'application/json' },
+      accepts: [
+        { scheme: 'native-x402', network: 'native:1337', amount: native.maxAmountRequired, asset: 'NATIVE', payTo: native.payTo, maxTimeoutSeconds: native.maxTimeoutSeconds, extra: native.extra },
+        { scheme: 'exact', network: 'eip155:8453', amount: PRICE_ATOMIC, asset: usdc.asset, payTo: NODE_PAY_TO, maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } },
+      ],
+    });
     expect(q.headers.get('vary')).toMatch(/prefer/i);
   });
 
@@ -88,17 +104,17 @@ describe('USDC rail quotes', () => {
   });
 });
 
-describe('official x402 clients pay the node unchanged', () => {
+describeWithClients('official x402 clients pay the node unchanged', () => {
   test('x402-fetch 1.2.0 with a viem local account: the spec body breaks it, ?rail=usdc or Prefer serves it', async () => {
     const account = privateKeyToAccount(PAYER_KEY);
-    const pay = wrapLegacy(fetch, account);
+    const pay = clients!.legacy.wrapFetchWithPayment(fetch, account);
     // The documented limitation of the legacy client: it parses every accepts entry strictly.
     await expect(pay(endpoint(), init())).rejects.toThrow();
     for (const [q, headers] of [['?rail=usdc', {}], ['', { prefer: 'rail=usdc' }]] as const) {
       const res = await pay(endpoint(q), init(headers));
       const body = (await res.json()) as Record<string, any>;
       expect({ status: res.status, body }).toMatchObject({ status: 200, body: { paid: true, result: { timezone: 'Europe/Berlin' } } });
-      const settled = decodeXPaymentResponse(res.headers.get('x-payment-response')!);
+      const settled = clients!.legacy.decodeXPaymentResponse(res.headers.get('x-payment-response')!);
       expect(settled).toMatchObject({ success: true, network: 'base', payer: account.address });
       expect(body.receipt).toMatchObject({ serviceId: SERVICE, caller: account.address, amount: 0.001, txId: settled.transaction });
       expect(res.headers.get('payment-response')).toBe(res.headers.get('x-payment-response'));
@@ -110,6 +126,7 @@ describe('official x402 clients pay the node unchanged', () => {
 
   test('@x402/fetch 2.x with a viem local account pays through PAYMENT-SIGNATURE (x402 v2)', async () => {
     const account = privateKeyToAccount(PAYER_KEY);
+    const { x402Client, registerExactEvmScheme, wrapFetchWithPayment, decodePaymentResponseHeader } = clients!.v2;
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: account });
     const pay = wrapFetchWithPayment(fetch, client);
@@ -124,6 +141,7 @@ describe('official x402 clients pay the node unchanged', () => {
   });
 
   test('@x402/fetch 2.x also reads the spec body alone (v1) and pays through X-PAYMENT', async () => {
+    const { x402Client, registerExactEvmScheme, x402HTTPClient } = clients!.v2;
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: privateKeyToAccount(PAYER_KEY) });
     const http = new x402HTTPClient(client);
@@ -140,7 +158,7 @@ describe('official x402 clients pay the node unchanged', () => {
   });
 });
 
-describe('USDC payments over HTTP', () => {
+describeUsdc('USDC payments over HTTP', () => {
   test('one authorization replayed concurrently and later executes and settles once', async () => {
     const header = await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC });
     const outs = await Promise.all(Array.from({ length: 12 }, () => post({ 'x-payment': header })));

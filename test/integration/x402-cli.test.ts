@@ -5,11 +5,15 @@
  * block and prints the time with a receipt — plus the SDK in-process for the settle-side codes.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeAddress, TESTNET_HRP } from '../../consensus/address.js';
-import { getDevKeyPair } from '../../consensus/devnet.js';
+import { getDevKeyPair, getDevPayeeKeyPair } from '../../consensus/devnet.js';
+import { sha256, toHex } from '../../consensus/hash.js';
+import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
+import { createFilePaymentStore } from '../../sdk/pendingPayments.js';
 import { createAgentClient, isAgentClientError, AgentErrorCode } from '../../sdk/client.js';
 import { testKey } from '../helpers/keys.js';
 import { runCli, startNode, type CliRun, type NodeProc } from '../helpers/nodeProcess.js';
@@ -129,4 +133,19 @@ describe('the SDK against the real node', () => {
     const rome = await c.settle(q, txId, { timeoutMs: 60_000 });
     expect(rome.result).toMatchObject({ timezone: 'Europe/Rome' });
   });
+});
+
+describe('native-node call --tx with a payment the node lost (issue 20)', () => {
+  test('the CLI broadcasts the signed payment it kept again (same tx id) and settles it; the kept file goes once settled', async () => {
+    // A payment signed and kept by the CLI whose broadcast the node lost: written to the CLI's store, never sent.
+    const dev = getDevKeyPair();
+    const acc = (await (await fetch(`${node!.url}/api/v1/account/${encodeAddress(dev.address, TESTNET_HRP)}`)).json()) as { pendingNonce: number; publicKeyKnown: boolean };
+    const built = createAgentInvokeTx({ key: dev, chainId: 1337, serviceId: 'native-world-clock', payTo: getDevPayeeKeyPair().address, amount: 200_000n, nonce: BigInt(acc.pendingNonce), includeKey: !acc.publicKeyKnown, feeRate: 1n, requestHash: sha256(new TextEncoder().encode('UTC')) });
+    const store = join(dir, 'home', '.native-node', 'payments', 'native-devnet');
+    await createFilePaymentStore(store).put({ txId: built.id, tx: toHex(built.bytes), nonce: String(acc.pendingNonce), serviceId: 'native-world-clock', createdAt: Date.now() });
+    const r = await cli(['call', 'native-world-clock', 'UTC', '--tx', built.id, '--json']);
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ txId: built.id, result: { timezone: 'UTC' }, receipt: { txId: built.id } });
+    expect(readdirSync(store)).toEqual([]);
+  }, 90_000);
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isNodeError } from '../../consensus/errors.js';
 import { encodeAddress } from '../../consensus/address.js';
+import { DEVNET_ACTORS } from '../../consensus/devnet.js';
 import { CONFIG_OPTIONS, loadChainParams, loadConfig, defaultNodeConfig, type NodeConfig } from '../../node/config.js';
 
 const DEV_ADDRESS = encodeAddress(new Uint8Array(20).fill(7), 'tnative');
@@ -165,7 +166,8 @@ describe('chain parameters', () => {
     const again = loadChainParams({ network: 'native-devnet', dataDir }, () => 1_800_000_000);
     expect(again.genesis.time).toBe(1_700_000_000);
     expect(again.chainId).toBe(1337);
-    expect(again.allocations.length).toBe(1);
+    // The dev wallet and the economy's devnet actors.
+    expect(again.allocations.length).toBe(1 + DEVNET_ACTORS.length);
   });
 });
 

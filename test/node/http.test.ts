@@ -140,7 +140,7 @@ describe('POST /api/v1/tx', () => {
   test('account shows the pending nonce', async () => {
     const r = await call('GET', `/api/v1/account/${devAddr}`);
     expect(r.status).toBe(200);
-    expect(r.json).toEqual({ address: devAddr, balance: '1000000', balanceBase: (1_000_000n * COIN).toString(), nonce: 0, pendingNonce: 1, publicKeyKnown: false });
+    expect(r.json).toEqual({ address: devAddr, balance: '1000000', balanceBase: (1_000_000n * COIN).toString(), nonce: 0, pendingNonce: 1, publicKeyKnown: false, tokens: [], stakes: [], lpPositions: [] });
   });
 
   test('GET /api/v1/mempool lists it', async () => {
@@ -302,7 +302,7 @@ describe('blocks', () => {
 describe('accounts', () => {
   test('an unknown account is empty', async () => {
     const addr = encodeAddress(new Uint8Array(20).fill(9), params.hrp);
-    expect((await call('GET', `/api/v1/account/${addr}`)).json).toEqual({ address: addr, balance: '0', balanceBase: '0', nonce: 0, pendingNonce: 0, publicKeyKnown: false });
+    expect((await call('GET', `/api/v1/account/${addr}`)).json).toEqual({ address: addr, balance: '0', balanceBase: '0', nonce: 0, pendingNonce: 0, publicKeyKnown: false, tokens: [], stakes: [], lpPositions: [] });
   });
   test.each([
     ['garbage', 'hello'],

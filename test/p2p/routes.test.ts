@@ -15,7 +15,7 @@ const source: PeersSource = {
   listen: ['/ip4/127.0.0.1/tcp/8403/p2p/12D3KooWTest'],
   peers: () => [{ peerId: '12D3KooWPeer', address: '/ip4/127.0.0.1/tcp/1234', direction: 'outbound', agent: 'native-node/0.1.0', latencyMs: 1, height: 500, tip: 'ab'.repeat(32), score: 0, connectedAt: 1 }],
   bans: () => [{ peerId: '12D3KooWBad', until: Date.parse('2030-01-01T00:00:00Z'), reason: 'gossip block: block_high_hash' }],
-  gossipStats: () => ({ txs: { accept: 1, ignore: 2, reject: 0 }, blocks: { accept: 3, ignore: 0, reject: 1 }, published: { txs: 0, blocks: 0 } }),
+  gossipStats: () => ({ txs: { accept: 1, ignore: 2, reject: 0 }, blocks: { accept: 3, ignore: 0, reject: 1 }, published: { txs: 0, blocks: 0 }, frames: { oversized: 0, undecodable: 0 } }),
   isSyncing: () => state.syncing,
   syncState: () => state,
 };

@@ -15,6 +15,10 @@ import { agentInvoke, type AgentInvokePayload } from '../../consensus/txTypes/ag
 import { signedSize } from '../../consensus/txBuilder.js';
 import { AgentErrorCode, createAgentClient, isAgentClientError, parseQuote, requestHashOf, type AgentClient, type AgentEvent } from '../../sdk/client.js';
 import { testKey } from '../helpers/keys.js';
+import { createFilePaymentStore, createMemoryPaymentStore } from '../../sdk/pendingPayments.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const HRP = 'tnative';
 const CHAIN_ID = 1337;
@@ -58,6 +62,10 @@ interface Fake {
   /** Rewrites the quote body (to test malformed quotes). */
   quoteHook?: (body: Record<string, unknown>) => unknown;
   broadcastError?: { status: number; code: string };
+  /** The next `lose` broadcasts are answered 200 and forgotten (a crash before the block, mempool file lost). */
+  lose?: number;
+  /** Raw hex of every broadcast, lost ones included. */
+  broadcasts?: string[];
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
@@ -120,7 +128,7 @@ function settleAnswer(f: Fake, serviceId: string, request: string | undefined, t
   const mode = f.modes.get(serviceId) ?? { kind: 'ok' };
   const n = (f.seen.get(txIdHex) ?? 0) + 1;
   f.seen.set(txIdHex, n);
-  if (mode.kind === 'error') return { status: mode.status, body: { error: { code: mode.code, message: `test ${mode.code}`, extraField: 7 } } };
+  if (mode.kind === 'error') return { status: mode.status, body: { error: { code: mode.code, message: `test ${mode.code}`, extraField: 7, ...(mode.code === 'payment_refunded' ? { refundTxId: 'ef'.repeat(32) } : {}) } } };
   if (mode.kind === 'never' || (mode.kind === 'pending' && n <= mode.n)) {
     return { status: 202, body: { paid: false, status: 'payment_pending', txId: txIdHex, retryAfter: 2 } };
   }
@@ -158,6 +166,12 @@ async function handle(f: Fake, req: IncomingMessage, res: ServerResponse): Promi
     const bytes = fromHex(String(body.tx));
     const tx = decodeTx(bytes);
     const id = toHex(computeTxId(bytes));
+    f.broadcasts?.push(String(body.tx));
+    if (f.lose) {
+      f.lose--;
+      return send(res, 200, { txId: id, status: 'accepted' });
+    }
+    if (f.txs.some((t) => t.id === id)) return send(res, 409, { error: { code: 'mempool_duplicate', message: 'already in the mempool' } });
     f.txs.push({ id, tx, payload: agentInvoke.decodePayload(tx.payload), size: bytes.length });
     f.account.pendingNonce += 1;
     return send(res, 200, { txId: id, status: 'accepted' });
@@ -215,6 +229,8 @@ function reset(): void {
     stored: new Map(),
     quoteHook: undefined,
     broadcastError: undefined,
+    lose: 0,
+    broadcasts: [],
   });
 }
 
@@ -508,5 +524,75 @@ describe('call', () => {
   test('an unreachable node → node_unreachable', async () => {
     const c = createAgentClient({ nodeUrl: 'http://127.0.0.1:9', key: agent });
     expect((await codeOf(c.quote('native-world-clock'))).code).toBe(AgentErrorCode.UNREACHABLE);
+  });
+});
+
+describe('payments the node lost (re-broadcast)', () => {
+  test('a settle answered payment_not_found broadcasts the same signed payment again and completes', async () => {
+    const { c } = client();
+    fake.lose = 1;
+    const events: AgentEvent[] = [];
+    const r = await c.call('native-world-clock', 'UTC', { onEvent: (e) => events.push(e) });
+    expect(r.result).toEqual({ serviceId: 'native-world-clock', echo: 'UTC' });
+    // Two broadcasts of the very same bytes: one payment, one tx id.
+    expect(fake.broadcasts).toHaveLength(2);
+    expect(fake.broadcasts![0]).toBe(fake.broadcasts![1]);
+    expect(fake.txs.map((t) => t.id)).toEqual([r.txId]);
+    expect(events.filter((e) => e.type === 'rebroadcast')).toEqual([{ type: 'rebroadcast', txId: r.txId }]);
+  });
+
+  test('with a file store, a later process without the key settles --tx style and broadcasts the stored payment', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'native-pending-'));
+    try {
+      const store = createFilePaymentStore(dir);
+      const payer = createAgentClient({ nodeUrl: fake.url, key: agent, pendingPayments: store });
+      const q = await payer.quote('native-world-clock', 'UTC');
+      fake.lose = 1;
+      const txId = await payer.pay(q);
+      expect((await store.list()).map((p) => p.txId)).toEqual([txId]);
+      const later = createAgentClient({ nodeUrl: fake.url, pendingPayments: createFilePaymentStore(dir) });
+      const r = await later.settle(await later.quote('native-world-clock', 'UTC'), txId, { timeoutMs: 5_000 });
+      expect(r.receipt.txId).toBe(txId);
+      expect(await store.list()).toEqual([]); // mined and settled: nothing kept
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a payment whose broadcast again is refused ends as payment_not_found with the refusal; nothing is paid anew', async () => {
+    const { c } = client();
+    const q = await c.quote('native-world-clock', 'UTC');
+    fake.lose = 1;
+    const txId = await c.pay(q);
+    fake.broadcastError = { status: 422, code: 'tx_bad_nonce' };
+    const e = await codeOf(c.settle(q, txId, { timeoutMs: 5_000 }));
+    expect(e).toMatchObject({ code: 'payment_not_found', payload: { txId, details: { rebroadcast: { code: 'tx_bad_nonce' } } } });
+    expect(fake.txs).toHaveLength(0);
+    // Forgotten: a second settle does not broadcast it again.
+    fake.broadcastError = undefined;
+    expect((await codeOf(c.settle(q, txId, { timeoutMs: 5_000 }))).code).toBe('payment_not_found');
+    expect(fake.broadcasts).toHaveLength(1);
+  });
+
+  test('a lost earlier payment is broadcast again before a new one, so nonces have no gap', async () => {
+    const { c } = client();
+    const q1 = await c.quote('native-world-clock', 'a');
+    fake.lose = 1;
+    const first = await c.pay(q1);
+    const second = await c.call('native-world-clock', 'b');
+    expect(fake.txs.map((t) => [t.id, t.tx.nonce])).toEqual([
+      [first, 0n],
+      [second.txId, 1n],
+    ]);
+    expect((await c.settle(q1, first)).receipt.txId).toBe(first);
+  });
+
+  test('payment_refunded carries refundTxId in the payload, and the payment is no longer kept', async () => {
+    fake.modes.set('native-world-clock', { kind: 'error', status: 409, code: 'payment_refunded' });
+    const store = createMemoryPaymentStore();
+    const c = createAgentClient({ nodeUrl: fake.url, key: agent, pendingPayments: store });
+    const e = await codeOf(c.call('native-world-clock', 'UTC'));
+    expect(e).toMatchObject({ code: 'payment_refunded', payload: { status: 409, refundTxId: 'ef'.repeat(32), txId: fake.txs[0].id } });
+    expect(await store.list()).toEqual([]);
   });
 });

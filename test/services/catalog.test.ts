@@ -79,9 +79,21 @@ const REQUIRED = [
 ];
 
 /** Services that need only the node itself, so they run. */
+/** Provider-backed services (issue 16, providers): implemented; `down` and 503 until their provider answers. */
+const PROVIDER_BACKED = [
+  'native-weather', 'native-fx-rates', 'native-crypto-prices', 'native-crypto-price', 'native-crypto-price-feed', 'native-gas-price',
+  'native-evm-balance', 'native-ens-resolve', 'native-llm-chat', 'native-translate', 'native-image-gen',
+];
 const IMPLEMENTED = [
+  ...PROVIDER_BACKED,
   'native-world-clock', 'native-address-validator', 'native-network-stats', 'native-gas-tracker', 'native-tx-lookup',
   'native-block-inspect', 'native-explorer-summary', 'native-staking-rewards', 'native-service-search', 'native-agent-roster',
+  // Outbound (web branch): they need the outbound client, tested in test/services/web*.test.ts.
+  'native-web-fetch', 'native-url-meta', 'native-rss-read', 'native-web-search', 'native-domain-info', 'native-x402-validation',
+  // Local-compute services (issue 15).
+  'native-invoice-pdf', 'native-invoice-proforma', 'native-receipt-payment', 'native-credit-note', 'native-quote-estimate',
+  'native-sentiment', 'native-keywords', 'native-summarize', 'native-geo-ip', 'native-email-validate',
+  'native-aml-sanctions-scan', 'native-b2b-compliance-report',
 ];
 
 function toBase(decimal: string): bigint {
@@ -199,7 +211,7 @@ const SAMPLES: Record<string, { ok: string[]; bad: string[] }> = {
   'native-fx-rates': { ok: ['', '100 EUR to USD', 'EUR'], bad: ['100 EUR', 'EURO'] },
   'native-email-validate': { ok: ['alice@example.com'], bad: ['alice.example.com', 'a b@example.com'] },
   'native-translate': { ok: ['de|Hello world', 'pt-BR | Good morning'], bad: ['Hello world', 'de|'] },
-  'native-summarize': { ok: ['https://example.com/article', 'x'.repeat(80)], bad: ['too short to summarise'] },
+  'native-summarize': { ok: ['x'.repeat(80)], bad: ['too short to summarise', 'https://example.com/article'] },
   'native-sentiment': { ok: ['I love this'], bad: ['x'.repeat(5001)] },
   'native-keywords': { ok: ['Berlin is the capital of Germany'], bad: ['x'.repeat(5001)] },
   'native-crypto-price': { ok: ['BTC', 'eth', 'Native'], bad: ['DOGE'] },
@@ -258,7 +270,7 @@ describe('input validation of every service', () => {
     }
     for (const missing of [undefined, '', '   ']) {
       const r = registry.validateInput(def, missing);
-      if (def.requestRequired) {
+      if (def.requestRequired || def.needsInput) {
         expect(r).toEqual({ ok: false, error: { code: 'invalid_request', message: expect.stringContaining('request is required') } });
       } else {
         expect(r).toEqual({ ok: true, input: undefined });

@@ -274,7 +274,7 @@ describe('native-agent-roster', () => {
   test('the node agent with its services; call counts null without a ledger', async () => {
     const r = await call('native-agent-roster');
     expect(r).toMatchObject({ agentCount: 1, callStatsTracked: false, note: expect.stringContaining('no settlement ledger') });
-    expect(list(r, 'agents')[0]).toMatchObject({ agentId: 'native-node', nodeOperated: true, serviceCount: 58, availableCount: 10, calls: null, volumeNative: null });
+    expect(list(r, 'agents')[0]).toMatchObject({ agentId: 'native-node', nodeOperated: true, serviceCount: 58, availableCount: 39, calls: null, volumeNative: null });
     expect(list(r, 'agents.0.services')).toHaveLength(58);
     expect(list(r, 'agents.0.services').find((x) => x.serviceId === 'native-risk-score')).toMatchObject({ priceNative: '15', priceUsd: 7.5, available: false });
   });
@@ -282,7 +282,11 @@ describe('native-agent-roster', () => {
 
 describe('health probes', () => {
   test('every implemented service has a cheap probe that answers active on a working node', async () => {
-    for (const def of registry.list().filter((d) => registry.isAvailable(d))) {
+    // Services that reach outside the node are probed in their own tests (they need the outbound client and providers).
+    const outbound = new Set(['native-web-fetch', 'native-url-meta', 'native-rss-read', 'native-web-search', 'native-domain-info', 'native-x402-validation']);
+    // The provider-backed services' probes are tested against their providers' fakes (test/services/providers/).
+    for (const id of ['native-weather', 'native-fx-rates', 'native-crypto-prices', 'native-crypto-price', 'native-crypto-price-feed', 'native-gas-price', 'native-evm-balance', 'native-ens-resolve', 'native-llm-chat', 'native-translate', 'native-image-gen']) outbound.add(id);
+    for (const def of registry.list().filter((d) => registry.isAvailable(d) && !outbound.has(d.id))) {
       expect({ id: def.id, health: await def.health!(ctx) }).toEqual({ id: def.id, health: 'active' });
     }
   });

@@ -140,3 +140,30 @@ describe('quotes and settlements', () => {
     expect(outcomeBody({ ...refusal(409, { code: 'payment_already_used', message: 'used' }, { rail: 'usdc' }), quote: o.quote })).toEqual({ paid: false, error: { code: 'payment_already_used', message: 'used' } });
   });
 });
+
+describe('payments for a service that is gone or not for sale (issue 20)', () => {
+  test('the native rail names the refund (payment_refunded) or the payment stays unknown; the wait is clipped; no settle runs', async () => {
+    const refunded = refusal(409, { code: 'payment_refunded', message: 'refunded', txId: 'ab'.repeat(32), refundTxId: 'cd'.repeat(32), reason: 'unknown_service' }, { rail: 'native', txId: 'ab'.repeat(32) });
+    const asked: { txId: string; waitMs: number }[] = [];
+    let answer: typeof refunded | undefined = refunded;
+    const native: NativeRail = { ...recordingNative(mismatch), settleRefused: async (txId, waitMs) => (asked.push({ txId, waitMs }), answer) };
+    const c = core({ native, requestBudgetMs: 20_000 });
+    const pay = { rail: 'native', txId: 'ab'.repeat(32), waitMs: 60_000 } as const;
+    const gone = await c.call({ serviceId: 'native-nope', request: 'x', baseUrl: BASE, payment: pay });
+    expect(gone).toEqual({ kind: 'rejected', status: 409, error: refunded.error });
+    expect(outcomeBody(gone)).toEqual({ error: { code: 'payment_refunded', message: 'refunded', txId: 'ab'.repeat(32), refundTxId: 'cd'.repeat(32), reason: 'unknown_service' } });
+    expect((await c.call({ serviceId: down.id, request: 'x', baseUrl: BASE, payment: pay })).status).toBe(409);
+    expect(asked).toEqual([
+      { txId: 'ab'.repeat(32), waitMs: 19_000 },
+      { txId: 'ab'.repeat(32), waitMs: 20_000 - down.timeoutMs - 1000 },
+    ]);
+    // Not a refused payment: the usual answers; without a payment the rail is not asked.
+    answer = undefined;
+    expect((await c.call({ serviceId: 'native-nope', request: 'x', baseUrl: BASE, payment: pay })).status).toBe(404);
+    expect((await c.call({ serviceId: down.id, request: 'x', baseUrl: BASE })).status).toBe(503);
+    expect(asked).toHaveLength(3);
+    // A service for sale never takes this path.
+    await c.call({ serviceId: echo.id, request: 'x', baseUrl: BASE, payment: pay });
+    expect(asked).toHaveLength(3);
+  });
+});

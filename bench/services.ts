@@ -1,0 +1,105 @@
+/**
+ * Local-compute services (`npm run bench -- services`): p50/p99 latency of each service's `run`
+ * through `executeService`, in process, on realistic inputs, after a warm-up (first calls load
+ * fonts, models and data and are reported apart), against the targets of issue 15. Then the
+ * memory geo-ip costs: RSS of a fresh Node process that loaded the service catalog, before and
+ * after its first IPv4 lookup and after its first IPv6 lookup (after a GC each time).
+ *
+ * Options: `--iterations N` per service (default 200; 50 for the PDF and report services).
+ * native-email-validate is not here: its time is the DNS server's.
+ */
+import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { silentLogger } from '../chain/types.js';
+import { createServiceRegistry, executeService, type ServiceContext } from '../services/index.js';
+
+const registry = createServiceRegistry();
+const ctx = { log: silentLogger, now: () => Date.UTC(2027, 0, 12), registry } as unknown as Omit<ServiceContext, 'signal'>;
+
+const TEXT_2KB = [
+  'Acme Robotics announced on March 3, 2026 that it raised $12 million to expand its warehouse robots in Berlin.',
+  'Chief executive Maria Schmidt said the team was thrilled and proud of the launch, and that customers had waited for it.',
+  'Customers in Germany and France reported that the robots were reliable, quiet and easy to use, although setup took longer than planned.',
+  'However, some workers were worried about job losses, and one union called the plan unfair and rushed.',
+  'The company expects to hire 40 engineers next year and to open a second site near Munich in the autumn.',
+  'Analysts at Northbridge Capital wrote that the deal values the firm at about $300 million, a figure they called ambitious.',
+  'Competitors in the United States and Japan are building similar machines, and prices have fallen by a third since 2023.',
+  'Schmidt said the robots would not replace people but take over the heaviest lifting, which causes most injuries in warehouses.',
+  'Regulators in Brussels are drafting rules for autonomous machines at work, which could delay sales in the European Union.',
+  'Contact press@acme.example or visit https://acme.example/news for details; a webinar is planned for April 12.',
+  'Early reviews were positive: one logistics manager said the system paid for itself within eight months.',
+  'Still, the company lost money last year and will need to show steady growth before its planned listing in 2027.',
+].join(' ').slice(0, 2048);
+
+const items12 = Array.from({ length: 12 }, (_, i) => ({ description: `Consulting services, phase ${i + 1} (Müller & Partner)`, qty: (i % 3) + 1, unitPrice: 95.5 + i * 10 }));
+const txs = Array.from({ length: 200 }, (_, i) => ({ id: `tx-${i}`, amount: i % 17 === 0 ? 9_500 + i : 100 + i * 7.25, counterparty: ['Nordwind Logistik GmbH', 'Acme Trading Ltd', 'Lagos Supplies Ltd', 'Rosneft Trading S.A.', 'Blue Harbor Shipping', 'Kowalski i Syn sp. z o.o.', 'Tanaka Foods KK', 'Delta Parts SRL'][i % 8], country: ['DE', 'GB', 'NG', 'CH', 'NL', 'PL', 'JP', 'RO'][i % 8] }));
+
+/** Service, request, target p50 (ms) or undefined, label. */
+const CASES: readonly { id: string; label: string; request: string; targetMs?: number; iterations?: number }[] = [
+  { id: 'native-invoice-pdf', label: '12-line invoice', request: JSON.stringify({ invoiceNumber: 'INV-2027-001', buyer: { name: 'Ελληνική Εταιρεία ΑΕ', address: 'Οδός Ερμού 12, Αθήνα' }, items: items12, vatRate: 19, notes: 'Payable within 14 days.' }), targetMs: 30, iterations: 50 },
+  { id: 'native-credit-note', label: '3-line credit note', request: JSON.stringify({ creditNoteNumber: 'CN-1', buyer: { name: 'Acme' }, originalInvoice: 'INV-1', items: items12.slice(0, 3).map((x) => ({ ...x, unitPrice: -x.unitPrice })), vatRate: 20 }), iterations: 50 },
+  { id: 'native-aml-sanctions-scan', label: 'company name, all lists', request: JSON.stringify({ entity: 'Northbridge Trading Company Ltd' }), targetMs: 50 },
+  { id: 'native-aml-sanctions-scan', label: 'listed company, reordered', request: JSON.stringify({ entity: 'Trading Rosneft S.A.' }), targetMs: 50 },
+  { id: 'native-aml-sanctions-scan', label: 'wallet address', request: JSON.stringify({ entity: '0x098B716B8Aaf21512996dC57EB0615e2383E2f96' }), targetMs: 50 },
+  { id: 'native-sentiment', label: '2 KB English text', request: TEXT_2KB, targetMs: 30 },
+  { id: 'native-keywords', label: '2 KB English text', request: TEXT_2KB, targetMs: 30 },
+  { id: 'native-summarize', label: '2 KB English text', request: TEXT_2KB },
+  { id: 'native-geo-ip', label: 'IPv4 (8.8.8.8 and others)', request: '8.8.8.8', targetMs: 1 },
+  { id: 'native-geo-ip', label: 'IPv6', request: '2001:4860:4860::8888', targetMs: 1 },
+  { id: 'native-b2b-compliance-report', label: '200 transactions, 8 counterparties', request: JSON.stringify({ txs }), iterations: 50 },
+];
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const f = (ms: number) => (ms < 1 ? ms.toFixed(3) : ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+
+async function once(id: string, request: string): Promise<number> {
+  const def = registry.get(id)!;
+  const v = registry.validateInput(def, request);
+  if (!v.ok) throw new Error(`${id}: ${v.error.message}`);
+  const t = performance.now();
+  await executeService(def, ctx, v.input);
+  return performance.now() - t;
+}
+
+/** RSS (MB) of a fresh process around its first geo-ip lookups, after a GC each time. */
+function geoIpRss(): string {
+  const script = `
+    const { createServiceRegistry } = await import('./services/index.js');
+    const { locateIp } = await import('./services/identity/geoip.js');
+    createServiceRegistry();
+    const rss = async () => { gc(); await new Promise((r) => setTimeout(r, 100)); gc(); return process.memoryUsage().rss / 1048576; };
+    const a = await rss(); await locateIp('8.8.8.8'); const b = await rss(); await locateIp('2001:4860:4860::8888'); const c = await rss();
+    console.log(JSON.stringify({ before: a, afterV4: b, afterV6: c }));`;
+  const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const r = JSON.parse(out.trim().split('\n').pop()!) as { before: number; afterV4: number; afterV6: number };
+  return `geo-ip memory (fresh process, catalog loaded, RSS after GC): before ${r.before.toFixed(0)} MiB; after the first IPv4 lookup ${r.afterV4.toFixed(0)} MiB (+${(r.afterV4 - r.before).toFixed(0)}); after the first IPv6 lookup too ${r.afterV6.toFixed(0)} MiB (+${(r.afterV6 - r.before).toFixed(0)} in all; goal +120 for the first lookup)`;
+}
+
+/** Runs the benchmark and prints a markdown table. */
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { iterations: { type: 'string' } } });
+  const n = Number(values.iterations ?? 200);
+  const before = loadavg().map((x) => x.toFixed(2)).join(' ');
+  const rows: string[] = [];
+  for (const c of CASES) {
+    const first = await once(c.id, c.request);
+    for (let i = 0; i < 5; i++) await once(c.id, c.request);
+    const iters = Math.min(n, c.iterations ?? n);
+    const times: number[] = [];
+    for (let i = 0; i < iters; i++) {
+      const req = c.id === 'native-geo-ip' && !c.request.includes(':') ? `${8 + (i % 200)}.${i % 250}.${(i * 7) % 250}.${(i * 13) % 250}` : c.request;
+      times.push(await once(c.id, req));
+    }
+    times.sort((a, b) => a - b);
+    const p50 = pct(times, 50);
+    const verdict = c.targetMs === undefined ? '' : p50 < c.targetMs ? `< ${c.targetMs} ms: met` : `< ${c.targetMs} ms: NOT met`;
+    rows.push(`| ${c.id} | ${c.label} | ${iters} | ${f(first)} | ${f(p50)} | ${f(pct(times, 99))} | ${verdict} |`);
+  }
+  const after = loadavg().map((x) => x.toFixed(2)).join(' ');
+  console.log('| service | input | runs | first call ms | p50 ms | p99 ms | target (p50) |');
+  console.log('|---|---|---:|---:|---:|---:|---|');
+  for (const r of rows) console.log(r);
+  console.log(`\nload average (1/5/15 min) before: ${before}, after: ${after}`);
+  console.log(geoIpRss());
+}

@@ -1,0 +1,191 @@
+/**
+ * Prometheus metrics (prom-client), served at `GET /metrics` on a listener of their own
+ * (`--metrics-port`; off by default, 127.0.0.1 unless `--metrics-host`), so the paid API never
+ * exposes operational figures.
+ *
+ * Three kinds of figure:
+ * - read at scrape time from the parts (`collect`): chain height, tip age, difficulty, peers,
+ *   mempool size and bytes, sync state, refunds pending, Stratum connections, shares, pool hashrate;
+ * - counted by one koa middleware in front of the API: HTTP requests by route and status, and
+ *   for the paid endpoints (`POST /api/x402[/:serviceId]`) quotes, paid calls by service, rail
+ *   and outcome, refunds sent and the settle latency. It reads only the request and the answer,
+ *   so it stays the same whatever the paid-call core does inside;
+ * - prom-client's default process metrics: memory, CPU, event-loop lag, GC, handles.
+ *
+ * All names start with `native_` (process and Node.js metrics keep prom-client's names).
+ */
+import type Koa from 'koa';
+import { Router } from '@koa/router';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { difficultyOfBits } from '../../consensus/pow.js';
+import type { ChainEntry, Logger } from '../../chain/types.js';
+import { createRouterServer, type HttpServer } from './app.js';
+import { PaymentAuthMethod } from './paymentDialects.js';
+
+/** What the metrics read at scrape time. */
+export interface MetricsSources {
+  readonly chain: { readonly tip: ChainEntry };
+  readonly mempool: { readonly count: number; readonly bytes: number };
+  readonly syncing: () => boolean;
+  /** Connected peers (0 without p2p). */
+  readonly peers?: () => number;
+  /** Refunds signed and not mined yet. */
+  readonly refundsPending?: () => number;
+  /** Stratum and built-in mining totals. */
+  readonly mining?: () => { connections: number; accepted: number; rejected: number; stale: number; hashrate: number };
+  /** Whether a service id exists (keeps unknown ids out of the labels). */
+  readonly isService: (id: string) => boolean;
+  /** Unix seconds (tests). */
+  readonly nowSeconds?: () => number;
+}
+
+/** Outcome label of a paid call, from the answer. */
+export type PaidCallOutcome = 'settled' | 'pending' | 'refused' | 'conflict' | 'refunded' | 'invalid' | 'unavailable' | 'error';
+
+/** The outcome of a paid call answered with `status` (and `body`, which says whether a refund was sent). */
+export function paidCallOutcome(status: number, body: unknown): PaidCallOutcome {
+  if (status === 200) return 'settled';
+  if (status === 202) return 'pending';
+  if (status === 402) return 'refused';
+  if (status === 409) return 'conflict';
+  if (typeof body === 'object' && body !== null && (body as { refunded?: unknown }).refunded === true) return 'refunded';
+  if (status === 503) return 'unavailable';
+  if (status >= 400 && status < 500) return 'invalid';
+  return 'error';
+}
+
+/** The rail a paid-call request pays on, or undefined when it carries no payment (a quote request). */
+export function paymentRailOf(ctx: Koa.Context): 'native' | 'usdc' | undefined {
+  if (ctx.get('x-payment') || ctx.get('payment-signature')) return 'usdc';
+  const auth = /^Payment\s+(\S+)/i.exec(ctx.get('authorization'));
+  if (auth) {
+    // The "Payment" scheme's credential names its method (node/api/paymentDialects.ts); a malformed one counts as native.
+    try {
+      const method = (JSON.parse(Buffer.from(auth[1], 'base64url').toString('utf8')) as { challenge?: { method?: unknown } }).challenge?.method;
+      return method === PaymentAuthMethod.X402_EXACT ? 'usdc' : 'native';
+    } catch {
+      return 'native';
+    }
+  }
+  const body = ctx.request.body as { payment?: unknown } | undefined;
+  if (typeof body === 'object' && body !== null && body.payment !== undefined && body.payment !== null) return 'native';
+  return undefined;
+}
+
+const PAID_PATH = /^\/api\/x402(?:\/([^/]+))?\/?$/;
+
+/** The node's metrics: a registry of its own and the HTTP middleware that feeds it. */
+export class NodeMetrics {
+  readonly registry = new Registry();
+  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly paidCalls: Counter<'service' | 'rail' | 'outcome'>;
+  private readonly quotes: Counter<'service'>;
+  private readonly refundsSent: Counter<'service'>;
+  private readonly settleSeconds: Histogram<'rail' | 'outcome'>;
+
+  constructor(private readonly sources: MetricsSources) {
+    const registers = [this.registry];
+    const now = sources.nowSeconds ?? (() => Date.now() / 1000);
+    collectDefaultMetrics({ register: this.registry });
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read());
+        },
+      });
+    gauge('native_chain_height', 'Height of the best block.', () => sources.chain.tip.height);
+    gauge('native_chain_tip_age_seconds', 'Seconds since the timestamp of the best block.', () => Math.max(0, now() - sources.chain.tip.header.time));
+    gauge('native_chain_difficulty', 'Difficulty of the best block (1 = 2^32 hashes).', () => difficultyOfBits(sources.chain.tip.header.bits));
+    gauge('native_p2p_peers', 'Connected peers.', () => sources.peers?.() ?? 0);
+    gauge('native_sync_syncing', '1 while the node is more than 10 blocks behind the best peer (paid calls refused), else 0.', () => (sources.syncing() ? 1 : 0));
+    gauge('native_mempool_transactions', 'Transactions in the mempool.', () => sources.mempool.count);
+    gauge('native_mempool_bytes', 'Bytes of the transactions in the mempool.', () => sources.mempool.bytes);
+    gauge('native_refunds_pending', 'Refunds signed and not mined yet.', () => sources.refundsPending?.() ?? 0);
+    gauge('native_stratum_connections', 'Open Stratum connections.', () => sources.mining?.().connections ?? 0);
+    gauge('native_pool_hashrate_hps', 'Hashrate of the Stratum and RPC miners, from their shares (hashes per second).', () => sources.mining?.().hashrate ?? 0);
+    new Counter({
+      name: 'native_stratum_shares_total',
+      help: 'Shares submitted by miners, by result.',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        const m = sources.mining?.();
+        this.reset();
+        for (const result of ['accepted', 'rejected', 'stale'] as const) this.inc({ result }, m?.[result] ?? 0);
+      },
+    });
+    this.httpRequests = new Counter({ name: 'native_http_requests_total', help: 'HTTP requests of the API, by route pattern and status.', labelNames: ['method', 'route', 'status'], registers });
+    this.paidCalls = new Counter({ name: 'native_x402_paid_calls_total', help: 'Paid calls (requests carrying a payment), by service, rail and outcome.', labelNames: ['service', 'rail', 'outcome'], registers });
+    this.quotes = new Counter({ name: 'native_x402_quotes_total', help: 'Quotes given (402 answers to requests without payment), by service.', labelNames: ['service'], registers });
+    this.refundsSent = new Counter({ name: 'native_refunds_sent_total', help: 'Refunds sent after a paid service failed, by service.', labelNames: ['service'], registers });
+    this.settleSeconds = new Histogram({
+      name: 'native_x402_settle_duration_seconds',
+      help: 'Time to answer a paid call (payment check, wait for the block, service run, settlement), by rail and outcome.',
+      labelNames: ['rail', 'outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 60],
+      registers,
+    });
+  }
+
+  /** The koa middleware counting requests; mount it first (outside the error middleware) to see final statuses. */
+  middleware(): Koa.Middleware {
+    return async (ctx, next) => {
+      const started = process.hrtime.bigint();
+      try {
+        await next();
+      } finally {
+        this.record(ctx, Number(process.hrtime.bigint() - started) / 1e9);
+      }
+    };
+  }
+
+  private record(ctx: Koa.Context, seconds: number): void {
+    const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+    this.httpRequests.inc({ method: ctx.method, route: route === undefined ? 'unmatched' : String(route), status: String(ctx.status) });
+    const paid = ctx.method === 'POST' ? PAID_PATH.exec(ctx.path) : null;
+    if (!paid) return;
+    const body = ctx.request.body as { serviceId?: unknown } | undefined;
+    const service = paid[1] ?? (typeof body?.serviceId === 'string' ? body.serviceId : '');
+    if (!this.sources.isService(service)) return;
+    const rail = paymentRailOf(ctx);
+    if (rail === undefined) {
+      if (ctx.status === 402) this.quotes.inc({ service });
+      return;
+    }
+    const outcome = paidCallOutcome(ctx.status, ctx.body);
+    this.paidCalls.inc({ service, rail, outcome });
+    this.settleSeconds.observe({ rail, outcome }, seconds);
+    if (outcome === 'refunded') this.refundsSent.inc({ service });
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+/** Builds the metrics of a node. */
+export function createNodeMetrics(sources: MetricsSources): NodeMetrics {
+  return new NodeMetrics(sources);
+}
+
+/** Options of the metrics listener. */
+export interface MetricsServerOptions {
+  readonly host: string;
+  /** 0 picks a free port (see the `metrics listening` line). */
+  readonly port: number;
+}
+
+/** The `GET /metrics` listener (call `start()`). */
+export function createMetricsServer(opts: MetricsServerOptions, metrics: NodeMetrics, logger?: Logger): HttpServer {
+  const router = new Router();
+  router.get('/metrics', async (ctx) => {
+    ctx.set('Content-Type', metrics.registry.contentType);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = await metrics.text();
+  });
+  return createRouterServer({ host: opts.host, port: opts.port, bodyLimit: 1024, timeoutMs: 10_000, version: '' }, [router], logger);
+}

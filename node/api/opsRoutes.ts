@@ -1,0 +1,66 @@
+/**
+ * Routes for operators and their load balancers, free and without credentials:
+ *
+ *   GET /health                 the process is up: `{status: "ok", version, uptime}` (always 200)
+ *   GET /ready                  200 `{ready: true, checks}` only when the chain is open, the node
+ *                               is not syncing and the HTTP surfaces serve; otherwise 503
+ *                               `{ready: false, reason, checks}` (reason: the first failing check)
+ *   GET /.well-known/x402.json  the protocol descriptor of `/.well-known/x402`, served by the same
+ *                               route (this one rewrites the path and passes on), so the two
+ *                               can never differ
+ *
+ * Mounted before the discovery router (the alias relies on it).
+ */
+import { Router } from '@koa/router';
+
+/** One readiness condition: its name and whether it holds, with a reason when it does not. */
+export interface ReadinessCheck {
+  readonly name: string;
+  readonly ok: boolean;
+  /** Why it does not hold (a stable code, e.g. `node_syncing`). */
+  readonly reason?: string;
+}
+
+/** What the operator routes read. */
+export interface OpsRouteModules {
+  readonly version: string;
+  /** The readiness conditions, evaluated per request. */
+  readonly readiness: () => readonly ReadinessCheck[];
+  /** Seconds the process has run (default `process.uptime`). */
+  readonly uptime?: () => number;
+}
+
+/** Path of the protocol descriptor the `.json` alias serves. */
+export const DESCRIPTOR_PATH = '/.well-known/x402';
+
+/** Builds the router of `/health`, `/ready` and `/.well-known/x402.json`. */
+export function createOpsRouter(m: OpsRouteModules): Router {
+  const router = new Router();
+  const uptime = m.uptime ?? process.uptime;
+  router.get('/health', (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { status: 'ok', version: m.version, uptime: Math.round(uptime() * 1000) / 1000 };
+  });
+  router.get('/ready', (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    const checks = m.readiness();
+    const failed = checks.find((c) => !c.ok);
+    const byName = Object.fromEntries(checks.map((c) => [c.name, c.ok ? 'ok' : (c.reason ?? 'failed')]));
+    ctx.status = failed ? 503 : 200;
+    ctx.body = failed ? { ready: false, reason: failed.reason ?? `${failed.name}_not_ready`, checks: byName } : { ready: true, checks: byName };
+  });
+  router.get(`${DESCRIPTOR_PATH}.json`, async (ctx, next) => {
+    ctx.path = DESCRIPTOR_PATH;
+    await next();
+  });
+  return router;
+}
+
+/** The node's readiness conditions from its parts' states. */
+export function nodeReadiness(s: { chainOpen: () => boolean; syncing: () => boolean; serving: () => boolean }): () => ReadinessCheck[] {
+  return () => [
+    s.chainOpen() ? { name: 'chain', ok: true } : { name: 'chain', ok: false, reason: 'chain_closed' },
+    s.syncing() ? { name: 'sync', ok: false, reason: 'node_syncing' } : { name: 'sync', ok: true },
+    s.serving() ? { name: 'http', ok: true } : { name: 'http', ok: false, reason: 'http_not_serving' },
+  ];
+}

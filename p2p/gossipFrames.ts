@@ -1,0 +1,81 @@
+/**
+ * Gossip frames that never reach a topic validator: gossipsub drops a frame whose length prefix
+ * exceeds `maxInboundDataLength` (it ends the peer's inbound stream) and skips an RPC it cannot
+ * decode, and tells nobody but its debug log. Both cannot come from an honest implementation, so
+ * the sender is reported to peer scoring (`Offence.OVERSIZED`, `Offence.MALFORMED`: banned at
+ * once, as docs/operators-guide.md says of gossip garbage).
+ *
+ * @libp2p/gossipsub 17 has no event for either; its two instance methods on these paths are
+ * wrapped (`handlePeerReadStreamError(err, peerId)`, named in its source as the hook "to spy on
+ * the error handling", and `decodeRpc(bytes)`, which runs inside the read loop of one peer).
+ * `decodeRpc` does not receive the peer, so the read loop's input (`pipePeerReadStream`) is
+ * wrapped too, to know whose frame each decoded buffer is. A test (test/integration/p2p-ban.test.ts) fails if an
+ * upgrade renames them.
+ */
+import type { GossipSub } from '@libp2p/gossipsub';
+import type { PeerId } from '@libp2p/interface';
+import { Offence } from './scoring.js';
+
+/** The private surface of @libp2p/gossipsub 17 that is wrapped (see module comment). */
+interface GossipSubInternals {
+  handlePeerReadStreamError(err: unknown, peerId: PeerId): void;
+  decodeRpc(bytes: Uint8Array): unknown;
+  pipePeerReadStream(peerId: PeerId, stream: AsyncIterable<unknown>): Promise<void>;
+}
+
+/** Counters of the frames reported. */
+export interface BadFrameStats {
+  oversized: number;
+  undecodable: number;
+}
+
+/**
+ * Makes `pubsub` report oversized and undecodable frames to `penalize`; returns the counters.
+ * Throws when the wrapped methods are missing (a gossipsub upgrade changed them).
+ */
+export function reportBadGossipFrames(pubsub: GossipSub, penalize: (peer: string, points: number, reason: string) => void): BadFrameStats {
+  const inner = pubsub as unknown as GossipSubInternals;
+  for (const m of ['handlePeerReadStreamError', 'decodeRpc', 'pipePeerReadStream'] as const) {
+    if (typeof inner[m] !== 'function') throw new Error(`@libp2p/gossipsub has no ${m}: p2p/gossipFrames.ts needs updating`);
+  }
+  const stats: BadFrameStats = { oversized: 0, undecodable: 0 };
+  const onReadError = inner.handlePeerReadStreamError.bind(inner);
+  inner.handlePeerReadStreamError = (err, peerId) => {
+    const name = (err as { name?: string } | undefined)?.name;
+    // it-length-prefixed's errors for a length prefix over the limit (or a prefix too long to be one).
+    if (name === 'InvalidDataLengthError' || name === 'InvalidDataLengthLengthError') {
+      stats.oversized++;
+      penalize(peerId.toString(), Offence.OVERSIZED, `gossip frame over the size limit (${name})`);
+    }
+    onReadError(err, peerId);
+  };
+  // Whose frame each decoded buffer is: the read loop calls `data.subarray()` and decodes the
+  // result, so each frame is handed on as that one buffer, remembered with its sender.
+  const owner = new WeakMap<Uint8Array, string>();
+  const pipe = inner.pipePeerReadStream.bind(inner);
+  inner.pipePeerReadStream = (peerId, stream) => {
+    const id = peerId.toString();
+    async function* tagged(): AsyncGenerator<{ subarray(): Uint8Array }> {
+      for await (const frame of stream as AsyncIterable<{ subarray(): Uint8Array }>) {
+        const bytes = frame.subarray();
+        owner.set(bytes, id);
+        yield { subarray: () => bytes };
+      }
+    }
+    return pipe(peerId, tagged());
+  };
+  const decode = inner.decodeRpc.bind(inner);
+  inner.decodeRpc = (bytes) => {
+    try {
+      return decode(bytes);
+    } catch (e) {
+      const peer = owner.get(bytes);
+      if (peer !== undefined) {
+        stats.undecodable++;
+        penalize(peer, Offence.MALFORMED, `undecodable gossip frame: ${(e as Error).message.slice(0, 100)}`);
+      }
+      throw e;
+    }
+  };
+  return stats;
+}

@@ -1,0 +1,120 @@
+/**
+ * Email address checks without sending mail (no SMTP probing):
+ * - syntax: @hapi/address (RFC 5321/5322 dot-atom local part, lengths, domain labels (at least
+ *   two), Unicode/IDN domains), plus the domain's ASCII (punycode) form;
+ * - disposable provider: the shipped blocklist of disposable-email-domains-js (CC0), the domain and
+ *   each parent domain checked;
+ * - mail exchangers: node:dns with a short timeout: MX records; a "null MX" (`0 .`, RFC 7505)
+ *   means the domain accepts no mail; no MX falls back to A/AAAA (the implicit MX of RFC 5321);
+ *   a domain that does not exist has none; a resolver that cannot be reached or fails gives
+ *   `mx: "unknown"` with the reason, never "invalid".
+ */
+import { Resolver } from 'node:dns/promises';
+import { domainToASCII } from 'node:url';
+import { analyzeEmail } from '@hapi/address';
+import { disposableEmailBlocklistSet } from 'disposable-email-domains-js';
+
+/** DNS settings of the check (the system's resolvers and a 2.5 s deadline by default). */
+export interface EmailDnsOptions {
+  /** Resolver addresses (`127.0.0.1:5353`); undefined: the system's. */
+  readonly servers?: readonly string[];
+  /** Deadline of each query, ms. */
+  readonly timeoutMs: number;
+  /** Tries per query. */
+  readonly tries: number;
+}
+
+let dnsOptions: EmailDnsOptions = { timeoutMs: 2_500, tries: 1 };
+
+/** Points the checks at other resolvers (tests: a DNS server on 127.0.0.1) or changes the deadline. */
+export function configureEmailDns(opts: Partial<EmailDnsOptions>): void {
+  dnsOptions = { ...dnsOptions, ...opts };
+}
+
+let disposable: Set<string> | undefined;
+
+/** Whether `domain` or one of its parent domains is a known disposable-mail provider. */
+export function isDisposableDomain(domain: string): boolean {
+  disposable ??= disposableEmailBlocklistSet();
+  const labels = domain.toLowerCase().replace(/\.$/, '').split('.');
+  for (let i = 0; i < labels.length - 1; i++) if (disposable.has(labels.slice(i).join('.'))) return true;
+  return false;
+}
+
+/** Outcome of the mail-exchanger lookup. */
+export type MxCheck =
+  | { readonly status: 'found'; readonly records: readonly { exchange: string; priority: number }[] }
+  | { readonly status: 'null-mx'; readonly reason: string }
+  | { readonly status: 'fallback-a'; readonly addresses: readonly string[]; readonly reason: string }
+  | { readonly status: 'none'; readonly reason: string }
+  | { readonly status: 'unknown'; readonly reason: string };
+
+const TRANSIENT = new Set(['ETIMEOUT', 'ECONNREFUSED', 'ESERVFAIL', 'EREFUSED', 'ECANCELLED', 'EAI_AGAIN', 'ECONNRESET', 'EBADRESP', 'EFORMERR', 'EBADFAMILY', 'ENOTIMP', 'EOF']);
+
+function codeOf(e: unknown): string {
+  return (e as { code?: string }).code ?? 'UNKNOWN';
+}
+
+/** MX check of an ASCII domain (see module comment). */
+export async function checkMx(domain: string): Promise<MxCheck> {
+  const resolver = new Resolver({ timeout: dnsOptions.timeoutMs, tries: dnsOptions.tries });
+  if (dnsOptions.servers) resolver.setServers([...dnsOptions.servers]);
+  try {
+    const records = await resolver.resolveMx(domain);
+    if (records.length > 0) {
+      // RFC 7505: a single MX with an empty exchange ("." on the wire) says "no mail here".
+      if (records.some((r) => r.exchange === '' || r.exchange === '.')) return { status: 'null-mx', reason: 'the domain publishes a null MX (RFC 7505): it accepts no mail' };
+      return { status: 'found', records: [...records].sort((a, b) => a.priority - b.priority || a.exchange.localeCompare(b.exchange)).map((r) => ({ exchange: r.exchange, priority: r.priority })) };
+    }
+  } catch (e) {
+    const code = codeOf(e);
+    if (code === 'ENOTFOUND') return { status: 'none', reason: 'the domain does not exist (NXDOMAIN)' };
+    if (code !== 'ENODATA') return { status: 'unknown', reason: `DNS lookup failed (${code}): cannot tell whether the domain accepts mail` };
+  }
+  // No MX: RFC 5321 §5.1 falls back to the domain's own address records.
+  const addresses: string[] = [];
+  let transient: string | undefined;
+  for (const q of [() => resolver.resolve4(domain), () => resolver.resolve6(domain)]) {
+    try {
+      addresses.push(...(await q()));
+    } catch (e) {
+      const code = codeOf(e);
+      if (TRANSIENT.has(code)) transient = code;
+    }
+  }
+  resolver.cancel();
+  if (addresses.length) return { status: 'fallback-a', addresses, reason: 'no MX record: mail goes to the domain\'s A/AAAA address (RFC 5321 implicit MX)' };
+  if (transient) return { status: 'unknown', reason: `no MX record, and the A/AAAA lookup failed (${transient})` };
+  return { status: 'none', reason: 'no MX, A or AAAA record: the domain cannot receive mail' };
+}
+
+/** Result of native-email-validate. */
+export async function validateEmail(input: string) {
+  const email = input.trim();
+  const at = email.lastIndexOf('@');
+  const local = at > 0 ? email.slice(0, at) : email;
+  const domain = at > 0 ? email.slice(at + 1) : '';
+  const ascii = domain ? domainToASCII(domain.toLowerCase()) : '';
+  const problem = analyzeEmail(email);
+  const syntax = problem
+    ? { valid: false as const, code: problem.code, reason: problem.error }
+    : { valid: true as const };
+  const isDisposable = ascii !== '' && isDisposableDomain(ascii);
+  const mx: MxCheck | { status: 'skipped'; reason: string } = syntax.valid ? await checkMx(ascii) : { status: 'skipped', reason: 'the address is not syntactically valid' };
+  const acceptsMail = mx.status === 'found' || mx.status === 'fallback-a' ? true : mx.status === 'unknown' ? 'unknown' : false;
+  const valid = !syntax.valid ? false : acceptsMail === 'unknown' ? 'unknown' : acceptsMail;
+  return {
+    email,
+    localPart: local,
+    domain,
+    asciiDomain: ascii || null,
+    idn: ascii !== '' && ascii !== domain.toLowerCase(),
+    syntax,
+    disposable: isDisposable,
+    mx,
+    acceptsMail,
+    /** true: syntax valid and the domain accepts mail; false: it cannot receive mail; "unknown": DNS did not answer. */
+    valid,
+    method: 'syntax @hapi/address (RFC 5321/5322 local part and lengths, domain labels, IDN); disposable list disposable-email-domains-js; MX via node:dns (null MX RFC 7505, A/AAAA fallback); no SMTP connection is made',
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * Health of a provider-backed service, one generic way for every such service:
+ *   - provider not configured on this node (`configured(ctx)` false, or no outbound client) →
+ *     `down` without any call;
+ *   - otherwise the outcome of the last real provider call counts: a service wraps its calls in
+ *     `monitor.track(ctx, …)`, and a failure (anything but a caller's fault) makes it `down`, a
+ *     success `active`, each with the measured latency;
+ *   - when no outcome is younger than `minIntervalMs` (`retryAfterFailureMs` after a failure),
+ *     `health` runs the cheap `probe` (a real call too, tracked the same way); probes are never
+ *     closer than that, and concurrent health checks share one probe;
+ *   - `assertAvailable(ctx)` is the service's `precheck` part: a `ServiceError` (503 before any
+ *     payment) while the provider is not configured or its last call failed less than
+ *     `retryAfterFailureMs` ago.
+ * State is kept per outbound client (one per node), so nodes and tests never share it.
+ */
+import { ServiceError, type HealthReport, type ServiceContext } from '../types.js';
+import { OutboundError, type OutboundClient } from './types.js';
+
+/** What a provider-backed service declares. */
+export interface ProviderHealthSpec {
+  /** Provider name (logs). */
+  readonly name: string;
+  /** Whether this node has the provider configured (reads `ctx.providers`). */
+  readonly configured: (ctx: ServiceContext) => boolean;
+  /** One cheap real call that throws when the provider fails. */
+  readonly probe: (ctx: ServiceContext) => Promise<void>;
+  /** Least time between two probes, ms (default 5 minutes); a tracked real call resets it. */
+  readonly minIntervalMs?: number;
+  /** After a failure: how long the provider counts as down before the next probe may run, ms (default 1 minute). */
+  readonly retryAfterFailureMs?: number;
+}
+
+/** Codes of the `ServiceError` of `assertAvailable`. */
+export const ProviderErrorCode = {
+  NOT_CONFIGURED: 'provider_not_configured',
+  DOWN: 'provider_down',
+} as const;
+
+/** A provider's monitor: the service's `health`, and the wrapper of its real calls. */
+export interface ProviderMonitor {
+  /** The health check to put in the service definition. */
+  health(ctx: ServiceContext): Promise<HealthReport>;
+  /** Runs one real provider call, recording its latency and whether the provider failed. */
+  track<T>(ctx: ServiceContext, call: () => Promise<T>): Promise<T>;
+  /** Throws a `ServiceError` (`provider_not_configured`, `provider_down`) when a paid call could not be served now. */
+  assertAvailable(ctx: ServiceContext): void;
+}
+
+/** Default time a failed provider counts as down before it is probed again, ms. */
+export const DEFAULT_RETRY_AFTER_FAILURE_MS = 60_000;
+
+/** Default least time between two probes of one provider, ms. */
+export const DEFAULT_PROBE_INTERVAL_MS = 5 * 60_000;
+
+interface Outcome {
+  readonly ok: boolean;
+  /** Unix ms. */
+  readonly at: number;
+  readonly latencyMs: number;
+}
+
+interface State {
+  last?: Outcome;
+  probing?: Promise<HealthReport>;
+}
+
+/** Whether an error is the caller's fault (their input), which says nothing about the provider. */
+function isCallerFault(e: unknown): boolean {
+  return e instanceof OutboundError && e.callerFault;
+}
+
+/** Creates the monitor of one provider (see module comment). */
+export function createProviderMonitor(spec: ProviderHealthSpec): ProviderMonitor {
+  const states = new WeakMap<OutboundClient, State>();
+  const interval = spec.minIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
+  const retry = Math.min(interval, spec.retryAfterFailureMs ?? DEFAULT_RETRY_AFTER_FAILURE_MS);
+  /** Whether an outcome still stands (a failure stands for a shorter time than a success). */
+  const fresh = (o: Outcome | undefined, now: number): o is Outcome => o !== undefined && now - o.at < (o.ok ? interval : retry);
+  const stateOf = (client: OutboundClient): State => {
+    let s = states.get(client);
+    if (!s) states.set(client, (s = {}));
+    return s;
+  };
+  const report = (o: Outcome): HealthReport => ({ status: o.ok ? 'active' : 'down', latencyMs: o.latencyMs });
+
+  async function track<T>(ctx: ServiceContext, call: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const record = (ok: boolean) => {
+      if (ctx.outbound) stateOf(ctx.outbound).last = { ok, at: ctx.now(), latencyMs: Math.round(performance.now() - started) };
+    };
+    try {
+      const out = await call();
+      record(true);
+      return out;
+    } catch (e) {
+      if (!isCallerFault(e)) record(false);
+      throw e;
+    }
+  }
+
+  return {
+    track,
+    assertAvailable(ctx) {
+      if (!ctx.outbound || !spec.configured(ctx)) throw new ServiceError(ProviderErrorCode.NOT_CONFIGURED, `${spec.name} is not configured on this node`);
+      const last = stateOf(ctx.outbound).last;
+      if (fresh(last, ctx.now()) && !last.ok) throw new ServiceError(ProviderErrorCode.DOWN, `${spec.name} failed its last call; retry later`);
+    },
+    async health(ctx) {
+      if (!ctx.outbound || !spec.configured(ctx)) return { status: 'down', latencyMs: 0 };
+      const state = stateOf(ctx.outbound);
+      if (fresh(state.last, ctx.now())) return report(state.last);
+      state.probing ??= track(ctx, () => spec.probe(ctx))
+        .then(() => report(state.last!))
+        .catch((e: unknown) => {
+          ctx.log.debug({ provider: spec.name, err: e instanceof Error ? e.message : String(e) }, 'provider probe failed');
+          return state.last ? report(state.last) : { status: 'down' as const, latencyMs: 0 };
+        })
+        .finally(() => {
+          state.probing = undefined;
+        });
+      return state.probing;
+    },
+  };
+}

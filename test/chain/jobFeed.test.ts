@@ -1,0 +1,81 @@
+/**
+ * The mining job feed (chain/jobFeed.ts) over a real chain (LevelDB in a temp dir) and mempool:
+ * the first job at start, a clean job for every new tip (delivered, with the time the tip was
+ * announced), keep-alive jobs on the same parent, and nothing after stop.
+ */
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
+import { createDevnetChainParams } from '../../consensus/devnet.js';
+import { SUPPLY_KEY } from '../../consensus/state.js';
+import { openChain, type Chain } from '../../chain/chain.js';
+import { createMempool } from '../../chain/mempool.js';
+import { createJobFeed, type MiningJob } from '../../chain/jobFeed.js';
+import { testKey } from '../helpers/keys.js';
+import { CountingVerifier } from '../helpers/verifier.js';
+import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+
+afterAll(cleanupTmp);
+
+const other = testKey('job-feed-other');
+
+async function mineExternal(chain: Chain, params: ReturnType<typeof createDevnetChainParams>): Promise<void> {
+  const tip = chain.tip;
+  const state = await chain.getStateView([SUPPLY_KEY]);
+  const b = assembleBlock({ parent: { hash: tip.hash, height: tip.height, time: tip.header.time }, medianTimePast: chain.medianTimePast(tip), now: Math.floor(Date.now() / 1000), txs: [], miner: other.address, state }, params);
+  const header = grindHeader(b.header, params.powLimit, 10_000_000);
+  if (!header) throw new Error('could not grind');
+  expect((await chain.addBlock({ ...b, header })).status).toBe('connected');
+}
+
+function next(jobs: MiningJob[], after: number, pred: (j: MiningJob) => boolean, timeoutMs = 5_000): Promise<MiningJob> {
+  const end = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const j = jobs.slice(after).find(pred);
+      if (j) resolve(j);
+      else if (Date.now() > end) reject(new Error('no such job'));
+      else setTimeout(check, 5);
+    };
+    check();
+  });
+}
+
+describe('the mining job feed', () => {
+  test('a first job at start, a clean job for each new tip, keep-alives on the same parent, silence after stop', async () => {
+    const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 60 });
+    const verifier = new CountingVerifier();
+    const chain = await openChain({ dataDir: await tmpDir(), params, verifier });
+    const mempool = createMempool(chain, verifier, params);
+    mempool.start();
+    const feed = createJobFeed({ mempoolRefreshMs: 100, keepAliveMs: 300, tag: 'test' }, { chain, mempool, params });
+    const jobs: MiningJob[] = [];
+    feed.on('job', (j) => jobs.push(j));
+    try {
+      await feed.start();
+      expect(jobs).toHaveLength(1);
+      expect(jobs[0]).toMatchObject({ clean: true, reason: 'tip' });
+      expect(jobs[0].template.parentHash).toBe(chain.tip.hashHex);
+      for (let i = 0; i < 3; i++) {
+        const before = jobs.length;
+        await mineExternal(chain, params);
+        const job = await next(jobs, before, (j) => j.clean);
+        expect(job.template.parentHash).toBe(chain.tip.hashHex);
+        expect(job.template.height).toBe(chain.tip.height + 1);
+        expect(job.reason).toBe('tip');
+        expect(job.tipSeenAt).toEqual(expect.any(Number));
+      }
+      const before = jobs.length;
+      const keep = await next(jobs, before, (j) => j.reason === 'keepalive', 5_000);
+      expect(keep.clean).toBe(false);
+      expect(keep.template.parentHash).toBe(chain.tip.hashHex);
+      expect(feed.current).toBe(jobs[jobs.length - 1]);
+    } finally {
+      feed.stop();
+    }
+    const after = jobs.length;
+    await new Promise((r) => setTimeout(r, 700));
+    expect(jobs.length).toBe(after);
+    mempool.stop();
+    await chain.close();
+  });
+});

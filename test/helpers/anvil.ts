@@ -1,0 +1,83 @@
+/**
+ * A local EVM node for tests: anvil from the `@foundry-rs/anvil` npm package on 127.0.0.1 (a free
+ * port), plus a "answer table" contract to plant at any address: it returns, for exactly the
+ * calldata it was taught, the ABI-encoded answer stored for it (and 32 zero bytes otherwise, the
+ * answer of an unset mapping), so a test can stand in for ERC-20s, the ENS registry and resolvers
+ * or the OP-stack gas oracle with answers in their real ABI encoding.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { keccak256, numberToHex, padHex, size, slice, type Address, type Hex } from 'viem';
+
+/**
+ * Runtime code of the answer table: key = keccak256(calldata); storage[key] = answer length
+ * (0: answer 32 zero bytes); storage[key + 1 + i] = word i of the answer.
+ *   CALLDATACOPY(0,0,cds) SHA3(0,cds) DUP1 SLOAD [len==0 → 32] then copy words to memory, RETURN(0,len)
+ */
+export const ANSWER_TABLE_CODE = ('0x36600060003736600020805480601357506020' + '5b6000' + '5b8181101560305780' + '60051c8301600101548152602001601656' + '5b506000f3') as Hex;
+
+/** A running anvil. */
+export interface Anvil {
+  readonly url: string;
+  rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
+  /** Plants the answer table at `address`. */
+  plantTable(address: Address): Promise<void>;
+  /** Teaches the table at `address` to answer `calldata` with `answer`. */
+  teach(address: Address, calldata: Hex, answer: Hex): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function anvilBinary(): string {
+  const require = createRequire(import.meta.url);
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  return join(dirname(require.resolve(`@foundry-rs/anvil-${process.platform}-${arch}/package.json`)), 'bin', 'anvil');
+}
+
+/** Starts anvil with `chainId` on 127.0.0.1 (any free port); resolves once it listens. */
+export async function startAnvil(chainId: number, extraArgs: readonly string[] = []): Promise<Anvil> {
+  const child: ChildProcess = spawn(anvilBinary(), ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), '--no-mining', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`anvil did not start: ${out}`)), 10_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /Listening on (127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(`http://${m[1]}`);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`anvil exited (${code}): ${out}`)));
+  });
+  child.stdout!.resume();
+  child.stderr!.resume();
+  let id = 0;
+  const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }) });
+    const j = (await res.json()) as { result?: T; error?: { message: string } };
+    if (j.error) throw new Error(`${method}: ${j.error.message}`);
+    return j.result as T;
+  };
+  const setWord = (address: Address, slot: bigint, word: Hex) => rpc('anvil_setStorageAt', [address, padHex(numberToHex(slot), { size: 32 }), padHex(word, { size: 32, dir: 'left' })]);
+  return {
+    url,
+    rpc,
+    plantTable: async (address) => void (await rpc('anvil_setCode', [address, ANSWER_TABLE_CODE])),
+    async teach(address, calldata, answer) {
+      const key = BigInt(keccak256(calldata));
+      const len = size(answer);
+      await setWord(address, key, numberToHex(len));
+      for (let i = 0; i * 32 < len; i++) {
+        const word = slice(answer, i * 32, Math.min(len, i * 32 + 32));
+        await setWord(address, key + 1n + BigInt(i), padHex(word, { size: 32, dir: 'right' }));
+      }
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}

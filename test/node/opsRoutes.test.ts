@@ -1,0 +1,52 @@
+/** `/health` and `/ready` over HTTP with the node's readiness rule, its inputs stubbed: 503 with the reason while syncing, closing or not yet serving. */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createRouterServer, type HttpServer } from '../../node/api/app.js';
+import { createOpsRouter, nodeReadiness } from '../../node/api/opsRoutes.js';
+
+const state = { chainOpen: true, syncing: false, serving: true };
+let server: HttpServer;
+
+beforeAll(async () => {
+  const router = createOpsRouter({
+    version: '9.9.9',
+    uptime: () => 12.3456,
+    readiness: nodeReadiness({ chainOpen: () => state.chainOpen, syncing: () => state.syncing, serving: () => state.serving }),
+  });
+  server = createRouterServer({ host: '127.0.0.1', port: 0, bodyLimit: 1024, timeoutMs: 5_000, version: '9.9.9' }, [router]);
+  await server.start();
+});
+
+afterAll(() => server.stop());
+
+async function ready(): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${server.url}/ready`);
+  return { status: res.status, body: await res.json() };
+}
+
+describe('/health and /ready', () => {
+  test('/health answers whatever the readiness', async () => {
+    state.syncing = true;
+    const res = await fetch(`${server.url}/health`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.json()).toEqual({ status: 'ok', version: '9.9.9', uptime: 12.346 });
+    state.syncing = false;
+  });
+
+  test('/ready is 503 node_syncing while the node syncs, then 200 once it has caught up', async () => {
+    state.syncing = true;
+    expect(await ready()).toEqual({ status: 503, body: { ready: false, reason: 'node_syncing', checks: { chain: 'ok', sync: 'node_syncing', http: 'ok' } } });
+    state.syncing = false;
+    expect(await ready()).toEqual({ status: 200, body: { ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok' } } });
+  });
+
+  test('/ready is 503 before the API serves (start not finished, or stopping) and once the chain is closed', async () => {
+    state.serving = false;
+    expect(await ready()).toMatchObject({ status: 503, body: { ready: false, reason: 'http_not_serving' } });
+    state.chainOpen = false;
+    expect(await ready()).toMatchObject({ status: 503, body: { ready: false, reason: 'chain_closed', checks: { chain: 'chain_closed', http: 'http_not_serving' } } });
+    state.serving = true;
+    state.chainOpen = true;
+    expect((await ready()).status).toBe(200);
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * native-geo-ip on the shipped databases (Google's public resolvers located, a known ASN, special
+ * ranges answered as such) and native-email-validate against a DNS server on 127.0.0.1 (MX, null
+ * MX, A fallback, NXDOMAIN, SERVFAIL and a resolver that never answers), with IDN and disposable
+ * domains; bad inputs refused before payment.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createSocket, type Socket } from 'node:dgram';
+import * as dnsPacket from '@dnsquery/dns-packet';
+import { configureEmailDns } from '../../services/identity/email.js';
+import { callLocal, refusal } from './local.js';
+
+type Json = Record<string, any>;
+
+describe('native-geo-ip', () => {
+  test('8.8.8.8: Google, Mountain View, with time zone and ASN', async () => {
+    expect(await callLocal('native-geo-ip', '8.8.8.8')).toMatchObject({
+      ip: '8.8.8.8',
+      version: 4,
+      scope: 'public',
+      located: true,
+      country: { code: 'US', name: 'United States' },
+      region: 'California',
+      city: 'Mountain View',
+      latitude: 37.422,
+      longitude: -122.085,
+      timezone: 'America/Los_Angeles',
+      asn: 15169,
+      organization: 'Google LLC',
+    });
+  });
+
+  test('2001:4860:4860::8888 located, with Google\'s ASN; an IPv4-mapped address is its IPv4 address', async () => {
+    const r = await callLocal<Json>('native-geo-ip', '2001:4860:4860::8888');
+    expect(r).toMatchObject({ version: 6, scope: 'public', located: true, asn: 15169, organization: 'Google LLC' });
+    expect(r.country.code).toMatch(/^[A-Z]{2}$/);
+    expect(typeof r.latitude).toBe('number');
+    expect(r.timezone).toMatch(/^[A-Za-z_]+\/[A-Za-z_]+/);
+    expect(await callLocal('native-geo-ip', '::ffff:1.1.1.1')).toMatchObject({ ip: '1.1.1.1', version: 4, asn: 13335, organization: 'Cloudflare, Inc.' });
+  });
+
+  test.each([
+    ['192.168.1.1', 'private'],
+    ['10.1.2.3', 'private'],
+    ['127.0.0.1', 'loopback'],
+    ['100.64.0.1', 'carrierGradeNat'],
+    ['224.0.0.251', 'multicast'],
+    ['::1', 'loopback'],
+    ['fe80::1', 'linkLocal'],
+    ['fd00::1', 'uniqueLocal'],
+  ])('%s is answered as %s, not located', async (ip, range) => {
+    expect(await callLocal('native-geo-ip', ip)).toMatchObject({ scope: 'special', range, located: false });
+  });
+
+  test('bad input refused before payment', () => {
+    expect(refusal('native-geo-ip', '999.1.1.1')).toContain('must be an IPv4 or IPv6 address');
+    expect(refusal('native-geo-ip', 'example.com')).toContain('request does not have the expected format');
+    expect(refusal('native-geo-ip', '')).toContain('request is required');
+  });
+});
+
+/** A small authoritative DNS server on 127.0.0.1 for the email tests. */
+function startDns(): Promise<{ socket: Socket; port: number }> {
+  const zone: Record<string, { MX?: [number, string][]; A?: string[]; rcode?: number }> = {
+    'acme-mail.com': { MX: [[20, 'mx2.acme-mail.com'], [10, 'mx1.acme-mail.com']] },
+    'nullmx.org': { MX: [[0, '.']] },
+    'amail.net': { A: ['192.0.2.10'] },
+    'servfail.io': { rcode: 2 },
+    'xn--bcher-kva.de': { MX: [[10, 'mail.xn--bcher-kva.de']] },
+    'mailinator.com': { MX: [[10, 'mail.mailinator.com']] },
+  };
+  const socket = createSocket('udp4');
+  socket.on('message', (msg, rinfo) => {
+    const q = dnsPacket.decode(msg);
+    const question = q.questions![0];
+    const name = question.name.toLowerCase();
+    const z = zone[name];
+    const answers: dnsPacket.Answer[] = [];
+    const rcode = z ? (z.rcode ?? 0) : 3; // NXDOMAIN for names outside the zone
+    if (z && rcode === 0) {
+      if (question.type === 'MX') for (const [preference, exchange] of z.MX ?? []) answers.push({ type: 'MX', name, ttl: 60, data: { preference, exchange } } as dnsPacket.Answer);
+      if (question.type === 'A') for (const a of z.A ?? []) answers.push({ type: 'A', name, ttl: 60, data: a } as dnsPacket.Answer);
+    }
+    const res = dnsPacket.encode({ type: 'response', id: q.id, flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | dnsPacket.AUTHORITATIVE_ANSWER | rcode, questions: q.questions, answers });
+    socket.send(res, rinfo.port, rinfo.address);
+  });
+  return new Promise((resolve) => socket.bind(0, '127.0.0.1', () => resolve({ socket, port: socket.address().port })));
+}
+
+describe('native-email-validate', () => {
+  let dns: { socket: Socket; port: number };
+  let silent: Socket;
+
+  beforeAll(async () => {
+    dns = await startDns();
+    silent = createSocket('udp4');
+    await new Promise<void>((r) => silent.bind(0, '127.0.0.1', () => r()));
+    configureEmailDns({ servers: [`127.0.0.1:${dns.port}`], timeoutMs: 400, tries: 1 });
+  });
+  afterAll(() => {
+    dns.socket.close();
+    silent.close();
+  });
+
+  test('a valid address: MX records sorted by priority', async () => {
+    expect(await callLocal('native-email-validate', 'alice@acme-mail.com')).toMatchObject({
+      email: 'alice@acme-mail.com',
+      localPart: 'alice',
+      domain: 'acme-mail.com',
+      idn: false,
+      syntax: { valid: true },
+      disposable: false,
+      mx: { status: 'found', records: [{ exchange: 'mx1.acme-mail.com', priority: 10 }, { exchange: 'mx2.acme-mail.com', priority: 20 }] },
+      acceptsMail: true,
+      valid: true,
+    });
+  });
+
+  test('IDN domain checked in its ASCII form', async () => {
+    expect(await callLocal('native-email-validate', 'jörg@bücher.de')).toMatchObject({ asciiDomain: 'xn--bcher-kva.de', idn: true, syntax: { valid: true }, mx: { status: 'found' }, valid: true });
+  });
+
+  test('null MX, A fallback, NXDOMAIN', async () => {
+    expect(await callLocal('native-email-validate', 'bob@nullmx.org')).toMatchObject({ mx: { status: 'null-mx' }, acceptsMail: false, valid: false });
+    expect(await callLocal('native-email-validate', 'carol@amail.net')).toMatchObject({ mx: { status: 'fallback-a', addresses: ['192.0.2.10'] }, acceptsMail: true, valid: true });
+    expect(await callLocal('native-email-validate', 'dave@no-such-domain-here.com')).toMatchObject({ mx: { status: 'none', reason: expect.stringContaining('NXDOMAIN') }, valid: false });
+  });
+
+  test('DNS failing or unreachable: mx unknown with the reason, never invalid', async () => {
+    const failed = await callLocal<Json>('native-email-validate', 'erin@servfail.io');
+    expect(failed).toMatchObject({ mx: { status: 'unknown' }, acceptsMail: 'unknown', valid: 'unknown' });
+    expect(failed.mx.reason).toContain('ESERVFAIL');
+    configureEmailDns({ servers: [`127.0.0.1:${silent.address().port}`] });
+    try {
+      const t0 = Date.now();
+      const r = await callLocal<Json>('native-email-validate', 'frank@acme-mail.com');
+      expect(r).toMatchObject({ mx: { status: 'unknown', reason: expect.stringContaining('ETIMEOUT') }, valid: 'unknown', syntax: { valid: true } });
+      expect(Date.now() - t0).toBeLessThan(5_000);
+    } finally {
+      configureEmailDns({ servers: [`127.0.0.1:${dns.port}`] });
+    }
+  });
+
+  test('a disposable provider is flagged', async () => {
+    expect(await callLocal('native-email-validate', 'temp123@mailinator.com')).toMatchObject({ disposable: true, mx: { status: 'found' } });
+  });
+
+  test('syntax errors are reported with their code, without a DNS query', async () => {
+    expect(await callLocal('native-email-validate', 'a..b@acme-mail.com')).toMatchObject({ syntax: { valid: false, code: 'EMPTY_LOCAL_SEGMENT' }, mx: { status: 'skipped' }, valid: false });
+    expect(await callLocal('native-email-validate', 'x@localhost')).toMatchObject({ syntax: { valid: false, code: 'DOMAIN_SEGMENTS_COUNT' }, valid: false });
+    expect(await callLocal('native-email-validate', 'x@-bad-.com')).toMatchObject({ syntax: { valid: false, code: 'DOMAIN_INVALID_CHARS' }, valid: false });
+  });
+
+  test('not an address at all: refused before payment', () => {
+    expect(refusal('native-email-validate', 'not-an-email')).toContain('request does not have the expected format');
+    expect(refusal('native-email-validate', `${'a'.repeat(65)}@acme-mail.com`)).toContain('expected format');
+  });
+});

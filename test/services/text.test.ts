@@ -1,0 +1,81 @@
+/**
+ * The text services on real text: sentiment per sentence and overall with emotions, keywords
+ * with entities and topics, extractive summaries, language detection and what non-English text
+ * does not get, and the inputs refused before payment (a URL to summarise: text only on this node).
+ */
+import { describe, expect, test } from '@jest/globals';
+import { callLocal, refusal } from './local.js';
+
+const NEWS = 'Acme Robotics announced on March 3, 2026 that it raised $12 million to expand its warehouse robots in Berlin. Chief executive Maria Schmidt said the team was thrilled and proud of the launch. Customers in Germany and France reported that the robots were reliable and easy to use. However, some workers were worried about job losses, and one union called the plan unfair. Contact press@acme.example or visit https://acme.example/news for details. The company expects to hire 40 engineers next year.';
+
+type Json = Record<string, any>;
+
+describe('native-sentiment', () => {
+  test('per sentence and overall, with emotions and the method', async () => {
+    const r = await callLocal<Json>('native-sentiment', NEWS);
+    expect(r.language).toEqual({ code: 'eng', name: 'English', english: true });
+    expect(r.label).toBe('positive');
+    expect(r.polarity).toBeCloseTo(0.136, 3);
+    expect(r.confidence).toBeGreaterThan(0);
+    expect(r.confidence).toBeLessThanOrEqual(1);
+    expect(r.sentences.map((s: Json) => s.label)).toEqual(['positive', 'positive', 'positive', 'negative', 'neutral', 'neutral']);
+    expect(r.sentences[1]).toMatchObject({ polarity: 0.708, emotions: ['anticipation', 'joy'] });
+    expect(r.sentences[3].emotions).toEqual(expect.arrayContaining(['anger', 'fear', 'sadness']));
+    expect(r.emotions.find((e: Json) => e.emotion === 'trust')).toMatchObject({ hits: 1, words: ['reliable'] });
+    expect(r.method.emotions).toContain('Plutchik');
+  });
+
+  test('clearly negative text', async () => {
+    const r = await callLocal<Json>('native-sentiment', 'This is the worst service I have ever used. It is broken, useless and I hate it.');
+    expect(r.label).toBe('negative');
+    expect(r.polarity).toBeLessThan(-0.3);
+    expect(r.emotions.map((e: Json) => e.emotion)).toContain('anger');
+  });
+
+  test('non-English text: the language is named and the English-only parts say they were not computed', async () => {
+    const r = await callLocal<Json>('native-sentiment', 'Das Wetter ist heute sehr schön und ich bin glücklich, dass wir zusammen sind.');
+    expect(r).toMatchObject({ language: { code: 'deu', name: 'German', english: false }, label: null, polarity: null });
+    expect(r.limitations[0]).toContain('German');
+  });
+
+  test('over-long text refused before payment', () => {
+    expect(refusal('native-sentiment', 'x'.repeat(5001))).toContain('request must NOT have more than 5000 characters');
+  });
+});
+
+describe('native-keywords', () => {
+  test('keywords with scores, phrases, named and pattern entities, topics', async () => {
+    const r = await callLocal<Json>('native-keywords', NEWS);
+    expect(r.keywords[0]).toEqual({ keyword: 'robot', count: 2, score: 1 });
+    expect(r.keyphrases.map((k: Json) => k.phrase)).toEqual(expect.arrayContaining(['acme robotics', 'maria schmidt', 'warehouse robot', 'job loss']));
+    expect(r.topics[0]).toBe('robot');
+    expect(r.entities).toMatchObject({
+      people: ['Maria Schmidt'],
+      places: ['Berlin', 'Germany', 'France'],
+      date: ['March 3, 2026', 'next year'],
+      money: ['$12 million'],
+      email: ['press@acme.example'],
+      url: ['https://acme.example/news'],
+    });
+  });
+});
+
+describe('native-summarize', () => {
+  test('a TL;DR and 3-5 key points, extractive, in text order', async () => {
+    const r = await callLocal<Json>('native-summarize', NEWS);
+    expect(r.tldr).toBe('Acme Robotics announced on March 3, 2026 that it raised $12 million to expand its warehouse robots in Berlin.');
+    expect(r.keyPoints).toEqual([
+      'Chief executive Maria Schmidt said the team was thrilled and proud of the launch.',
+      'Customers in Germany and France reported that the robots were reliable and easy to use.',
+      'However, some workers were worried about job losses, and one union called the plan unfair.',
+    ]);
+    expect(r).toMatchObject({ sentences: 6, characters: NEWS.length, limitations: [] });
+  });
+
+  test('short text and URLs are refused before payment', () => {
+    expect(refusal('native-summarize', 'Too short to summarise.')).toContain('must NOT have fewer than 80 characters');
+    expect(refusal('native-summarize', 'https://example.com/a-long-article-about-robots-and-warehouses-and-more-things-to-read')).toContain('text only on this node');
+    // Text that merely starts with a link is text.
+    expect(refusal('native-summarize', `https://acme.example/news ${NEWS}`)).toBeUndefined();
+  });
+});

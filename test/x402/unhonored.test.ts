@@ -1,0 +1,384 @@
+/**
+ * The payment watcher against a real LevelDB chain, mempool and ledger: every mined payment the
+ * node will not honour (amount above or below the price, unknown, retired, suspended or
+ * unimplemented service) is refunded on-chain exactly once and never runs, and a settle names
+ * the refund; a valid payment never settled is refunded after the window (also one bound to a
+ * request the caller never sends); a settle racing the window's end executes XOR refunds; the
+ * watcher's work survives restarts and reorganizations.
+ */
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { join } from 'node:path';
+import { openChain, type Chain } from '../../chain/chain.js';
+import { silentLogger } from '../../chain/types.js';
+import { createMempool, type Mempool } from '../../chain/mempool.js';
+import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
+import { encodeAddress } from '../../consensus/address.js';
+import { COIN } from '../../consensus/params.js';
+import { sha256, toHex } from '../../consensus/hash.js';
+import { encodeTx, signTx, txId, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
+import { agentInvoke, decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
+import { refund as refundType } from '../../consensus/txTypes/refund.js';
+import type { HybridKeyPair } from '../../consensus/keys.js';
+import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
+import { blockTouchedKeys } from '../../consensus/apply.js';
+import { blockHash, type Block } from '../../consensus/block.js';
+import type { ServiceContext, ServiceDefinition } from '../../services/types.js';
+import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
+import { RefundManager } from '../../x402/refunds.js';
+import { NativeSettlement } from '../../x402/settle.js';
+import type { RefusedOutcome, SettleOutcome } from '../../x402/outcome.js';
+import { createUnhonoredPayments, type UnhonoredPayments } from '../../x402/unhonored.js';
+import { createReferencePriceSource } from '../../x402/pricing.js';
+import { testKey } from '../helpers/keys.js';
+import { CountingVerifier } from '../helpers/verifier.js';
+import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { mineFromPool } from '../helpers/mine.js';
+import { stubService } from '../helpers/stubService.js';
+
+const agent = getDevKeyPair();
+const payee = testKey('payee');
+const miner = testKey('miner');
+const params = createDevnetChainParams({ genesisBits: 0x207fffff, allocations: [{ address: encodeAddress(payee.address, 'tnative'), amount: 1n * COIN }] });
+const chainNow = () => params.genesis.time + 1_000_000;
+const WINDOW_MS = 60_000;
+const PRICE = 200_000n;
+
+afterAll(cleanupTmp);
+
+/** The catalog of the tests: services by id (removing one "retires" it), some suspended. */
+function createCatalog(defs: ServiceDefinition[]) {
+  const byId = new Map(defs.map((d) => [d.id, d]));
+  const suspended = new Set<string>();
+  return {
+    byId,
+    suspended,
+    get: (id: string) => byId.get(id),
+    isAvailable: (def: ServiceDefinition) => typeof def.run === 'function' && !suspended.has(def.id),
+  };
+}
+
+interface Env {
+  dir: string;
+  chain: Chain;
+  pool: Mempool;
+  ledger: SettlementLedger;
+  refunds: RefundManager;
+  watcher: UnhonoredPayments;
+  settlement: NativeSettlement;
+  nonces: Map<HybridKeyPair, bigint>;
+  runs: Map<string, number>;
+  catalog: ReturnType<typeof createCatalog>;
+  clock: { t: number };
+}
+
+async function setup(o: { dir?: string; reuse?: Env; start?: boolean } = {}): Promise<Env> {
+  const d = o.dir ?? o.reuse?.dir ?? (await tmpDir());
+  const verifier = new CountingVerifier();
+  const chain = o.reuse?.chain ?? (await openChain({ dataDir: join(d, 'chain'), params, verifier, now: chainNow }));
+  const pool = o.reuse?.pool ?? createMempool(chain, verifier, params);
+  if (!o.reuse) pool.start();
+  const runs = o.reuse?.runs ?? new Map<string, number>();
+  const counted = (id: string, run?: ServiceDefinition['run']) =>
+    stubService(id, async (ctx, input) => {
+      runs.set(id, (runs.get(id) ?? 0) + 1);
+      return run ? run(ctx, input) : { ok: input ?? null };
+    });
+  const catalog = o.reuse?.catalog ?? createCatalog([counted('native-echo'), counted('native-retired'), counted('native-suspended'), { ...counted('native-unbuilt'), run: undefined }, counted('native-slow', () => new Promise((r) => setTimeout(() => r('slow'), 30)))]);
+  // Before every block time: the window runs from when the watcher saw the block.
+  const clock = o.reuse?.clock ?? { t: params.genesis.time * 1000 };
+  const ledger = await openLedger(join(d, 'ledger'));
+  const refunds = new RefundManager(chain, pool, ledger, payee, params, { retryMs: 60_000 });
+  const watcher = createUnhonoredPayments({ chain, ledger, catalog, payees: [{ address: payee.address, refunds }], params }, { windowMs: WINDOW_MS, checkMs: 60_000, now: () => clock.t, logger: silentLogger });
+  const context: Omit<ServiceContext, 'signal'> = { chain, mempool: pool, params, now: Date.now, log: silentLogger, registry: { list: () => [...catalog.byId.values()], get: catalog.get }, nativeUsd: createReferencePriceSource(params), usage: ledger };
+  const settlement = new NativeSettlement(chain, pool, ledger, refunds, payee, params, context, { unhonored: watcher, now: () => clock.t });
+  await refunds.start();
+  if (o.start !== false) await watcher.start();
+  return { dir: d, chain, pool, ledger, refunds, watcher, settlement, nonces: o.reuse?.nonces ?? new Map(), runs, catalog, clock };
+}
+
+async function teardown(e: Env, closeChain = true): Promise<void> {
+  e.watcher.stop();
+  await e.watcher.idle();
+  e.refunds.stop();
+  await e.refunds.idle();
+  await e.ledger.close();
+  if (!closeChain) return;
+  e.pool.stop();
+  await e.chain.close();
+}
+
+async function invoke(e: Env, o: { serviceId: string; amount?: bigint; request?: string; from?: HybridKeyPair }): Promise<{ tx: Tx; id: string }> {
+  const from = o.from ?? agent;
+  const nonce = e.nonces.get(from) ?? 0n;
+  e.nonces.set(from, nonce + 1n);
+  const payload = agentInvoke.encodePayload({ serviceId: o.serviceId, payTo: payee.address, amount: o.amount ?? PRICE, requestHash: o.request === undefined ? undefined : sha256(new TextEncoder().encode(o.request)) });
+  const tx = signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.agent_invoke, nonce, fee: 30_000n, payload, publicKey: nonce === 0n ? from.publicKey : undefined }, from);
+  await e.pool.add(encodeTx(tx));
+  return { tx, id: toHex(txId(tx)) };
+}
+
+/** Mines the pool and lets the watcher and the refund manager handle the block. */
+async function mine(e: Env): Promise<Block> {
+  const b = await mineFromPool(e.chain, e.pool, miner.address);
+  await e.watcher.idle();
+  await e.refunds.idle();
+  await e.pool.idle();
+  return b;
+}
+
+/** Refund transactions naming `invokeId` in the whole best chain. */
+async function refundsOnChain(chain: Chain, invokeId: string): Promise<number> {
+  let n = 0;
+  for (let h = 1; h <= chain.tip.height; h++) {
+    const b = (await chain.getBlock(chain.getEntryByHeight(h)!.hashHex))!;
+    for (const tx of b.txs) if (tx.type === TxType.refund && toHex(refundType.decodePayload(tx.payload).invokeId) === invokeId) n++;
+  }
+  return n;
+}
+
+async function isRefundedInState(chain: Chain, id: string): Promise<boolean> {
+  const key = invokeKey(Buffer.from(id, 'hex'));
+  const raw = (await chain.getStateView([key])).get(key);
+  return raw !== undefined && decodeInvokeRecord(raw).refunded;
+}
+
+/** The refusal of a settle (its code, and the error's other fields as `payload`). */
+async function errorOf(p: Promise<SettleOutcome | RefusedOutcome | undefined>): Promise<{ code: string; payload: Record<string, unknown> }> {
+  const out = await p;
+  if (out?.kind !== 'refused') throw new Error(`expected a refusal, got ${out?.kind}`);
+  const { code, message: _message, ...payload } = out.error;
+  return { code, payload };
+}
+
+/** A settle at the service the invoke names, or (unknown/unavailable services) the routes' check. */
+function settleAt(e: Env, serviceId: string, id: string, request?: string): Promise<SettleOutcome | RefusedOutcome | undefined> {
+  const def = e.catalog.get(serviceId);
+  if (!def || !e.catalog.isAvailable(def)) return e.settlement.settleRefused(id, 0);
+  return e.settlement.settle(def, request, request, id, 0);
+}
+
+describe('payments the node will not honour', () => {
+  const cases: { name: string; serviceId: string; amount?: bigint; prepare?: (e: Env) => void; reason: string }[] = [
+    { name: 'one base unit below the price', serviceId: 'native-echo', amount: PRICE - 1n, reason: 'amount_mismatch' },
+    { name: 'above the price', serviceId: 'native-echo', amount: PRICE * 3n, reason: 'amount_mismatch' },
+    { name: 'an unknown service', serviceId: 'native-no-such-service', reason: 'unknown_service' },
+    { name: 'a service retired before the block', serviceId: 'native-retired', prepare: (e) => e.catalog.byId.delete('native-retired'), reason: 'unknown_service' },
+    { name: 'a suspended service', serviceId: 'native-suspended', prepare: (e) => e.catalog.suspended.add('native-suspended'), reason: 'service_unavailable' },
+    { name: 'a service that cannot run here (down)', serviceId: 'native-unbuilt', reason: 'service_unavailable' },
+  ];
+
+  test.each(cases)('$name: refunded on-chain exactly once, never run; every settle names the refund', async (c) => {
+    const e = await setup();
+    const before = (await e.chain.getAccount(agent.address)).balance;
+    const { tx, id } = await invoke(e, { serviceId: c.serviceId, amount: c.amount, request: 'hi' });
+    c.prepare?.(e);
+    await mine(e);
+    // The watcher refused it as soon as the block connected.
+    const rec = await e.ledger.get(id);
+    expect(rec).toMatchObject({ status: 'refund_pending', refused: true, error: { code: c.reason }, amount: (c.amount ?? PRICE).toString(), caller: encodeAddress(agent.address, 'tnative') });
+    expect(e.pool.has(rec!.refundTxId!)).toBe(true);
+    const first = await errorOf(settleAt(e, c.serviceId, id, 'hi'));
+    expect(first.code).toBe('payment_refunded');
+    expect(first.payload).toEqual({ txId: id, refundTxId: rec!.refundTxId, reason: c.reason });
+    await mine(e);
+    expect((await e.ledger.get(id))?.status).toBe('refunded');
+    expect(await isRefundedInState(e.chain, id)).toBe(true);
+    // The payer has everything back but the invoke's fee; the refund fee was the payee's.
+    expect((await e.chain.getAccount(agent.address)).balance).toBe(before - tx.fee);
+    const second = await errorOf(settleAt(e, c.serviceId, id, 'hi'));
+    expect(second.code).toBe('payment_refunded');
+    expect(second.payload).toEqual(first.payload);
+    // A settle at another service, or with another request, gets the same answer.
+    expect((await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'other', 'other', id, 0))).payload).toEqual(first.payload);
+    await mine(e);
+    expect(await refundsOnChain(e.chain, id)).toBe(1);
+    expect([...e.runs.values()].reduce((a, b) => a + b, 0)).toBe(0);
+    expect(e.ledger.counts()).toMatchObject({ refunded: 1, refused: 1, settled: 0 });
+    await teardown(e);
+  });
+
+  test('a settle that comes before the watcher refuses the payment itself; the watcher then sends nothing more', async () => {
+    const e = await setup({ start: false });
+    const { id } = await invoke(e, { serviceId: 'native-echo', amount: PRICE - 1n });
+    await mineFromPool(e.chain, e.pool, miner.address);
+    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, undefined, undefined, id, 0));
+    expect(err.code).toBe('payment_refunded');
+    const refundTxId = (err.payload as { refundTxId: string }).refundTxId;
+    expect(e.pool.has(refundTxId)).toBe(true);
+    await e.watcher.start(); // scans the block the settle already handled
+    await e.watcher.idle();
+    expect(e.pool.count).toBe(1);
+    await mine(e);
+    expect(await refundsOnChain(e.chain, id)).toBe(1);
+    expect(e.runs.get('native-echo') ?? 0).toBe(0);
+    await teardown(e);
+  });
+
+  test('payments to another payee and plain transfers are not the watcher’s business', async () => {
+    const e = await setup();
+    const other = testKey('other-provider');
+    const payload = agentInvoke.encodePayload({ serviceId: 'native-no-such-service', payTo: other.address, amount: 5n });
+    const tx = signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.agent_invoke, nonce: 0n, fee: 30_000n, payload, publicKey: agent.publicKey }, agent);
+    e.nonces.set(agent, 1n);
+    await e.pool.add(encodeTx(tx));
+    await mine(e);
+    expect(await e.ledger.get(toHex(txId(tx)))).toBeUndefined();
+    expect(e.pool.count).toBe(0);
+    await teardown(e);
+  });
+});
+
+describe('the refund window', () => {
+  test('a valid payment never settled is refunded after the window; a settle then answers payment_refunded; one settled in time is never refunded', async () => {
+    const e = await setup();
+    const late = await invoke(e, { serviceId: 'native-echo', request: 'a' });
+    const prompt = await invoke(e, { serviceId: 'native-echo', request: 'b' });
+    await mine(e);
+    expect(e.watcher.awaitingCount).toBe(2);
+    expect((await e.settlement.settle(e.catalog.get('native-echo')!, 'b', 'b', prompt.id, 0)).status).toBe(200);
+    e.clock.t += WINDOW_MS - 1;
+    await (e.watcher as unknown as { expire(): Promise<void> }).expire();
+    expect(await e.ledger.get(late.id)).toBeUndefined();
+    e.clock.t += 1;
+    await (e.watcher as unknown as { expire(): Promise<void> }).expire();
+    await e.refunds.idle();
+    const rec = await e.ledger.get(late.id);
+    expect(rec).toMatchObject({ status: 'refund_pending', refused: true, error: { code: 'settle_window_expired' } });
+    expect(e.watcher.awaitingCount).toBe(0);
+    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'a', 'a', late.id, 0));
+    expect(err.code).toBe('payment_refunded');
+    expect(err.payload).toMatchObject({ refundTxId: rec!.refundTxId, reason: 'settle_window_expired' });
+    await mine(e);
+    expect(await refundsOnChain(e.chain, late.id)).toBe(1);
+    expect(await refundsOnChain(e.chain, prompt.id)).toBe(0);
+    expect(e.runs.get('native-echo')).toBe(1);
+    // The settled one still answers its stored result.
+    expect((await e.settlement.settle(e.catalog.get('native-echo')!, 'b', 'b', prompt.id, 0)).status).toBe(200);
+    await teardown(e);
+  });
+
+  test('a settle after the window, before the watcher noticed, refunds instead of running', async () => {
+    const e = await setup();
+    const { id } = await invoke(e, { serviceId: 'native-echo', request: 'a' });
+    await mine(e);
+    e.clock.t += WINDOW_MS + 1;
+    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'a', 'a', id, 0));
+    expect(err.payload).toMatchObject({ reason: 'settle_window_expired' });
+    expect(e.runs.get('native-echo') ?? 0).toBe(0);
+    await teardown(e);
+  });
+
+  test('a request hash matching no request the caller sends: request_mismatch within the window, refunded after it', async () => {
+    const e = await setup();
+    const { id } = await invoke(e, { serviceId: 'native-echo', request: 'the request never sent' });
+    await mine(e);
+    expect((await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'what is sent', 'what is sent', id, 0))).code).toBe('request_mismatch');
+    e.clock.t += WINDOW_MS;
+    await (e.watcher as unknown as { expire(): Promise<void> }).expire();
+    await e.refunds.idle();
+    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'what is sent', 'what is sent', id, 0));
+    expect(err.code).toBe('payment_refunded');
+    await mine(e);
+    expect(await refundsOnChain(e.chain, id)).toBe(1);
+    expect(e.runs.get('native-echo') ?? 0).toBe(0);
+    await teardown(e);
+  });
+
+  test('settles racing the end of the window: each payment executes XOR is refunded', async () => {
+    const e = await setup();
+    const slow = e.catalog.get('native-slow')!;
+    const paid = [];
+    for (let i = 0; i < 12; i++) paid.push(await invoke(e, { serviceId: slow.id }));
+    await mine(e);
+    e.clock.t += WINDOW_MS - 1;
+    // Half the settles start just before the deadline, the clock passes it while they run, the watcher expires what it can.
+    const settles = paid.map((p, i) =>
+      (async () => {
+        await new Promise((r) => setTimeout(r, i % 4));
+        return e.settlement.settle(slow, undefined, undefined, p.id, 0).then((out) => (out.kind === 'paid' ? { ok: true } : { ok: false, code: out.kind === 'refused' ? out.error.code : out.kind }));
+      })(),
+    );
+    await new Promise((r) => setTimeout(r, 2));
+    e.clock.t += 1;
+    await (e.watcher as unknown as { expire(): Promise<void> }).expire();
+    const answers = await Promise.all(settles);
+    await e.refunds.idle();
+    await mine(e);
+    for (const [i, p] of paid.entries()) {
+      const rec = (await e.ledger.get(p.id))!;
+      const refunds = await refundsOnChain(e.chain, p.id);
+      if (rec.status === 'settled') {
+        expect(refunds).toBe(0);
+        expect(answers[i].ok).toBe(true);
+      } else {
+        expect(rec).toMatchObject({ status: 'refunded', refused: true });
+        expect(refunds).toBe(1);
+        expect(answers[i]).toMatchObject({ ok: false });
+        expect(['payment_refunded', 'settlement_in_progress']).toContain((answers[i] as { code: string }).code);
+      }
+    }
+    const settled = (await Promise.all(paid.map((p) => e.ledger.get(p.id)))).filter((r) => r!.status === 'settled').length;
+    expect(e.runs.get('native-slow') ?? 0).toBe(settled);
+    await teardown(e);
+  });
+});
+
+describe('restarts and reorganizations', () => {
+  test('awaited payments survive a restart (the mark) and are refunded once; a refusal is not sent again', async () => {
+    const e = await setup();
+    const awaited = await invoke(e, { serviceId: 'native-echo' });
+    const under = await invoke(e, { serviceId: 'native-echo', amount: 1n });
+    await mine(e);
+    for (let i = 0; i < 10; i++) await mine(e); // the mark stays at the awaited payment's block
+    await teardown(e, false);
+
+    const r = await setup({ reuse: e });
+    expect(r.watcher.awaitingCount).toBe(1);
+    r.clock.t += WINDOW_MS;
+    await (r.watcher as unknown as { expire(): Promise<void> }).expire();
+    await r.refunds.idle();
+    expect(await r.ledger.get(awaited.id)).toMatchObject({ refused: true, error: { code: 'settle_window_expired' } });
+    await mine(r);
+    await teardown(r, false);
+
+    const again = await setup({ reuse: e });
+    expect(again.watcher.awaitingCount).toBe(0);
+    expect(again.refunds.pendingIds()).toEqual([]);
+    expect(again.pool.count).toBe(0);
+    expect(await refundsOnChain(again.chain, awaited.id)).toBe(1);
+    expect(await refundsOnChain(again.chain, under.id)).toBe(1);
+    await teardown(again);
+  });
+
+  test('a refusal whose invoke and refund are reorganized away is refunded again on the new branch, once', async () => {
+    const e = await setup();
+    const { id } = await invoke(e, { serviceId: 'native-echo', amount: PRICE + 1n });
+    const forkParent = e.chain.tip;
+    await mine(e); // invoke; refund to the mempool
+    await mine(e); // refund mined
+    expect(await refundsOnChain(e.chain, id)).toBe(1);
+    // A heavier branch from before the invoke, with no transactions: both blocks leave the best chain.
+    let parent = { hash: forkParent.hash, height: forkParent.height, time: forkParent.header.time };
+    const rival = testKey('rival').address;
+    for (let i = 0; i < 3; i++) {
+      const state = await e.chain.getStateView(blockTouchedKeys({ coinbase: { miner: rival }, txs: [] } as unknown as Block));
+      const draft = assembleBlock({ parent, medianTimePast: parent.time, now: parent.time + 1, txs: [], miner: rival, state }, params);
+      const block = { ...draft, header: grindHeader(draft.header, params.powLimit)! };
+      await e.chain.addBlock(block);
+      parent = { hash: blockHash(block.header), height: parent.height + 1, time: block.header.time };
+    }
+    await e.pool.idle();
+    await e.watcher.idle();
+    expect(e.chain.tip.height).toBe(forkParent.height + 3);
+    expect(await e.chain.getTx(id)).toBeUndefined();
+    // The invoke is back in the mempool; mined again, the refund manager sends the refund again.
+    expect(e.pool.has(id)).toBe(true);
+    await mine(e); // the invoke again; the refund manager sends its refund again
+    await mine(e);
+    expect(await refundsOnChain(e.chain, id)).toBe(1);
+    expect((await e.ledger.get(id))?.status).toBe('refunded');
+    expect(await isRefundedInState(e.chain, id)).toBe(true);
+    expect(e.runs.get('native-echo') ?? 0).toBe(0);
+    await teardown(e);
+  });
+});

@@ -1,0 +1,298 @@
+/**
+ * The payment watcher: every `agent_invoke` mined to a watched payee ends exactly once, either
+ * executed through a settle or refunded on-chain. It follows connected blocks and refunds at once
+ * an invoke the node can never execute (see `UnhonoredReason`); a valid one is awaited for the
+ * refund window and refunded when no settle claimed it by then.
+ *
+ *   connect(block) → for each invoke paying a watched payee without a ledger record:
+ *       amount ≠ price, service unknown (or retired), service unavailable here → refuse now
+ *       otherwise                                                             → await the window
+ *   every checkMs  → awaited invokes past their deadline, still mined, still without a record → refuse
+ *   settle         → `refuseIfUnhonored` first: the same judgement, so a settle of such a payment
+ *                    answers `payment_refunded` with the refund tx id instead of the mismatch
+ *
+ * "Refuse" is `SettlementLedger.claimRefusal` (the settle's claim and this one are one atomic
+ * step: a payment executes XOR is refunded) followed by the payee's `RefundManager.refund`.
+ * Consensus accepts one refund per invoke, and the refund manager re-sends a refund lost to a
+ * crash or a reorg, so the end is idempotent across restarts and reorganizations.
+ *
+ * The window runs from the invoke's block time, or from when this process first saw the block
+ * when that is earlier (a block's time may run up to 30 s ahead of the clock).
+ *
+ * Restarts: the ledger keeps a mark, the lowest height that may still hold an awaited invoke (or
+ * the next height to scan); `start()` rescans from a few blocks below it to the tip. Every step
+ * is idempotent (a ledger record ends the matter), so scanning a block twice is harmless.
+ */
+import { encodeAddress } from '../consensus/address.js';
+import type { Block } from '../consensus/block.js';
+import { bytesEqual, toHex } from '../consensus/hash.js';
+import type { ChainParams } from '../consensus/params.js';
+import { encodeTx, txId as computeTxId, TxType, type Tx } from '../consensus/tx.js';
+import { agentInvoke, type AgentInvokePayload } from '../consensus/txTypes/agentInvoke.js';
+import { silentLogger, type ChainEntry, type ChainReader, type Logger, type StoredTx } from '../chain/types.js';
+import type { ServiceDefinition } from '../services/types.js';
+import type { PaymentRecord, SettlementLedger } from './ledger.js';
+
+/** Why a payment is refunded without a call (the `reason` of a `payment_refunded` answer). */
+export const UnhonoredReason = {
+  /** The invoke does not pay exactly the service's price (above or below). */
+  AMOUNT_MISMATCH: 'amount_mismatch',
+  /** No such service here (never existed, or retired from the catalog). */
+  UNKNOWN_SERVICE: 'unknown_service',
+  /** The service cannot run on this node (no implementation, suspended). */
+  SERVICE_UNAVAILABLE: 'service_unavailable',
+  /** A valid payment that no settle claimed within the refund window. */
+  WINDOW_EXPIRED: 'settle_window_expired',
+} as const;
+export type UnhonoredReason = (typeof UnhonoredReason)[keyof typeof UnhonoredReason];
+
+/** Options of the watcher. */
+export interface UnhonoredOptions {
+  /** How long a valid payment waits for its settle before it is refunded, ms. */
+  readonly windowMs?: number;
+  /** How often awaited payments are checked against their deadline, ms (default: a quarter of the window, 100 ms to 30 s). */
+  readonly checkMs?: number;
+  readonly logger?: Logger;
+  /** Unix ms (injected in tests). */
+  readonly now?: () => number;
+}
+
+/** Defaults of UnhonoredOptions. */
+export const defaultUnhonoredOptions = { windowMs: 3_600_000 } as const;
+
+/** Blocks below the mark rescanned at start (a reorganization the mark did not see). */
+const RESCAN_MARGIN = 6;
+/** Name of the watcher's mark in the ledger. */
+const MARK = 'unhonored';
+
+/** What the watcher reads of the catalog: a service by id and whether it can run here. */
+export interface PayableCatalog {
+  get(id: string): ServiceDefinition | undefined;
+  isAvailable(def: ServiceDefinition): boolean;
+}
+
+/** A payee whose payments are watched, with what signs its refunds (the node's payee today; provider payees later). */
+export interface WatchedPayee {
+  readonly address: Uint8Array;
+  readonly refunds: { refund(id: string, error: { code: string; message: string }): Promise<PaymentRecord> };
+}
+
+/** What the watcher reads of the chain: the reader and its block events. */
+export interface WatchedChain extends ChainReader {
+  on(event: 'connect' | 'disconnect', fn: (entry: ChainEntry, block: Block) => void): unknown;
+  off(event: 'connect' | 'disconnect', fn: (entry: ChainEntry, block: Block) => void): unknown;
+}
+
+/** An invoke waiting for its settle. */
+interface Awaited {
+  readonly height: number;
+  /** Unix ms after which it is refunded. */
+  readonly deadline: number;
+}
+
+/** The payment watcher (see module comment). */
+export class UnhonoredPayments {
+  private readonly log: Logger;
+  private readonly now: () => number;
+  readonly windowMs: number;
+  private readonly checkMs: number;
+  private readonly awaited = new Map<string, Awaited>();
+  /** Refusals whose refund is being signed: a settle that lost the claim to one waits for its refund tx id. */
+  private readonly refusing = new Map<string, Promise<PaymentRecord>>();
+  /** Next height to scan (every lower block was processed). */
+  private scanned = 0;
+  private mark = -1;
+  private queue: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly onConnect = (entry: ChainEntry, block: Block) => void this.serial(() => this.processBlock(entry, block));
+  private readonly onDisconnect = (entry: ChainEntry) => void this.serial(() => this.forgetBlock(entry));
+
+  constructor(
+    private readonly modules: { readonly chain: WatchedChain; readonly ledger: SettlementLedger; readonly catalog: PayableCatalog; readonly payees: readonly WatchedPayee[]; readonly params: ChainParams },
+    opts: UnhonoredOptions = {},
+  ) {
+    this.log = opts.logger ?? silentLogger;
+    this.now = opts.now ?? Date.now;
+    this.windowMs = Math.max(0, opts.windowMs ?? defaultUnhonoredOptions.windowMs);
+    this.checkMs = opts.checkMs ?? Math.min(30_000, Math.max(100, Math.floor(this.windowMs / 4)));
+  }
+
+  /** Rescans from the stored mark to the tip, then follows the chain and checks deadlines. */
+  async start(): Promise<void> {
+    const { chain, ledger } = this.modules;
+    chain.on('connect', this.onConnect);
+    chain.on('disconnect', this.onDisconnect);
+    const stored = await ledger.getMark<{ height: number }>(MARK);
+    this.scanned = Math.max(1, (stored?.height ?? 1) - RESCAN_MARGIN);
+    await this.serial(() => this.scan());
+    this.timer = setInterval(() => void this.serial(() => this.expire()), this.checkMs);
+    this.timer.unref();
+  }
+
+  /** Stops following the chain (queued work still finishes: see `idle`). */
+  stop(): void {
+    this.stopped = true;
+    this.modules.chain.off('connect', this.onConnect);
+    this.modules.chain.off('disconnect', this.onDisconnect);
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Waits for queued work. */
+  async idle(): Promise<void> {
+    await this.queue;
+  }
+
+  /** Valid payments mined and waiting for their settle (within the window). */
+  get awaitingCount(): number {
+    return this.awaited.size;
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn);
+    this.queue = run.catch((e) => this.log.error({ err: e }, 'payment watcher failed'));
+    return run;
+  }
+
+  /** Processes every main-chain block from `scanned` to the tip. */
+  private async scan(): Promise<void> {
+    const { chain } = this.modules;
+    while (!this.stopped && this.scanned <= chain.tip.height) {
+      const entry = chain.getEntryByHeight(this.scanned);
+      const block = entry && (await chain.getBlock(entry.hashHex));
+      if (!entry || !block) break; // moved under us by a reorganization: its events follow
+      await this.processBlock(entry, block);
+    }
+  }
+
+  /** Judges every invoke of a connected block that pays a watched payee. */
+  private async processBlock(entry: ChainEntry, block: Block): Promise<void> {
+    if (this.stopped) return;
+    const seenAt = this.now();
+    for (const tx of block.txs) {
+      const invoke = this.watchedInvoke(tx);
+      if (!invoke) continue;
+      const id = toHex(computeTxId(encodeTx(tx)));
+      if (await this.modules.ledger.get(id)) continue;
+      const reason = this.intrinsicReason(invoke);
+      if (reason) {
+        await this.refuse(id, tx.from, invoke, reason);
+        continue;
+      }
+      this.awaited.set(id, { height: entry.height, deadline: Math.min(entry.header.time * 1000, seenAt) + this.windowMs });
+    }
+    this.scanned = Math.max(this.scanned, entry.height + 1);
+    await this.saveMark();
+  }
+
+  /** A disconnected block's invokes are no longer mined: forget them (they are judged again if mined again). */
+  private async forgetBlock(entry: ChainEntry): Promise<void> {
+    for (const [id, a] of this.awaited) if (a.height >= entry.height) this.awaited.delete(id);
+    this.scanned = Math.min(this.scanned, entry.height);
+    await this.saveMark();
+  }
+
+  /** Refunds awaited payments whose window passed without a settle. */
+  private async expire(): Promise<void> {
+    if (this.stopped) return;
+    const now = this.now();
+    for (const [id, a] of [...this.awaited]) {
+      if (await this.modules.ledger.get(id)) {
+        this.awaited.delete(id);
+        continue;
+      }
+      if (a.deadline > now) continue;
+      this.awaited.delete(id);
+      const stored = await this.modules.chain.getTx(id);
+      const invoke = stored && this.watchedInvoke(stored.tx);
+      if (!stored || !invoke) continue; // no longer mined: judged again if it is mined again
+      await this.refuse(id, stored.tx.from, invoke, { reason: UnhonoredReason.WINDOW_EXPIRED, message: `payment ${id} was not settled within ${Math.round(this.windowMs / 1000)} s of its block` });
+    }
+    await this.saveMark();
+  }
+
+  /** The mark: the lowest height holding an awaited payment, else the next height to scan. */
+  private async saveMark(): Promise<void> {
+    let height = this.scanned;
+    for (const a of this.awaited.values()) height = Math.min(height, a.height);
+    if (height === this.mark) return;
+    this.mark = height;
+    await this.modules.ledger.putMark(MARK, { height });
+  }
+
+  /** The invoke's payload when `tx` is an agent_invoke paying a watched payee. */
+  private watchedInvoke(tx: Tx): AgentInvokePayload | undefined {
+    if (tx.type !== TxType.agent_invoke) return undefined;
+    let p: AgentInvokePayload;
+    try {
+      p = agentInvoke.decodePayload(tx.payload);
+    } catch {
+      return undefined; // consensus decoded it when the block connected; cannot happen
+    }
+    return this.modules.payees.some((w) => bytesEqual(w.address, p.payTo)) ? p : undefined;
+  }
+
+  /** Why the node can never execute this invoke, whoever settles it and whenever. */
+  private intrinsicReason(p: AgentInvokePayload): { reason: UnhonoredReason; message: string } | undefined {
+    const def = this.modules.catalog.get(p.serviceId);
+    if (!def) return { reason: UnhonoredReason.UNKNOWN_SERVICE, message: `no service ${p.serviceId} on this node` };
+    if (!this.modules.catalog.isAvailable(def)) return { reason: UnhonoredReason.SERVICE_UNAVAILABLE, message: `${p.serviceId} cannot run on this node` };
+    if (p.amount !== def.priceBase) return { reason: UnhonoredReason.AMOUNT_MISMATCH, message: `payment is ${p.amount} base units, the price of ${p.serviceId} is ${def.priceBase}` };
+    return undefined;
+  }
+
+  /**
+   * Refuses a payment: the atomic claim, then the refund. One refusal per payment at a time in
+   * this process: a second caller (the watcher and a settle racing) gets the first one's record,
+   * with its refund tx id once signed.
+   */
+  private refuse(id: string, sender: Uint8Array, p: AgentInvokePayload, why: { reason: UnhonoredReason; message: string }): Promise<PaymentRecord> {
+    const running = this.refusing.get(id);
+    if (running) return running;
+    const run = this.refuseNow(id, sender, p, why).finally(() => this.refusing.delete(id));
+    this.refusing.set(id, run);
+    return run;
+  }
+
+  private async refuseNow(id: string, sender: Uint8Array, p: AgentInvokePayload, why: { reason: UnhonoredReason; message: string }): Promise<PaymentRecord> {
+    const payee = this.modules.payees.find((w) => bytesEqual(w.address, p.payTo))!;
+    const error = { code: why.reason, message: why.message };
+    const claim = await this.modules.ledger.claimRefusal(
+      { id, rail: 'native', serviceId: p.serviceId, requestHash: p.requestHash ? toHex(p.requestHash) : '', caller: encodeAddress(sender, this.modules.params.hrp), amount: p.amount.toString() },
+      error,
+      this.now(),
+    );
+    if (!claim.claimed) return claim.record;
+    this.awaited.delete(id);
+    this.log.warn({ txId: id, serviceId: p.serviceId, reason: why.reason, amount: p.amount.toString() }, 'payment will not be honoured: refunding');
+    return payee.refunds.refund(id, error);
+  }
+
+  /** A refused record with its refund tx id: waits for the refund being signed right now, if any. */
+  async withRefund(rec: PaymentRecord): Promise<PaymentRecord> {
+    return (rec.refused && !rec.refundTxId && (await this.refusing.get(rec.id)?.catch(() => undefined))) || rec;
+  }
+
+  /**
+   * For a settle: when the mined `stored` pays a watched payee and the node will not honour it
+   * (an intrinsic reason, or its window passed), refuses it now (or finds it refused) and
+   * returns its record; undefined when the payment may be settled.
+   */
+  async refuseIfUnhonored(stored: StoredTx): Promise<PaymentRecord | undefined> {
+    const invoke = this.watchedInvoke(stored.tx);
+    if (!invoke) return undefined;
+    let why = this.intrinsicReason(invoke);
+    if (!why) {
+      const entry = this.modules.chain.getEntryByHash(stored.blockHash);
+      const deadline = Math.min(this.awaited.get(stored.id)?.deadline ?? Infinity, entry ? entry.header.time * 1000 + this.windowMs : Infinity);
+      if (this.now() < deadline) return undefined;
+      why = { reason: UnhonoredReason.WINDOW_EXPIRED, message: `payment ${stored.id} was not settled within ${Math.round(this.windowMs / 1000)} s of its block` };
+    }
+    return this.refuse(stored.id, stored.tx.from, invoke, why);
+  }
+}
+
+/** Creates the watcher (call `start()` once the refund managers started). */
+export function createUnhonoredPayments(modules: ConstructorParameters<typeof UnhonoredPayments>[0], opts?: UnhonoredOptions): UnhonoredPayments {
+  return new UnhonoredPayments(modules, opts);
+}
