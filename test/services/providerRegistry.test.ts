@@ -17,6 +17,12 @@ import { MemChain } from '../helpers/memChain.js';
 import { testKey } from '../helpers/keys.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { join } from 'node:path';
+import { silentLogger } from '../../chain/types.js';
+import { encodeTx, signTx, txId, TxType, TX_VERSION } from '../../consensus/tx.js';
+import { agentInvoke } from '../../consensus/txTypes/agentInvoke.js';
+import { openLedger } from '../../x402/ledger.js';
+import { createUnhonoredPayments } from '../../x402/unhonored.js';
 
 const alice = testKey('live-alice');
 const miner = testKey('live-miner');
@@ -104,6 +110,65 @@ describe('live registry on a real chain', () => {
     expect(registry.providerServices()).toEqual([]);
     expect(await registry.addressLabel(miner.address)).toBeUndefined();
     registry.stop();
+    await chain.close();
+  }, 60_000);
+  test('the payment watcher (x402/unhonored.ts) reads provider services through the live registry: a payment mined while the agent polls waits for its settle, one mined while it is offline or for an unknown provider service is refunded at once', async () => {
+    const dir = await tmpDir();
+    const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier: new CountingVerifier(), now });
+    const registry = createLiveRegistry(createServiceRegistry(), chain, jobs, params.hrp);
+    await registry.start();
+    const ledger = await openLedger(join(dir, 'ledger'));
+    const payee = testKey('live-payee');
+    const refunded: { id: string; code: string }[] = [];
+    const refunds = {
+      async refund(id: string, error: { code: string; message: string }) {
+        refunded.push({ id, code: error.code });
+        return (await ledger.get(id))!;
+      },
+    };
+    const watcher = createUnhonoredPayments({ chain, ledger, catalog: registry, payees: [{ address: payee.address, refunds }], params }, { windowMs: 3_600_000, checkMs: 3_600_000, now: () => now() * 1000, logger: silentLogger });
+    await watcher.start();
+    const a = new MemChain(params);
+    const mine = async (txs: Parameters<MemChain['build']>[0]) => {
+      const blk = a.build(txs, miner.address);
+      a.connect(blk);
+      await chain.addBlock(blk);
+      await registry.refresh();
+      await watcher.idle();
+    };
+    const invoke = (serviceId: string) => {
+      const e = env(alice);
+      const payload = agentInvoke.encodePayload({ serviceId, payTo: payee.address, amount: service.price, requestHash: undefined });
+      const tx = signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.agent_invoke, nonce: e.nonce, fee: 30_000n, payload, publicKey: e.includeKey ? alice.publicKey : undefined }, alice);
+      return { tx, id: toHex(txId(tx)), bytes: encodeTx(tx) };
+    };
+    nonces = new Map();
+    online.clear();
+    await mine([createAgentTx(env(alice), { name: 'echo-bot', description: 'upper', capabilities: ['text'], payout: alice.address, contact: '' }).tx]);
+    await mine([createServiceTx(env(alice), service).tx]);
+    await mine([createModerationTx(env(moderator), { action: 'approve', serviceId: 'echo-bot-upper', reason: '' }).tx]);
+    // Agent polling: the payment is the settle's (it would take it and queue the job).
+    online.add(toHex(alice.address));
+    const polled = invoke('echo-bot-upper');
+    await mine([polled.tx]);
+    expect(refunded).toEqual([]);
+    expect(watcher.awaitingCount).toBe(1);
+    expect(await ledger.get(polled.id)).toBeUndefined();
+    // Agent offline (the service is down): refunded at once, claimed as refused so no settle (and no payout) can follow.
+    online.clear();
+    const offline = invoke('echo-bot-upper');
+    const unknown = invoke('echo-bot-missing');
+    await mine([offline.tx, unknown.tx]);
+    expect(refunded).toEqual([
+      { id: offline.id, code: 'service_unavailable' },
+      { id: unknown.id, code: 'unknown_service' },
+    ]);
+    expect(await ledger.get(offline.id)).toMatchObject({ refused: true });
+    expect((await ledger.claim({ id: offline.id, rail: 'native', serviceId: 'echo-bot-upper', requestHash: '', caller: encodeAddress(alice.address, params.hrp), amount: service.price.toString() })).claimed).toBe(false);
+    watcher.stop();
+    await watcher.idle();
+    registry.stop();
+    await ledger.close();
     await chain.close();
   }, 60_000);
 });
