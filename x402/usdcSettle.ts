@@ -33,7 +33,7 @@ import type { UsdcReconciler } from './usdcReconcile.js';
 const UsdcReconcileCode = { SETTLEMENT_PENDING: 'settlement_pending', EXPIRED_UNSETTLED: 'expired_unsettled' } as const;
 import { BASE_USDC } from './quote.js';
 import { FacilitatorUnavailableError, type Facilitator, type FacilitatorRequest } from './usdcFacilitator.js';
-import { verifyUsdcPaymentLocally } from './usdcVerify.js';
+import { VALID_BEFORE_MARGIN_SECONDS, verifyUsdcPaymentLocally } from './usdcVerify.js';
 import { requestHashOf, type PaymentRequirements } from './wire.js';
 import {
   checkPaymentPayload,
@@ -144,7 +144,16 @@ export class UsdcSettlement implements UsdcRail {
 
   private async settleDecoded(def: ServiceDefinition, request: string | undefined, input: unknown, payment: UsdcPaymentPayload, req: PaymentRequirements): Promise<UsdcOutcome> {
     const local = await verifyUsdcPaymentLocally(payment, req, Math.floor(this.now() / 1000));
-    if (!local.isValid) return refused(402, { code: local.code, message: local.message }, local.payer);
+    if (!local.isValid) {
+      // An expired authorization the ledger already holds (settled late, or reconciled): once the
+      // rest of it checks out (signature, payee, amount), its retry gets the stored answer.
+      if (local.code === UsdcErrorCode.VALID_BEFORE) {
+        const inWindow = await verifyUsdcPaymentLocally(payment, req, Number(payment.payload.authorization.validBefore) - VALID_BEFORE_MARGIN_SECONDS);
+        const known = inWindow.isValid ? await this.ledger.get(authorizationId(payment.payload.authorization.from, payment.payload.authorization.nonce)) : undefined;
+        if (known) return this.answerKnown(known, def, requestHashOf(request), payment);
+      }
+      return refused(402, { code: local.code, message: local.message }, local.payer);
+    }
 
     const auth = payment.payload.authorization;
     const payer = checksumAddress(auth.from);
