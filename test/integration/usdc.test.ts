@@ -41,7 +41,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-usdc-'));
   facilitator = await startFacilitatorProcess({ auth: AUTH });
   node = await startNode(
-    ['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--no-mine', '--no-stratum', '--usdc-pay-to', NODE_PAY_TO.toLowerCase(), '--facilitator-url', facilitator.url, '--facilitator-timeout', '1500', '--base-rpc-url', 'http://127.0.0.1:9'],
+    ['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--no-mine', '--no-stratum', '--usdc-pay-to', NODE_PAY_TO.toLowerCase(), '--facilitator-url', facilitator.url, '--facilitator-timeout', '1500', '--base-rpc-url', 'http://127.0.0.1:9', '--metrics-port', '0'],
     { cwd: dir, env: { NATIVE_FACILITATOR_AUTH_HEADER: `${AUTH[0]}: ${AUTH[1]}` } },
   );
   url = node.url;
@@ -223,6 +223,10 @@ describeUsdc('USDC payments over HTTP', () => {
     expect(unsettled.body.result).toBeUndefined();
     const status = (await (await fetch(`${url}/api/v1/status`)).json()) as { payments: { usdc: Record<string, unknown> } };
     expect(status.payments.usdc).toMatchObject({ settlePending: 1, expiredUnsettled: 0, reconciling: true });
+    const metricsUrl = String(node.lines.find((l) => l.msg === 'metrics listening')?.url);
+    const metrics = await (await fetch(`${metricsUrl}`)).text();
+    expect(metrics).toMatch(/^native_payments\{status="settle_pending"\} 1$/m);
+    expect(metrics).toMatch(/^native_payments\{status="expired_unsettled"\} 0$/m);
     expect(unsettled.headers.get('x-payment-response')).toBeNull();
     const calls = await facilitator.control.calls();
     expect(calls.settled.length).toBe(0);

@@ -25,6 +25,7 @@ import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitat
 import { NODE_PAY_TO, payerAccount, paymentHeader, referenceViem } from '../helpers/facilitatorPayments.js';
 import { stubService } from '../helpers/stubService.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { listUsdcPayments } from '../../node/usdcPaymentsCommand.js';
 
 const describeUsdc = referenceViem.ok ? describe : describe.skip;
 const USDC = BASE_USDC.asset as Address;
@@ -200,4 +201,21 @@ describeUsdc('ambiguous settlements are reconciled from Base', () => {
     expect(again.kind === 'paid' && again.body.receipt.txId).toBe(tx);
     expect(again.kind === 'paid' && again.body.result).toMatchObject({ echoed: 'hi' });
   }, 30_000);
+
+  test('the operator lists them (native-node usdc-payments): by status, with the tx hash; not while the node holds the ledger', async () => {
+    await expect(listUsdcPayments(dir)).rejects.toMatchObject({ code: 'ledger_locked' });
+    await close();
+    try {
+      const rows = await listUsdcPayments(dir);
+      const settled = rows.filter((r) => r.status === 'settled');
+      expect(settled.length).toBe(3); // (a), (c), the restart
+      for (const r of settled) expect(r.txId).toMatch(/^0x[0-9a-f]{64}$/);
+      const expired = await listUsdcPayments(dir, 'expired_unsettled');
+      expect(expired).toHaveLength(1);
+      expect(expired[0]).toMatchObject({ txId: null, error: 'expired_unsettled', serviceId: 'native-echo' });
+      await expect(listUsdcPayments(dir, 'bogus')).rejects.toMatchObject({ code: 'invalid_payment_status' });
+    } finally {
+      await open();
+    }
+  });
 });
