@@ -113,8 +113,8 @@ export async function createPayments(
   // Loaded only then: it brings viem (about 0.3 s of start-up).
   const usdcOn = Boolean(config.usdcPayTo && config.facilitatorUrl);
   // Ambiguous settlements (/settle timed out or failed) are reconciled from Base over the same
-  // RPC endpoint as the EVM-reading services (`baseRpcUrl`; an explicit empty value turns it off).
-  const baseRpcUrl = config.providers.baseRpcUrl === '' ? undefined : providersOptionsOf(config.providers).evm.baseRpcUrl;
+  // RPC endpoint as the EVM-reading services (`baseRpcUrl`; `none` turns it off).
+  const baseRpcUrl = config.providers.baseRpcUrl === 'none' ? undefined : providersOptionsOf(config.providers).evm.baseRpcUrl;
   const reconciler =
     usdcOn && baseRpcUrl
       ? await (async () => {
@@ -180,7 +180,7 @@ export async function createPayments(
       await refunds?.start();
       await unhonored?.start();
       await usdcSettlement?.recover();
-      if (usdcSettlement && !reconciler) log.warn({}, 'no Base RPC URL (--base-rpc-url): ambiguous USDC settlements (facilitator /settle timed out or failed) cannot be reconciled automatically; their results are withheld');
+      if (usdcSettlement && !reconciler) log.warn({}, 'no Base RPC URL (--base-rpc-url none): ambiguous USDC settlements (facilitator /settle timed out or failed) cannot be reconciled automatically; their results are withheld');
       await reconciler?.start();
       discovery.start();
     },

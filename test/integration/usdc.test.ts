@@ -245,3 +245,25 @@ describeUsdc('USDC payments over HTTP', () => {
     expect(res.status).toBe(400);
   });
 });
+
+describeUsdc('USDC rail without a Base RPC URL', () => {
+  test('the node says at start that ambiguous settlements cannot be reconciled; a failed settle withholds the result without "contact the operator"', async () => {
+    const other = await startNode(
+      ['--dev', '--data-dir', join(dir, 'data-norpc'), '--http-port', '0', '--no-mine', '--no-stratum', '--usdc-pay-to', NODE_PAY_TO.toLowerCase(), '--facilitator-url', facilitator.url, '--facilitator-timeout', '1500', '--base-rpc-url', 'none'],
+      { cwd: dir, env: { NATIVE_FACILITATOR_AUTH_HEADER: `${AUTH[0]}: ${AUTH[1]}` } },
+    );
+    try {
+      expect(other.lines.some((l) => /cannot be reconciled automatically/.test(String(l.msg)))).toBe(true);
+      await facilitator.control.setMode({ settle: 'hang' });
+      const res = await fetch(`${other.url}/api/x402/${SERVICE}`, init({ 'x-payment': await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }) }));
+      const body = (await res.json()) as { paid: boolean; result?: unknown; error: { code: string; message: string } };
+      expect({ status: res.status, code: body.error.code, paid: body.paid, result: body.result }).toEqual({ status: 504, code: 'facilitator_unavailable', paid: false, result: undefined });
+      expect(body.error.message).not.toMatch(/operator/);
+      const status = (await (await fetch(`${other.url}/api/v1/status`)).json()) as { payments: { usdc: Record<string, unknown> } };
+      expect(status.payments.usdc).toMatchObject({ settlePending: 0, failed: 1, reconciling: false });
+    } finally {
+      other.child.kill('SIGTERM');
+      await other.exited;
+    }
+  }, 60_000);
+});
