@@ -220,6 +220,8 @@ describeUsdc('USDC payments over HTTP', () => {
     // (here an RPC URL that answers nothing, so the payment stays pending) until validBefore.
     expect({ status: unsettled.status, code: unsettled.body.error.code }).toEqual({ status: 502, code: 'settlement_pending' });
     expect(unsettled.body.error.message).toMatch(/invalid_transaction_state.*retry with the same payment header after \d+ s/);
+    expect(Number(unsettled.headers.get('retry-after'))).toBe(unsettled.body.retryAfter);
+    expect(unsettled.body.retryAfter).toBeGreaterThan(0);
     expect(unsettled.body.result).toBeUndefined();
     const status = (await (await fetch(`${url}/api/v1/status`)).json()) as { payments: { usdc: Record<string, unknown> } };
     expect(status.payments.usdc).toMatchObject({ settlePending: 1, expiredUnsettled: 0, reconciling: true });
