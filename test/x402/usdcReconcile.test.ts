@@ -191,6 +191,12 @@ describeUsdc('ambiguous settlements are reconciled from Base', () => {
     // Let the reconciler check (unused so far), then stop the node.
     await new Promise((r) => setTimeout(r, 500));
     expect((await ledger.get(p.id))!.status).toBe('settle_pending');
+    // While pending, a retry says so and when to come back; the service does not run again.
+    const runsBefore = runs;
+    const early = await p.settle();
+    expect({ status: early.status, code: codeOf(early) }).toEqual({ status: 409, code: 'settlement_pending' });
+    expect(early.kind === 'refused' && early.error.message).toMatch(/retry with the same payment header after \d+ s/);
+    expect(runs).toBe(runsBefore);
     await close();
     // The facilitator settles late, while the node is down.
     const tx = await useAuthorization(anvil, USDC, payerAccount().address, p.nonce);
