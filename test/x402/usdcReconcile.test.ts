@@ -9,7 +9,7 @@
  *   (c) /settle answers success:false after submitting → the retry gets result + receipt;
  *   a restart mid-reconciliation resumes from the ledger.
  */
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
 import { join } from 'node:path';
 import { encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
 import { silentLogger } from '../../chain/types.js';
@@ -220,6 +220,19 @@ describeUsdc('ambiguous settlements are reconciled from Base', () => {
       expect(expired).toHaveLength(1);
       expect(expired[0]).toMatchObject({ txId: null, error: 'expired_unsettled', serviceId: 'native-echo' });
       await expect(listUsdcPayments(dir, 'bogus')).rejects.toMatchObject({ code: 'invalid_payment_status' });
+      // The command itself, as an operator runs it (JSON output).
+      const { main } = await import('../../node/cli.js');
+      const written: string[] = [];
+      const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
+      let code: number;
+      try {
+        code = await main(['usdc-payments', '--data-dir', dir, '--status', 'settled', '--json'], { env: {}, cwd: dir });
+      } finally {
+        spy.mockRestore();
+      }
+      expect(code).toBe(0);
+      const listed = JSON.parse(written.join('')) as { payments: { status: string; txId: string }[] };
+      expect(listed.payments.map((r) => r.status)).toEqual(['settled', 'settled', 'settled']);
     } finally {
       await open();
     }
