@@ -81,6 +81,8 @@ Commands:
                                    download the official OFAC, UN and EU sanctions lists into
                                    <data dir>/sanctions (validated, swapped atomically; a failed
                                    list keeps the one the node has)
+  usdc-payments [--status <s>]     list the ledger's USDC payments (settled, settle_pending,
+                                   expired_unsettled, failed); run with the node stopped
   token issue|mint|burn|send|flags|back|info|list, pool create|add|remove|list|info,
   swap "100 NATIVE -> USDN" [--max-slippage 1%], stake, unstake, stable mint|redeem,
   bridge record, simulate --node <url> [--rate N]   the chain's economy (docs/economy.md)
@@ -600,6 +602,11 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         if (sub !== 'update') throw new NodeError(CliErrorCode.USAGE, `unknown sanctions command ${sub ?? '(none)'}; try: sanctions update`);
         const ctx = context(values, out, cenv);
         return await (await import('./sanctions.js')).sanctionsUpdate(ctx.config, ctx.out, { OFAC: values['ofac-url'] as string | undefined, UN: values['un-url'] as string | undefined, EU: values['eu-url'] as string | undefined });
+      }
+      case 'usdc-payments': {
+        const { values } = parse(rest, { status: { type: 'string' } }, 0);
+        const ctx = context(values, out, cenv);
+        return await (await import('./usdcPaymentsCommand.js')).usdcPaymentsCommand(ctx.config, ctx.out, values.status as string | undefined);
       }
       default:
         throw new NodeError(CliErrorCode.UNKNOWN_COMMAND, `unknown command ${cmd}; see native-node help`);

@@ -154,6 +154,7 @@ export class FullNode {
               syncing: isSyncing,
               peers: () => p2p?.peerCount() ?? 0,
               refundsPending: () => payments!.refunds?.pendingIds().length ?? 0,
+              paymentStatuses: () => payments!.ledger.counts(),
               mining: () => {
                 const t = mining.stats.snapshot().totals;
                 return { connections: mining.stratum?.info().connections ?? 0, accepted: t.accepted, rejected: t.rejected, stale: t.stale, hashrate: t.hashrate };

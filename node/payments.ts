@@ -13,6 +13,7 @@
  *     → paid-call core       (needs registry, both settlements, prices, sync state)
  *     → routes, discovery    (adapters of the core: HTTP, MCP)
  */
+import { providersOptionsOf } from '../services/providers/options.js';
 import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import Router from '@koa/router';
@@ -139,11 +140,23 @@ export async function createPayments(
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
   // The USDC rail needs both the payee address and a facilitator; with one of them only it stays off.
   // Loaded only then: it brings viem (about 0.3 s of start-up).
+  const usdcOn = Boolean(config.usdcPayTo && config.facilitatorUrl);
+  // Ambiguous settlements (/settle timed out or failed) are reconciled from Base over the same
+  // RPC endpoint as the EVM-reading services (`baseRpcUrl`; `none` turns it off).
+  const baseRpcUrl = config.providers.baseRpcUrl === 'none' ? undefined : providersOptionsOf(config.providers).evm.baseRpcUrl;
+  const reconciler =
+    usdcOn && baseRpcUrl
+      ? await (async () => {
+          const r = await import('../x402/usdcReconcile.js');
+          return r.createUsdcReconciler(ledger, r.createBaseAuthorizationChain(baseRpcUrl, outbound), { logger: log.child({ module: 'usdc-reconcile' }) });
+        })()
+      : undefined;
   const usdcSettlement =
-    config.usdcPayTo && config.facilitatorUrl
+    usdcOn
       ? (await import('../x402/usdcSettle.js')).createUsdcSettlement(ledger, context, {
-          payTo: config.usdcPayTo,
-          facilitator: createFacilitator({ url: config.facilitatorUrl, authHeader: config.facilitatorAuthHeader, verifyTimeoutMs: config.facilitatorTimeout, settleTimeoutMs: config.facilitatorTimeout }),
+          reconciler,
+          payTo: config.usdcPayTo!,
+          facilitator: createFacilitator({ url: config.facilitatorUrl!, authHeader: config.facilitatorAuthHeader, verifyTimeoutMs: config.facilitatorTimeout, settleTimeoutMs: config.facilitatorTimeout }),
           logger: log.child({ module: 'usdc' }),
         })
       : undefined;
@@ -198,6 +211,8 @@ export async function createPayments(
           awaitingSettle: unhonored?.awaitingCount ?? 0,
           refundWindowSeconds: config.refundWindow,
           payTo: settlement?.payTo ?? null,
+          // USDC rail: settled (also counted in settledUsdc), being reconciled from Base, expired unused, failed.
+          usdc: { settled: settledUsdc, settlePending: counts.settle_pending, expiredUnsettled: counts.expired_unsettled, failed: counts.failed, reconciling: reconciler !== undefined },
         },
       };
     },
@@ -209,6 +224,8 @@ export async function createPayments(
       await payouts?.start();
       await unhonored?.start();
       await usdcSettlement?.recover();
+      if (usdcSettlement && !reconciler) log.warn({}, 'no Base RPC URL (--base-rpc-url none): ambiguous USDC settlements (facilitator /settle timed out or failed) cannot be reconciled automatically; their results are withheld');
+      await reconciler?.start();
       discovery.start();
     },
     async stop() {
@@ -221,6 +238,7 @@ export async function createPayments(
       payouts?.stop();
       await refunds?.idle();
       await payouts?.idle();
+      await reconciler?.stop();
       await ledger.close();
       await providersDb.close();
     },

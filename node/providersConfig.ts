@@ -25,7 +25,7 @@ export const PROVIDER_CONFIG_OPTIONS: readonly ConfigOption[] = [
   option('coingeckoUrl', 'coingecko-url', url, 'CoinGecko API v3 base of the crypto price services (pro plan: https://pro-api.coingecko.com/api/v3)', d.coins.url),
   option('coingeckoApiKey', 'coingecko-api-key', secret, 'CoinGecko API key (optional; prefer the environment variable)'),
   option('coingeckoApiKeyHeader', 'coingecko-api-key-header', { type: 'string', pattern: '^[A-Za-z0-9-]{1,64}$' }, 'header carrying the CoinGecko key: x-cg-demo-api-key or x-cg-pro-api-key', d.coins.apiKeyHeader),
-  option('baseRpcUrl', 'base-rpc-url', url, 'JSON-RPC endpoint of Base (chain 8453) for native-gas-price and native-evm-balance', d.evm.baseRpcUrl),
+  option('baseRpcUrl', 'base-rpc-url', { ...url, minLength: 4, pattern: '^([hH][tT][tT][pP][sS]?://|none$)' }, 'JSON-RPC endpoint of Base (chain 8453) for native-gas-price, native-evm-balance and the reconciliation of ambiguous USDC settlements; "none": no Base reads', d.evm.baseRpcUrl),
   option('ethereumRpcUrl', 'ethereum-rpc-url', url, 'JSON-RPC endpoint of Ethereum (chain 1) for native-gas-price and native-ens-resolve', d.evm.ethereumRpcUrl),
   option('llmUrl', 'llm-url', url, 'OpenAI-compatible API base ending in /v1 (OpenAI, Ollama, llama.cpp server, vLLM) of native-llm-chat'),
   option('llmApiKey', 'llm-api-key', secret, 'bearer key of the LLM endpoint'),

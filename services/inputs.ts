@@ -1,7 +1,7 @@
 /**
  * Building blocks of the services' input schemas (JSON Schema, validated with ajv) and the
  * custom keywords they use where a pattern cannot say it: `x-timezone` (an IANA zone this
- * runtime knows), `x-url` (an absolute http(s) URL), `x-not-url` (anything but one), `x-ip` (an IPv4 or IPv6 address),
+ * runtime knows), `x-url` (an absolute http(s) URL), `x-text-or-url` (a text of at least N characters, or such a URL), `x-ip` (an IPv4 or IPv6 address),
  * `x-address` (a valid address of a given family, checksum included) and `x-ens-name` (a name
  * ENSIP-15 normalization accepts). Custom keywords carry the
  * `x-` prefix of OpenAPI extensions, so MCP and OpenAPI consumers that do not know them ignore them.
@@ -43,7 +43,7 @@ export function isHttpUrl(s: string): boolean {
   }
 }
 
-function keyword(name: string, schemaType: 'boolean' | 'string', problem: (data: string, schema: unknown) => string | undefined): KeywordDefinition {
+function keyword(name: string, schemaType: 'boolean' | 'string' | 'number', problem: (data: string, schema: unknown) => string | undefined): KeywordDefinition {
   const validate: SchemaValidateFunction = (schema: unknown, data: unknown): boolean => {
     if (schema === false) return true;
     const why = problem(data as string, schema);
@@ -58,8 +58,8 @@ function keyword(name: string, schemaType: 'boolean' | 'string', problem: (data:
 export const inputKeywords: readonly KeywordDefinition[] = [
   keyword('x-timezone', 'boolean', (s) => (isTimeZone(s) ? undefined : `is not an IANA time zone name (e.g. Europe/Berlin, America/New_York, UTC)`)),
   keyword('x-url', 'boolean', (s) => (isHttpUrl(s) ? undefined : 'must be an absolute http:// or https:// URL')),
-  // native-summarize takes text only until the outbound client can fetch caller URLs.
-  keyword('x-not-url', 'boolean', (s) => (/^\S+$/.test(s.trim()) && isHttpUrl(s.trim()) ? 'is a URL: text only on this node (fetching a URL to summarise is not available yet); send the text itself' : undefined)),
+  // native-summarize: a text of at least N characters, or one http(s) URL (fetched and checked by its precheck).
+  keyword('x-text-or-url', 'number', (s, min) => (/^\S+$/.test(s.trim()) && isHttpUrl(s.trim()) ? undefined : s.trim().length >= (min as number) ? undefined : `must be a text of at least ${min} characters or a public http(s) URL`)),
   keyword('x-ip', 'boolean', (s) => (isIP(s) !== 0 ? undefined : 'must be an IPv4 or IPv6 address')),
   keyword('x-address', 'string', (s, family) => {
     const a = classifyAddress(s);

@@ -1,12 +1,27 @@
 /**
- * native-summarize: extractive TL;DR plus 3-5 key points of a text (`summarizeText`,
- * services/text/analyse.ts). A URL is refused before payment with "text only on this node" until
- * the outbound client fetches caller URLs; then the URL branch fetches the page's readable text
- * and hands it to the same `summarizeText`.
+ * native-summarize: extractive TL;DR plus 3-5 key points (`summarizeText`,
+ * services/text/analyse.ts) of a text of 80+ characters, or of the readable text of a public
+ * http(s) URL, fetched through the SSRF-safe outbound client (`fetchReadableText`, the same
+ * extraction as native-web-fetch). A URL whose host is not public is refused with a coded 400
+ * before any payment; a page that yields fewer than 80 characters of text fails after payment
+ * (`page_text_too_short`, refunded).
  */
-import { defineService } from './define.js';
+import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
+import { isHttpUrl } from './inputs.js';
+import { precheckPublicUrl } from './outbound/index.js';
 import { summarizeText } from './text/analyse.js';
 import { textHealth } from './text/nlp.js';
+import { ServiceError } from './types.js';
+import { asServiceError, fetchReadableText, outboundOf } from './web/readable.js';
+
+/** Shortest text summarised, characters (the spec's Limits table). */
+export const MIN_SUMMARY_TEXT = 80;
+
+/** A request that is one absolute http(s) URL and nothing else. */
+function urlOf(request: string): string | undefined {
+  const s = request.trim();
+  return /^\S+$/.test(s) && isHttpUrl(s) ? s : undefined;
+}
 
 /** native-summarize. */
 export const summarize = defineService({
@@ -15,11 +30,24 @@ export const summarize = defineService({
   category: 'compute',
   priceBase: 600_000n,
   description: 'TL;DR plus 3-5 key points',
-  tags: ['summarize', 'summary', 'tldr', 'key-points', 'text'],
-  requestFormat: 'text of at least 80 characters (a URL: not on this node yet)',
+  tags: ['summarize', 'summary', 'tldr', 'key-points', 'text', 'url'],
+  requestFormat: 'text of at least 80 characters, or a public http(s) URL',
   requestRequired: false,
   needsInput: true,
-  inputSchema: { type: 'string', minLength: 80, maxLength: 20_000, 'x-not-url': true, description: 'Text of at least 80 characters (URLs are refused: text only on this node).' },
-  run: async (_ctx, input) => summarizeText(input as string),
+  timeoutMs: EXTERNAL_TIMEOUT_MS,
+  inputSchema: { type: 'string', minLength: 1, maxLength: 20_000, 'x-text-or-url': MIN_SUMMARY_TEXT, description: 'Text of at least 80 characters, or a public http(s) URL whose readable text is summarised.' },
+  // A URL is checked like every caller URL before any quote; text needs nothing more than the schema.
+  precheck: async (ctx, input) => {
+    const url = urlOf(input as string);
+    if (url !== undefined) await precheckPublicUrl(ctx, url);
+  },
+  run: async (ctx, input) => {
+    const url = urlOf(input as string);
+    if (url === undefined) return summarizeText(input as string);
+    const page = await fetchReadableText(outboundOf(ctx), url, { signal: ctx.signal }).catch(asServiceError);
+    const text = page.text?.trim() ?? '';
+    if (text.length < MIN_SUMMARY_TEXT) throw new ServiceError('page_text_too_short', `${page.url} has ${text.length} characters of readable text (${page.contentType || 'no content type'}); at least ${MIN_SUMMARY_TEXT} are needed`);
+    return { source: { url: page.url, status: page.status, title: page.title, extraction: page.extraction, truncated: page.truncated }, ...summarizeText(text) };
+  },
   health: textHealth,
 });

@@ -23,7 +23,29 @@ import { Level } from 'level';
  * facilitator, its service failed or its settlement did not go through; nothing was charged and
  * the authorization stays used (never accepted again).
  */
-export type PaymentStatus = 'claimed' | 'settled' | 'refund_pending' | 'refunded' | 'failed';
+export type PaymentStatus = 'claimed' | 'settled' | 'refund_pending' | 'refunded' | 'failed' | 'settle_pending' | 'expired_unsettled';
+
+/**
+ * A USDC payment whose facilitator `/settle` timed out or failed ambiguously (`settle_pending`):
+ * the service's result is stored, and the reconciler (x402/usdcReconcile.ts) reads Base until
+ * the authorization is used (→ `settled`, receipt with the Transfer's tx hash) or its
+ * `validBefore` has passed unused (→ `expired_unsettled`, nothing charged).
+ */
+export interface UsdcReconcileState {
+  /** EIP-3009 authorizer (checksummed) and nonce (0x, 32 bytes). */
+  readonly authorizer: string;
+  readonly nonce: string;
+  /** Unix seconds; the authorization can no longer be used in a block at or after it. */
+  readonly validBefore: number;
+  /** The receipt to complete with the tx hash once the authorization is found used. */
+  readonly receipt: Record<string, unknown>;
+  /** The x402 network name of the payment (`base` / `eip155:8453`), for the payment-response header. */
+  readonly network: string;
+  /** First block searched for the AuthorizationUsed log (set at the first check). */
+  readonly fromBlock?: string;
+  /** Checks made so far. */
+  readonly checks?: number;
+}
 
 /** The payment rail of a record. */
 export type Rail = 'native' | 'usdc';
@@ -56,6 +78,8 @@ export interface PaymentRecord {
    * it answers `payment_refunded`, whatever service and request it names.
    */
   readonly refused?: true;
+  /** USDC rail, settle_pending / expired_unsettled: what the reconciler needs (see UsdcReconcileState). */
+  readonly reconcile?: UsdcReconcileState;
 }
 
 /** Totals of settled calls per service, for the catalog's proven* fields. */
@@ -78,7 +102,7 @@ export class SettlementLedger {
   private readonly inflight = new Map<string, PaymentRecord>();
   private readonly volumes = new Map<string, ServiceVolume>();
   /** Records per status, both rails (for the status endpoint). */
-  private readonly statusCounts: Record<PaymentStatus, number> = { claimed: 0, settled: 0, refund_pending: 0, refunded: 0, failed: 0 };
+  private readonly statusCounts: Record<PaymentStatus, number> = { claimed: 0, settled: 0, refund_pending: 0, refunded: 0, failed: 0, settle_pending: 0, expired_unsettled: 0 };
   /** Records refunded without a call (`refused`, native rail). */
   private refusedCount = 0;
   /**
@@ -208,6 +232,28 @@ export class SettlementLedger {
   /** claimed → failed (USDC rail: not charged, no result; the authorization stays used). */
   async fail(id: string, error: { code: string; message: string }): Promise<PaymentRecord> {
     return this.update(id, { status: 'failed', error });
+  }
+
+  /** claimed → settle_pending (USDC): the result is kept until Base says whether the authorization was used. */
+  async settlePending(id: string, result: unknown, reconcile: UsdcReconcileState, error: { code: string; message: string }): Promise<PaymentRecord> {
+    return this.update(id, { status: 'settle_pending', result, reconcile, error });
+  }
+
+  /** settle_pending: the reconciler's progress (first block searched, checks made). */
+  async reconcileProgress(id: string, reconcile: UsdcReconcileState): Promise<PaymentRecord> {
+    return this.update(id, { reconcile });
+  }
+
+  /** settle_pending → settled with the receipt found on chain (the stored result is kept). */
+  async settleReconciled(id: string, receipt: Record<string, unknown>): Promise<PaymentRecord> {
+    const rec = await this.update(id, { status: 'settled', receipt, error: undefined });
+    this.count(rec);
+    return rec;
+  }
+
+  /** settle_pending → expired_unsettled: never used before validBefore; the result is dropped, nothing charged. */
+  async expireUnsettled(id: string, error: { code: string; message: string }): Promise<PaymentRecord> {
+    return this.update(id, { status: 'expired_unsettled', result: undefined, error });
   }
 
   /** refund_pending → refunded. */

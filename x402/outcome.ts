@@ -59,7 +59,7 @@ export interface FailedOutcome {
   readonly status: 502 | 504;
   readonly rail: Rail;
   /** Native: `{paid: true, refunded: true, refundTxId, error}`; USDC: `{paid: false, error}` (never settled). */
-  readonly body: RefundedBody | { paid: false; error: PaymentError };
+  readonly body: RefundedBody | { paid: false; error: PaymentError; /** USDC settlement pending on Base: seconds before retrying with the same payment header. */ retryAfter?: number };
   /** The native payment's tx id (lower case). */
   readonly txId?: string;
 }

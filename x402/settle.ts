@@ -149,6 +149,8 @@ export class NativeSettlement implements NativeRail {
       case 'refunded':
         return { kind: 'failed', status: 502, rail: 'native', txId: rec.id, body: { paid: true, refunded: true, refundTxId: rec.refundTxId ?? null, error: rec.error ?? { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' } } };
       case 'failed': // USDC records only (their ids never look like a tx id)
+      case 'settle_pending':
+      case 'expired_unsettled':
         throw new NodeError(PaymentErrorCode.PAYMENT_ALREADY_USED, `payment ${rec.id} was already used`);
     }
   }

@@ -28,9 +28,12 @@ import type { PaymentRecord, SettlementLedger } from './ledger.js';
 import { refusal, type SettleOutcome } from './outcome.js';
 import type { ServiceRunContext, UsdcRail } from './ports.js';
 import { usdNumber } from './pricing.js';
+import type { UsdcReconciler } from './usdcReconcile.js';
+/** Codes of reconciliation (copied from usdcReconcile.ts, which brings viem, to keep this module light). */
+const UsdcReconcileCode = { SETTLEMENT_PENDING: 'settlement_pending', EXPIRED_UNSETTLED: 'expired_unsettled' } as const;
 import { BASE_USDC } from './quote.js';
 import { FacilitatorUnavailableError, type Facilitator, type FacilitatorRequest } from './usdcFacilitator.js';
-import { verifyUsdcPaymentLocally } from './usdcVerify.js';
+import { VALID_BEFORE_MARGIN_SECONDS, verifyUsdcPaymentLocally } from './usdcVerify.js';
 import { requestHashOf, type PaymentRequirements } from './wire.js';
 import {
   checkPaymentPayload,
@@ -73,6 +76,11 @@ export interface UsdcSettlementOptions {
   readonly logger?: Logger;
   /** Unix ms (injected in tests). */
   readonly now?: () => number;
+  /**
+   * Reads Base for payments whose `/settle` timed out or failed ambiguously
+   * (x402/usdcReconcile.ts). Without it such payments become `failed` and the result is dropped.
+   */
+  readonly reconciler?: Pick<UsdcReconciler, 'track' | 'retryAfter'>;
 }
 
 /** Ledger id of an authorization: EIP-3009 nonces are unique per authorizer and token contract. */
@@ -92,6 +100,7 @@ export class UsdcSettlement implements UsdcRail {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly facilitator: Facilitator;
+  private readonly reconciler: UsdcSettlementOptions['reconciler'];
   /** Checksummed payTo. */
   readonly payTo: string;
 
@@ -103,6 +112,7 @@ export class UsdcSettlement implements UsdcRail {
   ) {
     this.payTo = checksumAddress(opts.payTo);
     this.facilitator = opts.facilitator;
+    this.reconciler = opts.reconciler;
     this.log = opts.logger ?? silentLogger;
     this.now = opts.now ?? Date.now;
   }
@@ -134,7 +144,16 @@ export class UsdcSettlement implements UsdcRail {
 
   private async settleDecoded(def: ServiceDefinition, request: string | undefined, input: unknown, payment: UsdcPaymentPayload, req: PaymentRequirements): Promise<UsdcOutcome> {
     const local = await verifyUsdcPaymentLocally(payment, req, Math.floor(this.now() / 1000));
-    if (!local.isValid) return refused(402, { code: local.code, message: local.message }, local.payer);
+    if (!local.isValid) {
+      // An expired authorization the ledger already holds (settled late, or reconciled): once the
+      // rest of it checks out (signature, payee, amount), its retry gets the stored answer.
+      if (local.code === UsdcErrorCode.VALID_BEFORE) {
+        const inWindow = await verifyUsdcPaymentLocally(payment, req, Number(payment.payload.authorization.validBefore) - VALID_BEFORE_MARGIN_SECONDS);
+        const known = inWindow.isValid ? await this.ledger.get(authorizationId(payment.payload.authorization.from, payment.payload.authorization.nonce)) : undefined;
+        if (known) return this.answerKnown(known, def, requestHashOf(request), payment);
+      }
+      return refused(402, { code: local.code, message: local.message }, local.payer);
+    }
 
     const auth = payment.payload.authorization;
     const payer = checksumAddress(auth.from);
@@ -168,28 +187,11 @@ export class UsdcSettlement implements UsdcRail {
       return { kind: 'failed', status: 502, rail: 'usdc', body: { paid: false, error: { code: error.code, message: `${error.message}; the payment was not settled, nothing was charged` } } };
     }
 
-    let settled;
-    try {
-      settled = await this.facilitator.settle(body);
-    } catch (e) {
-      return this.unavailable(id, def, payer, e, 'settle', 'the result is withheld; if the facilitator still settles the authorization, contact the operator');
-    }
-    if (!settled.success) {
-      const code = isSnakeCaseReason(settled.errorReason) ? settled.errorReason : UsdcErrorCode.FACILITATOR_REJECTED;
-      const error = { code, message: `the facilitator could not settle the authorization (${code}); the result is withheld` };
-      await this.ledger.fail(id, error);
-      this.log.warn({ id, serviceId: def.id, payer, code }, 'usdc settlement failed: result withheld');
-      return refused(402, error, payer);
-    }
-    if (!TX_HASH.test(settled.transaction)) {
-      return this.unavailable(id, def, payer, new FacilitatorUnavailableError('/settle', false, 'the facilitator reported success without a transaction hash'), 'settle', 'the result is withheld');
-    }
-
-    const receipt: UsdcReceipt = {
+    const receiptOf = (txId: string): UsdcReceipt => ({
       serviceId: def.id,
       caller: payer,
       amount: usdNumber(BigInt(auth.value)),
-      txId: settled.transaction,
+      txId,
       amountAtomic: BigInt(auth.value).toString(),
       asset: 'USDC',
       assetContract: req.asset,
@@ -198,7 +200,42 @@ export class UsdcSettlement implements UsdcRail {
       payTo: this.payTo,
       scheme: 'exact',
       settledAt: this.now(),
+    });
+    /** An ambiguous settlement: Base decides (reconciler), or without one the result is withheld. */
+    const ambiguous = async (e: unknown, why: string): Promise<UsdcOutcome> => {
+      if (!this.reconciler) return this.unavailable(id, def, payer, e, 'settle', 'the result is withheld and this node cannot check Base (no Base RPC URL); sign a new authorization');
+      const validBefore = Number(auth.validBefore);
+      const wait = this.reconciler.retryAfter(validBefore);
+      const timedOut = e instanceof FacilitatorUnavailableError && e.timedOut;
+      const error = {
+        code: UsdcReconcileCode.SETTLEMENT_PENDING,
+        message: `${why}; the node checks Base until the authorization's validBefore (${validBefore}): retry with the same payment header after ${wait} s to get the result and receipt if it was settled, or a final answer (nothing charged) if it was not`,
+      };
+      await this.ledger.settlePending(id, result, { authorizer: payer, nonce: auth.nonce.toLowerCase(), validBefore, receipt: receiptOf(''), network: networkOf(payment) }, error);
+      this.reconciler.track(id);
+      this.log.warn({ id, serviceId: def.id, payer, why, validBefore }, 'usdc settlement ambiguous: result kept, reconciling from Base');
+      return { kind: 'failed', status: timedOut ? 504 : 502, rail: 'usdc', body: { paid: false, error, retryAfter: wait } };
     };
+
+    let settled;
+    try {
+      settled = await this.facilitator.settle(body);
+    } catch (e) {
+      return ambiguous(e, e instanceof FacilitatorUnavailableError ? e.message : 'the facilitator call failed');
+    }
+    if (!settled.success) {
+      const code = isSnakeCaseReason(settled.errorReason) ? settled.errorReason : UsdcErrorCode.FACILITATOR_REJECTED;
+      if (this.reconciler) return ambiguous(undefined, `the facilitator reported the settlement failed (${code})`);
+      const error = { code, message: `the facilitator could not settle the authorization (${code}); the result is withheld` };
+      await this.ledger.fail(id, error);
+      this.log.warn({ id, serviceId: def.id, payer, code }, 'usdc settlement failed: result withheld');
+      return refused(402, error, payer);
+    }
+    if (!TX_HASH.test(settled.transaction)) {
+      return ambiguous(new FacilitatorUnavailableError('/settle', false, 'the facilitator reported success without a transaction hash'), 'the facilitator reported success without a transaction hash');
+    }
+
+    const receipt = receiptOf(settled.transaction);
     await this.ledger.settle(id, result, receipt);
     this.log.info({ id, serviceId: def.id, payer, tx: settled.transaction, ms: this.now() - started }, 'usdc call settled');
     return { kind: 'paid', status: 200, rail: 'usdc', body: { paid: true, result, receipt }, response: { success: true, transaction: settled.transaction, network: networkOf(payment), payer } };
@@ -226,6 +263,13 @@ export class UsdcSettlement implements UsdcRail {
         const receipt = rec.receipt ?? {};
         return { kind: 'paid', status: 200, rail: 'usdc', body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller } };
       }
+      case 'settle_pending': {
+        const validBefore = rec.reconcile?.validBefore ?? 0;
+        const wait = this.reconciler?.retryAfter(validBefore) ?? 5;
+        return refused(409, { code: UsdcReconcileCode.SETTLEMENT_PENDING, message: `the settlement of this authorization is being checked on Base until its validBefore (${validBefore}); retry with the same payment header after ${wait} s` }, rec.caller);
+      }
+      case 'expired_unsettled':
+        return refused(402, { code: UsdcReconcileCode.EXPIRED_UNSETTLED, message: rec.error?.message ?? 'the authorization was never used on Base before its validBefore; nothing was charged; sign a new authorization' }, rec.caller);
       default:
         return used(`this authorization was already presented and ended with ${rec.error?.code ?? rec.status}; sign a new one`);
     }

@@ -258,11 +258,13 @@ function toolResult(m: McpModules, o: PaidCallOutcome): CallToolResult {
       // The service (or the facilitator) failed after the payment was accepted: native refunded, USDC never settled.
       const b = o.body;
       const refund = 'refunded' in b ? { refunded: true, refundTxId: b.refundTxId } : {};
+      // USDC settlement being reconciled from Base: retry with the same payment after retryAfter s.
+      const retry = 'retryAfter' in b && typeof b.retryAfter === 'number' ? { retryAfter: b.retryAfter } : {};
       return {
         isError: true,
         content: [{ type: 'text', text: JSON.stringify(b) }],
         structuredContent: { ...b },
-        _meta: { [X402_PAYMENT_RESPONSE_META]: { success: false, errorReason: b.error.code, message: b.error.message, transaction: o.txId ?? '', network: responseNetwork(m, o.rail), ...refund } },
+        _meta: { [X402_PAYMENT_RESPONSE_META]: { success: false, errorReason: b.error.code, message: b.error.message, transaction: o.txId ?? '', network: responseNetwork(m, o.rail), ...refund, ...retry } },
       };
     }
   }

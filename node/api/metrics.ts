@@ -31,6 +31,8 @@ export interface MetricsSources {
   readonly peers?: () => number;
   /** Refunds signed and not mined yet. */
   readonly refundsPending?: () => number;
+  /** Ledger records per payment status (USDC: settle_pending, expired_unsettled, failed…). */
+  readonly paymentStatuses?: () => Readonly<Record<string, number>>;
   /** Stratum and built-in mining totals. */
   readonly mining?: () => { connections: number; accepted: number; rejected: number; stale: number; hashrate: number };
   /** Whether a service id exists (keeps unknown ids out of the labels). */
@@ -115,6 +117,16 @@ export class NodeMetrics {
         const m = sources.mining?.();
         this.reset();
         for (const result of ['accepted', 'rejected', 'stale'] as const) this.inc({ result }, m?.[result] ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'native_payments',
+      help: 'Payments in the ledger by status (settle_pending: USDC settlement being reconciled from Base; expired_unsettled: never used before validBefore).',
+      labelNames: ['status'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [status, n] of Object.entries(sources.paymentStatuses?.() ?? {})) if (status !== 'refused') this.set({ status }, n);
       },
     });
     this.httpRequests = new Counter({ name: 'native_http_requests_total', help: 'HTTP requests of the API, by route pattern and status.', labelNames: ['method', 'route', 'status'], registers });

@@ -107,6 +107,11 @@ function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth
     ctx.append('Access-Control-Expose-Headers', 'Payment-Receipt');
     ctx.set('Cache-Control', 'private');
   }
+  // A USDC settlement being reconciled from Base: when to retry with the same payment header.
+  if (o.kind === 'failed' && 'retryAfter' in o.body && typeof o.body.retryAfter === 'number') {
+    ctx.set('Retry-After', String(o.body.retryAfter));
+    ctx.append('Access-Control-Expose-Headers', 'Retry-After');
+  }
   ctx.status = o.status;
   ctx.body = outcomeBody(o, accepts);
 }

@@ -128,7 +128,8 @@ async function unlessReverted<T>(p: Promise<T>, fallback: T): Promise<T> {
   }
 }
 
-function createClient(provider: string, url: string, outbound: OutboundClient, signal: AbortSignal | undefined): PublicClient {
+/** A viem public client over `url` whose transport is the outbound client (its limits apply). */
+export function createClient(provider: string, url: string, outbound: OutboundClient, signal: AbortSignal | undefined): PublicClient {
   let id = 0;
   const request = async ({ method, params }: { method: string; params?: unknown }) => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: params ?? [] });

@@ -81,3 +81,38 @@ export async function startAnvil(chainId: number, extraArgs: readonly string[] =
       }),
   };
 }
+
+/**
+ * Runtime code of a minimal EIP-3009 token stand-in (hand-assembled, no compiler):
+ *   `authorizationState(address authorizer, bytes32 nonce)` (0xe94a0102) → bool, from
+ *     storage[keccak256(authorizer ‖ nonce)];
+ *   any other call with (address authorizer, bytes32 nonce) as arguments marks that
+ *     authorization used and emits FiatTokenV2's `AuthorizationUsed(authorizer, nonce)` (what a
+ *     facilitator's `transferWithAuthorization` leaves on chain; no balances are moved).
+ *   CALLDATACOPY(0,4,64) SHA3(0,64) selector==e94a0102 ? [JUMPDEST SLOAD MSTORE(0) RETURN(0,32)]
+ *   : SSTORE(key,1) LOG3(0,0,topic,authorizer,nonce) STOP
+ */
+export const EIP3009_STUB_CODE = ('0x' +
+  '604060046000376040600020' + // CALLDATACOPY(0, 4, 64); SHA3(0, 64)
+  '60003560e01c63e94a010214604c57' + // selector == authorizationState → 0x4c
+  '60019055602435600435' + // SSTORE(key, 1); nonce; authorizer
+  '7f98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a5' + // AuthorizationUsed topic
+  '60006000a300' + // LOG3(0, 0, …); STOP
+  '5b5460005260206000f3') as Hex; // JUMPDEST SLOAD MSTORE(0) RETURN(0, 32)
+
+/** Selector of the stand-in's "use the authorization" call (any selector but authorizationState's works). */
+export const USE_AUTHORIZATION_SELECTOR = '0xe3ee160e'; // transferWithAuthorization's selector, for readability in traces
+
+/**
+ * Marks `(authorizer, nonce)` used at the stand-in at `token` with a real transaction from
+ * anvil's first unlocked account, mines it, and returns its hash.
+ */
+export async function useAuthorization(anvil: Anvil, token: Address, authorizer: Address, nonce: Hex): Promise<Hex> {
+  const [from] = await anvil.rpc<Address[]>('eth_accounts');
+  const data = (USE_AUTHORIZATION_SELECTOR + padHex(authorizer, { size: 32 }).slice(2) + padHex(nonce, { size: 32 }).slice(2)) as Hex;
+  const hash = await anvil.rpc<Hex>('eth_sendTransaction', [{ from, to: token, data, gas: '0x30000' }]);
+  await anvil.rpc('evm_mine');
+  const receipt = await anvil.rpc<{ status: string } | null>('eth_getTransactionReceipt', [hash]);
+  if (receipt?.status !== '0x1') throw new Error(`useAuthorization ${hash} did not succeed: ${JSON.stringify(receipt)}`);
+  return hash;
+}

@@ -20,7 +20,7 @@ import { EIP3009_TYPES, requireViem } from './facilitatorPayments.js';
 type Hex = `0x${string}`;
 
 /** How the facilitator answers one endpoint. */
-export type FacilitatorMode = 'ok' | 'hang' | 'error500' | 'garbage' | { readonly reject: string };
+export type FacilitatorMode = 'ok' | 'hang' | 'error500' | 'garbage' | { readonly reject: string } | 'hangAfterSubmit' | 'failAfterSubmit';
 
 /** The modes of both endpoints. */
 export interface FacilitatorModes {
@@ -48,6 +48,12 @@ export interface TestFacilitatorOptions {
   readonly auth?: readonly [string, string];
   /** USDC atomic balance of every payer (default: plenty). */
   readonly balance?: bigint;
+  /**
+   * Submits a settlement on a chain (e.g. anvil) and returns its transaction hash; without it a
+   * settlement's hash is random. `/settle` modes `hangAfterSubmit` (submits, never answers) and
+   * `failAfterSubmit` (submits, answers `success: false`) need it.
+   */
+  readonly submit?: (auth: { from: string; nonce: string; value: string }) => Promise<string>;
 }
 
 
@@ -199,6 +205,17 @@ export class TestFacilitator {
         if (mode === 'hang') return; // never answers; stop() closes the socket
         if (mode === 'error500') return send(500, { error: 'internal' });
         if (mode === 'garbage') return send(200, '<html>not json</html>');
+        if ((mode === 'hangAfterSubmit' || mode === 'failAfterSubmit') && endpoint === 'settle') {
+          const checked = await this.check(body);
+          if (checked.reason) return send(200, { success: false, errorReason: checked.reason, transaction: '', network: 'base', payer: checked.payer });
+          const n = normalise(body) as Normalised;
+          this.usedNonces.add(`${n.auth.from}:${n.auth.nonce}`.toLowerCase());
+          if (!this.opts.submit) throw new Error(`mode ${mode} needs the submit option`);
+          const transaction = await this.opts.submit(n.auth);
+          this.calls.settled.push({ payer: requireViem().getAddress(n.auth.from), nonce: n.auth.nonce, value: n.auth.value, transaction });
+          if (mode === 'hangAfterSubmit') return; // submitted, never answers
+          return send(200, { success: false, errorReason: 'unexpected_settle_error', transaction: '', network: n.network, payer: n.auth.from });
+        }
         const network = String((body.paymentPayload as { network?: string; accepted?: { network?: string } } | undefined)?.network ?? (body.paymentPayload as { accepted?: { network?: string } } | undefined)?.accepted?.network ?? 'base');
         const checked = typeof mode === 'object' ? { reason: mode.reject, payer: undefined } : await this.check(body);
         if (endpoint === 'verify') return send(200, checked.reason ? { isValid: false, invalidReason: checked.reason, payer: checked.payer } : { isValid: true, payer: checked.payer });
@@ -206,7 +223,7 @@ export class TestFacilitator {
         const n = normalise(body) as Normalised;
         this.usedNonces.add(`${n.auth.from}:${n.auth.nonce}`.toLowerCase());
         const { keccak256, getAddress } = requireViem();
-        const transaction = keccak256(randomBytes(32));
+        const transaction = this.opts.submit ? await this.opts.submit(n.auth) : keccak256(randomBytes(32));
         this.calls.settled.push({ payer: getAddress(n.auth.from), nonce: n.auth.nonce, value: n.auth.value, transaction });
         return send(200, { success: true, transaction, network, payer: getAddress(n.auth.from) });
       }

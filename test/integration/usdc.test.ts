@@ -41,7 +41,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-usdc-'));
   facilitator = await startFacilitatorProcess({ auth: AUTH });
   node = await startNode(
-    ['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--no-mine', '--no-stratum', '--usdc-pay-to', NODE_PAY_TO.toLowerCase(), '--facilitator-url', facilitator.url, '--facilitator-timeout', '1500'],
+    ['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--no-mine', '--no-stratum', '--usdc-pay-to', NODE_PAY_TO.toLowerCase(), '--facilitator-url', facilitator.url, '--facilitator-timeout', '1500', '--base-rpc-url', 'http://127.0.0.1:9', '--metrics-port', '0'],
     { cwd: dir, env: { NATIVE_FACILITATOR_AUTH_HEADER: `${AUTH[0]}: ${AUTH[1]}` } },
   );
   url = node.url;
@@ -202,7 +202,7 @@ describeUsdc('USDC payments over HTTP', () => {
     expect({ verify: calls.verify, settle: calls.settle }).toEqual({ verify: 0, settle: 0 });
   });
 
-  test('a facilitator refusal is a 402 with its reason; a hanging facilitator a 504 and nothing settled', async () => {
+  test('a facilitator refusal is a 402 with its reason; a hanging facilitator a 504 and nothing settled; a failed settle is checked on Base', async () => {
     await facilitator.control.setMode({ verify: { reject: 'insufficient_funds' } });
     const refused = await post({ 'x-payment': await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }) });
     expect({ status: refused.status, code: refused.body.error.code }).toEqual({ status: 402, code: 'insufficient_funds' });
@@ -216,8 +216,19 @@ describeUsdc('USDC payments over HTTP', () => {
 
     await facilitator.control.setMode({ verify: 'ok', settle: { reject: 'invalid_transaction_state' } });
     const unsettled = await post({ 'x-payment': await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }) });
-    expect({ status: unsettled.status, code: unsettled.body.error.code }).toEqual({ status: 402, code: 'invalid_transaction_state' });
+    // A failed settlement may still have been broadcast: the node keeps the result and checks Base
+    // (here an RPC URL that answers nothing, so the payment stays pending) until validBefore.
+    expect({ status: unsettled.status, code: unsettled.body.error.code }).toEqual({ status: 502, code: 'settlement_pending' });
+    expect(unsettled.body.error.message).toMatch(/invalid_transaction_state.*retry with the same payment header after \d+ s/);
+    expect(Number(unsettled.headers.get('retry-after'))).toBe(unsettled.body.retryAfter);
+    expect(unsettled.body.retryAfter).toBeGreaterThan(0);
     expect(unsettled.body.result).toBeUndefined();
+    const status = (await (await fetch(`${url}/api/v1/status`)).json()) as { payments: { usdc: Record<string, unknown> } };
+    expect(status.payments.usdc).toMatchObject({ settlePending: 1, expiredUnsettled: 0, reconciling: true });
+    const metricsUrl = String(node.lines.find((l) => l.msg === 'metrics listening')?.url);
+    const metrics = await (await fetch(`${metricsUrl}`)).text();
+    expect(metrics).toMatch(/^native_payments\{status="settle_pending"\} 1$/m);
+    expect(metrics).toMatch(/^native_payments\{status="expired_unsettled"\} 0$/m);
     expect(unsettled.headers.get('x-payment-response')).toBeNull();
     const calls = await facilitator.control.calls();
     expect(calls.settled.length).toBe(0);
@@ -235,4 +246,26 @@ describeUsdc('USDC payments over HTTP', () => {
     const res = await fetch(endpoint(), { method: 'POST', headers: { 'x-payment': await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }) }, body: JSON.stringify({ request: 'Europe/Berlin', payment: { txId: 'ab'.repeat(32) } }) });
     expect(res.status).toBe(400);
   });
+});
+
+describeUsdc('USDC rail without a Base RPC URL', () => {
+  test('the node says at start that ambiguous settlements cannot be reconciled; a failed settle withholds the result without "contact the operator"', async () => {
+    const other = await startNode(
+      ['--dev', '--data-dir', join(dir, 'data-norpc'), '--http-port', '0', '--no-mine', '--no-stratum', '--usdc-pay-to', NODE_PAY_TO.toLowerCase(), '--facilitator-url', facilitator.url, '--facilitator-timeout', '1500', '--base-rpc-url', 'none'],
+      { cwd: dir, env: { NATIVE_FACILITATOR_AUTH_HEADER: `${AUTH[0]}: ${AUTH[1]}` } },
+    );
+    try {
+      expect(other.lines.some((l) => /cannot be reconciled automatically/.test(String(l.msg)))).toBe(true);
+      await facilitator.control.setMode({ settle: 'hang' });
+      const res = await fetch(`${other.url}/api/x402/${SERVICE}`, init({ 'x-payment': await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }) }));
+      const body = (await res.json()) as { paid: boolean; result?: unknown; error: { code: string; message: string } };
+      expect({ status: res.status, code: body.error.code, paid: body.paid, result: body.result }).toEqual({ status: 504, code: 'facilitator_unavailable', paid: false, result: undefined });
+      expect(body.error.message).not.toMatch(/operator/);
+      const status = (await (await fetch(`${other.url}/api/v1/status`)).json()) as { payments: { usdc: Record<string, unknown> } };
+      expect(status.payments.usdc).toMatchObject({ settlePending: 0, failed: 1, reconciling: false });
+    } finally {
+      other.child.kill('SIGTERM');
+      await other.exited;
+    }
+  }, 60_000);
 });

@@ -211,7 +211,7 @@ const SAMPLES: Record<string, { ok: string[]; bad: string[] }> = {
   'native-fx-rates': { ok: ['', '100 EUR to USD', 'EUR'], bad: ['100 EUR', 'EURO'] },
   'native-email-validate': { ok: ['alice@example.com'], bad: ['alice.example.com', 'a b@example.com'] },
   'native-translate': { ok: ['de|Hello world', 'pt-BR | Good morning'], bad: ['Hello world', 'de|'] },
-  'native-summarize': { ok: ['x'.repeat(80)], bad: ['too short to summarise', 'https://example.com/article'] },
+  'native-summarize': { ok: ['x'.repeat(80), 'https://example.com/article'], bad: ['too short to summarise', 'ftp://example.com/article'] },
   'native-sentiment': { ok: ['I love this'], bad: ['x'.repeat(5001)] },
   'native-keywords': { ok: ['Berlin is the capital of Germany'], bad: ['x'.repeat(5001)] },
   'native-crypto-price': { ok: ['BTC', 'eth', 'Native'], bad: ['DOGE'] },

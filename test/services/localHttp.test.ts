@@ -38,7 +38,7 @@ const items = [{ description: 'Consulting', qty: 2, unitPrice: 120 }];
 describe.each([
   ['native-invoice-pdf', JSON.stringify({ invoiceNumber: 'INV-1', buyer: { name: 'Acme' }, items: [{ description: 'x', qty: 1 }] }), 'items[0].unitPrice is required', JSON.stringify({ invoiceNumber: 'INV-1', buyer: { name: 'Acme' }, items, vatRate: 19 })],
   ['native-sentiment', 'x'.repeat(5001), 'more than 5000 characters', 'I love how fast this node answers.'],
-  ['native-summarize', 'https://example.com/article', 'text only on this node', 'x '.repeat(60)],
+  ['native-summarize', 'Too short.', 'at least 80 characters or a public http(s) URL', 'x '.repeat(60)],
   ['native-geo-ip', '300.1.1.1', 'must be an IPv4 or IPv6 address', '8.8.8.8'],
   ['native-email-validate', 'no-at-sign.example.com', 'expected format', 'alice@example.com'],
   ['native-aml-sanctions-scan', JSON.stringify({ entity: 'Acme', lists: ['FBI'] }), 'lists[0] must be one of', JSON.stringify({ entity: 'Acme Trading Ltd' })],

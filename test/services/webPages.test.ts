@@ -111,6 +111,33 @@ describe('native-web-fetch', () => {
   });
 });
 
+describe('native-summarize (URL input)', () => {
+  test('a paid call summarises the page\'s readable text and names its source', async () => {
+    const out = await h.paidCall('native-summarize', siteUrl('/article'));
+    expect(out.status).toBe(200);
+    const r = out.body.result;
+    expect(r.source).toMatchObject({ url: siteUrl('/article'), status: 200, extraction: 'readability', truncated: false });
+    expect(r.source.title).toContain('Rust and the Node');
+    expect(r.tldr).toMatch(/paid calls to software agents|Outbound requests go through one client/);
+    expect(r.tldr).not.toContain('tracking');
+    expect(r.characters).toBeGreaterThanOrEqual(80);
+  });
+
+  test('a private host is refused with 400 before any quote', async () => {
+    const r = await h.post('/api/x402/native-summarize', { request: 'http://private.test/article' });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('url_address_refused');
+    expect(r.body.accepts).toBeUndefined();
+  });
+
+  test('a page with too little text, after payment: refunded once', async () => {
+    const out = await h.paidCall('native-summarize', siteUrl('/plain'));
+    expect(out.body).toMatchObject({ paid: true, refunded: true, error: { code: 'page_text_too_short' } });
+    await h.mine();
+    expect((await h.ledger.get(out.txId))?.status).toBe('refunded');
+  });
+});
+
 describe('native-url-meta', () => {
   test('a paid call returns title, description, Open Graph image, canonical and site name (absolute URLs)', async () => {
     const out = await h.paidCall('native-url-meta', siteUrl('/article'));

@@ -1,0 +1,240 @@
+/**
+ * Reconciliation of ambiguous USDC settlements from Base (issue 21), against anvil (chain 8453)
+ * holding a hand-assembled EIP-3009 stand-in at the Base USDC address (test/helpers/anvil.ts:
+ * real `authorizationState` answers and real `AuthorizationUsed` logs in real transactions), the
+ * test facilitator settling on that chain, a real LevelDB ledger, and the reconciler reading the
+ * chain over JSON-RPC through the outbound client, as the node does:
+ *   (a) /settle hangs after submitting the transfer → the retry gets result + receipt (real tx);
+ *   (b) /settle hangs and never submits → expired_unsettled once a block passes validBefore;
+ *   (c) /settle answers success:false after submitting → the retry gets result + receipt;
+ *   a restart mid-reconciliation resumes from the ledger.
+ */
+import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
+import { join } from 'node:path';
+import { encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
+import { silentLogger } from '../../chain/types.js';
+import { createOutboundClient } from '../../services/outbound/client.js';
+import type { ServiceContext, ServiceDefinition } from '../../services/types.js';
+import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
+import { BASE_USDC, usdcRequirements, type PaymentRequirements } from '../../x402/quote.js';
+import { createFacilitator } from '../../x402/usdcFacilitator.js';
+import { createBaseAuthorizationChain, createUsdcReconciler, type UsdcReconciler } from '../../x402/usdcReconcile.js';
+import { authorizationId, createUsdcSettlement, type UsdcOutcome, type UsdcSettlement } from '../../x402/usdcSettle.js';
+import { EIP3009_STUB_CODE, startAnvil, useAuthorization, type Anvil } from '../helpers/anvil.js';
+import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
+import { NODE_PAY_TO, payerAccount, paymentHeader, referenceViem } from '../helpers/facilitatorPayments.js';
+import { stubService } from '../helpers/stubService.js';
+import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { listUsdcPayments } from '../../node/usdcPaymentsCommand.js';
+
+const describeUsdc = referenceViem.ok ? describe : describe.skip;
+const USDC = BASE_USDC.asset as Address;
+const PRICE_ATOMIC = '1000';
+const usdcAbi = parseAbi(['function authorizationState(address, bytes32) view returns (bool)']);
+
+let anvil: Anvil;
+let f: TestFacilitator;
+let dir: string;
+let ledger: SettlementLedger;
+let reconciler: UsdcReconciler;
+let usdc: UsdcSettlement;
+let runs = 0;
+const echo: ServiceDefinition = stubService('native-echo', async (_ctx, input) => {
+  runs++;
+  return { echoed: input, run: runs };
+});
+const context = { log: silentLogger, now: Date.now } as unknown as Omit<ServiceContext, 'signal'>;
+const outbound = createOutboundClient({ timeoutMs: 3000, connectTimeoutMs: 1000 });
+const req: PaymentRequirements = usdcRequirements(echo, { resource: 'http://127.0.0.1/api/x402/native-echo', network: 'native-devnet', chainId: 1337, payTo: 'tnative1x', microUsd: 500_000n, usdc: { payTo: NODE_PAY_TO } });
+
+async function open(initialDelayMs = 150): Promise<void> {
+  ledger = await openLedger(join(dir, 'ledger'));
+  reconciler = createUsdcReconciler(ledger, createBaseAuthorizationChain(anvil.url, outbound), { initialDelayMs, maxDelayMs: 600 });
+  usdc = createUsdcSettlement(ledger, context, { payTo: NODE_PAY_TO, facilitator: createFacilitator({ url: f.url, verifyTimeoutMs: 2000, settleTimeoutMs: 1200, retryDelayMs: 20 }), reconciler });
+  await reconciler.start();
+}
+
+async function close(): Promise<void> {
+  await reconciler.stop();
+  await ledger.close();
+}
+
+async function onChainUsed(authorizer: string, nonce: string): Promise<boolean> {
+  const data = encodeFunctionData({ abi: usdcAbi, functionName: 'authorizationState', args: [authorizer as Address, nonce as Hex] });
+  return BigInt(await anvil.rpc<Hex>('eth_call', [{ to: USDC, data }, 'latest'])) === 1n;
+}
+
+/** Polls the ledger (bounded) until the payment leaves settle_pending. */
+async function until(id: string, status: string, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const rec = await ledger.get(id);
+    if (rec?.status === status) return;
+    if (Date.now() > end) throw new Error(`payment ${id} still ${rec?.status} after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const codeOf = (o: UsdcOutcome) => (o.kind === 'refused' ? o.error.code : o.kind === 'failed' ? o.body.error.code : o.kind);
+
+async function pay(validBeforeIn = 60) {
+  const nonce = `0x${Buffer.from(Array.from({ length: 32 }, () => Math.floor(Math.random() * 256))).toString('hex')}` as Hex;
+  const header = await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC, nonce, validBefore: Math.floor(Date.now() / 1000) + validBeforeIn });
+  const id = authorizationId(payerAccount().address, nonce);
+  return { header, nonce, id, settle: () => usdc.settle(echo, 'hi', 'hi', header, req) };
+}
+
+beforeAll(async () => {
+  if (!referenceViem.ok) return;
+  anvil = await startAnvil(8453);
+  await anvil.rpc('anvil_setCode', [USDC, EIP3009_STUB_CODE]);
+  f = await startTestFacilitator({ submit: (auth) => useAuthorization(anvil, USDC, auth.from as Address, auth.nonce as Hex) });
+  dir = await tmpDir();
+  await open();
+}, 30_000);
+
+afterAll(async () => {
+  await close().catch(() => undefined);
+  await f?.stop();
+  await anvil?.stop();
+  await cleanupTmp();
+});
+
+describeUsdc('the EIP-3009 stand-in on anvil', () => {
+  test('authorizationState is false until the authorization is used, then true, with an AuthorizationUsed log', async () => {
+    const nonce = `0x${'ab'.repeat(32)}` as Hex;
+    const who = payerAccount().address;
+    expect(await onChainUsed(who, nonce)).toBe(false);
+    const tx = await useAuthorization(anvil, USDC, who, nonce);
+    expect(await onChainUsed(who, nonce)).toBe(true);
+    const chain = createBaseAuthorizationChain(anvil.url, outbound);
+    expect(await chain.usedIn(who, nonce, 0n)).toBe(tx);
+    expect(await chain.usedIn(who, `0x${'cd'.repeat(32)}`, 0n)).toBeUndefined();
+  });
+});
+
+describeUsdc('ambiguous settlements are reconciled from Base', () => {
+  test('(a) /settle hangs after submitting: 504 settlement_pending, then the retry gets the stored result and the receipt with the real tx hash', async () => {
+    f.modes.settle = 'hangAfterSubmit';
+    const p = await pay();
+    const before = runs;
+    const first = await p.settle();
+    expect({ status: first.status, code: codeOf(first) }).toEqual({ status: 504, code: 'settlement_pending' });
+    const body = (first as { body: { error: { message: string }; retryAfter: number } }).body;
+    expect(body.error.message).toMatch(/retry with the same payment header after \d+ s/);
+    expect(body.error.message).not.toMatch(/operator/);
+    expect(body.retryAfter).toBeGreaterThan(0);
+    expect(runs).toBe(before + 1);
+    await until(p.id, 'settled');
+    const tx = f.calls.settled.find((s) => s.nonce === p.nonce)!.transaction;
+    expect(tx).toMatch(/^0x[0-9a-f]{64}$/);
+    const again = await p.settle();
+    expect(again.kind).toBe('paid');
+    if (again.kind !== 'paid') return;
+    expect(again.body.result).toEqual({ echoed: 'hi', run: before + 1 });
+    expect(again.body.receipt).toMatchObject({ txId: tx, caller: payerAccount().address, amountAtomic: PRICE_ATOMIC, serviceId: 'native-echo' });
+    expect(again.response).toMatchObject({ success: true, transaction: tx });
+    expect(runs).toBe(before + 1); // the service ran once
+    const mined = await anvil.rpc<{ status: string; to: string }>('eth_getTransactionReceipt', [tx]);
+    expect(mined.status).toBe('0x1');
+    expect(mined.to.toLowerCase()).toBe(USDC.toLowerCase());
+  }, 30_000);
+
+  test('(c) /settle answers success:false after submitting: 502 settlement_pending, then result + receipt with the real tx hash', async () => {
+    f.modes.settle = 'failAfterSubmit';
+    const p = await pay(8);
+    const first = await p.settle();
+    expect({ status: first.status, code: codeOf(first) }).toEqual({ status: 502, code: 'settlement_pending' });
+    // While pending, a retry says so (and when to come back), not "in progress" forever.
+    const early = await p.settle();
+    if ((await ledger.get(p.id))?.status === 'settle_pending') {
+      expect({ status: early.status, code: codeOf(early) }).toEqual({ status: 409, code: 'settlement_pending' });
+      expect(early.kind === 'refused' && early.error.message).toMatch(/retry with the same payment header after \d+ s/);
+    }
+    await until(p.id, 'settled');
+    const tx = f.calls.settled.find((s) => s.nonce === p.nonce)!.transaction;
+    const again = await p.settle();
+    expect(again.kind === 'paid' && again.body.receipt.txId).toBe(tx);
+    expect(again.kind === 'paid' && again.body.result).toMatchObject({ echoed: 'hi' });
+    // After validBefore the same header still gets the stored answer (it was paid).
+    const validBefore = Number((await ledger.get(p.id))!.reconcile!.validBefore);
+    while (Date.now() / 1000 <= validBefore) await new Promise((r) => setTimeout(r, 250));
+    const late = await p.settle();
+    expect({ kind: late.kind, tx: late.kind === 'paid' ? late.body.receipt.txId : undefined }).toEqual({ kind: 'paid', tx });
+  }, 30_000);
+
+  test('(b) /settle hangs and never submits: expired_unsettled once a block passes validBefore; nothing charged', async () => {
+    f.modes.settle = 'hang';
+    const p = await pay(8);
+    const first = await p.settle();
+    expect({ status: first.status, code: codeOf(first) }).toEqual({ status: 504, code: 'settlement_pending' });
+    const validBefore = Number((await ledger.get(p.id))!.reconcile!.validBefore);
+    // Base makes a block every 2 s; anvil here mines on demand: one block after validBefore.
+    while (Date.now() / 1000 <= validBefore + 1) await new Promise((r) => setTimeout(r, 250));
+    await anvil.rpc('evm_mine');
+    await until(p.id, 'expired_unsettled');
+    expect(await onChainUsed(payerAccount().address, p.nonce)).toBe(false);
+    expect(f.calls.settled.some((s) => s.nonce === p.nonce)).toBe(false);
+    const rec = (await ledger.get(p.id))!;
+    expect(rec.result).toBeUndefined();
+    const again = await p.settle();
+    expect({ status: again.status, code: codeOf(again) }).toEqual({ status: 402, code: 'expired_unsettled' });
+    expect(again.kind === 'refused' && again.error.message).toMatch(/nothing was charged/);
+    expect(ledger.counts().expired_unsettled).toBeGreaterThanOrEqual(1);
+  }, 40_000);
+
+  test('a restart mid-reconciliation resumes from the ledger', async () => {
+    f.modes.settle = 'hang';
+    const p = await pay();
+    const first = await p.settle();
+    expect(codeOf(first)).toBe('settlement_pending');
+    // Let the reconciler check (unused so far), then stop the node.
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await ledger.get(p.id))!.status).toBe('settle_pending');
+    // While pending, a retry says so and when to come back; the service does not run again.
+    const runsBefore = runs;
+    const early = await p.settle();
+    expect({ status: early.status, code: codeOf(early) }).toEqual({ status: 409, code: 'settlement_pending' });
+    expect(early.kind === 'refused' && early.error.message).toMatch(/retry with the same payment header after \d+ s/);
+    expect(runs).toBe(runsBefore);
+    await close();
+    // The facilitator settles late, while the node is down.
+    const tx = await useAuthorization(anvil, USDC, payerAccount().address, p.nonce);
+    await open();
+    expect(ledger.counts().settle_pending).toBeGreaterThanOrEqual(1);
+    await until(p.id, 'settled');
+    const again = await p.settle();
+    expect(again.kind === 'paid' && again.body.receipt.txId).toBe(tx);
+    expect(again.kind === 'paid' && again.body.result).toMatchObject({ echoed: 'hi' });
+  }, 30_000);
+
+  test('the operator lists them (native-node usdc-payments): by status, with the tx hash; not while the node holds the ledger', async () => {
+    await expect(listUsdcPayments(dir)).rejects.toMatchObject({ code: 'ledger_locked' });
+    await close();
+    try {
+      const rows = await listUsdcPayments(dir);
+      const settled = rows.filter((r) => r.status === 'settled');
+      expect(settled.length).toBe(3); // (a), (c), the restart
+      for (const r of settled) expect(r.txId).toMatch(/^0x[0-9a-f]{64}$/);
+      const expired = await listUsdcPayments(dir, 'expired_unsettled');
+      expect(expired).toHaveLength(1);
+      expect(expired[0]).toMatchObject({ txId: null, error: 'expired_unsettled', serviceId: 'native-echo' });
+      await expect(listUsdcPayments(dir, 'bogus')).rejects.toMatchObject({ code: 'invalid_payment_status' });
+      // The command itself, as an operator runs it (JSON output).
+      const { main } = await import('../../node/cli.js');
+      const written: string[] = [];
+      const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
+      let code: number;
+      try {
+        code = await main(['usdc-payments', '--data-dir', dir, '--status', 'settled', '--json'], { env: {}, cwd: dir });
+      } finally {
+        spy.mockRestore();
+      }
+      expect(code).toBe(0);
+      const listed = JSON.parse(written.join('')) as { payments: { status: string; txId: string }[] };
+      expect(listed.payments.map((r) => r.status)).toEqual(['settled', 'settled', 'settled']);
+    } finally {
+      await open();
+    }
+  });
+});

@@ -1,0 +1,191 @@
+/**
+ * Reconciliation of USDC payments whose facilitator `/settle` timed out or failed ambiguously
+ * (ledger status `settle_pending`, the service's result stored). The truth is on Base: the USDC
+ * contract's EIP-3009 `authorizationState(authorizer, nonce)` says whether the authorization was
+ * used, and its `AuthorizationUsed(authorizer, nonce)` log (emitted with the Transfer) carries the
+ * transaction hash.
+ *
+ * Each pending payment is checked with backoff (`initialDelayMs`, doubling up to `maxDelayMs`):
+ *   used, log found                        → `settled`, receipt.txId = the log's transaction;
+ *   unused in a block whose timestamp is ≥ validBefore → `expired_unsettled` (the contract refuses
+ *     the authorization in every later block: nothing can be charged any more);
+ *   otherwise (unused yet, RPC down, log not indexed yet) → checked again.
+ * State lives in the ledger (LevelDB): `start()` resumes every `settle_pending` record after a
+ * restart. The on-chain reads are behind `AuthorizationChain` (viem over the outbound client in
+ * the node, `createBaseAuthorizationChain`).
+ */
+import { parseAbi, parseAbiItem, type Address, type Hex } from 'viem';
+import { silentLogger, type Logger } from '../chain/types.js';
+import type { OutboundClient } from '../services/outbound/types.js';
+import { createClient } from '../services/providers/evm.js';
+import type { PaymentRecord, SettlementLedger, UsdcReconcileState } from './ledger.js';
+import { BASE_USDC } from './quote.js';
+
+/** Error codes of reconciliation (stored in the ledger, answered to a retry). */
+export const UsdcReconcileCode = {
+  SETTLEMENT_PENDING: 'settlement_pending',
+  EXPIRED_UNSETTLED: 'expired_unsettled',
+} as const;
+
+/** What Base says about one authorization. */
+export interface AuthorizationReading {
+  /** authorizationState(authorizer, nonce) at `blockNumber`. */
+  readonly used: boolean;
+  readonly blockNumber: bigint;
+  /** Timestamp (unix s) of `blockNumber`. */
+  readonly blockTimestamp: number;
+}
+
+/** The on-chain reads of the reconciler (a port: the node uses viem over its outbound client). */
+export interface AuthorizationChain {
+  read(authorizer: string, nonce: string): Promise<AuthorizationReading>;
+  /** Hash of the transaction that emitted AuthorizationUsed(authorizer, nonce) in [fromBlock, latest], if any. */
+  usedIn(authorizer: string, nonce: string, fromBlock: bigint): Promise<string | undefined>;
+}
+
+const usdcAbi = parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)']);
+/** FiatTokenV2's event, emitted by transferWithAuthorization / receiveWithAuthorization. */
+export const AUTHORIZATION_USED_EVENT = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
+
+/** The reads over Base's JSON-RPC at `rpcUrl` through the node's outbound client. */
+export function createBaseAuthorizationChain(rpcUrl: string, outbound: OutboundClient, asset: Address = BASE_USDC.asset as Address, timeoutMs = 10_000): AuthorizationChain {
+  const client = () => createClient('base RPC', rpcUrl, outbound, AbortSignal.timeout(timeoutMs));
+  return {
+    async read(authorizer, nonce) {
+      const c = client();
+      const block = await c.getBlock({ blockTag: 'latest' });
+      const used = await c.readContract({ address: asset, abi: usdcAbi, functionName: 'authorizationState', args: [authorizer as Address, nonce as Hex], blockNumber: block.number });
+      return { used, blockNumber: block.number, blockTimestamp: Number(block.timestamp) };
+    },
+    async usedIn(authorizer, nonce, fromBlock) {
+      const logs = await client().getLogs({ address: asset, event: AUTHORIZATION_USED_EVENT, args: { authorizer: authorizer as Address, nonce: nonce as Hex }, fromBlock, toBlock: 'latest' });
+      return logs.find((l) => !l.removed && l.transactionHash)?.transactionHash ?? undefined;
+    },
+  };
+}
+
+/** Options of the reconciler. */
+export interface UsdcReconcilerOptions {
+  readonly logger?: Logger;
+  /** First pause before a check, ms (default 2000). */
+  readonly initialDelayMs?: number;
+  /** Longest pause between checks, ms (default 30000). */
+  readonly maxDelayMs?: number;
+  /** Blocks searched before the block of the first check (default 1000: ~33 min of Base). */
+  readonly lookbackBlocks?: bigint;
+  /** Unix ms (injected in tests). */
+  readonly now?: () => number;
+}
+
+/** Seconds a caller should wait before retrying a pending payment (what the answers say). */
+export function retryAfterSeconds(validBefore: number, nowMs: number, maxDelayMs: number): number {
+  const untilExpiry = validBefore - Math.floor(nowMs / 1000) + 2;
+  return Math.max(1, Math.min(Math.ceil(maxDelayMs / 1000), untilExpiry));
+}
+
+/** The reconciler (see module comment). */
+export class UsdcReconciler {
+  private readonly log: Logger;
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly running = new Set<Promise<void>>();
+  private stopped = false;
+  readonly initialDelayMs: number;
+  readonly maxDelayMs: number;
+  private readonly lookback: bigint;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly ledger: SettlementLedger,
+    private readonly chain: AuthorizationChain,
+    opts: UsdcReconcilerOptions = {},
+  ) {
+    this.log = opts.logger ?? silentLogger;
+    this.initialDelayMs = opts.initialDelayMs ?? 2000;
+    this.maxDelayMs = opts.maxDelayMs ?? 30_000;
+    this.lookback = opts.lookbackBlocks ?? 1000n;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Seconds to tell a caller to wait before retrying `validBefore`'s payment. */
+  retryAfter(validBefore: number): number {
+    return retryAfterSeconds(validBefore, this.now(), this.maxDelayMs);
+  }
+
+  /** Resumes every `settle_pending` USDC payment of the ledger (after a restart). */
+  async start(): Promise<number> {
+    const pending: PaymentRecord[] = [];
+    for await (const rec of this.ledger.records()) if (rec.rail === 'usdc' && rec.status === 'settle_pending' && rec.reconcile) pending.push(rec);
+    for (const rec of pending) this.track(rec.id, 0);
+    if (pending.length) this.log.info({ count: pending.length }, 'resuming reconciliation of usdc payments from Base');
+    return pending.length;
+  }
+
+  /** Starts checking a payment just recorded `settle_pending`. */
+  track(id: string, attempt = 0): void {
+    if (this.stopped || this.timers.has(id)) return;
+    const delay = Math.min(this.maxDelayMs, this.initialDelayMs * 2 ** Math.min(attempt, 20));
+    const timer = setTimeout(() => {
+      this.timers.delete(id);
+      const run = this.check(id, attempt).finally(() => this.running.delete(run));
+      this.running.add(run);
+    }, delay);
+    timer.unref?.();
+    this.timers.set(id, timer);
+  }
+
+  /** Payments being reconciled now. */
+  get pendingCount(): number {
+    return this.timers.size;
+  }
+
+  /** Stops scheduling and waits for checks in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    await Promise.allSettled([...this.running]);
+  }
+
+  /** One check of one payment; schedules the next unless it reached a final state. */
+  private async check(id: string, attempt: number): Promise<void> {
+    const rec = await this.ledger.get(id);
+    if (!rec || rec.status !== 'settle_pending' || !rec.reconcile) return;
+    let state: UsdcReconcileState = { ...rec.reconcile, checks: (rec.reconcile.checks ?? 0) + 1 };
+    try {
+      const reading = await this.chain.read(state.authorizer, state.nonce);
+      if (state.fromBlock === undefined) {
+        const from = reading.blockNumber > this.lookback ? reading.blockNumber - this.lookback : 0n;
+        state = { ...state, fromBlock: from.toString() };
+      }
+      if (reading.used) {
+        const tx = await this.chain.usedIn(state.authorizer, state.nonce, BigInt(state.fromBlock!));
+        if (tx) {
+          if (this.stopped) return;
+          const receipt = { ...state.receipt, txId: tx, settledAt: this.now(), reconciled: true };
+          await this.ledger.settleReconciled(id, receipt);
+          this.log.info({ id, serviceId: rec.serviceId, payer: rec.caller, tx, checks: state.checks }, 'usdc payment reconciled from Base: settled');
+          return;
+        }
+        this.log.warn({ id, authorizer: state.authorizer, nonce: state.nonce }, 'authorization used on Base but its AuthorizationUsed log was not found yet');
+      } else if (reading.blockTimestamp >= state.validBefore) {
+        if (this.stopped) return;
+        await this.ledger.expireUnsettled(id, {
+          code: UsdcReconcileCode.EXPIRED_UNSETTLED,
+          message: `the authorization was never used on Base before its validBefore (${state.validBefore}, checked at block ${reading.blockNumber}); nothing was charged and no result is released; sign a new authorization`,
+        });
+        this.log.info({ id, serviceId: rec.serviceId, payer: rec.caller, block: reading.blockNumber.toString() }, 'usdc payment never settled before validBefore: expired_unsettled');
+        return;
+      }
+    } catch (e) {
+      this.log.warn({ id, err: e instanceof Error ? e.message : String(e) }, 'reading Base for a pending usdc payment failed; will retry');
+    }
+    if (this.stopped) return;
+    await this.ledger.reconcileProgress(id, state);
+    this.track(id, attempt + 1);
+  }
+}
+
+/** Creates the reconciler. */
+export function createUsdcReconciler(ledger: SettlementLedger, chain: AuthorizationChain, opts: UsdcReconcilerOptions = {}): UsdcReconciler {
+  return new UsdcReconciler(ledger, chain, opts);
+}
