@@ -5,6 +5,7 @@
  */
 import { encodeTx, encodeUnsignedTx, signTx, txId as computeTxId, TX_VERSION, type UnsignedTx } from '../consensus/tx.js';
 import { toHex } from '../consensus/hash.js';
+import { TxErrorCode } from '../consensus/errors.js';
 import { ED25519_SIGNATURE_SIZE, MLDSA_SIGNATURE_SIZE, type HybridKeyPair } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { PaymentChain, PaymentMempool } from './ports.js';
@@ -27,9 +28,27 @@ export function submitPayeeTx(
   payload: Uint8Array,
   beforeSubmit?: (id: string) => Promise<unknown>,
 ): Promise<string> {
-  const run = (queues.get(payee) ?? Promise.resolve()).then(() => submitNow(chain, mempool, payee, params, type, payload, beforeSubmit));
+  const run = (queues.get(payee) ?? Promise.resolve()).then(() => submitWithFreshNonce(chain, mempool, payee, params, type, payload, beforeSubmit));
   queues.set(payee, run.catch(() => undefined));
   return run;
+}
+
+/** Attempts at a nonce when a block connects between the account read and the submission. */
+const NONCE_ATTEMPTS = 3;
+
+/**
+ * `submitNow`, again with a fresh account read when the mempool answers that the nonce was just
+ * used: a block that connects while the account is read can mine the payee's previous tx, so the
+ * (older) account nonce and the (newer) mempool disagree for a moment. Other refusals are final.
+ */
+async function submitWithFreshNonce(...args: Parameters<typeof submitNow>): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await submitNow(...args);
+    } catch (e) {
+      if (attempt >= NONCE_ATTEMPTS || (e as { code?: string }).code !== TxErrorCode.BAD_NONCE) throw e;
+    }
+  }
 }
 
 async function submitNow(
