@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createServiceRegistry, executeService, type ServiceContext } from '../../services/index.js';
 import { cleanupTmp } from '../helpers/tmp.js';
-import { createEconomyFixture, eaddr, ealice, ebob, economyContext, type EconomyFixture } from './economyFixture.js';
+import { createEconomyFixture, eaddr, ealice, ebob, ecarol, economyContext, type EconomyFixture } from './economyFixture.js';
 
 const registry = createServiceRegistry();
 let f: EconomyFixture;
@@ -118,5 +118,104 @@ describe('native-price-feed', () => {
     expect(r.pool).toMatchObject({ id: 'NATIVE-USDN', stablecoin: 'USDN', reserveNative: '1010', reserveStable: '495.06421' });
     // The pool's first candle opened after the swap at the same price: no change within the day.
     expect(r.change24hPct).toBe(0);
+  });
+});
+
+describe('native-pool-analytics', () => {
+  test('NATIVE/USDN: reserves, TVL, the swap\'s volume, APR from fees and the five-size impact table', async () => {
+    const r = await call('native-pool-analytics', 'native/usdn');
+    const price = Number(R_USDN) / 1e6 / 1010; // USD per NATIVE
+    expect(r).toMatchObject({ found: true, pool: 'NATIVE-USDN', reserves: { NATIVE: '1010', USDN: '495.06421' }, tvlNative: 2020, feeBps: 30 });
+    expect(r.tvlUsd).toBeCloseTo(2020 * price, 2);
+    expect(r.volume24h).toMatchObject({ NATIVE: '10', USDN: '4.93579', swaps: 1 });
+    // volume = 10 NATIVE × price; fees = 0.3% of it; APR = fees × 365 / TVL.
+    expect(r.volume24h.usd).toBeCloseTo(10 * price, 2);
+    expect(r.lpAprPct).toBeCloseTo(((10 * price * 0.003 * 365) / (2020 * price)) * 100, 3);
+    expect(r.impactTable.map((x: Json) => x.sizePctOfReserve)).toEqual([0.1, 0.5, 1, 5, 10]);
+    expect(r.impactTable.map((x: Json) => x.amountIn)).toEqual(['1.01', '5.05', '10.1', '50.5', '101']);
+    // Selling a fraction f of the input reserve after the fee (γ = 0.997): impact = fγ / (1 + fγ).
+    for (const row of r.impactTable) {
+      const fg = (row.sizePctOfReserve / 100) * 0.997;
+      expect(row.priceImpactPct).toBeCloseTo((fg / (1 + fg)) * 100, 3);
+    }
+    // The 10% row's output exactly: ⌊101e8·9970·R_USDN / (1010e8·10000 + 101e8·9970)⌋.
+    const out10 = (101n * 10n ** 8n * 9970n * R_USDN) / (R_NATIVE * 10_000n + 101n * 10n ** 8n * 9970n);
+    expect(r.impactTable[4].amountOut).toBe((Number(out10) / 1e6).toString());
+  });
+  test('a token picks its deepest pool; unknown pools are a clear not-found', async () => {
+    expect((await call('native-pool-analytics', 'GOLD')).pool).toBe('GOLD-NATIVE');
+    expect(await call('native-pool-analytics', 'GOLD/USDN')).toMatchObject({ found: false, reason: 'no pool GOLD/USDN on this chain' });
+  });
+});
+
+describe('native-swap-quote', () => {
+  test('100 NATIVE -> USDN: exact output, fee, impact, minimum at 0.5% slippage', async () => {
+    const out = (100n * 10n ** 8n * 9970n * R_USDN) / (R_NATIVE * 10_000n + 100n * 10n ** 8n * 9970n);
+    const r = await call('native-swap-quote', '100 native → usdn');
+    expect(r).toMatchObject({ feasible: true, amountOutUnits: out.toString(), route: 'direct', path: ['NATIVE', 'USDN'], fees: [{ amount: '0.3', asset: 'NATIVE', pool: 'NATIVE-USDN' }], slippageBps: 50, minimumReceivedUnits: ((out * 9950n) / 10_000n).toString() });
+    // impact = fγ/(1+fγ) with f = 100/1010.
+    const fg = (100 / 1010) * 0.997;
+    expect(r.priceImpactPct).toBeCloseTo((fg / (1 + fg)) * 100, 3);
+  });
+  test('GOLD -> USDN has no direct pool and routes via NATIVE; impossible pairs say why', async () => {
+    const r = await call('native-swap-quote', '1000 GOLD -> USDN');
+    // hop 1: 100,000 GOLD units into GOLD-NATIVE (1,000,000 : 100e8); hop 2: its NATIVE into NATIVE-USDN.
+    const n1 = (100_000n * 9970n * 100n * 10n ** 8n) / (1_000_000n * 10_000n + 100_000n * 9970n);
+    const n2 = (n1 * 9970n * R_USDN) / (R_NATIVE * 10_000n + n1 * 9970n);
+    expect(r).toMatchObject({ feasible: true, route: 'via NATIVE', amountOutUnits: n2.toString() });
+    expect(r.routes).toEqual([{ path: 'GOLD -> USDN', available: false }, { path: 'GOLD -> NATIVE -> USDN', available: true, amountOut: r.amountOut }]);
+    expect(await call('native-swap-quote', '1 NOPE -> USDN')).toMatchObject({ feasible: false, reason: 'no token NOPE on this chain' });
+    expect(await call('native-swap-quote', '1.001 GOLD -> USDN')).toMatchObject({ feasible: false, reason: 'GOLD has 2 decimals: 1.001 has more' });
+  });
+});
+
+describe('native-bridge-status', () => {
+  test('the 10 networks with vaults, floats, fees and record counts', async () => {
+    const r = await call('native-bridge-status');
+    expect(r.count).toBe(10);
+    expect(r.networks[3]).toMatchObject({ network: 'bitcoin', vault: 'vault-bitcoin', custodyFloat: '7', bridgedIn: '7', bridgedOut: '0', fees: '0.00001', inRecords: 1, outRecords: 0, lastRecordHeight: 2 });
+    expect(r.networks[0]).toMatchObject({ network: 'base', custodyFloat: '0', inRecords: 0, lastRecordHeight: null });
+    expect(r.totalCustodyFloat).toBe('7');
+  });
+});
+
+describe('native-price-history', () => {
+  test('one hourly candle from the one swap, in USDN per NATIVE', async () => {
+    const r = await call('native-price-history');
+    const p = Number(R_USDN) / 1e6 / 1010;
+    expect(r).toMatchObject({ pool: 'NATIVE-USDN', base: 'NATIVE', quote: 'USDN', window: { hours: 24, candle: '1h' } });
+    expect(r.candles).toHaveLength(1);
+    expect(r.candles[0]).toMatchObject({ volumeNative: '10', volumeQuote: '4.93579', swaps: 1 });
+    for (const k of ['open', 'high', 'low', 'close']) expect(r.candles[0][k]).toBeCloseTo(p, 8);
+  });
+});
+
+describe('native-token-launch-check', () => {
+  test('a free symbol passes every rule; a taken one, a bad format and excess decimals fail with their codes', async () => {
+    const ok = await call('native-token-launch-check', 'SILVR|Silver|8|21000000');
+    expect(ok).toMatchObject({ valid: true, maxSupplyUnits: '2100000000000000', warnings: [] });
+    expect(ok.rules.map((x: Json) => x.rule)).toEqual(['symbol format', 'symbol free', 'name', 'decimals', 'max supply bounds']);
+    const taken = await call('native-token-launch-check', 'GOLD|Gold|2|100');
+    expect(taken.valid).toBe(false);
+    expect(taken.rules.find((x: Json) => !x.passed)).toMatchObject({ rule: 'symbol free', code: 'token_symbol_taken' });
+    expect(taken.warnings).toContain('name is already used by GOLD');
+    const bad = await call('native-token-launch-check', 'golf|Golf|2|1.234');
+    expect(bad.rules.filter((x: Json) => !x.passed).map((x: Json) => x.code)).toEqual(['token_bad_symbol', 'token_bad_supply']);
+    expect(bad.warnings).toContain('symbol is one character away from existing token(s) GOLD');
+    const big = await call('native-token-launch-check', 'BIG|Big|18|99999999999');
+    expect(big.rules.find((x: Json) => !x.passed)).toMatchObject({ rule: 'max supply bounds', code: 'token_bad_supply' });
+  });
+});
+
+describe('native-whale-watch', () => {
+  test('threshold in NATIVE value over the window; tokens valued through their NATIVE pool', async () => {
+    const r = await call('native-whale-watch', '40');
+    expect(r.window).toEqual({ fromHeight: 0, toHeight: 3, blocks: 4 });
+    expect(r.transfers.map((t: Json) => [t.asset, t.amount, t.from, t.to])).toEqual([['NATIVE', '50', eaddr(ealice), eaddr(ecarol)]]);
+    // 5,000 GOLD units × (100e8 / 1,000,000) base units each = 0.5 NATIVE... at the pool price when the scan runs.
+    const low = await call('native-whale-watch', '0.5');
+    expect(low.transfers.map((t: Json) => t.asset)).toEqual(['NATIVE', 'GOLD']);
+    expect(low.transfers[1]).toMatchObject({ amount: '50', valueNative: 0.5 });
+    expect((await call('native-whale-watch')).threshold).toBe('1000');
   });
 });
