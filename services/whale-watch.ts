@@ -1,11 +1,9 @@
 /** native-whale-watch: NATIVE and token transfers at or above a threshold (NATIVE value) over the last 1,200 blocks. */
 import { defineService } from './define.js';
 import { nativeAmountInput } from './inputs.js';
-import { encodeAddress } from '../consensus/address.js';
-import { fromHex } from '../consensus/hash.js';
 import { NATIVE } from '../consensus/ledger.js';
 import { chainHealth } from './health.js';
-import { economyOf, formatUnits, parseUnits, round } from './market/economy.js';
+import { addressOf, economyOf, formatUnits, parseUnits, round } from './market/economy.js';
 import type { ServiceContext } from './types.js';
 
 
@@ -15,11 +13,6 @@ export const WHALE_DEFAULT_THRESHOLD = '1000';
 export const WHALE_WINDOW_BLOCKS = 1_200;
 /** Most transfers listed (the largest). */
 export const WHALE_MAX_LISTED = 100;
-
-/** An index's hex account id as an address (other values, e.g. empty for a mint, pass through). */
-export function addressOf(hex: string, hrp: string): string {
-  return /^[0-9a-f]{40}$/.test(hex) ? encodeAddress(fromHex(hex), hrp) : hex;
-}
 
 async function run(ctx: ServiceContext, input: unknown) {
   const eco = economyOf(ctx);

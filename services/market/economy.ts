@@ -1,5 +1,7 @@
 /** Helpers shared by the chain-data services on the economy (issue 14): the reader, asset and pool resolution, unit formatting. */
 import type { EconomyReader, PoolView } from '../../chain/economyReader.js';
+import { encodeAddress } from '../../consensus/address.js';
+import { fromHex } from '../../consensus/hash.js';
 import { NATIVE } from '../../consensus/ledger.js';
 import { ServiceError, type ServiceContext } from '../types.js';
 
@@ -64,4 +66,9 @@ export async function resolveAssetRef(eco: EconomyReader, input: string): Promis
   if (sym === NATIVE) return { kind: 'native' };
   if (await eco.getTokenRecord(sym)) return { kind: 'token', symbol: sym };
   return { kind: 'unknown', input: text, reason: `no token ${sym} on this chain` };
+}
+
+/** An index's hex account id as an address (other values, e.g. empty for a mint, pass through). */
+export function addressOf(hex: string, hrp: string): string {
+  return /^[0-9a-f]{40}$/.test(hex) ? encodeAddress(fromHex(hex), hrp) : hex;
 }

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createServiceRegistry, executeService, type ServiceContext } from '../../services/index.js';
+import { encodeAddress } from '../../consensus/address.js';
 import { cleanupTmp } from '../helpers/tmp.js';
 import { createEconomyFixture, eaddr, ealice, ebob, ecarol, economyContext, type EconomyFixture } from './economyFixture.js';
 
@@ -217,5 +218,50 @@ describe('native-whale-watch', () => {
     expect(low.transfers.map((t: Json) => t.asset)).toEqual(['NATIVE', 'GOLD']);
     expect(low.transfers[1]).toMatchObject({ amount: '50', valueNative: 0.5 });
     expect((await call('native-whale-watch')).threshold).toBe('1000');
+  });
+});
+
+describe('native-wallet-portfolio', () => {
+  test('bob: balance, a flexible stake, GOLD and USDN valued through their NATIVE pools', async () => {
+    const r = await call('native-wallet-portfolio', eaddr(ebob));
+    const price = Number(R_USDN) / 1e6 / 1010;
+    const balance = (await f.chain.getAccount(ebob.address)).balance;
+    expect(r.balance).toMatchObject({ asset: 'NATIVE', amount: (Number(balance) / 1e8).toString() });
+    expect(r.stakes).toHaveLength(1);
+    expect(r.stakes[0]).toMatchObject({ kind: 'stake', amount: '10', valueNative: 10, detail: { tier: 'flexible' } });
+    // GOLD: 5,000 units × (100e8 / 1,000,000) = 0.5 NATIVE; USDN: 4,935,790 × (1010e8 / R_USDN) / 1e8 NATIVE.
+    const gold = r.tokens.find((t: Json) => t.asset === 'GOLD');
+    expect(gold).toMatchObject({ amount: '50', valueNative: 0.5 });
+    expect(gold.valueUsd).toBeCloseTo(0.5 * price, 4);
+    const usdn = r.tokens.find((t: Json) => t.asset === 'USDN');
+    expect(usdn.valueNative).toBeCloseTo((4_935_790 * 1010) / Number(R_USDN), 6);
+    expect(r.totalValueNative).toBeCloseTo(Number(balance) / 1e8 + 10 + 0.5 + usdn.valueNative, 6);
+    expect(r.lpPositions).toEqual([]);
+  });
+  test('alice: her LP positions with underlying amounts = shares × reserves / LP supply', async () => {
+    const r = await call('native-wallet-portfolio', eaddr(ealice));
+    const pool = (await f.chain.economy!.getPoolRecord('NATIVE-USDN'))!;
+    const lp = r.lpPositions.find((p: Json) => p.asset === 'NATIVE-USDN');
+    const shares = BigInt(lp.amount);
+    // The pool's first deposit minted √(1000e8 · 500e6) shares; alice holds all but the locked minimum.
+    expect(pool.lpSupply).toBe(7_071_067_811n);
+    expect(shares).toBeLessThan(pool.lpSupply);
+    expect(lp.detail.underlying).toEqual({ NATIVE: (Number((shares * R_NATIVE) / pool.lpSupply) / 1e8).toString(), USDN: (Number((shares * R_USDN) / pool.lpSupply) / 1e6).toString() });
+    expect(shares).toBe(pool.lpSupply - 1000n);
+    // A mainnet address is well-formed but names no account of this devnet.
+    expect(await call('native-wallet-portfolio', encodeAddress(ealice.address, 'native'))).toMatchObject({ found: false });
+  });
+});
+
+describe('native-market-summary', () => {
+  test('price, TVL of both pools, the swap\'s 24h volume, pools deepest first, the latest swap', async () => {
+    const r = await call('native-market-summary');
+    const price = Number(R_USDN) / 1e6 / 1010;
+    // TVL: NATIVE-USDN 2,020 NATIVE + GOLD-NATIVE 200 NATIVE.
+    expect(r.tvlUsd).toBeCloseTo(2220 * price, 1);
+    expect(r.volume24hNative).toBe(10);
+    expect(r).toMatchObject({ swaps24h: 1, poolCount: 2, priceSource: 'pool' });
+    expect(r.topPools.map((p: Json) => p.id)).toEqual(['NATIVE-USDN', 'GOLD-NATIVE']);
+    expect(r.latestSwaps).toEqual([expect.objectContaining({ height: 3, pool: 'NATIVE-USDN', sender: eaddr(ebob), sold: '10 NATIVE', bought: '4.93579 USDN' })]);
   });
 });
