@@ -265,3 +265,22 @@ describe('native-market-summary', () => {
     expect(r.latestSwaps).toEqual([expect.objectContaining({ height: 3, pool: 'NATIVE-USDN', sender: eaddr(ebob), sold: '10 NATIVE', bought: '4.93579 USDN' })]);
   });
 });
+
+describe('native-bridge-route-check', () => {
+  test('bitcoin → native is feasible; the fee rate is recorded fees / volume (1,000 / 7e8)', async () => {
+    const r = await call('native-bridge-route-check', 'bitcoin-native-100');
+    expect(r).toMatchObject({ feasible: true, route: 'bitcoin -> native', reasons: [] });
+    // ⌈100e8 × 1,000 / 7e8⌉ = ⌈14,285.7⌉ = 14,286 base units; rate 1,000 / 7e8 = 0.000143%.
+    expect(r.legs[0]).toMatchObject({ network: 'bitcoin', direction: 'in', feeRatePct: 0.000143, estimatedFee: '0.00014286', estimatedSeconds: 3 });
+    expect(r.estimatedFee).toBe('0.00014286');
+  });
+  test('out above a vault\'s float, unknown networks and same-network routes say why', async () => {
+    const out = await call('native-bridge-route-check', 'native-bitcoin-8');
+    expect(out).toMatchObject({ feasible: false, reasons: ['the bitcoin vault\'s custody float is 7 NATIVE, below 8 NATIVE'] });
+    expect((await call('native-bridge-route-check', 'native-bitcoin-7')).feasible).toBe(true);
+    expect(await call('native-bridge-route-check', 'mars-bitcoin-1')).toMatchObject({ feasible: false, reasons: ['mars is not a bridge network of this chain'] });
+    expect(await call('native-bridge-route-check', 'base-base-1')).toMatchObject({ feasible: false });
+    const via = await call('native-bridge-route-check', 'bitcoin-base-1');
+    expect(via).toMatchObject({ route: 'bitcoin -> native -> base', feasible: false, estimatedFee: null });
+  });
+});
