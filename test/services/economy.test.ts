@@ -284,3 +284,29 @@ describe('native-bridge-route-check', () => {
     expect(via).toMatchObject({ route: 'bitcoin -> native -> base', feasible: false, estimatedFee: null });
   });
 });
+
+describe('native-arb-scan', () => {
+  test('without a token/token pool every asset has one price and there is no spread', async () => {
+    const r = await call('native-arb-scan');
+    expect(r.widestSpread).toBeNull();
+    expect(r.assets.find((a: Json) => a.asset === 'GOLD').prices).toEqual([{ source: 'GOLD-NATIVE', via: null, priceNative: 0.01, pools: ['GOLD-NATIVE'] }]);
+  });
+  test('a GOLD/USDN pool implies GOLD at 0.02 USDN × 2.0401 NATIVE; the spread and the 3-hop route that captures it', async () => {
+    const g = await createEconomyFixture({ tokenPool: true });
+    try {
+      const r = (await executeService(registry.get('native-arb-scan')!, economyContext(g, registry), '')) as Json;
+      // GOLD direct: 100 NATIVE / 10,000 GOLD = 0.01; via USDN: (1 USDN / 50 GOLD) × (1010 / 495.06421) NATIVE per USDN.
+      const usdnNative = 1010 / (Number(R_USDN) / 1e6);
+      const viaUsdn = 0.02 * usdnNative;
+      const gold = r.assets.find((a: Json) => a.asset === 'GOLD');
+      expect(gold.prices.map((p: Json) => p.via)).toEqual([null, 'USDN']);
+      expect(gold.prices[1].priceNative).toBeCloseTo(viaUsdn, 8);
+      expect(gold.spreadPct).toBeCloseTo(((viaUsdn - 0.01) / 0.01) * 100, 3);
+      expect(r.widestSpread).toMatchObject({ asset: 'GOLD', buyAt: 'GOLD-NATIVE', sellAt: 'GOLD-USDN', path: ['NATIVE', 'GOLD', 'USDN', 'NATIVE'], hops: 3, profitableAtSpot: true });
+      // 1 − 0.997³ = 0.897302…%.
+      expect(r.widestSpread.feeCostPct).toBeCloseTo(0.8973, 4);
+    } finally {
+      await g.close();
+    }
+  });
+});

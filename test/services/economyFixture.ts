@@ -76,8 +76,8 @@ async function mine(chain: Chain, txs: Tx[]): Promise<Block> {
   return block;
 }
 
-/** Builds the chain described in the module comment. */
-export async function createEconomyFixture(): Promise<EconomyFixture> {
+/** Builds the chain described in the module comment; `tokenPool` adds block 4: bob opens GOLD/USDN with 5,000 GOLD units : 1,000,000 USDN units. */
+export async function createEconomyFixture(opts: { tokenPool?: boolean } = {}): Promise<EconomyFixture> {
   const verifier = new CountingVerifier();
   const chain = await openChain({ dataDir: await tmpDir('native-eco-services-'), params: eparams, verifier, now: () => GENESIS_TIME + 1_000 });
   const pool = createMempool(chain, verifier, eparams, { now: () => (GENESIS_TIME + 1_000) * 1000 });
@@ -98,6 +98,7 @@ export async function createEconomyFixture(): Promise<EconomyFixture> {
     s.tx(ebob, swap, { path: [NATIVE, 'USDN'], amountIn: 10n * COIN, minOut: 1n, expiryHeight: 100 }),
     s.tx(ealice, transfer, { to: ecarol.address, amount: 50n * COIN }),
   ]);
+  if (opts.tokenPool) await mine(chain, [s.tx(ebob, poolCreate, { assetX: 'GOLD', assetY: 'USDN', amountX: 5000n, amountY: 1_000_000n })]);
   return {
     chain,
     pool,
