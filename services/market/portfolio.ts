@@ -9,6 +9,8 @@ export interface Holding {
   readonly kind: 'balance' | 'stake' | 'lp' | 'token';
   readonly asset: string;
   readonly amount: string;
+  /** Exact smallest units (LP: shares). */
+  readonly units: string;
   /** null when no NATIVE pool prices the asset. */
   readonly valueNative: number | null;
   readonly valueUsd: number | null;
@@ -26,7 +28,7 @@ export async function valuePortfolio(chain: ChainReader, eco: EconomyReader, id:
   };
   const mk = (kind: Holding['kind'], asset: string, units: bigint, detail?: Record<string, unknown>): Holding => {
     const vn = valueOf(asset, units);
-    return { kind, asset, amount: formatUnits(units, dec(asset)), valueNative: vn === null ? null : round(vn, 8), valueUsd: vn === null ? null : round(vn * usd.price, 4), ...(detail ? { detail } : {}) };
+    return { kind, asset, amount: formatUnits(units, dec(asset)), units: units.toString(), valueNative: vn === null ? null : round(vn, 8), valueUsd: vn === null ? null : round(vn * usd.price, 4), ...(detail ? { detail } : {}) };
   };
   const balance = mk('balance', NATIVE, account.balance);
   const stakes = pos.stakes.map((s) => mk('stake', NATIVE, BigInt(s.amount), { id: s.id, tier: s.tierName, unlockHeight: s.unlockHeight, unlocked: s.unlocked, accruedReward: formatUnits(BigInt(s.accruedReward), 8) }));
@@ -39,6 +41,7 @@ export async function valuePortfolio(chain: ChainReader, eco: EconomyReader, id:
       kind: 'lp' as const,
       asset: p.pool,
       amount: p.shares,
+      units: p.shares,
       valueNative: vn === null ? null : round(vn, 8),
       valueUsd: vn === null ? null : round(vn * usd.price, 4),
       detail: { sharePct: round(p.share * 100, 6), underlying: { [a]: formatUnits(BigInt(p.amountA), dec(a)), [b]: formatUnits(BigInt(p.amountB), dec(b)) } },

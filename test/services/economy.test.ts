@@ -310,3 +310,37 @@ describe('native-arb-scan', () => {
     }
   });
 });
+
+describe('native-crypto-portfolio-tracker', () => {
+  test('bob: allocation of his holdings and the P/L of the USDN he bought for 10 NATIVE (average cost)', async () => {
+    const r = await call('native-crypto-portfolio-tracker', `portfolio:${eaddr(ebob)}`);
+    const price = Number(R_USDN) / 1e6 / 1010;
+    // Cost 10 NATIVE for 4.93579 USDN; marked at 1010e8 / R_USDN base units per USDN unit:
+    // value = 4,935,790 × 1010 / 495,064,210 = 10.06958… NATIVE → unrealized +0.06958… NATIVE.
+    const value = (4_935_790 * 1010) / Number(R_USDN);
+    const usdn = r.pnl.positions.find((x: Json) => x.asset === 'USDN');
+    expect(usdn).toMatchObject({ unitsFromSwaps: '4.93579', costNative: 10, realizedPnlNative: 0 });
+    expect(usdn.averageCostNative).toBeCloseTo(10 / 4.93579, 8);
+    expect(usdn.unrealizedPnlNative).toBeCloseTo(value - 10, 7);
+    expect(usdn.unrealizedPnlUsd).toBeCloseTo((value - 10) * price, 4);
+    expect(r.pnl).toMatchObject({ swapsRead: 1, realizedNative: 0 });
+    const alloc = r.holdings.reduce((s: number, h: Json) => s + h.allocationPct, 0);
+    expect(alloc).toBeCloseTo(100, 2);
+    expect(r.holdings[0]).toMatchObject({ kind: 'balance', asset: 'NATIVE' });
+    expect(r.holdings.find((h: Json) => h.asset === 'GOLD').allocationPct).toBeCloseTo((0.5 / r.totalValueNative) * 100, 3);
+  });
+  test('average cost: selling half for NATIVE realizes proceeds − half the cost; a token-to-token swap carries the cost over', async () => {
+    const { averageCost } = await import('../../services/crypto-portfolio-tracker.js');
+    const pos = averageCost([
+      { assetIn: 'NATIVE', assetOut: 'AAA', amountIn: 100n, amountOut: 10n },
+      { assetIn: 'NATIVE', assetOut: 'AAA', amountIn: 200n, amountOut: 10n }, // 20 units for 300: 15 each
+      { assetIn: 'AAA', assetOut: 'NATIVE', amountIn: 10n, amountOut: 180n }, // cost 150 → realized +30
+      { assetIn: 'AAA', assetOut: 'BBB', amountIn: 5n, amountOut: 50n }, // cost 75 moves to BBB
+    ]);
+    expect(pos.get('AAA')).toEqual({ units: 5n, cost: 75, realized: 30 });
+    expect(pos.get('BBB')).toEqual({ units: 50n, cost: 75, realized: 0 });
+  });
+  test('an EVM address is well-formed but names nothing on this chain', async () => {
+    expect(await call('native-crypto-portfolio-tracker', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed')).toMatchObject({ found: false, reason: expect.stringContaining('evm address') });
+  });
+});
