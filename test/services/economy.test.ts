@@ -344,3 +344,25 @@ describe('native-crypto-portfolio-tracker', () => {
     expect(await call('native-crypto-portfolio-tracker', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed')).toMatchObject({ found: false, reason: expect.stringContaining('evm address') });
   });
 });
+
+describe('native-crypto-whale-watch', () => {
+  test('alice (newest first): GOLD-NATIVE liquidity is medium, NATIVE-USDN liquidity and the 3,000 NATIVE collateral high; the 50 NATIVE gift is below the levels', async () => {
+    const r = await call('native-crypto-whale-watch', eaddr(ealice));
+    // NATIVE-USDN add: 1,000 NATIVE + 500 USDN at 1010e8 / R_USDN base units each = 1,000 + 1,020.07… NATIVE.
+    const usdnSide = (500_000_000 * 1010) / Number(R_USDN);
+    expect(r.movements.map((m: Json) => [m.kind, m.alertLevel])).toEqual([['liquidity_add', 'medium'], ['liquidity_add', 'high'], ['token_stable_mint', 'high']]);
+    expect(r.movements[1].valueNative).toBeCloseTo(1000 + usdnSide, 6);
+    // GOLD-NATIVE add: 100 NATIVE + 1,000,000 GOLD units × 10,000 base units = 200 NATIVE.
+    expect(r.movements[0].valueNative).toBe(200);
+    expect(r.movements[2]).toMatchObject({ valueNative: 3000, asset: 'NATIVE' });
+    // Flows: out 50 NATIVE (to carol) + 5,000 GOLD units (to bob) = 0.5 NATIVE; in nothing.
+    expect(r.holdingAnalysis.changes[0]).toMatchObject({ windowBlocks: 1200, inNative: 0, outNative: 50.5, netNative: -50.5 });
+  });
+  test('carol: one holding, HHI 10,000; foreign addresses are a clear not-found', async () => {
+    const r = await call('native-crypto-whale-watch', eaddr(ecarol));
+    expect(r).toMatchObject({ alertCount: 0, totalValueNative: 50 });
+    expect(r.holdingAnalysis).toMatchObject({ largestHolding: { asset: 'NATIVE', sharePct: 100 }, concentrationHhi: 10000 });
+    expect(r.holdingAnalysis.changes[1]).toMatchObject({ windowBlocks: 28800, inNative: 50, netPctOfHoldings: 100 });
+    expect(await call('native-crypto-whale-watch', '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa')).toMatchObject({ found: false });
+  });
+});
