@@ -366,3 +366,18 @@ describe('native-crypto-whale-watch', () => {
     expect(await call('native-crypto-whale-watch', '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa')).toMatchObject({ found: false });
   });
 });
+
+describe('native-market-report', () => {
+  test('a markdown report with every section, from the same figures as the other services', async () => {
+    const r = await call('native-market-report');
+    const md: string = r.markdown;
+    for (const h of ['## Price', '## Pools', '## Movers (24h)', '## Stablecoins', '## Staking', '## Bridges', '## Notable transfers']) expect(md).toContain(h);
+    expect(md).toContain('- USDN: supply 1000, backing 147.0487%, at-risk');
+    expect(md).toContain('- staked 10 NATIVE in 1 stakes');
+    expect(md).toContain('- bitcoin: float 7, 1 in / 0 out');
+    expect(md).toContain('| NATIVE-USDN |');
+    // One candle per pool at most: open = close of the same post-swap price → 0% for NATIVE-USDN.
+    expect(r.data.movers).toEqual([{ pool: 'NATIVE-USDN', changePct: 0, swaps: 1 }]);
+    expect(r.data.notableTransfers).toBe(0);
+  });
+});
