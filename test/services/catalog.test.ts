@@ -89,7 +89,7 @@ const ECONOMY_SERVICES = [
   'native-stable-health', 'native-supply-audit', 'native-holder-stats', 'native-token-audit', 'native-price-feed', 'native-pool-analytics',
   'native-swap-quote', 'native-bridge-status', 'native-price-history', 'native-token-launch-check', 'native-whale-watch',
   'native-wallet-portfolio', 'native-market-summary', 'native-bridge-route-check', 'native-arb-scan',
-  'native-crypto-portfolio-tracker', 'native-crypto-whale-watch', 'native-market-report',
+  'native-crypto-portfolio-tracker', 'native-crypto-whale-watch', 'native-market-report', 'native-risk-score',
 ];
 const IMPLEMENTED = [
   ...PROVIDER_BACKED,

@@ -381,3 +381,39 @@ describe('native-market-report', () => {
     expect(r.data.notableTransfers).toBe(0);
   });
 });
+
+describe('native-risk-score', () => {
+  test('an OFAC-listed Lazarus Group address: sanctionHit (60) + exploitContract (25) = 85, with the list and its date', async () => {
+    const r = await call('native-risk-score', '0x098B716B8Aaf21512996dC57EB0615e2383E2f96');
+    expect(r).toMatchObject({ family: 'evm', onThisChain: false, score: 85, level: 'high' });
+    expect(r.flags.sanctionHit.flagged).toBe(true);
+    expect(r.flags.sanctionHit.evidence.matches[0]).toMatchObject({ list: 'OFAC', name: 'LAZARUS GROUP', listDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}/) });
+    expect(r.flags.exploitContract.flagged).toBe(true);
+    expect(r.flags.mixerInteraction.flagged).toBe(false);
+    expect(r.flags.washTrading).toMatchObject({ flagged: false, evidence: expect.stringContaining('not an address of this chain') });
+  });
+  test('Tornado Cash: sanctionHit + mixerInteraction = 85', async () => {
+    const r = await call('native-risk-score', '0x12D66f87A04A9E220743712cE6d9bB1B5616B8Fc');
+    expect(r.score).toBe(85);
+    expect(r.flags.mixerInteraction.flagged).toBe(true);
+  });
+  test('bob on this chain: no flags, score 0, his counterparties screened', async () => {
+    const r = await call('native-risk-score', eaddr(ebob));
+    expect(r).toMatchObject({ onThisChain: true, score: 0, level: 'low' });
+    expect(r.flags.washTrading.evidence.roundTrips).toBe(0);
+    expect(r.flags.sanctionHit.evidence.screened).toBe(2); // bob and alice (his GOLD sender)
+  });
+  test('the heuristics by hand: 3 swap round trips in one pool flag wash trading; opposite swaps of 150 NATIVE in one block flag a flash-loan pattern', async () => {
+    const { washTrading, flashLoanPattern } = await import('../../services/market/riskHeuristics.js');
+    const sw = (height: number, assetIn: string, assetOut: string, amountIn = '100') => ({ height, kind: 'swap', pool: 'NATIVE-USDN', assetIn, assetOut, amountIn, amountOut: '1' });
+    const acts = [sw(10, 'NATIVE', 'USDN'), sw(20, 'USDN', 'NATIVE'), sw(30, 'NATIVE', 'USDN'), sw(40, 'USDN', 'NATIVE'), sw(50, 'NATIVE', 'USDN'), sw(60, 'USDN', 'NATIVE')];
+    expect(washTrading(acts)).toMatchObject({ flagged: true, roundTrips: 3, counterparties: ['NATIVE-USDN'] });
+    // Two round trips are not enough; a reversal 101 blocks later is outside the window.
+    expect(washTrading(acts.slice(0, 4)).flagged).toBe(false);
+    expect(washTrading([sw(10, 'NATIVE', 'USDN'), sw(111, 'USDN', 'NATIVE')]).roundTrips).toBe(0);
+    const flash = flashLoanPattern([sw(7, 'NATIVE', 'USDN'), sw(7, 'USDN', 'NATIVE')], () => 150);
+    expect(flash).toEqual({ flagged: true, blocks: [{ height: 7, pool: 'NATIVE-USDN', entries: 2, valueNative: 150 }] });
+    expect(flashLoanPattern([sw(7, 'NATIVE', 'USDN'), sw(8, 'USDN', 'NATIVE')], () => 150).flagged).toBe(false);
+    expect(flashLoanPattern([sw(7, 'NATIVE', 'USDN'), sw(7, 'USDN', 'NATIVE')], () => 99).flagged).toBe(false);
+  });
+});
