@@ -1,6 +1,57 @@
-/** native-holder-stats: holder count, top-10 concentration, HHI, largest wallets. Not runnable yet: it needs a holder index, which the chain does not keep yet (the node answers 503 service_unavailable). */
+/** native-holder-stats: holder count, top-10 concentration, HHI and largest wallets of a token (or of a pool's tokens). */
+import type { EconomyReader } from '../chain/economyReader.js';
+import { NATIVE } from '../consensus/ledger.js';
 import { defineService } from './define.js';
+import { chainHealth } from './health.js';
 import { tokenOrPoolInput } from './inputs.js';
+import { economyOf, formatUnits, resolveAssetRef, round } from './market/economy.js';
+import type { ServiceContext } from './types.js';
+
+/** Most holders read for the HHI (one bounded scan of the holders index, largest first). */
+export const HHI_HOLDER_LIMIT = 10_000;
+
+/**
+ * Concentration of a token: shares s_i = balance_i / supply; HHI = Σ (100·s_i)² on the 0–10,000
+ * scale over the largest `HHI_HOLDER_LIMIT` holders (the rest can add at most
+ * 10,000·(remaining share)·(largest remaining share), reported as `hhiComplete: false`).
+ */
+export async function holderStatsOf(eco: EconomyReader, symbol: string) {
+  const t = (await eco.getToken(symbol))!;
+  const supply = BigInt(t.supply);
+  const holders = await eco.topHolders(symbol, HHI_HOLDER_LIMIT);
+  const share = (b: bigint) => (supply > 0n ? Number(b) / Number(supply) : 0);
+  let hhi = 0;
+  for (const h of holders) hhi += (100 * share(BigInt(h.balance))) ** 2;
+  const top10 = holders.slice(0, 10);
+  const top10Sum = top10.reduce((s, h) => s + BigInt(h.balance), 0n);
+  return {
+    symbol,
+    decimals: t.decimals,
+    supply: formatUnits(supply, t.decimals),
+    holders: t.holders,
+    top10ConcentrationPct: round(share(top10Sum) * 100, 4),
+    hhi: round(hhi, 2),
+    hhiComplete: holders.length >= t.holders,
+    concentration: hhi >= 2500 ? 'highly concentrated' : hhi >= 1500 ? 'moderately concentrated' : 'unconcentrated',
+    largestWallets: top10.map((h, i) => ({ rank: i + 1, address: h.address, balance: formatUnits(BigInt(h.balance), t.decimals), balanceUnits: h.balance, sharePct: round(share(BigInt(h.balance)) * 100, 4) })),
+  };
+}
+
+async function run(ctx: ServiceContext, input: unknown) {
+  const eco = economyOf(ctx);
+  const height = ctx.chain.tip.height;
+  const text = String(input ?? '').trim();
+  const method = 'HHI = sum over holders of (100 x balance / supply)^2, 0-10,000 (>= 2,500 highly concentrated, >= 1,500 moderately); top-10 concentration = the 10 largest balances / supply';
+  if (!text) {
+    const tokens = await eco.listTokens();
+    return { height, scope: 'all', tokens: await Promise.all(tokens.map((t) => holderStatsOf(eco, t.symbol))), method };
+  }
+  const ref = await resolveAssetRef(eco, text);
+  if (ref.kind === 'unknown') return { height, found: false, input: ref.input, reason: ref.reason, tokens: [], method };
+  if (ref.kind === 'native') return { height, found: false, input: text, reason: 'NATIVE balances are accounts, not token holdings: pass a token symbol or a pool', tokens: [], method };
+  const symbols = ref.kind === 'token' ? [ref.symbol] : [ref.pool.a, ref.pool.b].filter((s) => s !== NATIVE);
+  return { height, scope: ref.kind, ...(ref.kind === 'pool' ? { pool: ref.pool.id } : {}), tokens: await Promise.all(symbols.map((s) => holderStatsOf(eco, s))), method };
+}
 
 /** native-holder-stats. */
 export const holderStats = defineService({
@@ -13,4 +64,6 @@ export const holderStats = defineService({
   requestFormat: 'token symbol or pool (TOKEN/TOKEN or 64-hex id)',
   requestRequired: false,
   inputSchema: tokenOrPoolInput(),
+  run,
+  health: chainHealth,
 });

@@ -1,6 +1,61 @@
-/** native-swap-quote: exact AMM quote with outcome, price impact, fees. Not runnable yet: it needs the on-chain AMM pools, which do not exist yet (the node answers 503 service_unavailable). */
+/** native-swap-quote: exact AMM quote (output, price impact, fee, route, minimum received at a stated slippage) of `AMOUNT FROM -> TO`. */
 import { defineService } from './define.js';
 import { TOKEN_SYMBOL_PATTERN } from './inputs.js';
+import { NATIVE } from '../consensus/ledger.js';
+import { chainHealth } from './health.js';
+import { decimalsOf, economyOf, formatUnits, parseUnits, round } from './market/economy.js';
+import { bestQuote } from './market/quote.js';
+import type { ServiceContext } from './types.js';
+
+
+/** Slippage tolerance of the stated minimum received, basis points. */
+export const QUOTE_SLIPPAGE_BPS = 50;
+
+/** `100 NATIVE -> USDN` (also `=>`, `→`, `>`; symbols in any case) split into its parts. */
+export function parseSwapRequest(text: string): { amount: string; from: string; to: string } | undefined {
+  const m = /^\s*([0-9]+(?:\.[0-9]+)?)\s+(\S+?)\s*(?:->|=>|→|>)\s*(\S+)\s*$/.exec(text);
+  return m ? { amount: m[1], from: m[2].toUpperCase(), to: m[3].toUpperCase() } : undefined;
+}
+
+async function run(ctx: ServiceContext, input: unknown) {
+  const eco = economyOf(ctx);
+  const height = ctx.chain.tip.height;
+  const req = parseSwapRequest(String(input))!;
+  const base = { request: String(input), from: req.from, to: req.to, amountIn: req.amount, height };
+  if (req.from === req.to) return { ...base, feasible: false, reason: 'FROM and TO are the same asset' };
+  const [df, dt] = await Promise.all([decimalsOf(eco, req.from), decimalsOf(eco, req.to)]);
+  if (df === undefined || dt === undefined) return { ...base, feasible: false, reason: `no token ${df === undefined ? req.from : req.to} on this chain` };
+  const amountIn = parseUnits(req.amount, df);
+  if (amountIn === undefined) return { ...base, feasible: false, reason: `${req.from} has ${df} decimals: ${req.amount} has more` };
+  if (amountIn === 0n) return { ...base, feasible: false, reason: 'the amount is zero' };
+  const feeBps = ctx.params.economy.swapFeeBps;
+  const { best, considered } = await bestQuote(eco, req.from, req.to, amountIn, feeBps);
+  const routes = considered.map((c) => ({ path: c.path.join(' -> '), available: c.available, ...(c.amountOut ? { amountOut: formatUnits(BigInt(c.amountOut), dt) } : {}) }));
+  if (!best) return { ...base, feasible: false, reason: `no pool route from ${req.from} to ${req.to} can fill this amount (direct or via ${NATIVE})`, routes };
+  const minOut = (best.amountOut * BigInt(10_000 - QUOTE_SLIPPAGE_BPS)) / 10_000n;
+  const decimals = async (a: string) => (await decimalsOf(eco, a))!;
+  const hops = await Promise.all(best.hops.map(async (h) => ({ pool: `${h.pool.a}-${h.pool.b}`, assetIn: h.assetIn, amountIn: formatUnits(h.amountIn, await decimals(h.assetIn)), assetOut: h.assetOut, amountOut: formatUnits(h.amountOut, await decimals(h.assetOut)), fee: formatUnits(h.fee, await decimals(h.assetIn)), feeAsset: h.assetIn })));
+  const execPrice = Number(best.amountOut) / 10 ** dt / (Number(amountIn) / 10 ** df);
+  return {
+    ...base,
+    feasible: true,
+    amountOut: formatUnits(best.amountOut, dt),
+    amountOutUnits: best.amountOut.toString(),
+    executionPrice: round(execPrice, 10),
+    priceNote: `${req.to} per ${req.from}`,
+    priceImpactPct: round(best.priceImpactPct, 4),
+    feeBps,
+    fees: hops.map((h) => ({ amount: h.fee, asset: h.feeAsset, pool: h.pool })),
+    route: best.path.length === 2 ? 'direct' : `via ${NATIVE}`,
+    path: best.path,
+    hops,
+    routes,
+    slippageBps: QUOTE_SLIPPAGE_BPS,
+    minimumReceived: formatUnits(minOut, dt),
+    minimumReceivedUnits: minOut.toString(),
+    method: 'exact constant-product output per hop as consensus computes it (floor, fee kept by the pool); price impact = 1 - output / output at spot after fees; the better of the direct route and the route via NATIVE',
+  };
+}
 
 /** native-swap-quote. */
 export const swapQuote = defineService({
@@ -13,4 +68,6 @@ export const swapQuote = defineService({
   requestFormat: 'amount, space, FROM, arrow, TO, e.g. "100 NATIVE -> USDC"',
   requestRequired: true,
   inputSchema: { type: 'string', maxLength: 80, pattern: `^[0-9]{1,20}(\\.[0-9]{1,18})?\\s+${TOKEN_SYMBOL_PATTERN}\\s*(->|=>|→|>)\\s*${TOKEN_SYMBOL_PATTERN}$`, description: 'Amount, FROM symbol, arrow, TO symbol: 100 NATIVE -> USDC.' },
+  run,
+  health: chainHealth,
 });

@@ -1,6 +1,34 @@
-/** native-wallet-portfolio: balance, stake, LP positions, token holdings, USD valuation. Not runnable yet: stakes, LP positions and tokens do not exist on this chain yet (the node answers 503 service_unavailable). */
+/** native-wallet-portfolio: a chain address's NATIVE balance, stakes, LP positions (with underlying amounts) and token holdings, each valued in USD, with the total. */
 import { defineService } from './define.js';
 import { nativeAddressInput } from './inputs.js';
+import { tryDecodeAddress } from '../consensus/address.js';
+import { chainHealth } from './health.js';
+import { economyOf, round } from './market/economy.js';
+import { valuePortfolio } from './market/portfolio.js';
+import type { ServiceContext } from './types.js';
+
+
+async function run(ctx: ServiceContext, input: unknown) {
+  const eco = economyOf(ctx);
+  const address = String(input).trim().toLowerCase();
+  const id = tryDecodeAddress(address, ctx.params.hrp);
+  if (!id) return { address, found: false, reason: `not an address of this network (${ctx.params.network}, prefix ${ctx.params.hrp}1)` };
+  const p = await valuePortfolio(ctx.chain, eco, id);
+  return {
+    address,
+    found: true,
+    balance: p.balance,
+    stakes: p.stakes,
+    lpPositions: p.lp,
+    tokens: p.tokens,
+    totalValueNative: p.totalNative,
+    totalValueUsd: p.totalUsd,
+    nativeUsd: round(p.nativeUsd, 8),
+    priceSource: p.priceSource,
+    method: 'tokens valued at their NATIVE pool spot price, LP positions at their underlying amounts, NATIVE at the on-chain NATIVE/USD pool price; assets without a NATIVE pool have null value',
+    height: ctx.chain.tip.height,
+  };
+}
 
 /** native-wallet-portfolio. */
 export const walletPortfolio = defineService({
@@ -13,4 +41,6 @@ export const walletPortfolio = defineService({
   requestFormat: 'chain address (native1… on mainnet, tnative1… elsewhere)',
   requestRequired: true,
   inputSchema: nativeAddressInput(),
+  run,
+  health: chainHealth,
 });

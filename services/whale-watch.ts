@@ -1,6 +1,54 @@
-/** native-whale-watch: large-transfer scan over blocks. Not runnable yet: its block-range transfer index does not exist yet (the node answers 503 service_unavailable). */
+/** native-whale-watch: NATIVE and token transfers at or above a threshold (NATIVE value) over the last 1,200 blocks. */
 import { defineService } from './define.js';
 import { nativeAmountInput } from './inputs.js';
+import { NATIVE } from '../consensus/ledger.js';
+import { chainHealth } from './health.js';
+import { addressOf, economyOf, formatUnits, parseUnits, round } from './market/economy.js';
+import type { ServiceContext } from './types.js';
+
+
+/** Default threshold, NATIVE (a token transfer counts at its NATIVE-pool value). */
+export const WHALE_DEFAULT_THRESHOLD = '1000';
+/** Blocks scanned back from the tip (one hour at 3 s). */
+export const WHALE_WINDOW_BLOCKS = 1_200;
+/** Most transfers listed (the largest). */
+export const WHALE_MAX_LISTED = 100;
+
+async function run(ctx: ServiceContext, input: unknown) {
+  const eco = economyOf(ctx);
+  const text = String(input ?? '').trim().replace(/\s*native$/i, '') || WHALE_DEFAULT_THRESHOLD;
+  const threshold = parseUnits(text, 8)!;
+  const tip = ctx.chain.tip.height;
+  const fromHeight = Math.max(0, tip - WHALE_WINDOW_BLOCKS + 1);
+  const [rows, records, tokens] = await Promise.all([eco.transfers({ fromHeight, toHeight: tip }), eco.poolRecords(), eco.tokenRecords()]);
+  const values = eco.nativeValues(records);
+  const large = [];
+  let unpriced = 0;
+  for (const t of rows) {
+    const per = values.get(t.asset);
+    if (per === undefined) {
+      unpriced++;
+      continue;
+    }
+    const valueBase = Number(t.amount) * per;
+    if (valueBase < Number(threshold)) continue;
+    const d = t.asset === NATIVE ? 8 : (tokens.get(t.asset)?.decimals ?? 0);
+    large.push({ height: t.height, time: t.time, tx: t.tx, asset: t.asset, from: addressOf(t.from, ctx.params.hrp), to: addressOf(t.to, ctx.params.hrp), amount: formatUnits(BigInt(t.amount), d), valueNative: round(valueBase / 1e8, 8) });
+  }
+  large.sort((x, y) => y.valueNative - x.valueNative || y.height - x.height);
+  return {
+    threshold: formatUnits(threshold, 8),
+    thresholdUnit: 'NATIVE',
+    defaultThreshold: WHALE_DEFAULT_THRESHOLD,
+    window: { fromHeight, toHeight: tip, blocks: tip - fromHeight + 1 },
+    scanned: rows.length,
+    count: large.length,
+    transfers: large.slice(0, WHALE_MAX_LISTED),
+    truncated: large.length > WHALE_MAX_LISTED,
+    unpricedTokenTransfers: unpriced,
+    method: 'NATIVE and token transfers in the window; a token transfer is valued at its NATIVE pool spot price (tokens without a NATIVE pool are counted as unpriced, not listed)',
+  };
+}
 
 /** native-whale-watch. */
 export const whaleWatch = defineService({
@@ -13,4 +61,6 @@ export const whaleWatch = defineService({
   requestFormat: 'threshold in NATIVE, e.g. 10000; empty: the default threshold',
   requestRequired: false,
   inputSchema: nativeAmountInput(true, 'Threshold in NATIVE (positive decimal, at most 8 decimals).'),
+  run,
+  health: chainHealth,
 });

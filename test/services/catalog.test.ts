@@ -84,6 +84,13 @@ const PROVIDER_BACKED = [
   'native-weather', 'native-fx-rates', 'native-crypto-prices', 'native-crypto-price', 'native-crypto-price-feed', 'native-gas-price',
   'native-evm-balance', 'native-ens-resolve', 'native-llm-chat', 'native-translate', 'native-image-gen',
 ];
+/** The economy services implemented so far (issue 14). */
+const ECONOMY_SERVICES = [
+  'native-stable-health', 'native-supply-audit', 'native-holder-stats', 'native-token-audit', 'native-price-feed', 'native-pool-analytics',
+  'native-swap-quote', 'native-bridge-status', 'native-price-history', 'native-token-launch-check', 'native-whale-watch',
+  'native-wallet-portfolio', 'native-market-summary', 'native-bridge-route-check', 'native-arb-scan',
+  'native-crypto-portfolio-tracker', 'native-crypto-whale-watch', 'native-market-report', 'native-risk-score',
+];
 const IMPLEMENTED = [
   ...PROVIDER_BACKED,
   'native-world-clock', 'native-address-validator', 'native-network-stats', 'native-gas-tracker', 'native-tx-lookup',
@@ -94,6 +101,8 @@ const IMPLEMENTED = [
   'native-invoice-pdf', 'native-invoice-proforma', 'native-receipt-payment', 'native-credit-note', 'native-quote-estimate',
   'native-sentiment', 'native-keywords', 'native-summarize', 'native-geo-ip', 'native-email-validate',
   'native-aml-sanctions-scan', 'native-b2b-compliance-report',
+  // Chain-data services on the economy (issue 14), tested in test/services/economy.test.ts.
+  ...ECONOMY_SERVICES,
 ];
 
 function toBase(decimal: string): bigint {

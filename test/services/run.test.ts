@@ -274,9 +274,9 @@ describe('native-agent-roster', () => {
   test('the node agent with its services; call counts null without a ledger', async () => {
     const r = await call('native-agent-roster');
     expect(r).toMatchObject({ agentCount: 1, callStatsTracked: false, note: expect.stringContaining('no settlement ledger') });
-    expect(list(r, 'agents')[0]).toMatchObject({ agentId: 'native-node', nodeOperated: true, serviceCount: 58, availableCount: 39, calls: null, volumeNative: null });
+    expect(list(r, 'agents')[0]).toMatchObject({ agentId: 'native-node', nodeOperated: true, serviceCount: 58, availableCount: 58, calls: null, volumeNative: null });
     expect(list(r, 'agents.0.services')).toHaveLength(58);
-    expect(list(r, 'agents.0.services').find((x) => x.serviceId === 'native-risk-score')).toMatchObject({ priceNative: '15', priceUsd: 7.5, available: false });
+    expect(list(r, 'agents.0.services').find((x) => x.serviceId === 'native-risk-score')).toMatchObject({ priceNative: '15', priceUsd: 7.5, available: true });
   });
 });
 

@@ -1,0 +1,74 @@
+/** Helpers shared by the chain-data services on the economy (issue 14): the reader, asset and pool resolution, unit formatting. */
+import type { EconomyReader, PoolView } from '../../chain/economyReader.js';
+import { encodeAddress } from '../../consensus/address.js';
+import { fromHex } from '../../consensus/hash.js';
+import { NATIVE } from '../../consensus/ledger.js';
+import { ServiceError, type ServiceContext } from '../types.js';
+
+/** The chain's economy reader; a ServiceError (refund) on a chain that has none. */
+export function economyOf(ctx: ServiceContext): EconomyReader {
+  const eco = ctx.chain.economy;
+  if (!eco) throw new ServiceError('economy_unavailable', 'this node keeps no economy index');
+  return eco;
+}
+
+/** Decimal text of `units` smallest units at `decimals` (exact). */
+export function formatUnits(units: bigint, decimals: number): string {
+  const neg = units < 0n;
+  const abs = neg ? -units : units;
+  if (decimals === 0) return `${neg ? '-' : ''}${abs}`;
+  const s = abs.toString().padStart(decimals + 1, '0');
+  const frac = s.slice(-decimals).replace(/0+$/, '');
+  return `${neg ? '-' : ''}${s.slice(0, -decimals)}${frac ? `.${frac}` : ''}`;
+}
+
+/** Smallest units of a decimal text at `decimals`, or undefined when it has more decimals or is not a number. */
+export function parseUnits(text: string, decimals: number): bigint | undefined {
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(text.trim());
+  if (!m) return undefined;
+  const frac = m[2] ?? '';
+  if (frac.length > decimals) return undefined;
+  return BigInt(m[1]) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0');
+}
+
+/** Decimals of an asset (NATIVE: 8), undefined for an unknown token. */
+export async function decimalsOf(eco: EconomyReader, asset: string): Promise<number | undefined> {
+  if (asset === NATIVE) return 8;
+  return (await eco.getTokenRecord(asset))?.decimals;
+}
+
+/** Rounds a display number to `digits` significant decimals (no float noise in results). */
+export function round(x: number, digits = 6): number {
+  if (!Number.isFinite(x)) return x;
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+/** What a token-or-pool input names: a token symbol, a pool id (`A-B`), or nothing known. */
+export type AssetRef = { kind: 'token'; symbol: string } | { kind: 'native' } | { kind: 'pool'; pool: PoolView } | { kind: 'unknown'; input: string; reason: string };
+
+/**
+ * Resolves the `tokenOrPoolInput` forms: `SYMBOL`, `A/B` or `A-B` (either order), or a 64-hex id
+ * (pools on this chain are named by their two symbols, so a hex id names nothing). Symbols are
+ * matched case-insensitively.
+ */
+export async function resolveAssetRef(eco: EconomyReader, input: string): Promise<AssetRef> {
+  const text = input.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return { kind: 'unknown', input: text, reason: 'pools on this chain are named by their two assets (e.g. NATIVE/USDN), not by a hex id' };
+  const parts = text.toUpperCase().split(/[/-]/);
+  if (parts.length === 2) {
+    const [x, y] = parts;
+    const id = x < y ? `${x}-${y}` : `${y}-${x}`;
+    const pool = await eco.getPool(id);
+    return pool ? { kind: 'pool', pool } : { kind: 'unknown', input: text, reason: `no pool ${x}/${y} on this chain` };
+  }
+  const sym = parts[0];
+  if (sym === NATIVE) return { kind: 'native' };
+  if (await eco.getTokenRecord(sym)) return { kind: 'token', symbol: sym };
+  return { kind: 'unknown', input: text, reason: `no token ${sym} on this chain` };
+}
+
+/** An index's hex account id as an address (other values, e.g. empty for a mint, pass through). */
+export function addressOf(hex: string, hrp: string): string {
+  return /^[0-9a-f]{40}$/.test(hex) ? encodeAddress(fromHex(hex), hrp) : hex;
+}
