@@ -13,6 +13,9 @@ import type { PaymentChain, PaymentMempool } from './ports.js';
 /** Submissions per payee key run one at a time, so refunds and payouts never pick the same nonce. */
 const queues = new WeakMap<HybridKeyPair, Promise<unknown>>();
 
+/** Attempts at a nonce when a block connects between the account read and the submission. */
+const NONCE_ATTEMPTS = 3;
+
 /**
  * Signs `payload` of `type` with the payee key and submits it to the mempool; resolves to the tx id
  * (throws when the mempool refuses it). `beforeSubmit`, when given, runs with the signed tx's id
@@ -28,55 +31,40 @@ export function submitPayeeTx(
   payload: Uint8Array,
   beforeSubmit?: (id: string) => Promise<unknown>,
 ): Promise<string> {
-  const run = (queues.get(payee) ?? Promise.resolve()).then(() => submitWithFreshNonce(chain, mempool, payee, params, type, payload, beforeSubmit));
+  const submitOnce = async (): Promise<string> => {
+    const acc = await chain.getAccount(payee.address);
+    const nonce = mempool.pendingNonce(payee.address, acc.nonce);
+    const base: Omit<UnsignedTx, 'fee'> = {
+      version: TX_VERSION,
+      chainId: params.chainId,
+      type,
+      from: payee.address,
+      nonce,
+      payload,
+      ...(acc.publicKey ? {} : { publicKey: payee.publicKey }),
+    };
+    // Signatures have fixed sizes; a fee varint is at most 9 bytes longer than fee 0's: an upper bound of the signed size.
+    const size = encodeUnsignedTx({ ...base, fee: 0n }).length + 9 + MLDSA_SIGNATURE_SIZE + ED25519_SIGNATURE_SIZE;
+    const tx = signTx({ ...base, fee: BigInt(size) * params.minFeeRate }, payee);
+    const bytes = encodeTx(tx);
+    const id = toHex(computeTxId(bytes));
+    await beforeSubmit?.(id);
+    await mempool.add(bytes);
+    return id;
+  };
+  // Again with a fresh account read when the mempool answers that the nonce was just used: a block
+  // that connects while the account is read can mine the payee's previous tx, so the (older)
+  // account nonce and the (newer) mempool disagree for a moment. Other refusals are final.
+  const submit = async (): Promise<string> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await submitOnce();
+      } catch (e) {
+        if (attempt >= NONCE_ATTEMPTS || (e as { code?: string }).code !== TxErrorCode.BAD_NONCE) throw e;
+      }
+    }
+  };
+  const run = (queues.get(payee) ?? Promise.resolve()).then(submit);
   queues.set(payee, run.catch(() => undefined));
   return run;
-}
-
-/** Attempts at a nonce when a block connects between the account read and the submission. */
-const NONCE_ATTEMPTS = 3;
-
-/**
- * `submitNow`, again with a fresh account read when the mempool answers that the nonce was just
- * used: a block that connects while the account is read can mine the payee's previous tx, so the
- * (older) account nonce and the (newer) mempool disagree for a moment. Other refusals are final.
- */
-async function submitWithFreshNonce(...args: Parameters<typeof submitNow>): Promise<string> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await submitNow(...args);
-    } catch (e) {
-      if (attempt >= NONCE_ATTEMPTS || (e as { code?: string }).code !== TxErrorCode.BAD_NONCE) throw e;
-    }
-  }
-}
-
-async function submitNow(
-  chain: Pick<PaymentChain, 'getAccount'>,
-  mempool: PaymentMempool,
-  payee: HybridKeyPair,
-  params: ChainParams,
-  type: number,
-  payload: Uint8Array,
-  beforeSubmit?: (id: string) => Promise<unknown>,
-): Promise<string> {
-  const acc = await chain.getAccount(payee.address);
-  const nonce = mempool.pendingNonce(payee.address, acc.nonce);
-  const base: Omit<UnsignedTx, 'fee'> = {
-    version: TX_VERSION,
-    chainId: params.chainId,
-    type,
-    from: payee.address,
-    nonce,
-    payload,
-    ...(acc.publicKey ? {} : { publicKey: payee.publicKey }),
-  };
-  // Signatures have fixed sizes; a fee varint is at most 9 bytes longer than fee 0's: an upper bound of the signed size.
-  const size = encodeUnsignedTx({ ...base, fee: 0n }).length + 9 + MLDSA_SIGNATURE_SIZE + ED25519_SIGNATURE_SIZE;
-  const tx = signTx({ ...base, fee: BigInt(size) * params.minFeeRate }, payee);
-  const bytes = encodeTx(tx);
-  const id = toHex(computeTxId(bytes));
-  await beforeSubmit?.(id);
-  await mempool.add(bytes);
-  return id;
 }

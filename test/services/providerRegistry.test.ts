@@ -61,18 +61,23 @@ const service = {
   timeoutMs: 5000,
 };
 
+/** Mines `txs` into a block on the in-memory chain `a`, adds it to `chain`, then runs `after` (registry refresh, watcher). */
+function blockMiner(a: MemChain, chain: { addBlock(b: ReturnType<MemChain['build']>): Promise<unknown> }, after: () => Promise<unknown>) {
+  return async (txs: Parameters<MemChain['build']>[0]): Promise<void> => {
+    const blk = a.build(txs, miner.address);
+    a.connect(blk);
+    await chain.addBlock(blk);
+    await after();
+  };
+}
+
 describe('live registry on a real chain', () => {
   test('approved → listed with the schema enforced; suspended → gone; a reorg without the registration → gone, state equal to a replay', async () => {
     const chain = await openChain({ dataDir: await tmpDir(), params, verifier: new CountingVerifier(), now });
     const registry = createLiveRegistry(createServiceRegistry(), chain, jobs, params.hrp);
     await registry.start();
     const a = new MemChain(params);
-    const mine = async (txs: Parameters<MemChain['build']>[0]) => {
-      const blk = a.build(txs, miner.address);
-      a.connect(blk);
-      await chain.addBlock(blk);
-      await registry.refresh();
-    };
+    const mine = blockMiner(a, chain, () => registry.refresh());
     nonces = new Map();
     await mine([createAgentTx(env(alice), { name: 'echo-bot', description: 'upper', capabilities: ['text'], payout: alice.address, contact: '' }).tx]);
     await mine([createServiceTx(env(alice), service).tx]);
@@ -129,13 +134,10 @@ describe('live registry on a real chain', () => {
     const watcher = createUnhonoredPayments({ chain, ledger, catalog: registry, payees: [{ address: payee.address, refunds }], params }, { windowMs: 3_600_000, checkMs: 3_600_000, now: () => now() * 1000, logger: silentLogger });
     await watcher.start();
     const a = new MemChain(params);
-    const mine = async (txs: Parameters<MemChain['build']>[0]) => {
-      const blk = a.build(txs, miner.address);
-      a.connect(blk);
-      await chain.addBlock(blk);
+    const mine = blockMiner(a, chain, async () => {
       await registry.refresh();
       await watcher.idle();
-    };
+    });
     const invoke = (serviceId: string) => {
       const e = env(alice);
       const payload = agentInvoke.encodePayload({ serviceId, payTo: payee.address, amount: service.price, requestHash: undefined });
