@@ -163,9 +163,9 @@ export async function createPayments(
   if ((config.usdcPayTo === undefined) !== (config.facilitatorUrl === undefined)) log.warn({}, 'the USDC rail needs both --usdc-pay-to and --facilitator-url: it stays off');
   // One paid-call core for every transport: the HTTP routes and MCP are adapters of it.
   const core = createPaidCallCore({ catalog: registry, native: settlement, usdc: usdcSettlement, params, nativeUsd, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout, context });
-  // Provider services are paid to the payee (escrow); a delivered call owes the provider its share.
+  // Provider services are paid to the payee (escrow) on either rail; a delivered call owes the provider its NATIVE share.
   const payouts = payee
-    ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress }, { logger: log.child({ module: 'payouts' }) })
+    ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress, priceBaseOf: (id) => registry.providerService(id)?.record.price }, { logger: log.child({ module: 'payouts' }) })
     : undefined;
   const paidCalls = payouts ? withProviderPayouts(core, payouts, (id) => registry.providerService(id) !== undefined, log) : core;
   // The provider surface comes first: `POST /api/x402/requests` is not a service call.
@@ -233,7 +233,7 @@ export async function createPayments(
       unhonored?.stop();
       await unhonored?.idle();
       registry.stop();
-      inbox.stop();
+      await inbox.stop();
       refunds?.stop();
       payouts?.stop();
       await refunds?.idle();

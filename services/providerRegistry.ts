@@ -8,7 +8,9 @@
  * the agent's name; its `run` hands the job to the provider inbox (a port: `ProviderJobs`) and
  * waits for the agent's answer within the service's registered timeout. It is available (quoted,
  * sold) only while its agent polls the inbox; otherwise it answers 503 before any payment and
- * reports `down`.
+ * reports `down`. After a node restart, a payment already made for a service whose agent was
+ * online before the restart is still served during the agent's start-up grace (`isHonorable`):
+ * the job waits in the inbox for the agent's next poll instead of being refunded at once.
  */
 import { encodeAddress } from '../consensus/address.js';
 import { fromHex, toHex } from '../consensus/hash.js';
@@ -33,6 +35,8 @@ import type { HealthStatus, ServiceCategory, ServiceDefinition } from './types.j
 export interface ProviderJobs {
   run(serviceId: string, agent: string, request: string | undefined, input: unknown, timeoutMs: number, signal: AbortSignal): Promise<unknown>;
   isOnline(agent: string): boolean;
+  /** Whether the agent is in its start-up grace: it polled before the node restarted, and the grace window since start is open. */
+  inGrace?(agent: string): boolean;
   lastPollAt(agent: string): number;
   statsOf(serviceId: string): { calls: number; failures: number; medianLatencyMs: number };
   readonly version: number;
@@ -75,6 +79,8 @@ export interface LiveHealth {
 export interface LiveRegistry extends ServiceRegistry {
   /** Changes whenever the listed services or a provider's availability change. */
   readonly version: number;
+  /** Whether a payment already made for `def` may still be served: available, or its agent in its start-up grace (x402/ports.ts ServiceCatalog). */
+  isHonorable(def: ServiceDefinition): boolean;
   /** Re-reads the registry from chain state (also done on every block). */
   refresh(): Promise<void>;
   agents(): readonly AgentEntry[];
@@ -207,6 +213,11 @@ export function createLiveRegistry(base: ServiceRegistry, chain: RegistryChain, 
       if (def.nodeOperated) return base.isAvailable(def);
       const entry = services.get(def.id);
       return entry !== undefined && entry.listed && entry.agent !== undefined && jobs.isOnline(entry.agent.owner);
+    },
+    isHonorable(def) {
+      if (def.nodeOperated) return base.isAvailable(def);
+      const entry = services.get(def.id);
+      return entry !== undefined && entry.listed && entry.agent !== undefined && (jobs.isOnline(entry.agent.owner) || jobs.inGrace?.(entry.agent.owner) === true);
     },
     refresh,
     agents: () => [...agents.values()],

@@ -15,6 +15,14 @@
  * the catalog keep their numbers across restarts; a job left open by a crash is expired at start
  * (its payment is refunded by the refund manager's start-up pass).
  *
+ * Start-up grace: each agent's last poll is kept too (`p:<owner>`, written at most every
+ * POLL_PERSIST_MS), and the time the node stopped (`m:stopped`). An agent that polled within its
+ * online window of the node's last known moment alive was online before the restart: for
+ * `startGraceMs` after start (default: the online window) it is `inGrace`, so payments already
+ * made for its services are served (the job waits for its next poll) instead of refunded at once.
+ * It is not online meanwhile: its services are quoted, sold and listed by the live rule. A job of
+ * it that expires ends its grace.
+ *
  * Authentication (x402/inboxAuth.ts): the agent's chain key signs method, path, body hash,
  * timestamp and address; a stale, replayed or wrong signature is `inbox_unauthorized` (401).
  */
@@ -91,11 +99,16 @@ export interface InboxOptions {
   readonly maxWaitMs: number;
   /** Most jobs handed out by one take. */
   readonly maxTake: number;
+  /** Start-up grace of agents that were online before the restart, ms after `start` (default: `onlineWindowMs`). */
+  readonly startGraceMs?: number;
   readonly now?: () => number;
 }
 
 /** Defaults of InboxOptions. */
 export const defaultInboxOptions: InboxOptions = { maxResultBytes: 64 * 1024, onlineWindowMs: 30_000, maxWaitMs: 25_000, maxTake: 10 };
+
+/** Agents' last polls are written to disk at most this often each, ms (the grace check allows for it). */
+export const POLL_PERSIST_MS = 5_000;
 
 /** What the inbox needs to authenticate an agent. */
 export interface InboxKeys {
@@ -134,6 +147,11 @@ export class ProviderInbox {
   private readonly lastPoll = new Map<string, number>();
   private readonly stats = new Map<string, ProviderStats>();
   private readonly seenSignatures = new Map<string, number>();
+  /** Last poll written to disk, per agent. */
+  private readonly persistedPoll = new Map<string, number>();
+  /** Agents online before the restart, until `graceUntil` (see module comment). */
+  private readonly graced = new Set<string>();
+  private graceUntil = 0;
   private readonly now: () => number;
   private readonly opts: InboxOptions;
   /** Bumped when an agent goes on- or offline or a stat changes (document cache keys). */
@@ -150,9 +168,17 @@ export class ProviderInbox {
     this.now = opts.now ?? Date.now;
   }
 
-  /** Loads the stats and expires jobs a previous run left open. */
+  /** Loads the stats, expires jobs a previous run left open, and grants the start-up grace. */
   async start(): Promise<void> {
     for await (const [k, v] of this.db.iterator({ gte: 's:', lt: 's;' })) this.stats.set(k.slice(2), JSON.parse(v) as ProviderStats);
+    // The node's last known moment alive: its clean stop, or else the latest poll it recorded (a crash).
+    let alive = Number((await this.db.get('m:stopped')) ?? 0);
+    for await (const [k, v] of this.db.iterator({ gte: 'p:', lt: 'p;' })) {
+      this.persistedPoll.set(k.slice(2), Number(v));
+      alive = Math.max(alive, Number(v));
+    }
+    for (const [agent, t] of this.persistedPoll) if (alive - t <= this.opts.onlineWindowMs + POLL_PERSIST_MS) this.graced.add(agent);
+    this.graceUntil = this.now() + (this.opts.startGraceMs ?? this.opts.onlineWindowMs);
     const open: InboxJob[] = [];
     for await (const [, v] of this.db.iterator({ gte: 'j:', lt: 'j;' })) {
       const job = JSON.parse(v) as InboxJob;
@@ -161,11 +187,19 @@ export class ProviderInbox {
     for (const job of open) await this.finish(job, 'expired', { code: 'node_restarted', message: 'the node restarted before the provider answered' });
   }
 
-  /** Fails every waiting job (node stopping): the callers are refunded. */
-  stop(): void {
+  /** Fails every waiting job (node stopping): the callers are refunded. Records the stop time and the agents' last polls (start-up grace). */
+  async stop(): Promise<void> {
     for (const [id, w] of this.waiters) w.reject(new ServiceError(InboxErrorCode.PROVIDER_FAILED, `job ${id}: the node is stopping`));
     this.waiters.clear();
     for (const set of this.pollers.values()) for (const wake of set) wake();
+    const ops: { type: 'put'; key: string; value: string }[] = [{ type: 'put', key: 'm:stopped', value: String(this.now()) }];
+    for (const [agent, t] of this.lastPoll) ops.push({ type: 'put', key: `p:${agent}`, value: String(t) });
+    await this.db.batch(ops).catch(() => undefined);
+  }
+
+  /** Whether a payment already made for the agent's services is still served though it is not online: its start-up grace (see module comment). */
+  inGrace(agent: string): boolean {
+    return this.graced.has(agent) && this.now() < this.graceUntil;
   }
 
   /** Whether the agent (owner id hex) polled within the online window. */
@@ -244,7 +278,7 @@ export class ProviderInbox {
 
   /** Hands the agent its queued jobs (of one service when given), waiting up to `waitMs` for one; marks the agent online. */
   async take(agent: string, waitMs: number, serviceId?: string): Promise<InboxJob[]> {
-    this.touch(agent);
+    await this.touch(agent);
     let jobs = this.queued(agent, serviceId);
     if (!jobs.length && waitMs > 0) {
       await new Promise<void>((resolve) => {
@@ -258,7 +292,7 @@ export class ProviderInbox {
         set.add(wake);
         this.pollers.set(agent, set);
       });
-      this.touch(agent);
+      await this.touch(agent);
       jobs = this.queued(agent, serviceId);
     }
     const now = this.now();
@@ -279,7 +313,7 @@ export class ProviderInbox {
     // Finished jobs leave memory; their record on disk still tells "answered" from "unknown".
     const job = this.jobs.get(jobId) ?? (/^[0-9a-f]{32}$/.test(jobId) ? await this.load(jobId) : undefined);
     if (!job || job.agent !== agent) throw new InboxError(InboxErrorCode.JOB_NOT_FOUND, `no job ${jobId} for this agent`);
-    this.touch(agent);
+    await this.touch(agent);
     if (job.status === 'done' || job.status === 'failed') throw new InboxError(InboxErrorCode.ALREADY_ANSWERED, `job ${jobId} was answered already`);
     const waiter = this.waiters.get(jobId);
     if (job.status === 'expired' || !waiter) throw new InboxError(InboxErrorCode.JOB_EXPIRED, `job ${jobId} expired; the caller was refunded`);
@@ -315,10 +349,14 @@ export class ProviderInbox {
     return out;
   }
 
-  private touch(agent: string): void {
+  private async touch(agent: string): Promise<void> {
     const wasOnline = this.isOnline(agent);
-    this.lastPoll.set(agent, this.now());
+    const now = this.now();
+    this.lastPoll.set(agent, now);
     if (!wasOnline) this.version++;
+    if (now - (this.persistedPoll.get(agent) ?? 0) < POLL_PERSIST_MS) return;
+    this.persistedPoll.set(agent, now);
+    await this.db.put(`p:${agent}`, String(now));
   }
 
   private wake(agent: string): void {
@@ -339,8 +377,9 @@ export class ProviderInbox {
       s.failures++;
     }
     if (status === 'expired') {
-      // An agent that let a job expire is offline until it polls again: later callers get 503, not a wait.
+      // An agent that let a job expire is offline until it polls again: later callers get 503, not a wait (and its grace is over).
       this.lastPoll.delete(job.agent);
+      this.graced.delete(job.agent);
     }
     this.stats.set(job.serviceId, s);
     this.version++;

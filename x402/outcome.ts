@@ -26,6 +26,8 @@ export interface PaidOutcome {
   readonly kind: 'paid';
   readonly status: 200;
   readonly rail: Rail;
+  /** The payment's ledger id (USDC: the authorization's id; native: the invoke's tx id, also `receipt.txId`). */
+  readonly paymentId?: string;
   readonly body: PaidBody;
   /** The settlement answer (USDC: the `X-PAYMENT-RESPONSE` header; MCP: `x402/payment-response`). */
   readonly response: PaymentResponse;

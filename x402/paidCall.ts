@@ -129,8 +129,12 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
 
   async function call(c: PaidCall): Promise<PaidCallOutcome> {
     const def = m.catalog.get(c.serviceId);
+    // A native payment is already on chain: it is honoured while the service can still serve
+    // it (`isHonorable`: a provider's start-up grace after a restart), not only while it is sold.
+    const paidNative = c.payment?.rail === 'native' && 'txId' in c.payment;
+    const available = (d: ServiceDefinition) => (paidNative && m.catalog.isHonorable ? m.catalog.isHonorable(d) : m.catalog.isAvailable(d));
     // A payment for a service that is gone or not for sale here is refunded (x402/unhonored.ts): say so, with the refund tx.
-    if (!def || !m.native || !m.catalog.isAvailable(def)) {
+    if (!def || !m.native || !available(def)) {
       const refunded = await refusedPayment(def, c.payment);
       if (refunded) return refunded;
     }
@@ -140,11 +144,10 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
     }
     const request = typeof c.request === 'string' ? c.request : undefined;
     const native = m.native;
-    if (!native || !m.catalog.isAvailable(def)) return rejected(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now`);
+    if (!native || !available(def)) return rejected(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now`);
     const checked = m.catalog.validateInput(def, request);
     if (!checked.ok) return rejected(PaymentErrorCode.INVALID_REQUEST, checked.error.message, checked.error.details === undefined ? {} : { details: checked.error.details });
     // A native payment is already on chain: its answer is the settlement's (the stored result, or a run refunded when it fails), never a refusal that keeps the money.
-    const paidNative = c.payment?.rail === 'native' && 'txId' in c.payment;
     const pre = paidNative ? undefined : await precheckRefusal(def, checked.input, m.context);
     if (pre) return { kind: 'rejected', status: statusOf(pre.code), error: pre };
 
@@ -155,8 +158,8 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
       payTo: native.payTo,
       requestHash: request === undefined ? undefined : requestHashOf(request),
       microUsd: m.nativeUsd.get().microUsd,
-      // Provider agents are paid out on-chain per invoke (x402/payouts.ts): their services sell on the native rail only.
-      usdc: m.usdc && def.nodeOperated ? { payTo: m.usdc.payTo } : undefined,
+      // Provider services too: the node is paid (escrow) and pays the provider its NATIVE share (x402/payouts.ts).
+      usdc: m.usdc ? { payTo: m.usdc.payTo } : undefined,
     };
     const quote = buildQuote(def, quoteContext);
     const p = c.payment;

@@ -18,9 +18,10 @@ const NONCE_ATTEMPTS = 3;
 
 /**
  * Signs `payload` of `type` with the payee key and submits it to the mempool; resolves to the tx id
- * (throws when the mempool refuses it). `beforeSubmit`, when given, runs with the signed tx's id
- * before the tx leaves (write-ahead: a refund records which tx is under way, so a crash right
- * after the submission does not make the restart send a second one).
+ * (throws when the mempool refuses it). `beforeSubmit`, when given, runs with the signed tx's id and
+ * bytes before the tx leaves (write-ahead: a refund records which tx is under way, so a crash right
+ * after the submission does not make the restart send a second one; a payout by plain transfer
+ * keeps the bytes, to send that very tx again).
  */
 export function submitPayeeTx(
   chain: Pick<PaymentChain, 'getAccount'>,
@@ -29,7 +30,7 @@ export function submitPayeeTx(
   params: ChainParams,
   type: number,
   payload: Uint8Array,
-  beforeSubmit?: (id: string) => Promise<unknown>,
+  beforeSubmit?: (id: string, bytes: Uint8Array) => Promise<unknown>,
 ): Promise<string> {
   const submitOnce = async (): Promise<string> => {
     const acc = await chain.getAccount(payee.address);
@@ -48,7 +49,7 @@ export function submitPayeeTx(
     const tx = signTx({ ...base, fee: BigInt(size) * params.minFeeRate }, payee);
     const bytes = encodeTx(tx);
     const id = toHex(computeTxId(bytes));
-    await beforeSubmit?.(id);
+    await beforeSubmit?.(id, bytes);
     await mempool.add(bytes);
     return id;
   };

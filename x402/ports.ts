@@ -33,6 +33,12 @@ export interface ServiceCatalog {
   get(id: string): ServiceDefinition | undefined;
   validateInput(def: ServiceDefinition, request: string | undefined): { ok: true; input: unknown } | { ok: false; error: { code: string; message: string; details?: unknown } };
   isAvailable(def: ServiceDefinition): boolean;
+  /**
+   * Whether a payment already made for `def` may still be served: `isAvailable`, or a provider
+   * service in its start-up grace (its agent polled before the node restarted and may poll again
+   * soon). New quotes and USDC calls follow `isAvailable` alone. Absent: `isAvailable`.
+   */
+  isHonorable?(def: ServiceDefinition): boolean;
 }
 
 /** What native settlement needs of refunds: refund one claimed payment whose service failed. */

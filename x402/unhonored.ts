@@ -8,6 +8,8 @@
  *       amount ≠ price, service unknown (or retired), service unavailable here → refuse now
  *       otherwise                                                             → await the window
  *   every checkMs  → awaited invokes past their deadline, still mined, still without a record → refuse
+ *                    (and those awaited only thanks to a provider's start-up grace, once it ended
+ *                    without the agent polling: `PayableCatalog.isHonorable`)
  *   settle         → `refuseIfUnhonored` first: the same judgement, so a settle of such a payment
  *                    answers `payment_refunded` with the refund tx id instead of the mismatch
  *
@@ -69,6 +71,8 @@ const MARK = 'unhonored';
 export interface PayableCatalog {
   get(id: string): ServiceDefinition | undefined;
   isAvailable(def: ServiceDefinition): boolean;
+  /** A paid call may still be served (`isAvailable`, or a provider's start-up grace); absent: `isAvailable`. */
+  isHonorable?(def: ServiceDefinition): boolean;
 }
 
 /** A payee whose payments are watched, with what signs its refunds (the node's payee today; provider payees later). */
@@ -88,6 +92,8 @@ interface Awaited {
   readonly height: number;
   /** Unix ms after which it is refunded. */
   readonly deadline: number;
+  /** Awaited only thanks to a start-up grace: refused as soon as its service can no longer serve it. */
+  readonly graced?: boolean;
 }
 
 /** The payment watcher (see module comment). */
@@ -179,7 +185,7 @@ export class UnhonoredPayments {
         await this.refuse(id, tx.from, invoke, reason);
         continue;
       }
-      this.awaited.set(id, { height: entry.height, deadline: Math.min(entry.header.time * 1000, seenAt) + this.windowMs });
+      this.awaited.set(id, { height: entry.height, deadline: Math.min(entry.header.time * 1000, seenAt) + this.windowMs, ...(this.graced(invoke) ? { graced: true } : {}) });
     }
     this.scanned = Math.max(this.scanned, entry.height + 1);
     await this.saveMark();
@@ -201,12 +207,14 @@ export class UnhonoredPayments {
         this.awaited.delete(id);
         continue;
       }
-      if (a.deadline > now) continue;
+      // A payment awaited thanks to a provider's start-up grace is judged again: the grace ended without the agent polling → refused now.
+      const why = a.graced && a.deadline > now ? await this.intrinsicReasonOf(id) : undefined;
+      if (a.deadline > now && !why) continue;
       this.awaited.delete(id);
       const stored = await this.modules.chain.getTx(id);
       const invoke = stored && this.watchedInvoke(stored.tx);
       if (!stored || !invoke) continue; // no longer mined: judged again if it is mined again
-      await this.refuse(id, stored.tx.from, invoke, { reason: UnhonoredReason.WINDOW_EXPIRED, message: `payment ${id} was not settled within ${Math.round(this.windowMs / 1000)} s of its block` });
+      await this.refuse(id, stored.tx.from, invoke, why ?? { reason: UnhonoredReason.WINDOW_EXPIRED, message: `payment ${id} was not settled within ${Math.round(this.windowMs / 1000)} s of its block` });
     }
     await this.saveMark();
   }
@@ -232,11 +240,25 @@ export class UnhonoredPayments {
     return this.modules.payees.some((w) => bytesEqual(w.address, p.payTo)) ? p : undefined;
   }
 
+  /** Whether `p` names a service that is not available but honoured for now (a provider's start-up grace). */
+  private graced(p: AgentInvokePayload): boolean {
+    const def = this.modules.catalog.get(p.serviceId);
+    return def !== undefined && !this.modules.catalog.isAvailable(def);
+  }
+
+  /** `intrinsicReason` of a mined payment by id (undefined when it is no longer mined). */
+  private async intrinsicReasonOf(id: string): Promise<{ reason: UnhonoredReason; message: string } | undefined> {
+    const stored = await this.modules.chain.getTx(id);
+    const invoke = stored && this.watchedInvoke(stored.tx);
+    return invoke ? this.intrinsicReason(invoke) : undefined;
+  }
+
   /** Why the node can never execute this invoke, whoever settles it and whenever. */
   private intrinsicReason(p: AgentInvokePayload): { reason: UnhonoredReason; message: string } | undefined {
     const def = this.modules.catalog.get(p.serviceId);
     if (!def) return { reason: UnhonoredReason.UNKNOWN_SERVICE, message: `no service ${p.serviceId} on this node` };
-    if (!this.modules.catalog.isAvailable(def)) return { reason: UnhonoredReason.SERVICE_UNAVAILABLE, message: `${p.serviceId} cannot run on this node` };
+    const honorable = this.modules.catalog.isHonorable ? this.modules.catalog.isHonorable(def) : this.modules.catalog.isAvailable(def);
+    if (!honorable) return { reason: UnhonoredReason.SERVICE_UNAVAILABLE, message: `${p.serviceId} cannot run on this node` };
     if (p.amount !== def.priceBase) return { reason: UnhonoredReason.AMOUNT_MISMATCH, message: `payment is ${p.amount} base units, the price of ${p.serviceId} is ${def.priceBase}` };
     return undefined;
   }

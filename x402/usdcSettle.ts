@@ -238,7 +238,7 @@ export class UsdcSettlement implements UsdcRail {
     const receipt = receiptOf(settled.transaction);
     await this.ledger.settle(id, result, receipt);
     this.log.info({ id, serviceId: def.id, payer, tx: settled.transaction, ms: this.now() - started }, 'usdc call settled');
-    return { kind: 'paid', status: 200, rail: 'usdc', body: { paid: true, result, receipt }, response: { success: true, transaction: settled.transaction, network: networkOf(payment), payer } };
+    return { kind: 'paid', status: 200, rail: 'usdc', paymentId: id, body: { paid: true, result, receipt }, response: { success: true, transaction: settled.transaction, network: networkOf(payment), payer } };
   }
 
   /** 502/504 for a facilitator that could not be used; the reservation becomes `failed`. */
@@ -261,7 +261,7 @@ export class UsdcSettlement implements UsdcRail {
         return refused(409, { code: PaymentErrorCode.SETTLEMENT_IN_PROGRESS, message: 'this authorization is being settled; retry in a moment' }, rec.caller);
       case 'settled': {
         const receipt = rec.receipt ?? {};
-        return { kind: 'paid', status: 200, rail: 'usdc', body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller } };
+        return { kind: 'paid', status: 200, rail: 'usdc', paymentId: rec.id, body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller } };
       }
       case 'settle_pending': {
         const validBefore = rec.reconcile?.validBefore ?? 0;

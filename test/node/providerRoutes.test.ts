@@ -55,7 +55,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  inbox.stop();
+  await inbox.stop();
   await new Promise((r) => server.close(r));
   await db.close();
   await cleanupTmp();
