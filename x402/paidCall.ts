@@ -6,7 +6,9 @@
  *   1. the service exists (404 `unknown_service`), the request is a string or absent (400); a
  *      native payment for a service that is unknown or not for sale is answered by the payment
  *      watcher instead (409 `payment_refunded` with the refund tx, or 202 / 404 until it is mined);
- *   2. it is for sale here — available, and the node has a payee (503 `service_unavailable`);
+ *   2. it is for sale here — available, and the node has a payee (503 `service_unavailable`); a
+ *      native payment already on chain asks less: that the service can still serve it
+ *      (`ServiceCatalog.isHonorable`: a provider agent's start-up grace after a restart);
  *   3. the request is valid input (400 `invalid_request`), and passes the service's own
  *      pre-payment check when it has one (`def.precheck`, e.g. a caller's URL resolving to a
  *      public address: 400 with the check's code, or 503 when its provider is down) — all

@@ -202,11 +202,12 @@ export class PayoutManager {
 
   /** Marks mined payouts, re-sends lost ones. */
   private async check(): Promise<void> {
+    // Stored transfers go back first: a new one signed before them would take the nonce they hold.
+    const resign: PayoutEntry[] = [];
+    for (const entry of [...this.open.values()]) if (entry.rail === 'usdc' && (await this.checkTransfer(entry))) resign.push(entry);
+    for (const entry of resign) await this.send(entry);
     for (const entry of [...this.open.values()]) {
-      if (entry.rail === 'usdc') {
-        await this.checkTransfer(entry);
-        continue;
-      }
+      if (entry.rail === 'usdc') continue;
       const invoke = fromHex(entry.invokeId);
       const view = await this.chain.getStateView([payoutKey(invoke), invokeKey(invoke)]);
       if (!getPayout(view, invoke) && (() => { const raw = view.get(invokeKey(invoke)); return raw ? decodeInvokeRecord(raw).refunded : false; })()) {
@@ -226,24 +227,27 @@ export class PayoutManager {
     }
   }
 
-  /** A USDC call's payout: mined → paid; lost with its nonce unused → the same bytes again; its nonce used by another tx → a new transfer. */
-  private async checkTransfer(entry: PayoutEntry): Promise<void> {
+  /**
+   * A USDC call's payout: mined → paid; lost with its nonce unused → the same bytes again. Returns
+   * true when a new transfer is to be signed: none yet, or its nonce was used by another tx.
+   */
+  private async checkTransfer(entry: PayoutEntry): Promise<boolean> {
     if (entry.txId && (await this.chain.getTx(entry.txId))) {
       await this.markPaid(entry);
-      return;
+      return false;
     }
-    if (entry.txId && this.mempool.has(entry.txId)) return;
+    if (entry.txId && this.mempool.has(entry.txId)) return false;
     if (entry.raw) {
       const bytes = fromHex(entry.raw);
       const account = await this.chain.getAccount(this.payee.address);
       if (account.nonce <= decodeTx(bytes).nonce) {
         // Its nonce is still free: only this transfer may take it (a new one could be mined beside it).
         await this.mempool.add(bytes).catch((e: Error) => this.log.warn({ payment: entry.invokeId, payoutTxId: entry.txId, err: e.message }, 'provider payout (usdc call) not accepted yet'));
-        return;
+        return false;
       }
       this.log.warn({ payment: entry.invokeId, lostTxId: entry.txId }, 'provider payout (usdc call) lost (its nonce was used by another tx): signing a new one');
     }
-    await this.send(entry);
+    return true;
   }
 
   private async markPaid(entry: PayoutEntry): Promise<void> {

@@ -20,6 +20,8 @@ export function renderJoinPage(snap: CatalogSnapshot): string {
 <h2 id="rules">The rules</h2>
 <ul>
 <li><strong>Paid once, refunded once.</strong> A result within the timeout is paid out to your payout address (price minus the node fee of the chain parameters) with one <code>provider_payout</code> transaction per call; a failure, a timeout or a result over 64 KB refunds the caller and pays you nothing. A late answer is refused.</li>
+<li><strong>Both rails, paid in NATIVE.</strong> Where the node accepts USDC on Base, your service is quoted and sold in USDC too; you still get the same NATIVE share, by one transfer from the node per call. A USDC call you fail or let time out is never settled, so its caller is not charged.</li>
+<li><strong>Restarts keep paid calls.</strong> If your worker was polling when the node restarted, calls already paid are kept for you for 30 s after it starts; <code>agent serve</code> reconnects by itself and takes them.</li>
 <li><strong>Inbox requests are signed</strong> with your key over method, path, body hash, timestamp and address (headers <code>X-Native-Agent</code>, <code>X-Native-Timestamp</code>, <code>X-Native-Signature</code>); see the providers' guide. <code>agent serve</code> does it for you.</li>
 <li><strong>Changes are reviewed again</strong>: <code>native-node service update …</code> sends the service back to moderation; <code>service retire</code> ends it for good. <code>native-node agent show</code> and <code>service list</code> show where they stand.</li>
 </ul>

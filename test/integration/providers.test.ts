@@ -6,6 +6,12 @@
  * the result, the provider paid its share exactly once; then the provider killed: the next paid
  * call refunded exactly once, the service `down` and the call after it refused before payment;
  * a restart that keeps the payout single; and the suspended service gone from every surface.
+ *
+ * The node runs with the USDC rail on (the test facilitator as its own process): a provider
+ * service is quoted and paid in USDC too, its result returned with the receipt and the provider
+ * paid its NATIVE share once; a provider failure is answered 502 and never settled; over MCP the
+ * same. Across the restart, a payment mined before it and settled after it is served (the
+ * agent's start-up grace), not refunded.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -16,8 +22,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { encodeAddress, TESTNET_HRP } from '../../consensus/address.js';
 import { getDevKeyPair } from '../../consensus/devnet.js';
+import { createAgentClient } from '../../sdk/client.js';
+import { startFacilitatorProcess, type FacilitatorProcess } from '../helpers/facilitator.js';
+import { NODE_PAY_TO, paymentHeader, referenceViem, signedPayment } from '../helpers/facilitatorPayments.js';
 import { testKey } from '../helpers/keys.js';
 import { BIN, childEnv, runCli, startNode, stopProcess, type CliRun, type NodeProc } from '../helpers/nodeProcess.js';
+
+// The USDC payments are signed with viem from reference/ (installed on first use); without it the USDC tests are skipped.
+const testUsdc = referenceViem.ok ? test : test.skip;
 
 const minerAddress = encodeAddress(testKey('providers-it-miner').address, TESTNET_HRP);
 const SERVICE = 'echo-bot-upper';
@@ -26,6 +38,7 @@ const SHARE = 950_000n; // price minus the devnet's 5 % node fee
 let dir: string;
 let node: NodeProc | undefined;
 let serveProc: ChildProcess | undefined;
+let facilitator: FacilitatorProcess | undefined;
 let provider = '';
 
 function cli(args: string[], timeoutMs = 90_000): Promise<CliRun> {
@@ -51,7 +64,9 @@ async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> 
   throw new Error('condition not reached in time');
 }
 async function startServe(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'agent', 'serve', '--service', SERVICE, '--exec', 'tr a-z A-Z', '--wallet', join(dir, 'provider.json'), '--node', node!.url], {
+  // Uppercases its request; the request "fail" makes it exit 1 (a provider failure).
+  const exec = 'x=$(cat); [ "$x" != fail ] && printf %s "$x" | tr a-z A-Z';
+  const child = spawn(process.execPath, [BIN, 'agent', 'serve', '--service', SERVICE, '--exec', exec, '--wallet', join(dir, 'provider.json'), '--node', node!.url], {
     cwd: dir,
     env: childEnv({ HOME: join(dir, 'home'), NATIVE_WALLET_PASSPHRASE: 'provider pass' }),
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -68,17 +83,25 @@ async function startServe(): Promise<ChildProcess> {
   return child;
 }
 async function startTheNode(): Promise<void> {
-  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--mine-threads', '1', '--no-p2p', '--no-stratum', '--miner-address', minerAddress], { cwd: dir, env: { HOME: join(dir, 'home') } });
+  const usdc = facilitator ? ['--usdc-pay-to', NODE_PAY_TO.toLowerCase(), '--facilitator-url', facilitator.url, '--facilitator-timeout', '3000', '--base-rpc-url', 'none'] : [];
+  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--mine-threads', '1', '--no-p2p', '--no-stratum', '--miner-address', minerAddress, ...usdc], { cwd: dir, env: { HOME: join(dir, 'home') } });
 }
+async function post(body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, any> }> {
+  const res = await fetch(`${node!.url}/api/x402/${SERVICE}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+const height = async () => ((await (await fetch(`${node!.url}/api/v1/status`)).json()) as { height: number }).height;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-providers-it-'));
+  if (referenceViem.ok) facilitator = await startFacilitatorProcess();
   await startTheNode();
 }, 30_000);
 
 afterAll(async () => {
   if (serveProc && serveProc.exitCode === null) serveProc.kill('SIGKILL');
   if (node && node.child.exitCode === null) await stopProcess(node);
+  await facilitator?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -134,24 +157,79 @@ describe('a provider sells a shell command through the node', () => {
     expect(r.json).toMatchObject({ result: 'HELLO WORLD', receipt: { serviceId: SERVICE, amountBase: PRICE.toString() } });
     await until(async () => (await balance(provider)) === before + SHARE, 30_000);
     // Several more blocks: still exactly one payout.
-    const height = async () => ((await (await fetch(`${node!.url}/api/v1/status`)).json()) as { height: number }).height;
     const h = await height();
     await until(async () => (await height()) >= h + 3, 30_000);
     expect(await balance(provider)).toBe(before + SHARE);
   }, 90_000);
 
-  test('a restart keeps the payout single and the service listed', async () => {
+  testUsdc('USDC: quoted with the exact option; a USDC call returns the result with the receipt and pays the provider its NATIVE share once, replays included', async () => {
+    const quote = await post({ request: 'hello usdc' });
+    expect(quote.status).toBe(402);
+    expect(quote.body.accepts.map((a: { scheme: string }) => a.scheme)).toEqual(['native-x402', 'exact']);
+    const option = quote.body.accepts[1] as { maxAmountRequired: string; payTo: string };
+    expect(option).toMatchObject({ network: 'base', payTo: NODE_PAY_TO });
+    // The node pays providers of USDC calls in NATIVE from its payee: fund it.
+    expect((await cli(['send', String(quote.body.accepts[0].payTo), '1', '--wait', '--json'])).code).toBe(0);
+    await facilitator!.control.reset();
+    const before = await balance(provider);
+    const header = await paymentHeader({ payTo: option.payTo, value: option.maxAmountRequired });
+    const paid = await post({ request: 'hello usdc' }, { 'x-payment': header });
+    expect(paid).toMatchObject({ status: 200, body: { paid: true, result: 'HELLO USDC', receipt: { serviceId: SERVICE, asset: 'USDC', amountAtomic: option.maxAmountRequired } } });
+    // The same payment again: the stored answer, nothing settled or paid out again.
+    const replay = await post({ request: 'hello usdc' }, { 'x-payment': header });
+    expect(replay).toEqual(paid);
+    // Over MCP, the same way (x402/payment in _meta).
+    const client = new Client({ name: 'providers-it', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${node!.url}/api/mcp?net=devnet`)));
+    const payment = await signedPayment({ payTo: option.payTo, value: (await post({ request: 'via mcp' })).body.accepts[1].maxAmountRequired });
+    const tool = (await client.callTool({ name: SERVICE, arguments: { request: 'via mcp' }, _meta: { 'x402/payment': payment } }, undefined, { timeout: 30_000 })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+    await client.close();
+    expect(tool.isError).toBeFalsy();
+    expect(tool.structuredContent).toMatchObject({ paid: true, result: 'VIA MCP', receipt: { serviceId: SERVICE, asset: 'USDC' } });
+    expect((await facilitator!.control.calls()).settle).toBe(2);
+    // Two USDC calls: two NATIVE payouts of the share, and no more.
+    await until(async () => (await balance(provider)) === before + 2n * SHARE, 60_000);
+    const h = await height();
+    await until(async () => (await height()) >= h + 3, 60_000);
+    expect(await balance(provider)).toBe(before + 2n * SHARE);
+  }, 240_000);
+
+  testUsdc('USDC: a provider failure is answered 502 and never settled; the provider is not paid', async () => {
+    const option = (await post({ request: 'fail' })).body.accepts[1] as { maxAmountRequired: string; payTo: string };
+    await facilitator!.control.reset();
+    const before = await balance(provider);
+    const failed = await post({ request: 'fail' }, { 'x-payment': await paymentHeader({ payTo: option.payTo, value: option.maxAmountRequired }) });
+    expect(failed).toMatchObject({ status: 502, body: { paid: false, error: { code: 'provider_failed' } } });
+    const calls = await facilitator!.control.calls();
+    expect({ verify: calls.verify, settle: calls.settle }).toEqual({ verify: 1, settle: 0 });
+    const h = await height();
+    await until(async () => (await height()) >= h + 2, 30_000);
+    expect(await balance(provider)).toBe(before);
+  }, 60_000);
+
+  test('a restart keeps the payout single and the service listed; a payment mined before it and settled after it is served (start-up grace)', async () => {
+    // Paid and mined while the agent is online; not settled before the node stops.
+    const caller = createAgentClient({ nodeUrl: node!.url, key: getDevKeyPair() });
+    const quote = await caller.quote(SERVICE, 'across a restart');
+    const txId = await caller.pay(quote);
+    await until(async () => ((await (await fetch(`${node!.url}/api/v1/tx/${txId}`)).json()) as { status: string }).status === 'mined', 30_000);
     const before = await balance(provider);
     serveProc!.kill('SIGKILL');
     await stopProcess(node!);
     await startTheNode();
+    // At start the agent has not polled yet (not online): without the grace its payment would be refunded at once.
     serveProc = await startServe();
     await until(async () => (await bazaarEntry())?.healthStatus === 'active');
-    const status = async () => ((await (await fetch(`${node!.url}/api/v1/status`)).json()) as { height: number }).height;
-    const h = await status();
-    await until(async () => (await status()) >= h + 3, 30_000);
-    expect(await balance(provider)).toBe(before);
-  }, 90_000);
+    const settled = await createAgentClient({ nodeUrl: node!.url }).settle(quote, txId).catch((e: Error) => {
+      console.log(JSON.stringify(node!.lines.slice(-60)));
+      throw e;
+    });
+    expect(settled).toMatchObject({ result: 'ACROSS A RESTART', receipt: { serviceId: SERVICE, txId } });
+    await until(async () => (await balance(provider)) === before + SHARE, 60_000);
+    const h = await height();
+    await until(async () => (await height()) >= h + 3, 60_000);
+    expect(await balance(provider)).toBe(before + SHARE);
+  }, 300_000);
 
   test('the provider stopped: the next paid call is refunded once, the service turns down and later calls get 503 before payment', async () => {
     serveProc!.kill('SIGKILL');

@@ -2,7 +2,9 @@
  * Provider payouts over a real chain, mempool, ledger and LevelDB: a settled provider payment left
  * without a payout record (a crash between settlement and `owe`) is owed at start and paid once,
  * price minus the node fee; owing again or restarting pays nothing more; a refunded invoke's
- * payout is refused by consensus and cancelled.
+ * payout is refused by consensus and cancelled. A USDC call's payout is a plain transfer of the
+ * NATIVE share, written ahead: lost from the mempool it is sent again as the same bytes; its
+ * nonce taken by another payee tx, a new one is signed; paid once across restarts either way.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -14,6 +16,9 @@ import { encodeAddress } from '../../consensus/address.js';
 import { COIN } from '../../consensus/params.js';
 import { sha256 } from '../../consensus/hash.js';
 import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
+import { TxType } from '../../consensus/tx.js';
+import { transfer } from '../../consensus/txTypes/transfer.js';
+import { submitPayeeTx } from '../../x402/payeeTx.js';
 import { openLedger } from '../../x402/ledger.js';
 import { PayoutManager, splitPayout } from '../../x402/payouts.js';
 import { RefundManager } from '../../x402/refunds.js';
@@ -29,7 +34,20 @@ const miner = testKey('payout-miner');
 const params = createDevnetChainParams({ genesisBits: 0x207fffff, allocations: [{ address: encodeAddress(payee.address, 'tnative'), amount: 1n * COIN }] });
 const now = () => params.genesis.time + 1_000_000;
 const providerAddress = encodeAddress(provider.address, 'tnative');
-const directory = { payoutAddressOf: (id: string) => (id === 'echo-bot-upper' ? providerAddress : undefined) };
+const directory = { payoutAddressOf: (id: string) => (id === 'echo-bot-upper' ? providerAddress : undefined), priceBaseOf: () => 1_000_000n };
+
+/** A chain, mempool, ledger and providers database in a fresh directory. */
+async function openEnv() {
+  const dir = await tmpDir();
+  const verifier = new CountingVerifier();
+  const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now });
+  const pool = createMempool(chain, verifier, params);
+  pool.start();
+  const ledger = await openLedger(join(dir, 'ledger'));
+  const db = new Level<string, string>(join(dir, 'providers'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  await db.open();
+  return { chain, pool, verifier, ledger, db };
+}
 
 afterAll(cleanupTmp);
 
@@ -41,14 +59,7 @@ test('splitPayout keeps floor(price × bps / 10,000) for the node', () => {
 
 describe('payout manager', () => {
   test('owed from the ledger at start, paid once, never again after owe or restart; a refunded invoke is cancelled', async () => {
-    const dir = await tmpDir();
-    const verifier = new CountingVerifier();
-    const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now });
-    const pool = createMempool(chain, verifier, params);
-    pool.start();
-    const ledger = await openLedger(join(dir, 'ledger'));
-    const db = new Level<string, string>(join(dir, 'providers'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-    await db.open();
+    const { chain, pool, ledger, db } = await openEnv();
     let nonce = 0n;
     const invoke = () =>
       createAgentInvokeTx({ key: caller, chainId: params.chainId, serviceId: 'echo-bot-upper', payTo: payee.address, amount: 1_000_000n, requestHash: sha256(new TextEncoder().encode('hi')), nonce: nonce++, includeKey: nonce === 1n });
@@ -98,6 +109,64 @@ describe('payout manager', () => {
     payouts.stop();
     refunds.stop();
     await refunds.idle();
+    await db.close();
+    await ledger.close();
+    pool.stop();
+    await chain.close();
+  }, 60_000);
+
+  test('a USDC call: a transfer of the NATIVE share written ahead; re-sent as the same bytes when lost, re-signed only once its nonce was taken; paid once across restarts', async () => {
+    const env = await openEnv();
+    const { chain, ledger, db, verifier } = env;
+    let pool = env.pool;
+    const usdc = (n: number) => `usdc:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a:0x${n.toString(16).padStart(64, '0')}`;
+    for (const id of [usdc(1), usdc(2)]) {
+      await ledger.claim({ id, rail: 'usdc', serviceId: 'echo-bot-upper', requestHash: 'x', caller: '0x19E7E376E7C213B7E7e7e46cc70A5dD086DAff2A', amount: '5000' });
+      await ledger.settle(id, 'HI', { txId: `0x${'ab'.repeat(32)}` });
+    }
+    const start = async () => {
+      const m = new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 60_000 });
+      await m.start();
+      return m;
+    };
+    // Both settled USDC calls are owed at start (no payout record yet): two transfers, stored before they left.
+    let payouts = await start();
+    const entry = async (id: string) => JSON.parse((await db.get(`o:${id}`))!) as { status: string; txId: string; raw: string; rail: string; amount: string };
+    const first = await entry(usdc(1));
+    const second = await entry(usdc(2));
+    expect(first).toMatchObject({ rail: 'usdc', status: 'submitted', amount: '950000' });
+    expect([pool.has(first.txId), pool.has(second.txId)]).toEqual([true, true]);
+    payouts.stop();
+    // A restart that lost the mempool; meanwhile the payee's next nonce went to another transaction, mined.
+    pool.stop();
+    pool = createMempool(chain, verifier, params);
+    pool.start();
+    const other = transfer.encodePayload({ to: miner.address, amount: 1n });
+    const otherId = await submitPayeeTx(chain, pool, payee, params, TxType.transfer, other);
+    await mineFromPool(chain, pool, miner.address);
+    expect(await chain.getTx(otherId)).toBeDefined();
+    // The first transfer's nonce is taken (it can never be mined): a new one. The second's is free: the same bytes again.
+    payouts = await start();
+    await payouts.idle();
+    const firstAgain = await entry(usdc(1));
+    const secondAgain = await entry(usdc(2));
+    expect(firstAgain.txId).not.toBe(first.txId);
+    expect(secondAgain.txId).toBe(second.txId);
+    await mineFromPool(chain, pool, miner.address);
+    await mineFromPool(chain, pool, miner.address);
+    await payouts.idle();
+    expect(payouts.pendingIds()).toEqual([]);
+    expect((await chain.getAccount(provider.address)).balance).toBe(2n * 950_000n);
+    // Owing again, or restarting, pays nothing more.
+    await payouts.owe(usdc(1), 'echo-bot-upper', 1_000_000n, 'usdc');
+    payouts.stop();
+    payouts = await start();
+    expect(pool.count).toBe(0);
+    await mineFromPool(chain, pool, miner.address);
+    expect((await chain.getAccount(provider.address)).balance).toBe(2n * 950_000n);
+    expect(payouts.paidOut('echo-bot-upper')).toBe(2n * 950_000n);
+    payouts.stop();
+    await payouts.idle();
     await db.close();
     await ledger.close();
     pool.stop();

@@ -4,7 +4,8 @@
  * unimplemented service) is refunded on-chain exactly once and never runs, and a settle names
  * the refund; a valid payment never settled is refunded after the window (also one bound to a
  * request the caller never sends); a settle racing the window's end executes XOR refunds; the
- * watcher's work survives restarts and reorganizations.
+ * watcher's work survives restarts and reorganizations; a payment for a service in its start-up
+ * grace is awaited and served, and refunded once as soon as the grace ends without its agent.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -49,11 +50,16 @@ afterAll(cleanupTmp);
 function createCatalog(defs: ServiceDefinition[]) {
   const byId = new Map(defs.map((d) => [d.id, d]));
   const suspended = new Set<string>();
+  /** Not available but still honoured (a provider's start-up grace after a restart). */
+  const graced = new Set<string>();
+  const isAvailable = (def: ServiceDefinition) => typeof def.run === 'function' && !suspended.has(def.id);
   return {
     byId,
     suspended,
+    graced,
     get: (id: string) => byId.get(id),
-    isAvailable: (def: ServiceDefinition) => typeof def.run === 'function' && !suspended.has(def.id),
+    isAvailable,
+    isHonorable: (def: ServiceDefinition) => isAvailable(def) || graced.has(def.id),
   };
 }
 
@@ -348,6 +354,30 @@ describe('restarts and reorganizations', () => {
     expect(await refundsOnChain(again.chain, awaited.id)).toBe(1);
     expect(await refundsOnChain(again.chain, under.id)).toBe(1);
     await teardown(again);
+  });
+
+  test('start-up grace: a payment for a service not available but honoured is awaited, not refunded, and served when settled; once the grace ends without the agent the next check refunds the other one, once', async () => {
+    const e = await setup();
+    e.catalog.suspended.add('native-echo');
+    e.catalog.graced.add('native-echo');
+    const served = await invoke(e, { serviceId: 'native-echo', request: 'a' });
+    const abandoned = await invoke(e, { serviceId: 'native-echo', request: 'b' });
+    await mine(e);
+    expect([await e.ledger.get(served.id), await e.ledger.get(abandoned.id), e.watcher.awaitingCount]).toEqual([undefined, undefined, 2]);
+    const out = await e.settlement.settle(e.catalog.get('native-echo')!, 'a', 'a', served.id, 0);
+    expect(out).toMatchObject({ kind: 'paid', body: { result: { ok: 'a' } } });
+    // The grace ends without the agent polling: refunded at the next check, not after the window.
+    e.catalog.graced.delete('native-echo');
+    await (e.watcher as unknown as { expire(): Promise<void> }).expire();
+    await e.refunds.idle();
+    expect(await e.ledger.get(abandoned.id)).toMatchObject({ refused: true, error: { code: 'service_unavailable' } });
+    expect(e.watcher.awaitingCount).toBe(0);
+    await mine(e);
+    expect(await refundsOnChain(e.chain, abandoned.id)).toBe(1);
+    expect(await refundsOnChain(e.chain, served.id)).toBe(0);
+    expect(e.runs.get('native-echo')).toBe(1);
+    expect((await errorOf(settleAt(e, 'native-echo', abandoned.id, 'b'))).code).toBe('payment_refunded');
+    await teardown(e);
   });
 
   test('a refusal whose invoke and refund are reorganized away is refunded again on the new branch, once', async () => {
