@@ -33,9 +33,11 @@ const now = () => params.genesis.time + 1_000_000;
 afterAll(cleanupTmp);
 
 const online = new Set<string>();
+const graced = new Set<string>();
 const jobs: ProviderJobs = {
   run: async () => 'ok',
   isOnline: (a) => online.has(a),
+  inGrace: (a) => graced.has(a),
   lastPollAt: () => 0,
   statsOf: () => ({ calls: 0, failures: 0, medianLatencyMs: 0 }),
   version: 0,
@@ -94,8 +96,14 @@ describe('live registry on a real chain', () => {
     expect(registry.validateInput(def, 'much too long text')).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
     // Sold only while its agent polls.
     expect(registry.isAvailable(def)).toBe(false);
+    expect(registry.isHonorable(def)).toBe(false);
+    // In its start-up grace after a restart: payments already made are honoured, nothing new is sold.
+    graced.add(toHex(alice.address));
+    expect([registry.isAvailable(def), registry.isHonorable(def), registry.liveHealth('echo-bot-upper')?.status]).toEqual([false, true, 'down']);
+    graced.clear();
     online.add(toHex(alice.address));
     expect(registry.isAvailable(def)).toBe(true);
+    expect(registry.isHonorable(def)).toBe(true);
     expect(registry.liveHealth('echo-bot-upper')?.status).toBe('active');
     await mine([createModerationTx(env(moderator), { action: 'suspend', serviceId: 'echo-bot-upper', reason: 'abuse' }).tx]);
     expect(registry.get('echo-bot-upper')).toBeUndefined();

@@ -167,3 +167,35 @@ describe('payments for a service that is gone or not for sale (issue 20)', () =>
     expect(asked).toHaveLength(3);
   });
 });
+
+describe("provider services: both rails, and a provider's start-up grace", () => {
+  const provider = { ...stubService('echo-bot-upper', async () => 'ok'), nodeOperated: false, providerAgent: 'echo-bot', timeoutMs: 5_000 };
+  let online = false;
+  let graced = false;
+  const providerCatalog: ServiceCatalog = {
+    get: (id) => (id === provider.id ? provider : undefined),
+    validateInput: (_def, request) => ({ ok: true, input: request }),
+    isAvailable: () => online,
+    isHonorable: () => online || graced,
+  };
+
+  test('quoted with the USDC option when the rail is on; in grace a native payment settles while quotes and USDC calls are refused 503', async () => {
+    const native = recordingNative(mismatch);
+    const usdc = recordingUsdc();
+    const c = core({ catalog: providerCatalog, native, usdc });
+    online = true;
+    const quote = await c.call({ serviceId: provider.id, request: 'x', baseUrl: BASE });
+    expect(quote.kind === 'quote' && quote.quote.accepts.map((a) => a.scheme)).toEqual(['native-x402', 'exact']);
+    online = false;
+    graced = true;
+    const code = (o: PaidCallOutcome) => ('error' in o ? o.error.code : o.kind);
+    expect(code(await c.call({ serviceId: provider.id, request: 'x', baseUrl: BASE }))).toBe('service_unavailable');
+    expect(code(await c.call({ serviceId: provider.id, request: 'x', baseUrl: BASE, payment: { rail: 'usdc', header: 'e30=' } }))).toBe('service_unavailable');
+    expect(code(await c.call({ serviceId: provider.id, request: 'x', baseUrl: BASE, payment: { rail: 'native', txId: 'ab'.repeat(32) } }))).toBe('request_mismatch');
+    expect([native.calls.length, usdc.payments.length]).toEqual([1, 0]);
+    // The grace over, the agent still away: the paid call is no longer served here.
+    graced = false;
+    expect(code(await c.call({ serviceId: provider.id, request: 'x', baseUrl: BASE, payment: { rail: 'native', txId: 'ab'.repeat(32) } }))).toBe('service_unavailable');
+    expect(native.calls).toHaveLength(1);
+  });
+});
