@@ -49,6 +49,14 @@ async function openEnv() {
   return { chain, pool, verifier, ledger, db };
 }
 
+/** Closes what `openEnv` opened (`pool`: the mempool in use now). */
+async function closeEnv(e: Awaited<ReturnType<typeof openEnv>>, pool = e.pool): Promise<void> {
+  await e.db.close();
+  await e.ledger.close();
+  pool.stop();
+  await e.chain.close();
+}
+
 afterAll(cleanupTmp);
 
 test('splitPayout keeps floor(price × bps / 10,000) for the node', () => {
@@ -59,7 +67,8 @@ test('splitPayout keeps floor(price × bps / 10,000) for the node', () => {
 
 describe('payout manager', () => {
   test('owed from the ledger at start, paid once, never again after owe or restart; a refunded invoke is cancelled', async () => {
-    const { chain, pool, ledger, db } = await openEnv();
+    const env = await openEnv();
+    const { chain, pool, ledger, db } = env;
     let nonce = 0n;
     const invoke = () =>
       createAgentInvokeTx({ key: caller, chainId: params.chainId, serviceId: 'echo-bot-upper', payTo: payee.address, amount: 1_000_000n, requestHash: sha256(new TextEncoder().encode('hi')), nonce: nonce++, includeKey: nonce === 1n });
@@ -109,10 +118,7 @@ describe('payout manager', () => {
     payouts.stop();
     refunds.stop();
     await refunds.idle();
-    await db.close();
-    await ledger.close();
-    pool.stop();
-    await chain.close();
+    await closeEnv(env);
   }, 60_000);
 
   test('a USDC call: a transfer of the NATIVE share written ahead; re-sent as the same bytes when lost, re-signed only once its nonce was taken; paid once across restarts', async () => {
@@ -167,9 +173,6 @@ describe('payout manager', () => {
     expect(payouts.paidOut('echo-bot-upper')).toBe(2n * 950_000n);
     payouts.stop();
     await payouts.idle();
-    await db.close();
-    await ledger.close();
-    pool.stop();
-    await chain.close();
+    await closeEnv(env, pool);
   }, 60_000);
 });
