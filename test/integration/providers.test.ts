@@ -220,10 +220,9 @@ describe('a provider sells a shell command through the node', () => {
     // At start the agent has not polled yet (not online): without the grace its payment would be refunded at once.
     serveProc = await startServe();
     await until(async () => (await bazaarEntry())?.healthStatus === 'active');
-    const settled = await createAgentClient({ nodeUrl: node!.url }).settle(quote, txId).catch((e: Error) => {
-      console.log(JSON.stringify(node!.lines.slice(-60)));
-      throw e;
-    });
+    // The restarted node listens on another port: settle there, against its quote (same service, price, payee and request).
+    const restarted = createAgentClient({ nodeUrl: node!.url });
+    const settled = await restarted.settle(await restarted.quote(SERVICE, 'across a restart'), txId);
     expect(settled).toMatchObject({ result: 'ACROSS A RESTART', receipt: { serviceId: SERVICE, txId } });
     await until(async () => (await balance(provider)) === before + SHARE, 60_000);
     const h = await height();
