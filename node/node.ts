@@ -140,11 +140,8 @@ export class FullNode {
       const networkKnown = () => p2p === undefined || config.bootstrap.length === 0 || p2p.hasPeerStatus() || Date.now() - createdAt >= MINING_STATUS_GRACE_MS;
       // Stratum and getblocktemplate need the chain and the mempool as the miner does; the miner feeds their block list.
       const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing: () => isSyncing() || !networkKnown() });
-      // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
-      payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing });
-      // /health, /ready and the descriptor's .json alias, mounted first (the alias passes on to discovery).
-      const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: isSyncing, serving: () => lifecycle.serving }) });
-      // Metrics read every part at scrape time; their middleware counts the API's requests.
+      // Metrics read every part at scrape time; their middleware counts the API's requests
+      // and the paid-call core reports every paid call to them (HTTP and MCP alike).
       const metrics =
         config.metricsPort === undefined
           ? undefined
@@ -161,6 +158,10 @@ export class FullNode {
               },
               isService: (id) => payments!.registry.get(id) !== undefined,
             });
+      // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
+      payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing, observePaidCall: metrics?.recordPaidCall });
+      // /health, /ready and the descriptor's .json alias, mounted first (the alias passes on to discovery).
+      const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: isSyncing, serving: () => lifecycle.serving }) });
       const metricsServer = metrics && createMetricsServer({ host: config.metricsHost, port: config.metricsPort! }, metrics, log.child({ module: 'metrics' }));
       // Per-address limit on the expensive endpoints (tx submission, paid calls, MCP).
       const httpLimits = createHttpLimits({ ratePerSecond: config.httpExpensiveRate, burst: config.httpExpensiveBurst });

@@ -39,7 +39,7 @@ import { sanctionsDirOf } from './sanctions.js';
 import { openLedger, type SettlementLedger } from '../x402/ledger.js';
 import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
-import { createPaidCallCore, type PaidCallCore } from '../x402/paidCall.js';
+import { createPaidCallCore, type PaidCallCore, type PaidCallRecord } from '../x402/paidCall.js';
 import { NativeSettlement } from '../x402/settle.js';
 import { createUnhonoredPayments, type UnhonoredPayments } from '../x402/unhonored.js';
 import { createFacilitator } from '../x402/usdcFacilitator.js';
@@ -101,7 +101,7 @@ function sellerOf(config: NodeConfig): SellerInfo {
 export async function createPayments(
   config: NodeConfig,
   params: ChainParams,
-  modules: { chain: Chain; mempool: Mempool; verifier: SignatureVerifier; logger: Logger & { child(b: object): Logger }; isSyncing?: () => boolean },
+  modules: { chain: Chain; mempool: Mempool; verifier: SignatureVerifier; logger: Logger & { child(b: object): Logger }; isSyncing?: () => boolean; observePaidCall?: (r: PaidCallRecord) => void },
   env: Record<string, string | undefined> = process.env,
 ): Promise<Payments> {
   const log = modules.logger;
@@ -162,7 +162,7 @@ export async function createPayments(
       : undefined;
   if ((config.usdcPayTo === undefined) !== (config.facilitatorUrl === undefined)) log.warn({}, 'the USDC rail needs both --usdc-pay-to and --facilitator-url: it stays off');
   // One paid-call core for every transport: the HTTP routes and MCP are adapters of it.
-  const core = createPaidCallCore({ catalog: registry, native: settlement, usdc: usdcSettlement, params, nativeUsd, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout, context });
+  const core = createPaidCallCore({ catalog: registry, native: settlement, usdc: usdcSettlement, params, nativeUsd, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout, context, observe: modules.observePaidCall });
   // Provider services are paid to the payee (escrow) on either rail; a delivered call owes the provider its NATIVE share.
   const payouts = payee
     ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress, priceBaseOf: (id) => registry.providerService(id)?.record.price }, { logger: log.child({ module: 'payouts' }) })

@@ -57,6 +57,20 @@ export interface PaidCall {
   readonly payment?: PaymentProof;
 }
 
+/**
+ * What the core reports of every call it answers, whatever the transport (the metrics count paid
+ * calls, quotes and settle latency from these): the service id, the rail of the presented payment
+ * (undefined without one, or when a malformed carrier did not say), the outcome and the seconds
+ * the call took in the core (payment check, wait for the block, run, settlement).
+ */
+export interface PaidCallRecord {
+  readonly serviceId: string;
+  readonly paymentPresented: boolean;
+  readonly rail: Rail | undefined;
+  readonly outcome: PaidCallOutcome;
+  readonly seconds: number;
+}
+
 /** What the core needs. */
 export interface PaidCallModules {
   readonly catalog: ServiceCatalog;
@@ -72,6 +86,8 @@ export interface PaidCallModules {
   readonly requestBudgetMs: number;
   /** What services' pre-payment checks (`def.precheck`) run with; without it they are skipped. */
   readonly context?: ServiceRunContext;
+  /** Told every answered call of a known service (the metrics); must not throw. */
+  readonly observe?: (r: PaidCallRecord) => void;
 }
 
 /** The paid-call core (see module comment). */
@@ -183,6 +199,18 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
     return { ...out, quote };
   }
 
+  /** `call`, reported to `observe` once per answered call of a known service. */
+  async function observedCall(c: PaidCall): Promise<PaidCallOutcome> {
+    if (!m.observe) return call(c);
+    const started = process.hrtime.bigint();
+    const outcome = await call(c);
+    if (m.catalog.get(c.serviceId)) {
+      const rail = c.payment?.rail ?? ('rail' in outcome ? outcome.rail : undefined);
+      m.observe({ serviceId: c.serviceId, paymentPresented: c.payment !== undefined, rail, outcome, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
+    }
+    return outcome;
+  }
+
   return {
     get nativePayTo() {
       return m.native?.payTo;
@@ -191,6 +219,6 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
       return m.usdc?.payTo;
     },
     isForSale,
-    call,
+    call: observedCall,
   };
 }

@@ -6,10 +6,10 @@
  * Three kinds of figure:
  * - read at scrape time from the parts (`collect`): chain height, tip age, difficulty, peers,
  *   mempool size and bytes, sync state, refunds pending, Stratum connections, shares, pool hashrate;
- * - counted by one koa middleware in front of the API: HTTP requests by route and status, and
- *   for the paid endpoints (`POST /api/x402[/:serviceId]`) quotes, paid calls by service, rail
- *   and outcome, refunds sent and the settle latency. It reads only the request and the answer,
- *   so it stays the same whatever the paid-call core does inside;
+ * - counted by one koa middleware in front of the API: HTTP requests by route and status;
+ * - reported by the paid-call core (x402/paidCall.ts, its `observe` port) for every call it
+ *   answers, whatever the transport (HTTP and its 402 dialects, MCP): quotes, paid calls by
+ *   service, rail and outcome, refunds sent and the settle latency (time in the core);
  * - prom-client's default process metrics: memory, CPU, event-loop lag, GC, handles.
  *
  * All names start with `native_` (process and Node.js metrics keep prom-client's names).
@@ -20,7 +20,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { difficultyOfBits } from '../../consensus/pow.js';
 import type { ChainEntry, Logger } from '../../chain/types.js';
 import { createRouterServer, type HttpServer } from './app.js';
-import { PaymentAuthMethod } from './paymentDialects.js';
+import type { PaidCallRecord } from '../../x402/paidCall.js';
 
 /** What the metrics read at scrape time. */
 export interface MetricsSources {
@@ -41,11 +41,11 @@ export interface MetricsSources {
   readonly nowSeconds?: () => number;
 }
 
-/** Outcome label of a paid call, from the answer. */
-export type PaidCallOutcome = 'settled' | 'pending' | 'refused' | 'conflict' | 'refunded' | 'invalid' | 'unavailable' | 'error';
+/** Outcome label of a paid call. */
+export type PaidCallOutcomeLabel = 'settled' | 'pending' | 'refused' | 'conflict' | 'refunded' | 'invalid' | 'unavailable' | 'error';
 
-/** The outcome of a paid call answered with `status` (and `body`, which says whether a refund was sent). */
-export function paidCallOutcome(status: number, body: unknown): PaidCallOutcome {
+/** The outcome label of a paid call answered with `status` (and `body`, which says whether a refund was sent). */
+export function paidCallOutcome(status: number, body: unknown): PaidCallOutcomeLabel {
   if (status === 200) return 'settled';
   if (status === 202) return 'pending';
   if (status === 402) return 'refused';
@@ -56,27 +56,7 @@ export function paidCallOutcome(status: number, body: unknown): PaidCallOutcome 
   return 'error';
 }
 
-/** The rail a paid-call request pays on, or undefined when it carries no payment (a quote request). */
-export function paymentRailOf(ctx: Koa.Context): 'native' | 'usdc' | undefined {
-  if (ctx.get('x-payment') || ctx.get('payment-signature')) return 'usdc';
-  const auth = /^Payment\s+(\S+)/i.exec(ctx.get('authorization'));
-  if (auth) {
-    // The "Payment" scheme's credential names its method (node/api/paymentDialects.ts); a malformed one counts as native.
-    try {
-      const method = (JSON.parse(Buffer.from(auth[1], 'base64url').toString('utf8')) as { challenge?: { method?: unknown } }).challenge?.method;
-      return method === PaymentAuthMethod.X402_EXACT ? 'usdc' : 'native';
-    } catch {
-      return 'native';
-    }
-  }
-  const body = ctx.request.body as { payment?: unknown } | undefined;
-  if (typeof body === 'object' && body !== null && body.payment !== undefined && body.payment !== null) return 'native';
-  return undefined;
-}
-
-const PAID_PATH = /^\/api\/x402(?:\/([^/]+))?\/?$/;
-
-/** The node's metrics: a registry of its own and the HTTP middleware that feeds it. */
+/** The node's metrics: a registry of its own, the HTTP middleware and the paid-call observer that feed it. */
 export class NodeMetrics {
   readonly registry = new Registry();
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
@@ -145,33 +125,37 @@ export class NodeMetrics {
   /** The koa middleware counting requests; mount it first (outside the error middleware) to see final statuses. */
   middleware(): Koa.Middleware {
     return async (ctx, next) => {
-      const started = process.hrtime.bigint();
       try {
         await next();
       } finally {
-        this.record(ctx, Number(process.hrtime.bigint() - started) / 1e9);
+        this.record(ctx);
       }
     };
   }
 
-  private record(ctx: Koa.Context, seconds: number): void {
+  private record(ctx: Koa.Context): void {
     const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
     this.httpRequests.inc({ method: ctx.method, route: route === undefined ? 'unmatched' : String(route), status: String(ctx.status) });
-    const paid = ctx.method === 'POST' ? PAID_PATH.exec(ctx.path) : null;
-    if (!paid) return;
-    const body = ctx.request.body as { serviceId?: unknown } | undefined;
-    const service = paid[1] ?? (typeof body?.serviceId === 'string' ? body.serviceId : '');
-    if (!this.sources.isService(service)) return;
-    const rail = paymentRailOf(ctx);
-    if (rail === undefined) {
-      if (ctx.status === 402) this.quotes.inc({ service });
+  }
+
+  /**
+   * Counts one call answered by the paid-call core (its `observe` port), whatever carried it:
+   * HTTP, any 402 dialect, MCP. A call without payment answered 402 is a quote; a call with one
+   * is a paid call, by rail (`unknown` for a malformed carrier that did not say) and outcome.
+   */
+  readonly recordPaidCall = (r: PaidCallRecord): void => {
+    if (!this.sources.isService(r.serviceId)) return;
+    const service = r.serviceId;
+    if (!r.paymentPresented) {
+      if (r.outcome.kind === 'quote') this.quotes.inc({ service });
       return;
     }
-    const outcome = paidCallOutcome(ctx.status, ctx.body);
+    const rail = r.rail ?? 'unknown';
+    const outcome = paidCallOutcome(r.outcome.status, 'body' in r.outcome ? r.outcome.body : undefined);
     this.paidCalls.inc({ service, rail, outcome });
-    this.settleSeconds.observe({ rail, outcome }, seconds);
+    this.settleSeconds.observe({ rail, outcome }, r.seconds);
     if (outcome === 'refunded') this.refundsSent.inc({ service });
-  }
+  };
 
   /** The Prometheus text exposition of every metric. */
   async text(): Promise<string> {

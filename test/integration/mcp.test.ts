@@ -5,8 +5,9 @@
  * call (isError + the quote with both rails), input and availability errors before any quote,
  * a paid native-rail call completed through MCP (`_meta["x402/payment"] = {txId}` → the result
  * with `_meta["x402/payment-response"]` = the receipt), its idempotent repeat, a payment reused
- * for another service, the proven call counted in the catalog, and the HTTP edges (`?net=`,
- * GET, CORS preflight).
+ * for another service, the proven call counted in the catalog and in the Prometheus metrics
+ * (`--metrics-port`: quotes, paid calls by service/rail/outcome, settle latency, exactly as over
+ * HTTP), and the HTTP edges (`?net=`, GET, CORS preflight).
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { CATALOG } from '../../services/index.js';
 import { toHex } from '../../consensus/hash.js';
 import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
+import { histogramSeries, metricSample, scrapeMetrics } from '../helpers/prometheus.js';
 import { DEVNET, specValidators } from '../discovery/schemas.js';
 
 const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
@@ -30,11 +32,13 @@ let dir: string;
 let node: NodeProc;
 let url: string;
 let client: Client;
+let metricsUrl: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-mcp-'));
-  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--mine-threads', '1', '--no-stratum', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9'], { cwd: dir });
+  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--metrics-port', '0', '--mine-threads', '1', '--no-stratum', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9'], { cwd: dir });
   url = node.url;
+  metricsUrl = String(node.lines.find((l) => l.msg === 'metrics listening')?.url);
   client = new Client({ name: 'native-mcp-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/api/mcp?net=mainnet`)));
 }, 40_000);
@@ -115,6 +119,7 @@ describe('MCP endpoint (official client, real node)', () => {
   test('a paid native-rail call completed through MCP', async () => {
     const dev = getDevKeyPair();
     const devAddr = encodeAddress(dev.address, 'tnative');
+    const before = await scrapeMetrics(metricsUrl);
     const unpaid = await call('native-world-clock', { request: 'Asia/Tokyo' });
     const native = unpaid.structuredContent!.accepts.find((a: { scheme: string }) => a.scheme === 'native-x402');
     const status = await getJson('/api/v1/status');
@@ -142,6 +147,18 @@ describe('MCP endpoint (official client, real node)', () => {
     expect(receipt).toMatchObject({ success: true, transaction: tx.id, network: 'native-devnet', payer: devAddr, serviceId: 'native-world-clock', caller: devAddr, amount: 0.002, txId: tx.id });
     expect(paid.structuredContent).toMatchObject({ paid: true, result: { timezone: 'Asia/Tokyo' }, receipt: { txId: tx.id } });
     expect(JSON.parse(paid.content[0].text!).timezone).toBe('Asia/Tokyo');
+
+    // Counted in the metrics exactly as a paid HTTP call (the paid-call core reports it, whatever the transport).
+    const after = await scrapeMetrics(metricsUrl);
+    const moved = (name: string, labels: Record<string, string>) => metricSample(after.families, name, labels) - metricSample(before.families, name, labels);
+    expect(moved('native_x402_quotes_total', { service: 'native-world-clock' })).toBe(1);
+    const settled = { service: 'native-world-clock', rail: 'native', outcome: 'settled' };
+    expect(moved('native_x402_paid_calls_total', settled)).toBe(1);
+    expect(moved('native_x402_paid_calls_total', { service: 'native-world-clock', rail: 'native' })).toBe(1 + moved('native_x402_paid_calls_total', { service: 'native-world-clock', rail: 'native', outcome: 'pending' }));
+    const histogram = (t: string) => histogramSeries(t, 'native_x402_settle_duration_seconds', 'count', 'rail="native",outcome="settled"');
+    expect(histogram(after.text) - (histogram(before.text) || 0)).toBe(1);
+    expect(histogramSeries(after.text, 'native_x402_settle_duration_seconds', 'sum', 'rail="native",outcome="settled"')).toBeGreaterThan(0);
+    expect(moved('native_http_requests_total', { method: 'POST', route: '/api/mcp' })).toBeGreaterThanOrEqual(2);
 
     // Settling again with the same payment and request returns the stored answer.
     const again = await call('native-world-clock', { request: 'Asia/Tokyo' }, { 'x402/payment': { txId: tx.id } });

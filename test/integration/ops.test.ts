@@ -8,8 +8,9 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import parsePrometheusTextFormat, { type PrometheusFamily } from 'parse-prometheus-text-format';
+import type { PrometheusFamily } from 'parse-prometheus-text-format';
 import { BIN, childEnv, startNode, stopProcess, type NodeProc } from '../helpers/nodeProcess.js';
+import { histogramSeries, metricSample as sample, scrapeMetrics } from '../helpers/prometheus.js';
 
 let dir: string;
 let node: NodeProc | undefined;
@@ -31,18 +32,9 @@ let lastText = '';
 
 /** Scrapes `/metrics` and parses it (the parser throws on malformed text). */
 async function scrape(): Promise<Map<string, PrometheusFamily>> {
-  const res = await fetch(metricsUrl);
-  expect(res.status).toBe(200);
-  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-  lastText = await res.text();
-  return new Map(parsePrometheusTextFormat(lastText).map((f) => [f.name, f]));
-}
-
-/** Sum of the samples of `name` whose labels include `labels`. */
-function sample(families: Map<string, PrometheusFamily>, name: string, labels: Record<string, string> = {}): number {
-  const f = families.get(name);
-  if (!f) return 0;
-  return f.metrics.filter((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v)).reduce((s, m) => s + Number(m.value ?? m.count ?? 0), 0);
+  const r = await scrapeMetrics(metricsUrl);
+  lastText = r.text;
+  return r.families;
 }
 
 function cli(args: string[]): Promise<{ code: number; stdout: string }> {
@@ -120,9 +112,9 @@ describe('GET /metrics', () => {
     expect(sample(after, 'native_x402_paid_calls_total', settled) - sample(before, 'native_x402_paid_calls_total', settled)).toBe(1);
     expect(after.get('native_x402_settle_duration_seconds')!.type).toBe('HISTOGRAM');
     // The parser merges the label sets of a histogram into one sample, so its series are read from the text.
-    const series = (suffix: string, extra = '') => Number(new RegExp(`^native_x402_settle_duration_seconds_${suffix}\\{${extra}rail="native",outcome="settled"\\} (\\S+)$`, 'm').exec(lastText)?.[1]);
+    const series = (suffix: 'count' | 'sum' | 'bucket', extra = '') => histogramSeries(lastText, 'native_x402_settle_duration_seconds', suffix, `${extra}rail="native",outcome="settled"`);
     expect(series('count')).toBeGreaterThanOrEqual(1);
-    expect(series('bucket', 'le="\\+Inf",')).toBe(series('count'));
+    expect(series('bucket', 'le="+Inf",')).toBe(series('count'));
     expect(series('sum')).toBeGreaterThan(0);
     const route = { method: 'POST', route: '/api/x402/:serviceId', status: '402' };
     expect(sample(after, 'native_http_requests_total', route) - sample(before, 'native_http_requests_total', route)).toBeGreaterThanOrEqual(2);
