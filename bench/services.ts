@@ -13,6 +13,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { silentLogger } from '../chain/types.js';
 import { createServiceRegistry, executeService, type ServiceContext } from '../services/index.js';
+import { ensureGeoIpPack } from '../test/helpers/dataPacks.js';
 
 const registry = createServiceRegistry();
 const ctx = { log: silentLogger, now: () => Date.UTC(2027, 0, 12), registry } as unknown as Omit<ServiceContext, 'signal'>;
@@ -80,6 +81,7 @@ function geoIpRss(): string {
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { iterations: { type: 'string' } } });
   const n = Number(values.iterations ?? 200);
+  await ensureGeoIpPack();
   const before = loadavg().map((x) => x.toFixed(2)).join(' ');
   const rows: string[] = [];
   for (const c of CASES) {

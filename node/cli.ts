@@ -81,6 +81,10 @@ Commands:
                                    download the official OFAC, UN and EU sanctions lists into
                                    <data dir>/sanctions (validated, swapped atomically; a failed
                                    list keeps the one the node has)
+  data status | data install <pack>
+                                   data packs of services, installed on demand (packs/<pack>,
+                                   npm ci from a lock pinning each tarball's sha512): geoip
+                                   (native-geo-ip, 191 MB; the service is down without it)
   usdc-payments [--status <s>]     list the ledger's USDC payments (settled, settle_pending,
                                    expired_unsettled, failed); run with the node stopped
   token issue|mint|burn|send|flags|back|info|list, pool create|add|remove|list|info,
@@ -602,6 +606,22 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         if (sub !== 'update') throw new NodeError(CliErrorCode.USAGE, `unknown sanctions command ${sub ?? '(none)'}; try: sanctions update`);
         const ctx = context(values, out, cenv);
         return await (await import('./sanctions.js')).sanctionsUpdate(ctx.config, ctx.out, { OFAC: values['ofac-url'] as string | undefined, UN: values['un-url'] as string | undefined, EU: values['eu-url'] as string | undefined });
+      }
+      case 'data': {
+        const sub = rest[0];
+        const name = parse(rest.slice(1), {}, sub === 'install' ? 1 : 0).positionals[0];
+        const packs = await import('./dataPacks.js');
+        if (sub === 'status') {
+          const all = Object.values(packs.DATA_PACKS).map(packs.dataPackStatus);
+          out.print(all.map((p) => `${p.name}: ${p.installed ? 'installed' : 'not installed'} (${p.description}; ${Object.entries(p.packages).map(([k, v]) => `${k}@${v}`).join(', ')}) in ${p.dir}`).join('\n'), { packs: all });
+          return 0;
+        }
+        if (sub !== 'install') throw new NodeError(CliErrorCode.USAGE, `unknown data command ${sub ?? '(none)'}; try: data status | data install <pack>`);
+        const pack = packs.dataPack(name);
+        if (!out.json) process.stderr.write(`installing the ${pack.name} data pack into ${pack.dir} (npm ci)…\n`);
+        const st = await packs.installDataPack(pack);
+        out.print(`${st.name}: installed (${Object.entries(st.packages).map(([k, v]) => `${k}@${v}`).join(', ')}) in ${st.dir}; restart the node or wait for its next health check`, st);
+        return 0;
       }
       case 'usdc-payments': {
         const { values } = parse(rest, { status: { type: 'string' } }, 0);

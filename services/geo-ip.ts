@@ -1,11 +1,14 @@
 /**
  * native-geo-ip: country (code and name), region, city, latitude/longitude, time zone, ASN and
- * organization of a public IPv4 or IPv6 address from data shipped in packages
+ * organization of a public IPv4 or IPv6 address from the geo-IP data pack
  * (services/identity/geoip.ts, loaded at the first lookup of each family); private and other
- * special-purpose addresses are answered as what they are.
+ * special-purpose addresses are answered as what they are. Without the pack the service is
+ * `down` and refuses calls before any quote (503 `service_unavailable`, reason
+ * `geoip_data_missing`, saying how to install it).
  */
 import { defineService } from './define.js';
-import { geoIpDataInstalled, locateIp } from './identity/geoip.js';
+import { GEOIP_DATA_MISSING_CODE, GEOIP_MISSING, geoIpDataInstalled, locateIp } from './identity/geoip.js';
+import { ServiceError } from './types.js';
 
 /** native-geo-ip. */
 export const geoIp = defineService({
@@ -21,6 +24,9 @@ export const geoIp = defineService({
   inputSchema: { type: 'string', maxLength: 45, pattern: '^[0-9A-Fa-f:.]+$', 'x-ip': true, description: 'IPv4 or IPv6 address.' },
   // The first lookup of a family reads its data (about 1 s on a loaded machine).
   timeoutMs: 15_000,
+  precheck: async () => {
+    if (!geoIpDataInstalled()) throw new ServiceError(GEOIP_DATA_MISSING_CODE, GEOIP_MISSING);
+  },
   run: async (_ctx, input) => locateIp(input as string),
   health: async () => (geoIpDataInstalled() ? 'active' : 'down'),
 });

@@ -1,18 +1,20 @@
 /**
  * The fonts embedded in every document (pdfkit's 14 standard fonts are WinAnsi only): DejaVu Sans
- * (package dejavu-fonts-ttf, Bitstream Vera licence + public domain: Latin, Greek, Cyrillic and
- * more) and Noto Sans SC's Simplified-Chinese subset (package @fontsource/noto-sans-sc, SIL OFL
- * 1.1: Han ideographs, kana, CJK punctuation), read and parsed once (fontkit, pdfkit's own font
- * engine; parsing per document cost ~400 ms) from the installed packages. pdfkit embeds only the
- * glyphs a document uses.
+ * (Bitstream Vera licence + public domain: Latin, Greek, Cyrillic and more) and Noto Sans SC's
+ * Simplified-Chinese subset (SIL OFL 1.1: Han ideographs, kana, CJK punctuation), shipped in
+ * `vendor/fonts/` (copied unchanged from their npm packages; its README says which and when),
+ * read and parsed once (fontkit, pdfkit's own font engine; parsing per document cost ~400 ms).
+ * pdfkit embeds only the glyphs a document uses.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { inflateSync } from 'node:zlib';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { create, type Font } from 'fontkit';
+import { PROJECT_ROOT } from '../projectRoot.js';
 
-const require = createRequire(import.meta.url);
+/** Where the font files are. */
+export const FONTS_DIR = join(PROJECT_ROOT, 'vendor', 'fonts');
+const FILES = { regular: 'DejaVuSans.ttf', bold: 'DejaVuSans-Bold.ttf', cjk: 'noto-sans-sc-chinese-simplified-400-normal.woff' } as const;
 
 /** The parsed fonts: regular and bold Latin/Greek/Cyrillic, and CJK. */
 export interface DocumentFonts {
@@ -61,27 +63,16 @@ export function woffToSfnt(woff: Buffer): Buffer {
   return out;
 }
 
-/** Whether the font files are installed (the health probe; does not parse them). */
+/** Whether the font files are there (the health probe; does not parse them). */
 export function documentFontsInstalled(): boolean {
-  try {
-    const dejavu = join(dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
-    const noto = join(dirname(require.resolve('@fontsource/noto-sans-sc/LICENSE')), 'files');
-    return ['DejaVuSans.ttf', 'DejaVuSans-Bold.ttf'].every((f) => existsSync(join(dejavu, f))) && existsSync(join(noto, 'noto-sans-sc-chinese-simplified-400-normal.woff'));
-  } catch {
-    return false;
-  }
+  return Object.values(FILES).every((f) => existsSync(join(FONTS_DIR, f)));
 }
 
-/** Loads (once) the embedded fonts from their packages. */
+/** Loads (once) the embedded fonts. */
 export function documentFonts(): DocumentFonts {
   if (cached) return cached;
-  const dejavu = join(dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
-  const noto = join(dirname(require.resolve('@fontsource/noto-sans-sc/LICENSE')), 'files');
-  cached = {
-    regular: create(readFileSync(join(dejavu, 'DejaVuSans.ttf'))),
-    bold: create(readFileSync(join(dejavu, 'DejaVuSans-Bold.ttf'))),
-    cjk: create(woffToSfnt(readFileSync(join(noto, 'noto-sans-sc-chinese-simplified-400-normal.woff')))),
-  };
+  const read = (f: string) => readFileSync(join(FONTS_DIR, f));
+  cached = { regular: create(read(FILES.regular)), bold: create(read(FILES.bold)), cjk: create(woffToSfnt(read(FILES.cjk))) };
   return cached;
 }
 

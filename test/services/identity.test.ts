@@ -1,5 +1,6 @@
 /**
- * native-geo-ip on the shipped databases (Google's public resolvers located, a known ASN, special
+ * native-geo-ip on its data pack (packs/geoip, installed first when missing, as
+ * `native-node data install geoip` does: Google's public resolvers located, a known ASN, special
  * ranges answered as such) and native-email-validate against a DNS server on 127.0.0.1 (MX, null
  * MX, A fallback, NXDOMAIN, SERVFAIL and a resolver that never answers), with IDN and disposable
  * domains; bad inputs refused before payment.
@@ -8,11 +9,14 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createSocket, type Socket } from 'node:dgram';
 import * as dnsPacket from '@dnsquery/dns-packet';
 import { configureEmailDns } from '../../services/identity/email.js';
+import { ensureGeoIpPack } from '../helpers/dataPacks.js';
 import { callLocal, refusal } from './local.js';
 
 type Json = Record<string, any>;
 
 describe('native-geo-ip', () => {
+  beforeAll(() => ensureGeoIpPack(), 600_000);
+
   test('8.8.8.8: Google, Mountain View, with time zone and ASN', async () => {
     expect(await callLocal('native-geo-ip', '8.8.8.8')).toMatchObject({
       ip: '8.8.8.8',
