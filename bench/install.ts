@@ -5,7 +5,10 @@
  * ignored) or of `--rev`, copied into a temporary directory, then
  *   1. `npm ci` (what the README's set-up runs; `prepare` builds build/),
  *   2. `npm ci --omit=dev` (a production install) after deleting node_modules,
- *   3. with `--reference`, `npm ci` in reference/ (the reference x402 stacks of the client tests).
+ *   3. `npm ci --omit=dev --omit=optional` the same way: without viem's optional peer dependency
+ *      `typescript`, which npm keeps in 2 because the dev tree has it (`devOptional`; the only
+ *      optional package of the production tree),
+ *   4. with `--reference`, `npm ci` in reference/ (the reference x402 stacks of the client tests).
  * Prints, for each, the time, the size of node_modules on disk (`du -sm`, MiB), the number of
  * packages and the EBADENGINE warnings npm printed (the team's rule: none).
  */
@@ -85,6 +88,8 @@ export async function run(args: string[]): Promise<void> {
     const rows: InstallRow[] = [npmCi('npm ci', dir, [])];
     rmSync(join(dir, 'node_modules'), { recursive: true, force: true });
     rows.push(npmCi('npm ci --omit=dev', dir, ['--omit=dev']));
+    rmSync(join(dir, 'node_modules'), { recursive: true, force: true });
+    rows.push(npmCi('npm ci --omit=dev --omit=optional', dir, ['--omit=dev', '--omit=optional']));
     if (values.reference) rows.push(npmCi('reference/: npm ci', join(dir, 'reference'), []));
     console.log(`fresh install of ${label} (node ${process.version}, npm ${execFileSync('npm', ['--version']).toString().trim()})\n`);
     console.log('| install | time s | node_modules MiB (du -sm) | packages | EBADENGINE warnings | ok |\n|---|---:|---:|---:|---:|---|');
