@@ -620,7 +620,7 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         const pack = packs.dataPack(name);
         if (!out.json) process.stderr.write(`installing the ${pack.name} data pack into ${pack.dir} (npm ci)…\n`);
         const st = await packs.installDataPack(pack);
-        out.print(`${st.name}: installed (${Object.entries(st.packages).map(([k, v]) => `${k}@${v}`).join(', ')}) in ${st.dir}; restart the node or wait for its next health check`, st);
+        out.print(`${st.name}: installed (${Object.entries(st.packages).map(([k, v]) => `${k}@${v}`).join(', ')}) in ${st.dir}; paid calls to its service work at once, the catalog shows it active after the next health check (about a minute)`, st);
         return 0;
       }
       case 'usdc-payments': {
