@@ -1,13 +1,13 @@
 /**
  * native-url-meta: a page's title, meta description, Open Graph image, canonical link and site
- * name. The page is fetched through the SSRF-safe outbound client (HTML only, 2 MiB at most);
- * open-graph-scraper reads the Open Graph and Twitter tags from that HTML (it is given the HTML,
- * never the URL, so it fetches nothing itself) and linkedom the document's own `<title>`,
- * `<meta name="description">` and `<link rel="canonical">`. Relative URLs are made absolute
- * against the final URL.
+ * name. The page is fetched through the SSRF-safe outbound client (HTML only, 2 MiB at most)
+ * and parsed with linkedom: the document's own `<title>`, `<meta name="description">` and
+ * `<link rel="canonical">`, and the Open Graph (`og:*`) and Twitter card (`twitter:*`) `<meta>`
+ * tags, read from `property=` or `name=` as pages write either (open-graph-scraper did the latter
+ * until issue 18 and brought 11 MB of cheerio and undici for these few selectors). Relative URLs
+ * are made absolute against the final URL.
  */
 import { parseHTML } from 'linkedom';
-import ogs from 'open-graph-scraper';
 import { defineService } from './define.js';
 import { urlInput } from './inputs.js';
 import { CALLER_URL_SERVICE, fetchCallerUrl } from './web/readable.js';
@@ -34,24 +34,28 @@ function clean(s: string | null | undefined): string | null {
 export async function pageMetadata(html: string, url: string): Promise<Record<string, unknown>> {
   const { document } = parseHTML(html);
   const attr = (selector: string, name: string) => document.querySelector(selector)?.getAttribute(name) ?? null;
-  const og = await ogs({ html, onlyGetOpenGraphInfo: false }).then(
-    (r) => r.result,
-    () => undefined,
-  );
-  const ogImage = og?.ogImage?.[0];
-  const twitterImage = og?.twitterImage?.[0];
+  /** The first non-empty `content` of a `<meta>` whose property or name is one of `keys`, in that order. */
+  const meta = (...keys: string[]): string | null => {
+    for (const k of keys) {
+      const v = clean(attr(`meta[property="${k}" i]`, 'content')) ?? clean(attr(`meta[name="${k}" i]`, 'content'));
+      if (v) return v;
+    }
+    return null;
+  };
+  const ogImage = meta('og:image', 'og:image:url', 'og:image:secure_url');
+  const twitterImage = meta('twitter:image', 'twitter:image:src');
   return {
-    title: clean(document.querySelector('title')?.textContent) ?? clean(og?.ogTitle),
+    title: clean(document.querySelector('title')?.textContent) ?? meta('og:title'),
     description: clean(attr('meta[name="description" i]', 'content')),
     canonical: absolute(attr('link[rel~="canonical" i]', 'href'), url),
-    siteName: clean(og?.ogSiteName) ?? null,
-    image: absolute(ogImage?.url ?? twitterImage?.url, url),
-    imageAlt: clean(ogImage?.alt ?? twitterImage?.alt) ?? null,
-    ogTitle: clean(attr('meta[property="og:title" i]', 'content')),
-    ogDescription: clean(attr('meta[property="og:description" i]', 'content')),
-    ogType: clean(og?.ogType) ?? null,
-    ogUrl: absolute(attr('meta[property="og:url" i]', 'content'), url),
-    twitterCard: clean(og?.twitterCard) ?? null,
+    siteName: meta('og:site_name'),
+    image: absolute(ogImage ?? twitterImage, url),
+    imageAlt: ogImage ? meta('og:image:alt') : twitterImage ? meta('twitter:image:alt') : null,
+    ogTitle: meta('og:title'),
+    ogDescription: meta('og:description'),
+    ogType: meta('og:type'),
+    ogUrl: absolute(meta('og:url'), url),
+    twitterCard: meta('twitter:card'),
     lang: clean(document.documentElement?.getAttribute('lang')),
     favicon: absolute(attr('link[rel~="icon" i]', 'href'), url),
   };

@@ -162,6 +162,12 @@ describe('native-url-meta', () => {
     const m = await pageMetadata('<html><head><title>Bare</title></head><body></body></html>', 'https://bare.example/x');
     expect(m).toMatchObject({ title: 'Bare', description: null, image: null, canonical: null, siteName: null, favicon: null });
   });
+
+  test('tags written with name= as well as property=; the Twitter image when there is no og:image; og:title when there is no <title>', async () => {
+    const html = `<html><head><meta name="og:title" content=" Only OG "><meta name="og:site_name" content="Site"><meta property="og:image" content="">
+      <meta name="twitter:image:src" content="/t.png"><meta name="twitter:image:alt" content="A card"><meta property="twitter:card" content="summary"></head></html>`;
+    expect(await pageMetadata(html, 'https://x.example/a/b')).toMatchObject({ title: 'Only OG', ogTitle: 'Only OG', siteName: 'Site', image: 'https://x.example/t.png', imageAlt: 'A card', twitterCard: 'summary', ogType: null });
+  });
 });
 
 describe('native-rss-read', () => {
