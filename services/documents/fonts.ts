@@ -76,5 +76,9 @@ export function documentFonts(): DocumentFonts {
   return cached;
 }
 
-/** Characters drawn with the CJK font: Han, kana, CJK symbols and full-width forms. */
-export const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef]/u;
+/**
+ * Characters drawn with the CJK font: Han, kana, CJK symbols and full-width forms. The whole
+ * Hiragana and Katakana blocks, not only their scripts: the prolonged sound mark ー and the
+ * middle dot ・ are of the Common script and DejaVu has no glyph for them.
+ */
+export const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u30ff\uff00-\uffef]/u;

@@ -114,10 +114,11 @@ describe('native-invoice-pdf', () => {
 
 describe('the other documents', () => {
   test('pro forma in JPY with its validity date', async () => {
-    const r = await callLocal<DocResult>('native-invoice-proforma', JSON.stringify({ proformaNumber: 'PF-7', buyer, items: [{ description: '東京 consulting', qty: 3, unitPrice: 1000.5 }], vatRate: 10, validUntil: '2027-02-28', currency: 'JPY' }));
+    const r = await callLocal<DocResult>('native-invoice-proforma', JSON.stringify({ proformaNumber: 'PF-7', buyer, items: [{ description: '東京 consulting・サービス', qty: 3, unitPrice: 1000.5 }], vatRate: 10, validUntil: '2027-02-28', currency: 'JPY' }));
     expect(r.totals).toMatchObject({ net: '3002', vat: '300', gross: '3302', currency: 'JPY' });
     const { text } = await readPdf(r);
-    for (const s of ['PRO FORMA INVOICE', 'PF-7', 'Valid until: 2027-02-28', '3,302', 'Total (JPY)']) expect(text).toContain(s);
+    // The prolonged sound mark and the middle dot are of the Common script, in the Katakana block: drawn with the CJK font too.
+    for (const s of ['PRO FORMA INVOICE', 'PF-7', 'Valid until: 2027-02-28', '3,302', 'Total (JPY)', '東京 consulting・サービス']) expect(text).toContain(s);
   });
 
   test('receipt with its payment details', async () => {
