@@ -9,8 +9,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { Level } from 'level';
 import { applyBlock, blockTouchedKeys } from '../consensus/apply.js';
-import { blockHash, decodeBlock, encodeBlock, HEADER_SIZE, type Block } from '../consensus/block.js';
-import { Reader } from '../consensus/codec.js';
+import { blockHash, decodeBlock, encodeBlock, type Block } from '../consensus/block.js';
 import { BlockErrorCode, NodeError, TxErrorCode, ValidationError } from '../consensus/errors.js';
 import { createGenesisBlock, createGenesisState } from '../consensus/genesis.js';
 import { toHex } from '../consensus/hash.js';
@@ -21,6 +20,8 @@ import { medianTime, signatureJobs, validateBlockBody, validateHeader } from '..
 import type { ChainParams } from '../consensus/params.js';
 import { buildIndexBatch } from './economyIndex.js';
 import { EconomyReader } from './economyReader.js';
+import { BlockQueue, txOffsets, txSlices, type PreparedBlock, type QueuedBlock } from './blockQueue.js';
+import { SignatureLookahead } from './signatureLookahead.js';
 import { decodeEntryRecord, decodeTxLocation, encodeEntryRecord, encodeTxLocation, layout, SCHEMA_VERSION } from './layout.js';
 import { silentLogger, type AddBlockResult, type ChainEntry, type ChainEvents, type ChainReader, type Logger, type SignatureVerifier, type StoredTx } from './types.js';
 
@@ -42,11 +43,13 @@ export interface ChainOptions {
   now?: () => number;
   /** Orphans kept while their parent is missing. */
   maxOrphans?: number;
+  /** Blocks waiting in `addBlock`'s queue whose signatures are checked ahead (blockQueue.ts; 0: none). */
+  lookaheadBlocks?: number;
   logger?: Logger;
 }
 
 /** Defaults of ChainOptions. */
-export const defaultChainOptions = { maxOrphans: 200, blockCacheSize: 32 } as const;
+export const defaultChainOptions = { maxOrphans: 200, blockCacheSize: 32, lookaheadBlocks: 4 } as const;
 
 type Batch = ({ type: 'put'; key: string; value: Uint8Array } | { type: 'del'; key: string })[];
 
@@ -66,6 +69,8 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   private readonly invalid = new Set<string>();
   private readonly blockCache = new Map<string, Uint8Array>();
   private queue: Promise<unknown> = Promise.resolve();
+  /** Blocks handed to `addBlock` that wait for their turn. */
+  private readonly waiting: BlockQueue;
   private closed = false;
   /** Reads of the economy (tokens, pools, swaps, stakes, bridge) at the tip. */
   readonly economy: EconomyReader;
@@ -78,6 +83,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
     this.log = opts.logger ?? silentLogger;
     this.maxOrphans = opts.maxOrphans ?? defaultChainOptions.maxOrphans;
+    this.waiting = new BlockQueue(new SignatureLookahead(this.verifier, (keys) => this.getStateView(keys)), opts.lookaheadBlocks ?? defaultChainOptions.lookaheadBlocks);
     this.economy = new EconomyReader(db, opts.params, () => ({ height: this.tip.height, time: this.tip.header.time }));
   }
 
@@ -246,18 +252,25 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
 
   /**
    * Adds a block from anywhere (miner, peer, RPC). Validates what can be validated, stores it,
-   * and connects or reorganises when it makes the best chain heavier. Serialised: one at a time.
-   * Throws ValidationError/CodecError (coded) for invalid blocks.
+   * and connects or reorganises when it makes the best chain heavier. Serialised: one at a time;
+   * blocks handed over before the previous ones are done have their signatures checked ahead
+   * (blockQueue.ts). Throws ValidationError/CodecError (coded) for invalid blocks.
    */
   addBlock(input: Block | Uint8Array): Promise<AddBlockResult> {
-    const run = this.queue.then(() => this.addBlockNow(input));
+    const q = this.waiting.push(input);
+    const run = this.queue.then(() => {
+      this.waiting.take(q);
+      return this.addBlockNow(q);
+    });
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async addBlockNow(input: Block | Uint8Array): Promise<AddBlockResult> {
+  private async addBlockNow(q: QueuedBlock): Promise<AddBlockResult> {
     if (this.closed) throw new NodeError(ChainErrorCode.CLOSED, 'chain is closed');
-    const { block, bytes } = input instanceof Uint8Array ? { block: decodeBlock(input).block, bytes: input } : { block: input, bytes: encodeBlock(input) };
+    const input = q.input;
+    const prepared = await q.prepared;
+    const { block, bytes } = prepared ?? (input instanceof Uint8Array ? { block: decodeBlock(input).block, bytes: input } : { block: input, bytes: encodeBlock(input) });
     const hash = blockHash(block.header);
     const hex = toHex(hash);
     if (this.entries.has(hex)) return { status: 'duplicate', hash: hex, height: this.entries.get(hex)!.height };
@@ -271,7 +284,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
       this.addOrphan(hex, block, bytes);
       return { status: 'orphan', hash: hex };
     }
-    const result = await this.acceptBlock(block, bytes, hash, parent);
+    const result = await this.acceptBlock(block, bytes, hash, parent, prepared);
     await this.resolveOrphans(hex);
     return result;
   }
@@ -303,7 +316,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   }
 
   /** Contextual checks, storage, then connect / reorganise / keep as side branch. */
-  private async acceptBlock(block: Block, bytes: Uint8Array, hash: Uint8Array, parent: ChainEntry): Promise<AddBlockResult> {
+  private async acceptBlock(block: Block, bytes: Uint8Array, hash: Uint8Array, parent: ChainEntry, prepared?: PreparedBlock): Promise<AddBlockResult> {
     const hex = toHex(hash);
     const height = parent.height + 1;
     let txIds: Uint8Array[];
@@ -313,7 +326,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
         { prevHash: parent.hash, prevHeight: parent.height, prevTime: parent.header.time, medianTimePast: this.medianTimePast(parent), now: this.now() },
         this.params,
       );
-      txIds = validateBlockBody(block, height, this.params, txSlices(bytes)).txIds;
+      txIds = validateBlockBody(block, height, this.params, txSlices(bytes), prepared?.txIds).txIds;
     } catch (e) {
       // A block too far in the future may become valid later: do not remember it as invalid.
       if (e instanceof ValidationError && e.code !== BlockErrorCode.TIME_TOO_NEW) this.invalid.add(hex);
@@ -329,7 +342,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
 
     if (parent.hashHex === this.tip.hashHex) {
       try {
-        await this.connect(entry, block, bytes, txIds);
+        await this.connect(entry, block, bytes, txIds, prepared?.sighashes);
       } catch (e) {
         await this.markInvalid(entry);
         throw e;
@@ -402,17 +415,18 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   }
 
   /** Validates (state and signatures) and commits a block on top of the tip, in one batch. */
-  private async connect(entry: ChainEntry, block: Block, bytes: Uint8Array, knownTxIds?: Uint8Array[]): Promise<void> {
+  private async connect(entry: ChainEntry, block: Block, bytes: Uint8Array, knownTxIds?: Uint8Array[], sighashes?: Uint8Array[]): Promise<void> {
     const offsets = txOffsets(bytes);
     const txIds = knownTxIds ?? offsets.map((o) => computeTxId(bytes.subarray(o.offset, o.offset + o.length)));
     const view = await this.getStateView(blockTouchedKeys(block));
     // Signatures are checked on the pool while this thread applies the block; nothing is written
     // unless both succeed.
-    const jobs = signatureJobs(block.txs, txIds, view);
+    const jobs = signatureJobs(block.txs, txIds, view, sighashes);
     const verified = jobs.length ? this.verifier.verifyBatch(jobs) : Promise.resolve([]);
     let app: ReturnType<typeof applyBlock>;
     try {
       app = applyBlock(view, block, this.params, txIds);
+      this.waiting.lookAhead(block.txs);
     } catch (e) {
       await verified.catch(() => undefined);
       throw e;
@@ -481,25 +495,6 @@ function pushState(batch: Batch, changes: StateChanges): void {
     if (v === null) batch.push({ type: 'del', key: layout.state(k) });
     else batch.push({ type: 'put', key: layout.state(k), value: v });
   }
-}
-
-/** Offsets and lengths of each transaction's bytes inside encoded block bytes. */
-export function txOffsets(bytes: Uint8Array): { offset: number; length: number }[] {
-  const r = new Reader(bytes);
-  r.raw(HEADER_SIZE);
-  r.bytes(256, 'coinbase');
-  const n = r.varnum(1_000_000, 'tx count');
-  const out: { offset: number; length: number }[] = [];
-  for (let i = 0; i < n; i++) {
-    const length = r.varnum(1 << 30, 'tx');
-    out.push({ offset: r.offset, length });
-    r.raw(length);
-  }
-  return out;
-}
-
-function txSlices(bytes: Uint8Array): Uint8Array[] {
-  return txOffsets(bytes).map((o) => bytes.subarray(o.offset, o.offset + o.length));
 }
 
 /** Opens the chain (see `Chain.open`). */

@@ -161,10 +161,13 @@ export async function buildIndexBatch(
     const activity = (addr: Uint8Array, v: Record<string, unknown>) => addNew(econKeys.activity(toHex(addr), height, e.txIndex, n), { ...base, ...v });
     switch (e.kind) {
       case 'transfer': {
-        const v = { ...base, asset: e.asset, from: toHex(e.from), to: toHex(e.to), amount: e.amount.toString() };
-        addNew(econKeys.transfer(height, e.txIndex, n), v);
-        activity(e.from, { kind: 'transfer_out', asset: e.asset, counterparty: toHex(e.to), amount: e.amount.toString() });
-        if (toHex(e.to) !== toHex(e.from)) addNew(econKeys.activity(toHex(e.to), height, e.txIndex, n), { ...base, kind: 'transfer_in', asset: e.asset, counterparty: toHex(e.from), amount: e.amount.toString() });
+        // The most common event (every native payment): each hex and string is made once.
+        const from = toHex(e.from);
+        const to = toHex(e.to);
+        const amount = e.amount.toString();
+        addNew(econKeys.transfer(height, e.txIndex, n), { height, time, tx, asset: e.asset, from, to, amount });
+        addNew(econKeys.activity(from, height, e.txIndex, n), { height, time, tx, kind: 'transfer_out', asset: e.asset, counterparty: to, amount });
+        if (to !== from) addNew(econKeys.activity(to, height, e.txIndex, n), { height, time, tx, kind: 'transfer_in', asset: e.asset, counterparty: from, amount });
         break;
       }
       case 'swap': {

@@ -165,7 +165,7 @@ export function encodeBlock(b: Block, encodedTxs?: readonly Uint8Array[]): Uint8
   return w.finish();
 }
 
-/** A decoded block together with each transaction's exact bytes (for ids and sizes). */
+/** A decoded block together with each transaction's exact bytes (views into the block's bytes; for ids and sizes). */
 export interface DecodedBlock {
   readonly block: Block;
   readonly txBytes: readonly Uint8Array[];
@@ -180,7 +180,8 @@ export function decodeBlock(bytes: Uint8Array): DecodedBlock {
     const txs: Tx[] = [];
     const txBytes: Uint8Array[] = [];
     for (let i = 0; i < n; i++) {
-      const raw = r.bytes(MAX_TX_DECODE_BYTES, 'tx').slice();
+      // A view: readTx copies every field it keeps.
+      const raw = r.bytes(MAX_TX_DECODE_BYTES, 'tx');
       txs.push(decodeAll(raw, readTx));
       txBytes.push(raw);
     }

@@ -90,9 +90,16 @@ export class StateOverlay implements StateView {
   private readonly writes: StateChanges = new Map();
   private readonly priors: StateChanges = new Map();
   private readonly accounts = new Map<string, Account>();
+  /**
+   * Accounts set but not encoded yet: a block rewrites the same account many times (fee, then
+   * the transfer; every payment to one payee), so each is encoded once, when read as bytes or
+   * when the changes are taken.
+   */
+  private readonly unencoded = new Set<string>();
   constructor(private readonly base: StateView) {}
 
   get(key: string): Uint8Array | undefined {
+    if (this.unencoded.has(key)) this.encode(key);
     if (this.writes.has(key)) return this.writes.get(key) ?? undefined;
     return this.base.get(key);
   }
@@ -101,6 +108,12 @@ export class StateOverlay implements StateView {
     if (!this.priors.has(key)) this.priors.set(key, this.base.get(key) ?? null);
     this.writes.set(key, value);
     this.accounts.delete(key);
+    this.unencoded.delete(key);
+  }
+
+  private encode(key: string): void {
+    this.unencoded.delete(key);
+    this.writes.set(key, encodeAccount(this.accounts.get(key)!));
   }
 
   /** The account under `id`, empty when it does not exist. */
@@ -116,8 +129,10 @@ export class StateOverlay implements StateView {
 
   setAccount(id: Uint8Array, a: Account): void {
     const key = accountKey(id);
-    this.set(key, encodeAccount(a));
+    if (!this.priors.has(key)) this.priors.set(key, this.base.get(key) ?? null);
+    if (!this.writes.has(key)) this.writes.set(key, null); // keeps the order of first writes
     this.accounts.set(key, a);
+    this.unencoded.add(key);
   }
 
   getSupply(): Supply {
@@ -131,6 +146,7 @@ export class StateOverlay implements StateView {
 
   /** New values of every key changed, with unchanged rewrites dropped. */
   changes(): StateChanges {
+    for (const key of [...this.unencoded]) this.encode(key);
     const out: StateChanges = new Map();
     for (const [k, v] of this.writes) {
       const prior = this.priors.get(k) ?? null;

@@ -85,9 +85,10 @@ export interface BodyCheck {
 /**
  * Body rules that need no state: coinbase record (version, chain id, height), size and count
  * limits, no duplicate transactions, merkle root over `[coinbaseId, txIds…]`, and every
- * transaction's stateless rules. `txBytes` (from decoding) avoids re-encoding.
+ * transaction's stateless rules. `txBytes` (from decoding) avoids re-encoding; `txIds`, the ids
+ * of exactly those bytes computed by the caller (`txId` of each), avoids hashing them again.
  */
-export function validateBlockBody(block: Block, height: number, params: ChainParams, txBytes?: readonly Uint8Array[]): BodyCheck {
+export function validateBlockBody(block: Block, height: number, params: ChainParams, txBytes?: readonly Uint8Array[], txIds?: readonly Uint8Array[]): BodyCheck {
   const cb = block.coinbase;
   if (cb.version !== COINBASE_VERSION) throw new ValidationError(BlockErrorCode.BAD_COINBASE, `coinbase version ${cb.version}`);
   if (cb.chainId !== params.chainId) throw new ValidationError(BlockErrorCode.BAD_COINBASE, `coinbase chain id ${cb.chainId}`);
@@ -98,20 +99,21 @@ export function validateBlockBody(block: Block, height: number, params: ChainPar
   const raw = txBytes ?? block.txs.map(encodeTx);
   const cbBytes = encodeCoinbase(cb);
   let size = HEADER_SIZE + cbBytes.length + 1;
-  const txIds: Uint8Array[] = [];
+  if (txIds && txIds.length !== raw.length) throw new RangeError('txIds must match txBytes');
+  const ids: Uint8Array[] = [];
   const txSizes: number[] = [];
   const seen = new Set<string>();
   for (let i = 0; i < raw.length; i++) {
     size += raw[i].length + 3;
-    const id = computeTxId(raw[i]);
+    const id = txIds?.[i] ?? computeTxId(raw[i]);
     const hex = toHex(id);
     if (seen.has(hex)) throw new ValidationError(BlockErrorCode.DUPLICATE_TX, `transaction ${hex} appears twice`);
     seen.add(hex);
-    txIds.push(id);
+    ids.push(id);
     txSizes.push(raw[i].length);
   }
   if (size > params.limits.maxBlockBytes) throw new ValidationError(BlockErrorCode.TOO_LARGE, `block is ${size} bytes, limit ${params.limits.maxBlockBytes}`);
-  const root = merkleRoot([coinbaseId(cbBytes), ...txIds]);
+  const root = merkleRoot([coinbaseId(cbBytes), ...ids]);
   if (!bytesEqual(root, block.header.merkleRoot)) throw new ValidationError(BlockErrorCode.BAD_MERKLE_ROOT, 'merkle root does not match the transactions');
   block.txs.forEach((tx, i) => {
     try {
@@ -121,7 +123,7 @@ export function validateBlockBody(block: Block, height: number, params: ChainPar
       throw e;
     }
   });
-  return { txIds, txSizes, size };
+  return { txIds: ids, txSizes, size };
 }
 
 /** One signature check: the key, the sighash and the two signatures of a transaction. */
@@ -136,9 +138,10 @@ export interface SignatureJob {
 /**
  * Builds the signature checks of a block's (or a single) transactions. The key comes from the
  * transaction itself, from another transaction of the same batch that publishes it, or from the
- * account state; a transaction whose key is nowhere fails with `tx_missing_keys`.
+ * account state; a transaction whose key is nowhere fails with `tx_missing_keys`. `sighashes`:
+ * the transactions' `txSighash`, when the caller computed them already.
  */
-export function signatureJobs(txs: readonly Tx[], txIds: readonly Uint8Array[], view: StateView): SignatureJob[] {
+export function signatureJobs(txs: readonly Tx[], txIds: readonly Uint8Array[], view: StateView, sighashes?: readonly Uint8Array[]): SignatureJob[] {
   const published = new Map<string, HybridPublicKey>();
   for (const tx of txs) if (tx.publicKey) published.set(toHex(tx.from), tx.publicKey);
   return txs.map((tx, i) => {
@@ -148,7 +151,7 @@ export function signatureJobs(txs: readonly Tx[], txIds: readonly Uint8Array[], 
       pub = raw ? decodeAccount(raw).publicKey : undefined;
     }
     if (!pub) throw new ValidationError(TxErrorCode.MISSING_KEYS, `tx ${i}: sender has no published public key`);
-    return { id: toHex(txIds[i]), pub, msg: txSighash(tx), sig: tx.signature };
+    return { id: toHex(txIds[i]), pub, msg: sighashes?.[i] ?? txSighash(tx), sig: tx.signature };
   });
 }
 

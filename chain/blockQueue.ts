@@ -1,0 +1,110 @@
+/**
+ * The blocks handed to `Chain.addBlock` that wait for their turn (the chain adds one block at a
+ * time), and the work done on them ahead of it: while the chain waits for the signature checks
+ * of the block it connects, the next `depth` waiting blocks are decoded, their transaction ids
+ * computed, and their signatures sent to the pool as background checks
+ * (`signatureLookahead.ts`). When a block's turn comes the chain takes the decoded block and
+ * ids from here instead of computing them again, and runs every check on it as for any block:
+ * the ids are the same function of the same bytes, and the signature checks answer from the
+ * pool's cache. A caller that hands blocks over one at a time (awaiting each) gets none of this.
+ */
+import { decodeBlock, HEADER_SIZE, type Block } from '../consensus/block.js';
+import { Reader } from '../consensus/codec.js';
+import { txId as computeTxId, txSighash, type Tx } from '../consensus/tx.js';
+import type { SignatureLookahead } from './signatureLookahead.js';
+
+/** A decoded block with the ids (SHA-256d of each transaction's bytes in `bytes`) and sighashes of its transactions. */
+export interface PreparedBlock {
+  readonly block: Block;
+  readonly bytes: Uint8Array;
+  readonly txIds: Uint8Array[];
+  readonly sighashes: Uint8Array[];
+}
+
+/** A block waiting in the chain's queue. */
+export interface QueuedBlock {
+  readonly input: Block | Uint8Array;
+  /** Set once the look-ahead took it up; undefined when it could not decode it (the chain will say why). */
+  prepared?: Promise<PreparedBlock | undefined>;
+}
+
+/** Offsets and lengths of each transaction's bytes inside encoded block bytes. */
+export function txOffsets(bytes: Uint8Array): { offset: number; length: number }[] {
+  const r = new Reader(bytes);
+  r.raw(HEADER_SIZE);
+  r.bytes(256, 'coinbase');
+  const n = r.varnum(1_000_000, 'tx count');
+  const out: { offset: number; length: number }[] = [];
+  for (let i = 0; i < n; i++) {
+    const length = r.varnum(1 << 30, 'tx');
+    out.push({ offset: r.offset, length });
+    r.raw(length);
+  }
+  return out;
+}
+
+/** Each transaction's bytes inside encoded block bytes (views, no copies). */
+export function txSlices(bytes: Uint8Array): Uint8Array[] {
+  return txOffsets(bytes).map((o) => bytes.subarray(o.offset, o.offset + o.length));
+}
+
+/** Decodes block bytes and computes its transactions' ids and sighashes; throws CodecError on malformed bytes. */
+export function prepareBlock(bytes: Uint8Array): PreparedBlock {
+  const { block, txBytes } = decodeBlock(bytes);
+  return { block, bytes, txIds: txBytes.map((raw) => computeTxId(raw)), sighashes: block.txs.map(txSighash) };
+}
+
+/** See module comment. */
+export class BlockQueue {
+  private readonly waiting: QueuedBlock[] = [];
+  /** The look-ahead prepares blocks one after another, in queue order (keys of earlier blocks first). */
+  private tail: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly lookahead: SignatureLookahead,
+    /** Waiting blocks prepared ahead at most (0: none). */
+    private readonly depth: number,
+  ) {}
+
+  /** A block was handed over: it waits until `take`. */
+  push(input: Block | Uint8Array): QueuedBlock {
+    const q: QueuedBlock = { input };
+    this.waiting.push(q);
+    return q;
+  }
+
+  /** Its turn came (or it is dropped): it no longer waits. */
+  take(q: QueuedBlock): void {
+    const i = this.waiting.indexOf(q);
+    if (i >= 0) this.waiting.splice(i, 1);
+  }
+
+  /**
+   * The chain is about to wait for the signature checks of a block (whose transactions are
+   * `connecting`): prepares the next waiting blocks and sends their checks to the pool.
+   */
+  lookAhead(connecting: readonly Tx[]): void {
+    if (this.depth === 0 || this.waiting.length === 0) return;
+    this.lookahead.noteKeys(connecting);
+    for (const q of this.waiting.slice(0, this.depth)) {
+      if (q.prepared || !(q.input instanceof Uint8Array)) continue;
+      const bytes = q.input;
+      const prepared = this.tail.then(async () => {
+        let p: PreparedBlock;
+        try {
+          p = prepareBlock(bytes);
+        } catch {
+          return undefined;
+        }
+        try {
+          void this.lookahead.submit(await this.lookahead.jobs(p.block.txs, p.txIds, p.sighashes));
+        } catch {
+          // The state could not be read (closing): the chain's own checks remain.
+        }
+        return p;
+      });
+      q.prepared = prepared;
+      this.tail = prepared.catch(() => undefined);
+    }
+  }
+}
