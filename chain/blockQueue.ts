@@ -21,11 +21,24 @@ export interface PreparedBlock {
   readonly sighashes: Uint8Array[];
 }
 
+/** Blocks made by `prepareBlock`: the chain trusts their ids and sighashes only then. */
+const genuine = new WeakSet<PreparedBlock>();
+
+/** Whether `x` was made by `prepareBlock` (so its ids and sighashes are those of its bytes). */
+export function isPreparedBlock(x: unknown): x is PreparedBlock {
+  return typeof x === 'object' && x !== null && genuine.has(x as PreparedBlock);
+}
+
+/** What `Chain.addBlock` takes: a block, its bytes, or its bytes decoded by `prepareBlock`. */
+export type BlockInput = Block | Uint8Array | PreparedBlock;
+
 /** A block waiting in the chain's queue. */
 export interface QueuedBlock {
-  readonly input: Block | Uint8Array;
-  /** Set once the look-ahead took it up; undefined when it could not decode it (the chain will say why). */
+  readonly input: BlockInput;
+  /** Set once prepared (by the caller or the look-ahead); undefined when it could not be decoded (the chain will say why). */
   prepared?: Promise<PreparedBlock | undefined>;
+  /** Its signatures went to the pool ahead. */
+  lookedAhead: boolean;
 }
 
 /** Offsets and lengths of each transaction's bytes inside encoded block bytes. */
@@ -48,10 +61,16 @@ export function txSlices(bytes: Uint8Array): Uint8Array[] {
   return txOffsets(bytes).map((o) => bytes.subarray(o.offset, o.offset + o.length));
 }
 
-/** Decodes block bytes and computes its transactions' ids and sighashes; throws CodecError on malformed bytes. */
+/**
+ * Decodes block bytes and computes its transactions' ids and sighashes; throws CodecError on
+ * malformed bytes. A caller that decodes a block before handing it to the chain (the sync) hands
+ * over this instead of the bytes, and nothing is decoded or hashed twice. Frozen.
+ */
 export function prepareBlock(bytes: Uint8Array): PreparedBlock {
   const { block, txBytes } = decodeBlock(bytes);
-  return { block, bytes, txIds: txBytes.map((raw) => computeTxId(raw)), sighashes: block.txs.map(txSighash) };
+  const p: PreparedBlock = Object.freeze({ block, bytes, txIds: txBytes.map((raw) => computeTxId(raw)), sighashes: block.txs.map(txSighash) });
+  genuine.add(p);
+  return p;
 }
 
 /** See module comment. */
@@ -67,8 +86,9 @@ export class BlockQueue {
   ) {}
 
   /** A block was handed over: it waits until `take`. */
-  push(input: Block | Uint8Array): QueuedBlock {
-    const q: QueuedBlock = { input };
+  push(input: BlockInput): QueuedBlock {
+    const q: QueuedBlock = { input, lookedAhead: false };
+    if (isPreparedBlock(input)) q.prepared = Promise.resolve(input);
     this.waiting.push(q);
     return q;
   }
@@ -87,12 +107,14 @@ export class BlockQueue {
     if (this.depth === 0 || this.waiting.length === 0) return;
     this.lookahead.noteKeys(connecting);
     for (const q of this.waiting.slice(0, this.depth)) {
-      if (q.prepared || !(q.input instanceof Uint8Array)) continue;
-      const bytes = q.input;
+      if (q.lookedAhead) continue;
+      const input = q.input;
+      if (!(input instanceof Uint8Array) && !isPreparedBlock(input)) continue;
+      q.lookedAhead = true;
       const prepared = this.tail.then(async () => {
         let p: PreparedBlock;
         try {
-          p = prepareBlock(bytes);
+          p = input instanceof Uint8Array ? prepareBlock(input) : input;
         } catch {
           return undefined;
         }

@@ -20,7 +20,7 @@ import { medianTime, signatureJobs, validateBlockBody, validateHeader } from '..
 import type { ChainParams } from '../consensus/params.js';
 import { buildIndexBatch } from './economyIndex.js';
 import { EconomyReader } from './economyReader.js';
-import { BlockQueue, txOffsets, txSlices, type PreparedBlock, type QueuedBlock } from './blockQueue.js';
+import { BlockQueue, isPreparedBlock, txOffsets, txSlices, type BlockInput, type PreparedBlock, type QueuedBlock } from './blockQueue.js';
 import { SignatureLookahead } from './signatureLookahead.js';
 import { decodeEntryRecord, decodeTxLocation, encodeEntryRecord, encodeTxLocation, layout, SCHEMA_VERSION } from './layout.js';
 import { silentLogger, type AddBlockResult, type ChainEntry, type ChainEvents, type ChainReader, type Logger, type SignatureVerifier, type StoredTx } from './types.js';
@@ -254,9 +254,10 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
    * Adds a block from anywhere (miner, peer, RPC). Validates what can be validated, stores it,
    * and connects or reorganises when it makes the best chain heavier. Serialised: one at a time;
    * blocks handed over before the previous ones are done have their signatures checked ahead
-   * (blockQueue.ts). Throws ValidationError/CodecError (coded) for invalid blocks.
+   * (blockQueue.ts). `input` may be the bytes as `prepareBlock` decoded them. Throws
+   * ValidationError/CodecError (coded) for invalid blocks.
    */
-  addBlock(input: Block | Uint8Array): Promise<AddBlockResult> {
+  addBlock(input: BlockInput): Promise<AddBlockResult> {
     const q = this.waiting.push(input);
     const run = this.queue.then(() => {
       this.waiting.take(q);
@@ -270,7 +271,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     if (this.closed) throw new NodeError(ChainErrorCode.CLOSED, 'chain is closed');
     const input = q.input;
     const prepared = await q.prepared;
-    const { block, bytes } = prepared ?? (input instanceof Uint8Array ? { block: decodeBlock(input).block, bytes: input } : { block: input, bytes: encodeBlock(input) });
+    const { block, bytes } = prepared ?? (input instanceof Uint8Array ? { block: decodeBlock(input).block, bytes: input } : isPreparedBlock(input) ? input : { block: input, bytes: encodeBlock(input) });
     const hash = blockHash(block.header);
     const hex = toHex(hash);
     if (this.entries.has(hex)) return { status: 'duplicate', hash: hex, height: this.entries.get(hex)!.height };

@@ -15,8 +15,8 @@
  * before it are noted. The chain still checks every block in full; this only warms the pool's
  * cache.
  */
-import { decodeBlock } from '../consensus/block.js';
 import { bytesEqual, toHex } from '../consensus/hash.js';
+import { prepareBlock, type PreparedBlock } from '../chain/blockQueue.js';
 import { SignatureLookahead, type LookaheadJob } from '../chain/signatureLookahead.js';
 import type { Logger, SignatureVerifier } from '../chain/types.js';
 import { Offence } from './scoring.js';
@@ -78,6 +78,17 @@ export interface DownloadContext {
   readonly log: Logger;
 }
 
+/**
+ * A downloaded block waiting to be connected: decoded once (`prepareBlock`, whose ids the merkle
+ * check used), then its checks ahead and the chain use that. `prepared` is undefined when the
+ * bytes are well framed but do not decode: the chain says why when their turn comes.
+ */
+interface Received {
+  readonly bytes: Uint8Array;
+  readonly peer: string;
+  readonly prepared: PreparedBlock | undefined;
+}
+
 /** The body download of one header chain (see module comment, step 2). */
 export class BlockDownload {
   private nextConnect = 0;
@@ -85,7 +96,7 @@ export class BlockDownload {
   private readonly retry = new Set<number>();
   private readonly inflight = new Set<number>();
   /** Downloaded blocks waiting to be connected, with their transaction ids (from the merkle check). */
-  private readonly received = new Map<number, { bytes: Uint8Array; peer: string; txIds: Uint8Array[] }>();
+  private readonly received = new Map<number, Received>();
   private readonly notFound = new Map<number, Set<string>>();
   private bufferedBytes = 0;
   private connecting = false;
@@ -205,10 +216,16 @@ export class BlockDownload {
             this.retry.add(i);
             return;
           }
-          const { hash, txIds } = checkBlockIntegrity(frame.bytes);
+          let prepared: PreparedBlock | undefined;
+          try {
+            prepared = prepareBlock(frame.bytes);
+          } catch {
+            prepared = undefined;
+          }
+          const { hash } = checkBlockIntegrity(frame.bytes, prepared?.txIds);
           if (!bytesEqual(hash, item.hash)) throw new PeerError(P2PErrorCode.PROTOCOL, `block ${toHex(hash)} was not asked for`, Offence.UNSOLICITED);
           this.inflight.delete(i);
-          this.received.set(i, { bytes: frame.bytes, peer: p.id, txIds });
+          this.received.set(i, { bytes: frame.bytes, peer: p.id, prepared });
           this.bufferedBytes += frame.bytes.length;
           p.served++;
           void this.pump();
@@ -231,9 +248,10 @@ export class BlockDownload {
     }
   }
 
-  /** Submits the signatures of downloaded blocks past the one being connected to the pool (see module comment, step 3). */
+  /** Submits the signatures of downloaded blocks past the one being connected to the pool (see module comment). */
   private async preverify(): Promise<void> {
-    if (!this.lookahead || this.preverifying || this.finished) return;
+    const lookahead = this.lookahead;
+    if (!lookahead || this.preverifying || this.finished) return;
     this.preverifying = true;
     try {
       for (let n = 0; n < this.items.length && !this.finished; n++) {
@@ -247,13 +265,13 @@ export class BlockDownload {
         this.nextVerify++;
         let jobs: LookaheadJob[];
         try {
-          jobs = await this.signatureJobs(r.bytes, r.txIds);
+          jobs = r.prepared ? await lookahead.jobs(r.prepared.block.txs, r.prepared.txIds, r.prepared.sighashes) : []; // undecodable: the chain will say why
         } catch {
-          continue; // malformed: the chain will say so
+          continue; // the state could not be read: the chain checks it anyway
         }
         if (jobs.length === 0) continue;
         this.verifyingBatches++;
-        void this.lookahead!
+        void lookahead
           .submit(jobs)
           .finally(() => {
             this.verifyingBatches--;
@@ -263,19 +281,6 @@ export class BlockDownload {
     } finally {
       this.preverifying = false;
     }
-  }
-
-  private notePublishedKeys(bytes: Uint8Array): void {
-    try {
-      this.lookahead?.noteKeys(decodeBlock(bytes).block.txs);
-    } catch {
-      // malformed: the chain will say so
-    }
-  }
-
-  /** Signature checks of a block's transactions whose key is known here (others are left to the chain). */
-  private async signatureJobs(bytes: Uint8Array, txIds: readonly Uint8Array[]): Promise<LookaheadJob[]> {
-    return this.lookahead ? this.lookahead.jobs(decodeBlock(bytes).block.txs, txIds) : [];
   }
 
   /** Hands downloaded blocks to the chain in height order, one at a time. */
@@ -292,12 +297,12 @@ export class BlockDownload {
         this.ctx.onBlockFromNetwork(item.hex);
         // The chain checks this block's signatures itself; keys it publishes serve the checks ahead.
         if (this.ctx.verifier && this.notedThrough < this.nextConnect) {
-          this.notePublishedKeys(r.bytes);
+          if (r.prepared) this.lookahead?.noteKeys(r.prepared.block.txs);
           this.notedThrough = this.nextConnect;
           void this.preverify();
         }
         try {
-          const res = await this.ctx.chain.addBlock(r.bytes);
+          const res = await this.ctx.chain.addBlock(r.prepared ?? r.bytes);
           if (res.status === 'orphan') throw new Error('parent missing');
         } catch (e) {
           const v = verdictOf('block', e);

@@ -6,6 +6,7 @@
 import type { Block } from '../consensus/block.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { StateView } from '../consensus/state.js';
+import type { PreparedBlock } from '../chain/blockQueue.js';
 import type { AddBlockResult, ChainEntry, Logger, MempoolEntry, SignatureVerifier } from '../chain/types.js';
 
 /** The chain as sync and gossip use it: read the best chain, serve stored blocks, add new ones. */
@@ -17,8 +18,8 @@ export interface P2PChain {
   getBlockBytes(hashHex: string): Promise<Uint8Array | undefined>;
   /** Median time of the last `medianTimeSpan` blocks ending at `entry`. */
   medianTimePast(entry: ChainEntry): number;
-  /** Validates and stores a block; throws coded ValidationError / CodecError for invalid ones. */
-  addBlock(bytes: Uint8Array): Promise<AddBlockResult>;
+  /** Validates and stores a block (bytes, or bytes decoded by `prepareBlock`); throws coded ValidationError / CodecError for invalid ones. */
+  addBlock(block: Uint8Array | PreparedBlock): Promise<AddBlockResult>;
   /** A snapshot of the given state keys at the tip (the sync reads published public keys from it). */
   getStateView(keys: readonly string[]): Promise<StateView>;
   on(event: 'connect' | 'disconnect', listener: (entry: ChainEntry, block: Block) => void): unknown;

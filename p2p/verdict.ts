@@ -50,16 +50,19 @@ function byAction(action: PeerAction, banScore: number, code: string): Verdict {
  * Run before `chain.addBlock`, which remembers failing block hashes as invalid: a peer that
  * altered the body of a valid block (CVE-2012-2459-style mutations included) must not be able
  * to make us reject the genuine block later. Throws CodecError / ValidationError (reject).
+ * `knownTxIds`: the ids of these bytes' transactions computed already (`prepareBlock`).
  */
-export function checkBlockIntegrity(bytes: Uint8Array): { hash: Uint8Array; prevHash: Uint8Array; txIds: Uint8Array[] } {
+export function checkBlockIntegrity(bytes: Uint8Array, knownTxIds?: readonly Uint8Array[]): { hash: Uint8Array; prevHash: Uint8Array; txIds: Uint8Array[] } {
   const r = new Reader(bytes);
   const header = r.raw(HEADER_SIZE);
   const cb = r.bytes(256, 'coinbase');
   const n = r.varnum(1_000_000, 'tx count');
+  if (knownTxIds && knownTxIds.length !== n) throw new RangeError('knownTxIds do not match the block');
   const leaves: Uint8Array[] = [coinbaseId(cb)];
   const seen = new Set<string>();
   for (let i = 0; i < n; i++) {
-    const id = txId(r.bytes(1 << 30, 'tx'));
+    const raw = r.bytes(1 << 30, 'tx');
+    const id = knownTxIds?.[i] ?? txId(raw);
     const hex = toHex(id);
     if (seen.has(hex)) throw new ValidationError(BlockErrorCode.DUPLICATE_TX, `transaction ${hex} appears twice`);
     seen.add(hex);
