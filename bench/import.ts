@@ -12,7 +12,7 @@
  * `--economy` builds a mixed-economy chain instead (bench/economyChain.ts: swaps, token
  * transfers, liquidity, stakes beside transfers).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -85,9 +85,21 @@ export async function run(args: string[]): Promise<void> {
     console.log(`| signatures checked by the pool / chain checks answered from its cache | ${stats.verified} / ${stats.cacheHits} |`);
     console.log('');
     console.log(`load average (1/5/15 min) before: ${load0.map((l) => l.toFixed(2)).join(' ')}, after: ${load1.map((l) => l.toFixed(2)).join(' ')}`);
+    await chain.close();
+    const disk = await dirBytes(dir);
+    console.log(`data directory after the import: ${(disk / 1e6).toFixed(1)} MB (${Math.round(disk / totalTxs)} bytes per ${kind.replace(/s$/, '')}; blocks ${(bytes / 1e6).toFixed(1)} MB)`);
   } finally {
     await chain.close();
     await pool.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Bytes of the files under `dir` (the LevelDB directory: blocks, state, undo, indexes, logs). */
+async function dirBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) total += (await stat(join(e.parentPath ?? e.path, e.name))).size;
+  }
+  return total;
 }

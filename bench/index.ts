@@ -13,6 +13,7 @@ const benches: Readonly<Record<string, () => Promise<Bench>>> = {
   verify: () => import('./verify.js'),
   import: () => import('./import.js'),
   sync: () => import('./sync.js'),
+  relay: () => import('./relay.js'),
   stratum: () => import('./stratum.js'),
   x402: () => import('./x402.js'),
   catalog: () => import('./catalog.js'),

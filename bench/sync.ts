@@ -40,7 +40,8 @@ const stderrLogger = {
   error: (o: object, m?: string) => console.error(`ERROR ${m}`, o),
 };
 
-async function node(dir: string, params: ChainParams, verifier: SignatureVerifier, bootstrap: string[]): Promise<{ chain: Chain; p2p: P2PNetwork; stop: () => Promise<void> }> {
+/** A node for the p2p benchmarks: LevelDB chain, mempool, p2p network on 127.0.0.1 (not started). */
+export async function node(dir: string, params: ChainParams, verifier: SignatureVerifier, bootstrap: string[]): Promise<{ chain: Chain; p2p: P2PNetwork; stop: () => Promise<void> }> {
   const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier });
   const mempool = createMempool(chain, verifier, params);
   mempool.start();
