@@ -1,7 +1,8 @@
 /**
  * The mempool: signed transactions valid on top of the best tip, waiting for a block.
  *
- * Rules: stateless consensus checks; signatures through the verifier (off-thread, cached);
+ * Rules: stateless consensus checks; signatures through the verifier (off-thread, cached,
+ * checked before a transaction queues so admissions do not wait for the pool one by one);
  * per-sender nonce sequencing with up to `maxFuturePerSender` nonces beyond the next ready one;
  * each sender's ready chain is checked by applying it in nonce order to the tip state (only a
  * sender's own transactions debit its account, so other senders' pending transactions can
@@ -162,10 +163,35 @@ export class Mempool extends EventEmitter implements MempoolReader {
     if (bytes.length > this.params.limits.maxTxBytes) {
       return Promise.reject(new ValidationError(TxErrorCode.TOO_LARGE, `tx is ${bytes.length} bytes, limit ${this.params.limits.maxTxBytes}`));
     }
-    return this.serial(() => this.addNow(bytes, opts.addedAt));
+    // The check starts now; the admission keeps its place in the queue (arrival order) and waits for it there.
+    const signed = this.preverify(bytes).catch(() => undefined);
+    return this.serial(async () => this.addNow(bytes, opts.addedAt, await signed));
   }
 
-  private async addNow(bytes: Uint8Array, addedAt?: number): Promise<{ id: string; status: 'accepted' }> {
+  /**
+   * Checks the signature while the transaction waits in the admission queue, so many transactions
+   * are verified on the pool at once while admissions stay serial and in arrival order: a
+   * positive answer is cached under the tx id and `addNow`'s own check (which decides) then
+   * answers from that cache. Only with a key that belongs to the sender (carried and hashing to it, published on chain, or carried by
+   * a pending transaction of the sender that was admitted with it); anything else is left to
+   * `addNow`, which reports every failure with its code. Resolves to the answer (a sender has one
+   * key: its address is the key's hash), or undefined when it did not check.
+   */
+  private async preverify(bytes: Uint8Array): Promise<boolean | undefined> {
+    let tx: Tx;
+    try {
+      tx = decodeTx(bytes);
+      validateTx(tx, bytes.length, this.params);
+    } catch {
+      return undefined;
+    }
+    const pub = tx.publicKey ?? (await this.chain.getAccount(tx.from)).publicKey ?? [...(this.bySender.get(toHex(tx.from))?.values() ?? [])].find((e) => e.tx.publicKey)?.tx.publicKey;
+    if (!pub) return undefined;
+    const [ok] = await this.verifier.verifyBatch([{ id: toHex(computeTxId(bytes)), pub, msg: txSighash(tx), sig: tx.signature }]);
+    return ok;
+  }
+
+  private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean): Promise<{ id: string; status: 'accepted' }> {
     const tx = decodeTx(bytes);
     const id = toHex(computeTxId(bytes));
     if (this.byId.has(id)) throw new NodeError(MempoolErrorCode.DUPLICATE, `transaction ${id} is already in the mempool`);
@@ -189,6 +215,8 @@ export class Mempool extends EventEmitter implements MempoolReader {
     }
     const pub = tx.publicKey ?? acc.publicKey ?? [...pending.values()].find((e) => e.tx.publicKey)?.tx.publicKey;
     if (!pub) throw new ValidationError(TxErrorCode.MISSING_KEYS, "the account's first transaction must carry its public keys");
+    // A signature found bad before queueing is not checked a second time.
+    if (signed === false) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, 'signature does not verify');
     await this.checkSignature(id, tx, pub);
 
     const entry: Entry = { tx, id, bytes, size: bytes.length, feeRate, addedAt: Math.min(addedAt ?? Infinity, this.now()), sender };

@@ -78,6 +78,27 @@ describe('mempool', () => {
     await teardown(chain, pool);
   });
 
+  test('checks signatures while transactions queue (several at once on the verifier), admits in arrival order, checks a bad signature once', async () => {
+    const { chain, pool, verifier } = await setup();
+    // Holds every check until released, to see how many are under way at once.
+    const held: (() => void)[] = [];
+    const check = verifier.verifyBatch.bind(verifier);
+    verifier.verifyBatch = (jobs) => new Promise<void>((r) => held.push(r)).then(() => check(jobs));
+    const adds = [pool.add(encodeTx(pay(alice, 0n))), pool.add(encodeTx(pay(alice, 1n))), pool.add(encodeTx(pay(bob, 0n)))];
+    for (let i = 0; i < 50 && held.length < 2; i++) await new Promise((r) => setImmediate(r));
+    // alice 0 and bob 0 carry their keys: both checks start before either is admitted.
+    expect(held.length).toBe(2);
+    // alice 1 has no key of its own yet: it is checked at its turn, after alice 0 (arrival order), and accepted.
+    verifier.verifyBatch = check;
+    for (const release of held.splice(0)) release();
+    expect((await Promise.all(adds)).map((r) => r.status)).toEqual(['accepted', 'accepted', 'accepted']);
+    verifier.calls = 0;
+    const forged = { ...pay(bob, 1n), signature: pay(alice, 2n).signature };
+    expect(await codeOf(pool.add(encodeTx(forged)))).toBe('tx_bad_signature');
+    expect(verifier.calls).toBe(1);
+    await teardown(chain, pool);
+  });
+
   test('sequences nonces per sender: future nonces wait, a gap blocks later ones, pendingNonce counts them', async () => {
     const { chain, pool } = await setup({ maxFuturePerSender: 2 });
     await pool.add(encodeTx(pay(alice, 0n)));
