@@ -24,6 +24,12 @@ import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from './chain.js';
 import { silentLogger, type ChainEntry, type Logger, type MempoolEntry, type MempoolReader, type SignatureVerifier } from './types.js';
 
+/** Senders whose chain keys the mempool remembers for its early signature checks. */
+const KNOWN_KEYS_MAX = 10_000;
+
+/** One signature check as the verifier takes it. */
+type SignatureJob = Parameters<SignatureVerifier['verifyBatch']>[0][number];
+
 /** Error codes of mempool policy (consensus failures keep their tx_* codes). */
 export const MempoolErrorCode = {
   DUPLICATE: 'mempool_duplicate',
@@ -185,10 +191,41 @@ export class Mempool extends EventEmitter implements MempoolReader {
     } catch {
       return undefined;
     }
-    const pub = tx.publicKey ?? (await this.chain.getAccount(tx.from)).publicKey ?? [...(this.bySender.get(toHex(tx.from))?.values() ?? [])].find((e) => e.tx.publicKey)?.tx.publicKey;
+    const sender = toHex(tx.from);
+    let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? [...(this.bySender.get(sender)?.values() ?? [])].find((e) => e.tx.publicKey)?.tx.publicKey;
+    if (!pub) {
+      pub = (await this.chain.getAccount(tx.from)).publicKey;
+      if (pub) this.rememberKey(sender, pub);
+    }
     if (!pub) return undefined;
-    const [ok] = await this.verifier.verifyBatch([{ id: toHex(computeTxId(bytes)), pub, msg: txSighash(tx), sig: tx.signature }]);
-    return ok;
+    return this.verifySoon({ id: toHex(computeTxId(bytes)), pub, msg: txSighash(tx), sig: tx.signature });
+  }
+
+  /** Public keys of recent senders read from the chain (an address is its key's hash: a key never changes). */
+  private readonly knownKeys = new Map<string, HybridPublicKey>();
+
+  private rememberKey(sender: string, pub: HybridPublicKey): void {
+    if (this.knownKeys.size >= KNOWN_KEYS_MAX) this.knownKeys.delete(this.knownKeys.keys().next().value!);
+    this.knownKeys.set(sender, pub);
+  }
+
+  /** Checks queued in this turn of the event loop: they go to the verifier as one batch (one message per worker, not one per transaction). */
+  private soon: { job: SignatureJob; resolve: (ok: boolean | undefined) => void }[] = [];
+
+  private verifySoon(job: SignatureJob): Promise<boolean | undefined> {
+    return new Promise((resolve) => {
+      if (this.soon.length === 0) {
+        setImmediate(() => {
+          const batch = this.soon;
+          this.soon = [];
+          this.verifier.verifyBatch(batch.map((b) => b.job)).then(
+            (oks) => batch.forEach((b, i) => b.resolve(oks[i])),
+            () => batch.forEach((b) => b.resolve(undefined)),
+          );
+        });
+      }
+      this.soon.push({ job, resolve });
+    });
   }
 
   private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean): Promise<{ id: string; status: 'accepted' }> {
