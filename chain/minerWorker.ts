@@ -20,7 +20,6 @@
  */
 import { createHash } from 'node:crypto';
 import * as nodeCrypto from 'node:crypto';
-import { setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 
 /** Marker in `workerData` that this module runs as a miner worker. */
@@ -323,26 +322,7 @@ function runWorker(data: MinerWorkerData): void {
       schedule();
     }
   });
-  lowerOwnPriority();
   post({ type: 'ready', hasher: useMidstate ? 'midstate' : 'node' });
-}
-
-/** Nice value of a hashing thread: the lowest priority. */
-export const MINER_NICE = 19;
-
-/**
- * Hashing yields the cores to the node's own work (API, settlements, mempool, block validation):
- * on Linux the nice value is per thread, so this lowers this worker alone. Elsewhere it would
- * lower the whole process, so it is left alone. Refused (e.g. a seccomp filter): hashing goes on
- * at normal priority.
- */
-function lowerOwnPriority(): void {
-  if (process.platform !== 'linux') return;
-  try {
-    setPriority(MINER_NICE);
-  } catch {
-    // not permitted here: normal priority
-  }
 }
 
 const data = workerData as Partial<MinerWorkerData> | undefined;
