@@ -478,6 +478,8 @@ export async function run(args: string[]): Promise<void> {
     let cpuWarm: Map<number, number> | undefined;
     let cpuEnd: Map<number, number> | undefined;
     let heightWarm = 0;
+    let agentsCpuWarm: NodeJS.CpuUsage | undefined;
+    let agentsCpuEnd: NodeJS.CpuUsage | undefined;
     let heightEnd = 0;
     const watcher = (async () => {
       let last = -1;
@@ -489,8 +491,8 @@ export async function run(args: string[]): Promise<void> {
           last = h;
         }
         const now = performance.now();
-        if (!cpuWarm && now >= tWarm) [cpuWarm, heightWarm] = [await threadCpu(pid), last];
-        if (!cpuEnd && now >= tEnd) [cpuEnd, heightEnd] = [await threadCpu(pid), last];
+        if (!cpuWarm && now >= tWarm) [cpuWarm, heightWarm, agentsCpuWarm] = [await threadCpu(pid), last, process.cpuUsage()];
+        if (!cpuEnd && now >= tEnd) [cpuEnd, heightEnd, agentsCpuEnd] = [await threadCpu(pid), last, process.cpuUsage(agentsCpuWarm)];
         await sleep(50);
       }
     })();
@@ -567,6 +569,11 @@ export async function run(args: string[]): Promise<void> {
       console.log(`| node CPU s in the window (${span} s): total | ${f1(total)} (${f2(total / span)} cores) |`);
       console.log(`| … main thread / miner thread / two busiest other threads (verify pool) / rest | ${f1(main)} / ${f1(miner)} / ${f1(pool)} / ${f1(rest)} |`);
       console.log(`| … main thread CPU ms per settled call | ${f2((main * 1000) / Math.max(1, inWindow.length))} |`);
+      console.log(`| … all node threads but the miner, CPU ms per settled call | ${f2(((total - miner) * 1000) / Math.max(1, inWindow.length))} |`);
+    }
+    if (agentsCpuEnd) {
+      const agentsS = (agentsCpuEnd.user + agentsCpuEnd.system) / 1e6;
+      console.log(`| agents' process (this one) CPU s in the window | ${f1(agentsS)} (${f2(agentsS / (seconds - warmup))} cores; it shares the 2 cores with the node) |`);
     }
 
     // ---- USDC round

@@ -85,8 +85,9 @@ export class NativeSettlement implements NativeRail {
     const id = txId.toLowerCase();
     const reqHash = requestHashOf(request);
 
-    // The ledger and the chain are read side by side: most settles are first settles.
-    const firstRead = this.chain.getTx(id);
+    // The ledger and the chain are read side by side: most settles are first settles. A payment
+    // in the mempool is not in the chain (a block's connect takes what it mined out of it).
+    const firstRead = this.mempool.has(id) ? Promise.resolve(undefined) : this.chain.getTx(id);
     firstRead.catch(() => undefined); // awaited below unless the ledger answers first
     const { record: known, absentToken } = await this.ledger.lookup(id);
     if (known) return this.answerKnown(await this.withRefund(known), def, reqHash);
