@@ -2,8 +2,9 @@
  * Paid calls per second end to end (`npm run bench -- paid`), issue 19.
  *
  * A real devnet node process (built-in miner on with one thread, Stratum and p2p off, the
- * per-address limit of the expensive endpoints off because every agent comes from 127.0.0.1)
- * and, in this process, N simulated agents (default 64), each with its own key, calling
+ * per-address limit of the expensive endpoints off because every agent comes from 127.0.0.1,
+ * its log at the default level written to a file, as an operator's would be, not to a pipe this
+ * busy process would have to drain) and, in this process, N simulated agents (default 64), each with its own key, calling
  * `native-world-clock` the whole native way:
  *
  *   quote (unpaid POST → 402, parsed and checked against the payment about to be sent)
@@ -45,6 +46,8 @@
  * (writes the node's V8 CPU profile there), --node-arg ARG (extra node flag, repeatable).
  */
 import { createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -62,7 +65,7 @@ import { createTransferTx, feeForRate } from '../consensus/txBuilder.js';
 import { agentInvoke } from '../consensus/txTypes/agentInvoke.js';
 import { parseQuote, type AgentQuote } from '../sdk/quote.js';
 import { FacilitatorControl, startFacilitatorProcess, type FacilitatorProcess } from '../test/helpers/facilitator.js';
-import { BIN, ROOT, spawnJsonReady, stopProcess, type NodeProc } from '../test/helpers/nodeProcess.js';
+import { BIN, childEnv, ROOT } from '../test/helpers/nodeProcess.js';
 
 const SERVICE = 'native-world-clock';
 const ZONES = ['Europe/Berlin', 'Asia/Tokyo', 'America/New_York', 'UTC', 'Australia/Sydney', 'Africa/Cairo'];
@@ -151,14 +154,56 @@ function cpuDelta(a: Map<number, number>, b: Map<number, number>): Map<number, n
 
 // ---------------------------------------------------------------- node and payments
 
-function startNode(dataDir: string, minerAddress: string, facilitatorUrl: string, nodeArgs: string[]): Promise<NodeProc> {
-  return spawnJsonReady(
-    [...nodeArgs, BIN, 'start', '--dev', '--data-dir', dataDir, '--http-host', '127.0.0.1', '--http-port', '0', '--no-p2p', '--no-stratum', '--mine', '--mine-threads', '1', '--miner-address', minerAddress,
-      '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', facilitatorUrl, '--base-rpc-url', 'http://127.0.0.1:9',
-      // Every agent calls from 127.0.0.1: the per-address limit of the expensive endpoints is off for the bench.
-      '--http-expensive-rate', '0'],
-    { cwd: ROOT, keep: (l) => l.level === 'error' || l.level === 'fatal', timeoutMs: 30_000 },
-  );
+/** The node process: its log goes to a file, so a busy agents' process never makes it wait on a full pipe. */
+interface BenchNode {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly logFile: string;
+  readonly exited: Promise<number | null>;
+}
+
+async function startNode(dir: string, minerAddress: string, facilitatorUrl: string, nodeArgs: string[]): Promise<BenchNode> {
+  const logFile = join(dir, 'node.log');
+  const out = openSync(logFile, 'a');
+  const args = [...nodeArgs, BIN, 'start', '--dev', '--data-dir', join(dir, 'data'), '--http-host', '127.0.0.1', '--http-port', '0', '--no-p2p', '--no-stratum', '--mine', '--mine-threads', '1', '--miner-address', minerAddress,
+    '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', facilitatorUrl, '--base-rpc-url', 'http://127.0.0.1:9',
+    // Every agent calls from 127.0.0.1: the per-address limit of the expensive endpoints is off for the bench.
+    '--http-expensive-rate', '0'];
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv(), stdio: ['ignore', out, out] });
+  closeSync(out);
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const listening = logLines(await readFile(logFile, 'utf8')).find((l) => l.msg === 'listening' && typeof l.url === 'string');
+    if (listening) return { child, url: listening.url as string, logFile, exited };
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the node did not start: ${(await readFile(logFile, 'utf8')).slice(-2000)}`);
+    }
+    await sleep(100);
+  }
+}
+
+async function stopNode(node: BenchNode): Promise<void> {
+  if (node.child.exitCode !== null) return;
+  node.child.kill('SIGTERM');
+  const timer = setTimeout(() => node.child.kill('SIGKILL'), 30_000);
+  await node.exited;
+  clearTimeout(timer);
+}
+
+/** The JSON log lines of a log text (other lines skipped). */
+function logLines(text: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      out.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // a line being written
+    }
+  }
+  return out;
 }
 
 /** A payment signed ahead: the call it pays for and its bytes. */
@@ -376,8 +421,8 @@ export async function run(args: string[]): Promise<void> {
     const facilitator = await startFacilitatorProcess();
     procs.push(facilitator);
     const minerAddress = encodeAddress(createKeyPairFromSeed(sha256(new TextEncoder().encode('bench-paid-miner'))).address, TESTNET_HRP);
-    const node = await startNode(join(dir, 'data'), minerAddress, facilitator.url, nodeArgs);
-    procs.push({ stop: () => stopProcess(node) });
+    const node = await startNode(dir, minerAddress, facilitator.url, nodeArgs);
+    procs.push({ stop: () => stopNode(node) });
     const url = node.url;
     const pid = node.child.pid!;
 
@@ -593,7 +638,7 @@ export async function run(args: string[]): Promise<void> {
       console.log(`| facilitator's own /settle ms p50 / p99 (${s.n}) | ${f2(s.p50)} / ${f2(s.p99)} |`);
       console.log(`| errors by code | ${u.errors.size ? [...u.errors].map(([c, n]) => `${c}: ${n}`).join(', ') : 'none'} |`);
     } else if (usdcSkip) console.log(`\nUSDC round skipped: ${usdcSkip}`);
-    const errs = node.lines.filter((l) => l.level === 'error' || l.level === 'fatal');
+    const errs = logLines(await readFile(node.logFile, 'utf8')).filter((l) => l.level === 'error' || l.level === 'fatal');
     if (errs.length) console.log(`\nnode errors logged: ${errs.length}, first: ${JSON.stringify(errs[0]).slice(0, 300)}`);
     console.log(`\nload average after: ${load()}`);
   } finally {
