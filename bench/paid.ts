@@ -86,8 +86,21 @@ interface Answer {
 // Idle sockets close after 2 s, before the node's keep-alive timeout (5 s) could close one under a new request.
 const httpAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity, timeout: 2_000 });
 
-/** One JSON request over the shared keep-alive pool; `timeoutMs` bounds it. */
-function request(method: 'GET' | 'POST', url: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<Answer> {
+/**
+ * One JSON request over the shared keep-alive pool; `timeoutMs` bounds it. A reused socket the
+ * node had closed meanwhile (its keep-alive timeout ran out while this process was busy, e.g.
+ * signing) fails before the request reached it: that request goes again on a fresh socket.
+ */
+async function request(method: 'GET' | 'POST', url: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<Answer> {
+  try {
+    return await requestOnce(method, url, body, headers, timeoutMs);
+  } catch (e) {
+    if (!(e as { reusedSocket?: boolean }).reusedSocket) throw e;
+    return requestOnce(method, url, body, headers, timeoutMs);
+  }
+}
+
+function requestOnce(method: 'GET' | 'POST', url: string, body: unknown, headers: Record<string, string>, timeoutMs: number): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(url, { method, agent: httpAgent, headers: { accept: 'application/json', ...(data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}), ...headers } }, (res) => {
@@ -106,7 +119,10 @@ function request(method: 'GET' | 'POST', url: string, body?: unknown, headers: R
       res.on('error', reject);
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`timeout after ${timeoutMs} ms: ${method} ${url}`)));
-    req.on('error', reject);
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      const code = e.code;
+      reject(Object.assign(e, { reusedSocket: req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') }));
+    });
     req.end(data);
   });
 }
@@ -255,8 +271,7 @@ interface Agent {
 }
 
 async function quoteOf(endpoint: string, zone: string, now: number): Promise<AgentQuote> {
-  // A quote is idempotent: one retry covers a keep-alive socket the server closed as it was reused.
-  const a = await request('POST', endpoint, { request: zone }).catch(() => request('POST', endpoint, { request: zone }));
+  const a = await request('POST', endpoint, { request: zone });
   if (a.status !== 402) throw new Error(`quote: ${a.status} ${codeOf(a)}`);
   return parseQuote(a.json, SERVICE, zone, endpoint, now);
 }
@@ -291,7 +306,8 @@ async function paidCall(url: string, agent: Agent, p: Signed, terms: Terms, wait
     if (bad) return bad;
     r.submitAt = performance.now();
     const a = await request('POST', `${url}/api/v1/tx`, { tx: p.hex });
-    if (a.status !== 200 && a.status !== 201 && a.status !== 202) return `tx: ${codeOf(a)}`;
+    // mempool_duplicate: these very bytes are in the mempool already (a resent request whose first try got through).
+    if (a.status !== 200 && a.status !== 201 && a.status !== 202) return codeOf(a) === 'mempool_duplicate' ? undefined : `tx: ${codeOf(a)}`;
     if (a.json.txId !== p.txId) return 'bench_wrong_tx_id';
     return undefined;
   }).catch((e: Error) => `tx: ${e.message.slice(0, 60)}`);
