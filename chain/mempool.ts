@@ -36,7 +36,12 @@ export const MempoolErrorCode = {
   FULL: 'mempool_full',
   REPLACEMENT_UNDERPRICED: 'mempool_replacement_underpriced',
   NONCE_TOO_FAR: 'mempool_nonce_too_far',
+  /** Blocks kept connecting while a transaction was checked (it may be sent again). */
+  TIP_MOVING: 'mempool_tip_moving',
 } as const;
+
+/** Times an admission starts again because a block connected while it was being checked. */
+const MAX_TIP_RETRIES = 5;
 
 /** Options of the mempool. */
 export interface MempoolOptions {
@@ -228,15 +233,25 @@ export class Mempool extends EventEmitter implements MempoolReader {
     });
   }
 
-  private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean): Promise<{ id: string; status: 'accepted' }> {
+  private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean, attempt = 0): Promise<{ id: string; status: 'accepted' }> {
     const tx = decodeTx(bytes);
     const id = toHex(computeTxId(bytes));
     if (this.byId.has(id)) throw new NodeError(MempoolErrorCode.DUPLICATE, `transaction ${id} is already in the mempool`);
     validateTx(tx, bytes.length, this.params);
     const sender = toHex(tx.from);
+    // A block connecting during an await below mines some of the sender's pending transactions
+    // (its 'connect' removes them at once) while the state read here is the old tip's: checked
+    // against that mix, a valid next nonce looked like a gap (mempool_nonce_too_far) and the
+    // sender's confirmed nonce went back. Such an admission starts again on the new tip.
+    const tip = this.chain.tip.hashHex;
+    const again = () => {
+      if (attempt >= MAX_TIP_RETRIES) throw new NodeError(MempoolErrorCode.TIP_MOVING, 'the chain tip kept changing while the transaction was checked; send it again');
+      return this.addNow(bytes, addedAt, signed, attempt + 1);
+    };
     const pending = this.bySender.get(sender) ?? new Map<bigint, Entry>();
     const chainKeys = [...pending.values()].flatMap((e) => txTouchedKeys(e.tx));
     const view = await this.chain.getStateView([...txTouchedKeys(tx), ...chainKeys]);
+    if (this.chain.tip.hashHex !== tip) return again();
     const acc = new StateOverlay(view).getAccount(tx.from);
     if (tx.nonce < acc.nonce) {
       throw new ValidationError(TxErrorCode.BAD_NONCE, `nonce ${tx.nonce} already used; next is ${acc.nonce}`, { payload: { expected: acc.nonce.toString() } });
@@ -255,6 +270,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
     // A signature found bad before queueing is not checked a second time.
     if (signed === false) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, 'signature does not verify');
     await this.checkSignature(id, tx, pub);
+    if (this.chain.tip.hashHex !== tip) return again();
 
     const entry: Entry = { tx, id, bytes, size: bytes.length, feeRate, addedAt: Math.min(addedAt ?? Infinity, this.now()), sender };
     const trial = new Map(pending);
