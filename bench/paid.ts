@@ -267,6 +267,7 @@ interface CallRecord {
   error?: string;
   pendingAnswers: number;
   quoteRetries: number;
+  submitRetries: number;
 }
 
 /** One agent: its key, its payments in nonce order, the chain of its submissions. */
@@ -282,6 +283,9 @@ interface Agent {
 
 /** Attempts of a quote before the call gives up (a transient refusal or timeout under load). */
 const QUOTE_ATTEMPTS = 3;
+/** Attempts of a payment submission whose answer did not come, and how long one waits. */
+const SUBMIT_ATTEMPTS = 3;
+const SUBMIT_TIMEOUT_MS = 60_000;
 
 async function quoteOf(endpoint: string, zone: string, now: number): Promise<AgentQuote> {
   const a = await request('POST', endpoint, { request: zone });
@@ -305,7 +309,7 @@ async function waitMined(url: string, ids: readonly string[], timeoutMs: number)
 /** Quote → submit (in nonce order) → settle with long-poll → result. Never throws: the record says what happened. */
 async function paidCall(url: string, agent: Agent, p: Signed, terms: Terms, waitSeconds: number): Promise<CallRecord> {
   const endpoint = `${url}/api/x402/${SERVICE}`;
-  const r: CallRecord = { submitAt: NaN, accepted: false, refunded: false, pendingAnswers: 0, quoteRetries: 0 };
+  const r: CallRecord = { submitAt: NaN, accepted: false, refunded: false, pendingAnswers: 0, quoteRetries: 0, submitRetries: 0 };
   const quoteWithRetries = async (): Promise<AgentQuote> => {
     for (let i = 1; ; i++) {
       try {
@@ -328,11 +332,23 @@ async function paidCall(url: string, agent: Agent, p: Signed, terms: Terms, wait
     const bad = agent.stopped ? 'bench_agent_stopped' : await quoted;
     if (bad) return bad;
     r.submitAt = performance.now();
-    const a = await request('POST', `${url}/api/v1/tx`, { tx: p.hex });
-    // mempool_duplicate: these very bytes are in the mempool already (a resent request whose first try got through).
-    if (a.status !== 200 && a.status !== 201 && a.status !== 202) return codeOf(a) === 'mempool_duplicate' ? undefined : `tx: ${codeOf(a)}`;
-    if (a.json.txId !== p.txId) return 'bench_wrong_tx_id';
-    return undefined;
+    // A payment whose answer was lost (timeout) may have been accepted: the same bytes go again,
+    // as the SDK does; mempool_duplicate (in the mempool) and, after a lost answer, tx_bad_nonce
+    // (this very nonce was mined meanwhile) mean it was accepted. Then settle finds it or says not.
+    for (let attempt = 1; ; attempt++) {
+      let a: Answer;
+      try {
+        a = await request('POST', `${url}/api/v1/tx`, { tx: p.hex }, {}, SUBMIT_TIMEOUT_MS);
+      } catch (e) {
+        r.submitRetries++;
+        if (attempt >= SUBMIT_ATTEMPTS) return `tx: ${(e as Error).message.slice(0, 60)}`;
+        continue;
+      }
+      const code = codeOf(a);
+      if (a.status === 200 || a.status === 201 || a.status === 202) return a.json.txId === p.txId ? undefined : 'bench_wrong_tx_id';
+      if (code === 'mempool_duplicate' || (attempt > 1 && code === 'tx_bad_nonce')) return undefined;
+      return `tx: ${code}`;
+    }
   }).catch((e: Error) => `tx: ${e.message.slice(0, 60)}`);
   agent.submitted = submit;
   const refused = await submit;
@@ -638,7 +654,7 @@ export async function run(args: string[]): Promise<void> {
     if (ranOut) console.log(`| agents that ran out of signed payments (raise --presign) | ${ranOut} |`);
     const stoppedAgents = agents.filter((a) => a.stopped);
     if (stoppedAgents.length) console.log(`| agents stopped by a refused payment (first reason) | ${stoppedAgents.length} (${stoppedAgents[0].stopped}) |`);
-    console.log(`| quote retries (timeouts, refusals) | ${records.reduce((n, r) => n + r.quoteRetries, 0)} |`);
+    console.log(`| quote retries / payment resubmissions (timeouts under load) | ${records.reduce((n, r) => n + r.quoteRetries, 0)} / ${records.reduce((n, r) => n + r.submitRetries, 0)} |`);
     if (cpuWarm && cpuEnd) {
       const d = cpuDelta(cpuWarm, cpuEnd);
       const span = seconds - warmup;
