@@ -90,8 +90,10 @@ interface Answer {
   readonly json: Record<string, unknown>;
 }
 
-// Idle sockets close after 2 s, before the node's keep-alive timeout (5 s) could close one under a new request.
-const httpAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity, timeout: 2_000 });
+// Idle sockets close after 4 s, before the node's keep-alive timeout (5 s), but live through the
+// wait for the next block: reopening thousands of connections after every block overflowed the
+// node's listen backlog on the loaded machine (dropped SYNs wait for TCP's retransmits).
+const httpAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity, timeout: 4_000 });
 
 /**
  * One JSON request over the shared keep-alive pool; `timeoutMs` bounds it. A reused socket the
