@@ -2,7 +2,8 @@
  * The mempool: signed transactions valid on top of the best tip, waiting for a block.
  *
  * Rules: stateless consensus checks; signatures through the verifier (off-thread, cached,
- * checked before a transaction queues so admissions do not wait for the pool one by one);
+ * checked while a transaction waits in the admission queue, so admissions do not wait for the
+ * pool one by one);
  * per-sender nonce sequencing with up to `maxFuturePerSender` nonces beyond the next ready one;
  * each sender's ready chain is checked by applying it in nonce order to the tip state (only a
  * sender's own transactions debit its account, so other senders' pending transactions can
@@ -183,10 +184,11 @@ export class Mempool extends EventEmitter implements MempoolReader {
    * Checks the signature while the transaction waits in the admission queue, so many transactions
    * are verified on the pool at once while admissions stay serial and in arrival order: a
    * positive answer is cached under the tx id and `addNow`'s own check (which decides) then
-   * answers from that cache. Only with a key that belongs to the sender (carried and hashing to it, published on chain, or carried by
-   * a pending transaction of the sender that was admitted with it); anything else is left to
-   * `addNow`, which reports every failure with its code. Resolves to the answer (a sender has one
-   * key: its address is the key's hash), or undefined when it did not check.
+   * answers from that cache. Only with a key that belongs to the sender (carried and hashing to
+   * it, published on chain, or carried by a pending transaction of the sender that was admitted
+   * with it); anything else is left to `addNow`, which reports every failure with its code.
+   * Resolves to the answer (a sender has one key: its address is the key's hash), or undefined
+   * when it did not check.
    */
   private async preverify(bytes: Uint8Array): Promise<boolean | undefined> {
     let tx: Tx;
