@@ -285,6 +285,8 @@ interface Agent {
 
 /** Attempts of a quote before the call gives up (a transient refusal or timeout under load). */
 const QUOTE_ATTEMPTS = 3;
+/** Why quotes were tried again, and how often. */
+const quoteRetryReasons = new Map<string, number>();
 /** Attempts of a payment submission whose answer did not come, and how long one waits. */
 const SUBMIT_ATTEMPTS = 3;
 const SUBMIT_TIMEOUT_MS = 60_000;
@@ -319,6 +321,8 @@ async function paidCall(url: string, agent: Agent, p: Signed, terms: Terms, wait
       } catch (e) {
         if (i >= QUOTE_ATTEMPTS) throw e;
         r.quoteRetries++;
+        const why = (e as Error).message.replace(/http:\/\/\S+/g, '').slice(0, 50);
+        quoteRetryReasons.set(why, (quoteRetryReasons.get(why) ?? 0) + 1);
       }
     }
   };
@@ -657,6 +661,7 @@ export async function run(args: string[]): Promise<void> {
     const stoppedAgents = agents.filter((a) => a.stopped);
     if (stoppedAgents.length) console.log(`| agents stopped by a refused payment (first reason) | ${stoppedAgents.length} (${stoppedAgents[0].stopped}) |`);
     console.log(`| quote retries / payment resubmissions (timeouts under load) | ${records.reduce((n, r) => n + r.quoteRetries, 0)} / ${records.reduce((n, r) => n + r.submitRetries, 0)} |`);
+    if (quoteRetryReasons.size) console.log(`| quote retry reasons | ${[...quoteRetryReasons].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([w, n]) => `${w}: ${n}`).join(', ')} |`);
     if (cpuWarm && cpuEnd) {
       const d = cpuDelta(cpuWarm, cpuEnd);
       const span = seconds - warmup;
