@@ -16,6 +16,7 @@ const benches: Readonly<Record<string, () => Promise<Bench>>> = {
   relay: () => import('./relay.js'),
   stratum: () => import('./stratum.js'),
   x402: () => import('./x402.js'),
+  paid: () => import('./paid.js'),
   catalog: () => import('./catalog.js'),
   services: () => import('./services.js'),
   install: () => import('./install.js'),

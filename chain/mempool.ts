@@ -1,7 +1,9 @@
 /**
  * The mempool: signed transactions valid on top of the best tip, waiting for a block.
  *
- * Rules: stateless consensus checks; signatures through the verifier (off-thread, cached);
+ * Rules: stateless consensus checks; signatures through the verifier (off-thread, cached,
+ * checked while a transaction waits in the admission queue, so admissions do not wait for the
+ * pool one by one);
  * per-sender nonce sequencing with up to `maxFuturePerSender` nonces beyond the next ready one;
  * each sender's ready chain is checked by applying it in nonce order to the tip state (only a
  * sender's own transactions debit its account, so other senders' pending transactions can
@@ -23,13 +25,24 @@ import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from './chain.js';
 import { silentLogger, type ChainEntry, type Logger, type MempoolEntry, type MempoolReader, type SignatureVerifier } from './types.js';
 
+/** Senders whose chain keys the mempool remembers for its early signature checks. */
+const KNOWN_KEYS_MAX = 10_000;
+
+/** One signature check as the verifier takes it. */
+type SignatureJob = Parameters<SignatureVerifier['verifyBatch']>[0][number];
+
 /** Error codes of mempool policy (consensus failures keep their tx_* codes). */
 export const MempoolErrorCode = {
   DUPLICATE: 'mempool_duplicate',
   FULL: 'mempool_full',
   REPLACEMENT_UNDERPRICED: 'mempool_replacement_underpriced',
   NONCE_TOO_FAR: 'mempool_nonce_too_far',
+  /** Blocks kept connecting while a transaction was checked (it may be sent again). */
+  TIP_MOVING: 'mempool_tip_moving',
 } as const;
+
+/** Times an admission starts again because a block connected while it was being checked. */
+const MAX_TIP_RETRIES = 5;
 
 /** Options of the mempool. */
 export interface MempoolOptions {
@@ -162,18 +175,85 @@ export class Mempool extends EventEmitter implements MempoolReader {
     if (bytes.length > this.params.limits.maxTxBytes) {
       return Promise.reject(new ValidationError(TxErrorCode.TOO_LARGE, `tx is ${bytes.length} bytes, limit ${this.params.limits.maxTxBytes}`));
     }
-    return this.serial(() => this.addNow(bytes, opts.addedAt));
+    // The check starts now; the admission keeps its place in the queue (arrival order) and waits for it there.
+    const signed = this.preverify(bytes).catch(() => undefined);
+    return this.serial(async () => this.addNow(bytes, opts.addedAt, await signed));
   }
 
-  private async addNow(bytes: Uint8Array, addedAt?: number): Promise<{ id: string; status: 'accepted' }> {
+  /**
+   * Checks the signature while the transaction waits in the admission queue, so many transactions
+   * are verified on the pool at once while admissions stay serial and in arrival order: a
+   * positive answer is cached under the tx id and `addNow`'s own check (which decides) then
+   * answers from that cache. Only with a key that belongs to the sender (carried and hashing to
+   * it, published on chain, or carried by a pending transaction of the sender that was admitted
+   * with it); anything else is left to `addNow`, which reports every failure with its code.
+   * Resolves to the answer (a sender has one key: its address is the key's hash), or undefined
+   * when it did not check.
+   */
+  private async preverify(bytes: Uint8Array): Promise<boolean | undefined> {
+    let tx: Tx;
+    try {
+      tx = decodeTx(bytes);
+      validateTx(tx, bytes.length, this.params);
+    } catch {
+      return undefined;
+    }
+    const sender = toHex(tx.from);
+    let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? [...(this.bySender.get(sender)?.values() ?? [])].find((e) => e.tx.publicKey)?.tx.publicKey;
+    if (!pub) {
+      pub = (await this.chain.getAccount(tx.from)).publicKey;
+      if (pub) this.rememberKey(sender, pub);
+    }
+    if (!pub) return undefined;
+    return this.verifySoon({ id: toHex(computeTxId(bytes)), pub, msg: txSighash(tx), sig: tx.signature });
+  }
+
+  /** Public keys of recent senders read from the chain (an address is its key's hash: a key never changes). */
+  private readonly knownKeys = new Map<string, HybridPublicKey>();
+
+  private rememberKey(sender: string, pub: HybridPublicKey): void {
+    if (this.knownKeys.size >= KNOWN_KEYS_MAX) this.knownKeys.delete(this.knownKeys.keys().next().value!);
+    this.knownKeys.set(sender, pub);
+  }
+
+  /** Checks queued in this turn of the event loop: they go to the verifier as one batch (one message per worker, not one per transaction). */
+  private soon: { job: SignatureJob; resolve: (ok: boolean | undefined) => void }[] = [];
+
+  private verifySoon(job: SignatureJob): Promise<boolean | undefined> {
+    return new Promise((resolve) => {
+      if (this.soon.length === 0) {
+        setImmediate(() => {
+          const batch = this.soon;
+          this.soon = [];
+          this.verifier.verifyBatch(batch.map((b) => b.job)).then(
+            (oks) => batch.forEach((b, i) => b.resolve(oks[i])),
+            () => batch.forEach((b) => b.resolve(undefined)),
+          );
+        });
+      }
+      this.soon.push({ job, resolve });
+    });
+  }
+
+  private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean, attempt = 0): Promise<{ id: string; status: 'accepted' }> {
     const tx = decodeTx(bytes);
     const id = toHex(computeTxId(bytes));
     if (this.byId.has(id)) throw new NodeError(MempoolErrorCode.DUPLICATE, `transaction ${id} is already in the mempool`);
     validateTx(tx, bytes.length, this.params);
     const sender = toHex(tx.from);
+    // A block connecting during an await below mines some of the sender's pending transactions
+    // (its 'connect' removes them at once) while the state read here is the old tip's: checked
+    // against that mix, a valid next nonce looked like a gap (mempool_nonce_too_far) and the
+    // sender's confirmed nonce went back. Such an admission starts again on the new tip.
+    const tip = this.chain.tip.hashHex;
+    const again = () => {
+      if (attempt >= MAX_TIP_RETRIES) throw new NodeError(MempoolErrorCode.TIP_MOVING, 'the chain tip kept changing while the transaction was checked; send it again');
+      return this.addNow(bytes, addedAt, signed, attempt + 1);
+    };
     const pending = this.bySender.get(sender) ?? new Map<bigint, Entry>();
     const chainKeys = [...pending.values()].flatMap((e) => txTouchedKeys(e.tx));
     const view = await this.chain.getStateView([...txTouchedKeys(tx), ...chainKeys]);
+    if (this.chain.tip.hashHex !== tip) return again();
     const acc = new StateOverlay(view).getAccount(tx.from);
     if (tx.nonce < acc.nonce) {
       throw new ValidationError(TxErrorCode.BAD_NONCE, `nonce ${tx.nonce} already used; next is ${acc.nonce}`, { payload: { expected: acc.nonce.toString() } });
@@ -189,7 +269,10 @@ export class Mempool extends EventEmitter implements MempoolReader {
     }
     const pub = tx.publicKey ?? acc.publicKey ?? [...pending.values()].find((e) => e.tx.publicKey)?.tx.publicKey;
     if (!pub) throw new ValidationError(TxErrorCode.MISSING_KEYS, "the account's first transaction must carry its public keys");
+    // A signature found bad before queueing is not checked a second time.
+    if (signed === false) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, 'signature does not verify');
     await this.checkSignature(id, tx, pub);
+    if (this.chain.tip.hashHex !== tip) return again();
 
     const entry: Entry = { tx, id, bytes, size: bytes.length, feeRate, addedAt: Math.min(addedAt ?? Infinity, this.now()), sender };
     const trial = new Map(pending);

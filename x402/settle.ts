@@ -85,8 +85,9 @@ export class NativeSettlement implements NativeRail {
     const id = txId.toLowerCase();
     const reqHash = requestHashOf(request);
 
-    // The ledger and the chain are read side by side: most settles are first settles.
-    const firstRead = this.chain.getTx(id);
+    // The ledger and the chain are read side by side: most settles are first settles. A payment
+    // in the mempool is not in the chain (a block's connect takes what it mined out of it).
+    const firstRead = this.mempool.has(id) ? Promise.resolve(undefined) : this.chain.getTx(id);
     firstRead.catch(() => undefined); // awaited below unless the ledger answers first
     const { record: known, absentToken } = await this.ledger.lookup(id);
     if (known) return this.answerKnown(await this.withRefund(known), def, reqHash);
@@ -209,24 +210,43 @@ export class NativeSettlement implements NativeRail {
       const stored = await (read ?? this.chain.getTx(id));
       read = undefined;
       if (stored && this.chain.tip.height - stored.height + 1 >= this.confirmations) return stored;
-      const limit = stored || this.mempool.has(id) ? deadline : unknownDeadline;
-      const left = limit - this.now();
-      if (left <= 0) return undefined;
-      await this.nextTipOr(Math.min(250, left));
+      const pending = !stored && this.mempool.has(id);
+      const limit = stored || pending ? deadline : unknownDeadline;
+      if (limit - this.now() <= 0) return undefined;
+      if (!pending) {
+        await this.nextTipOr(Math.min(250, limit - this.now()));
+        continue;
+      }
+      // In the mempool only a new block can mine it, and the block's 'connect' takes it out of
+      // the mempool before the 'tip': wait for tips, reading the chain only once it left.
+      do await this.nextTipOr(deadline - this.now());
+      while (this.mempool.has(id) && deadline - this.now() > 0);
     }
   }
 
+  /**
+   * Resolves at the next tip or after `ms`. All waiting settles share one 'tip' listener: with
+   * thousands of calls waiting for their block, a listener each would make every tip and every
+   * wake-up walk thousands of listeners.
+   */
   private nextTipOr(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        this.chain.off('tip', done);
+        this.tipWaiters.delete(done);
+        if (this.tipWaiters.size === 0) this.chain.off('tip', this.wakeTipWaiters);
         resolve();
       };
       const timer = setTimeout(done, Math.max(1, ms));
-      this.chain.on('tip', done);
+      if (this.tipWaiters.size === 0) this.chain.on('tip', this.wakeTipWaiters);
+      this.tipWaiters.add(done);
     });
   }
+
+  private readonly tipWaiters = new Set<() => void>();
+  private readonly wakeTipWaiters = (): void => {
+    for (const done of [...this.tipWaiters]) done();
+  };
 
   /** Every check of a mined payment against the call. */
   private checkInvoke(stored: StoredTx, def: ServiceDefinition, reqHash: string): AgentInvokePayload {

@@ -10,6 +10,8 @@ import { COIN } from '../../consensus/params.js';
 import { isNodeError } from '../../consensus/errors.js';
 import type { Block } from '../../consensus/block.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
+import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
+import { blockTouchedKeys } from '../../consensus/apply.js';
 import { MemChain } from '../helpers/memChain.js';
 import { mineFromPool as mineBlock } from '../helpers/mine.js';
 import { testKey } from '../helpers/keys.js';
@@ -75,6 +77,55 @@ describe('mempool', () => {
     await mineFromPool(chain, pool);
     expect(pool.count).toBe(0);
     expect(await codeOf(pool.add(encodeTx(pay(alice, 0n, 5n))))).toBe('tx_bad_nonce');
+    await teardown(chain, pool);
+  });
+
+  test('checks signatures while transactions queue (several at once on the verifier), admits in arrival order, checks a bad signature once', async () => {
+    const { chain, pool, verifier } = await setup();
+    // Holds every check until released, to see how many are under way at once.
+    const held: (() => void)[] = [];
+    let started = 0;
+    const check = verifier.verifyBatch.bind(verifier);
+    verifier.verifyBatch = (jobs) => ((started += jobs.length), new Promise<void>((r) => held.push(r)).then(() => check(jobs)));
+    const adds = [pool.add(encodeTx(pay(alice, 0n))), pool.add(encodeTx(pay(alice, 1n))), pool.add(encodeTx(pay(bob, 0n)))];
+    for (let i = 0; i < 50 && started < 2; i++) await new Promise((r) => setImmediate(r));
+    // alice 0 and bob 0 carry their keys: both checks are under way (one batch) before either is admitted.
+    expect(started).toBe(2);
+    // alice 1 has no key of its own yet: it is checked at its turn, after alice 0 (arrival order), and accepted.
+    verifier.verifyBatch = check;
+    for (const release of held.splice(0)) release();
+    expect((await Promise.all(adds)).map((r) => r.status)).toEqual(['accepted', 'accepted', 'accepted']);
+    verifier.calls = 0;
+    const forged = { ...pay(bob, 1n), signature: pay(alice, 2n).signature };
+    expect(await codeOf(pool.add(encodeTx(forged)))).toBe('tx_bad_signature');
+    expect(verifier.calls).toBe(1);
+    await teardown(chain, pool);
+  });
+
+  test('a block connecting while a transaction is checked: the admission starts again on the new tip (no false nonce gap)', async () => {
+    const { chain, pool } = await setup({ maxFuturePerSender: 1 });
+    for (const n of [0n, 1n, 2n]) await pool.add(encodeTx(pay(alice, n)));
+    // The block mining alice 0–2, connected in the middle of the next admission's state read.
+    const txs = pool.blockCandidates(params.limits.maxBlockBytes - 1000, params.limits.maxBlockTxs).map((e) => e.tx);
+    const tip = chain.tip;
+    const keys = blockTouchedKeys({ coinbase: { miner: miner.address }, txs } as unknown as Block);
+    const draft = assembleBlock({ parent: { hash: tip.hash, height: tip.height, time: tip.header.time }, medianTimePast: chain.medianTimePast(tip), now: tip.header.time + 3, txs, miner: miner.address, state: await chain.getStateView(keys) }, params);
+    const block = { ...draft, header: grindHeader(draft.header, params.powLimit)! };
+    const read = chain.getStateView.bind(chain);
+    let connectDuringRead = true;
+    chain.getStateView = async (k) => {
+      const view = await read(k); // the old tip's state…
+      if (connectDuringRead) {
+        connectDuringRead = false;
+        await chain.addBlock(block); // …while the block mining alice 0–2 connects
+      }
+      return view;
+    };
+    // Checked against the old state with 0–2 already gone, nonce 3 looked 3 ahead of nonce 0.
+    expect((await pool.add(encodeTx(pay(alice, 3n)))).status).toBe('accepted');
+    await pool.idle();
+    expect(pool.pendingNonce(alice.address, 3n)).toBe(4n);
+    expect(pool.blockCandidates(params.limits.maxBlockBytes, 10).map((e) => e.tx.nonce)).toEqual([3n]);
     await teardown(chain, pool);
   });
 

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { childEnv, ROOT } from './nodeProcess.js';
 import { EIP3009_TYPES, requireViem } from './facilitatorPayments.js';
 
@@ -40,6 +41,8 @@ export interface FacilitatorCalls {
   lastSettle?: unknown;
   /** Requests without the expected auth header. */
   unauthorized: number;
+  /** Its own handling time of each answered /verify and /settle, ms (body read to answer sent; benchmarks read it). */
+  handledMs: { verify: number[]; settle: number[] };
 }
 
 /** Options of the test facilitator. */
@@ -103,7 +106,7 @@ function normalise(body: Record<string, unknown>): Normalised | string {
 /** The in-process facilitator. */
 export class TestFacilitator {
   readonly modes: FacilitatorModes = { verify: 'ok', settle: 'ok' };
-  readonly calls: FacilitatorCalls = { verify: 0, settle: 0, supported: 0, settled: [], unauthorized: 0 };
+  readonly calls: FacilitatorCalls = { verify: 0, settle: 0, supported: 0, settled: [], unauthorized: 0, handledMs: { verify: [], settle: [] } };
   private readonly usedNonces = new Set<string>();
   private server?: Server;
   private boundUrl?: string;
@@ -134,7 +137,7 @@ export class TestFacilitator {
   reset(): void {
     this.modes.verify = 'ok';
     this.modes.settle = 'ok';
-    Object.assign(this.calls, { verify: 0, settle: 0, supported: 0, settled: [], unauthorized: 0, lastVerify: undefined, lastSettle: undefined });
+    Object.assign(this.calls, { verify: 0, settle: 0, supported: 0, settled: [], unauthorized: 0, lastVerify: undefined, lastSettle: undefined, handledMs: { verify: [], settle: [] } });
   }
 
   /** The x402 checks of an `exact` EIP-3009 payment; undefined when valid, else the reason. */
@@ -169,14 +172,16 @@ export class TestFacilitator {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const send = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(typeof body === 'string' ? body : JSON.stringify(body));
-    };
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     const path = (req.url ?? '/').split('?')[0];
+    const t0 = performance.now();
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(typeof body === 'string' ? body : JSON.stringify(body));
+      if (path === '/verify' || path === '/settle') this.calls.handledMs[path === '/verify' ? 'verify' : 'settle'].push(performance.now() - t0);
+    };
     try {
       if (path === '/_test/mode' && req.method === 'POST') {
         Object.assign(this.modes, JSON.parse(text) as Partial<FacilitatorModes>);

@@ -161,6 +161,27 @@ describe('native settlement', () => {
     await teardown(e);
   });
 
+  test('settles waiting for their block share one tip listener and read the chain only once the block is in', async () => {
+    const e = await setup();
+    const echo = stubService('native-echo', async () => 'ok');
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(toHex(txId(await invoke(e, { serviceId: echo.id }))));
+    const listenersBefore = e.chain.listenerCount('tip');
+    const getTx = e.chain.getTx.bind(e.chain);
+    let reads = 0;
+    e.chain.getTx = (id) => (reads++, getTx(id));
+    const settled = ids.map((id) => e.settlement.settle(echo, undefined, undefined, id, 10_000));
+    // Longer than two of the old 250 ms polls: payments in the mempool are not looked for in the chain.
+    await new Promise((r) => setTimeout(r, 700));
+    expect(reads).toBe(0);
+    expect(e.chain.listenerCount('tip')).toBe(listenersBefore + 1);
+    await mineFromPool(e.chain, e.pool, miner.address);
+    expect((await Promise.all(settled)).map((o) => o.status)).toEqual(ids.map(() => 200));
+    expect(reads).toBe(20);
+    expect(e.chain.listenerCount('tip')).toBe(listenersBefore);
+    await teardown(e);
+  });
+
   test('50 concurrent settles of one payment execute the service exactly once', async () => {
     const e = await setup();
     let runs = 0;

@@ -1,0 +1,728 @@
+/**
+ * Paid calls per second end to end (`npm run bench -- paid`), issue 19.
+ *
+ * A real devnet node process (built-in miner on with one thread, Stratum and p2p off, the
+ * per-address limit of the expensive endpoints off because every agent comes from 127.0.0.1,
+ * its log at the default level written to a file, as an operator's would be, not to a pipe this
+ * busy process would have to drain) and, in this process, N simulated agents (default 64), each with its own key, calling
+ * `native-world-clock` the whole native way:
+ *
+ *   quote (unpaid POST → 402, parsed and checked against the payment about to be sent)
+ *   → POST /api/v1/tx with the signed `agent_invoke`
+ *   → POST the call again with `payment.txId` and `?wait=` (long-poll until the block)
+ *   → 200 with the result and a receipt (checked: tx id, service, height).
+ *
+ * Funding: a funding phase, not genesis. The dev wallet sends one transfer to every agent; once
+ * they are mined, every agent makes one call whose payment carries its public key (nonce 0), so
+ * the timed calls are all 4.8 kB payments of known keys, like an agent's steady state.
+ *
+ * Payments are signed ahead of time here, before the node starts (ML-DSA-87 through liboqs WASM
+ * plus Ed25519 through OpenSSL, 1.2–1.5 ms per payment on this machine, one thread): signing is
+ * the agents' cost, not the node's; on 2 cores signing during the run would take CPU from the
+ * node being measured, and signing while the node idles would let its miner set the difficulty
+ * for a whole core (ASERT's 120 s half-life then makes blocks slow for minutes once the load
+ * starts). The quote of each request is deterministic (the devnet's chain id, the dev payee,
+ * world-clock's price, sha256 of the request), so a payment signed ahead is exactly what an agent
+ * would sign after its quote; the node's quotes are checked against these terms when it is up,
+ * and each timed call still asks for its quote and refuses to pay when it differs.
+ *
+ * Load: closed loop. Every agent keeps `--inflight` calls going (nonces in order: a call's
+ * payment is submitted after the previous payment of the same agent was accepted), so up to
+ * agents × inflight calls wait for blocks at once; the loops start spread over the first half of
+ * the warm-up. The first `--warmup` seconds are not counted; settled calls per second is over the
+ * rest of `--seconds`. Afterwards every call still in flight is awaited (bounded): a payment
+ * accepted by the node without a result is "lost". A quote is tried up to 3 times; an agent whose
+ * payment was not accepted stops (its later nonces could never be mined) and is reported.
+ *
+ * Then a USDC-rail round against the test facilitator (test/helpers/facilitator.ts, its own
+ * process): `--usdc-connections` loops paying with EIP-3009 authorizations (signed ahead with
+ * viem from reference/), reporting calls per second, p50/p99 and the facilitator's own handling
+ * time of /verify and /settle in the same run. Skipped, saying why, without reference/.
+ *
+ * Reported: sustained settled calls/s; per block in the window the transactions and bytes; block
+ * intervals; p50/p99 from submit to result, and from the including block's arrival to the result;
+ * how many calls made the first block mined after their submit; refunds; errors by code; the
+ * node's CPU seconds in the timed window by thread (main thread = the process id; the miner is the
+ * thread that was busiest while the node was idle; the verify pool's two threads follow).
+ *
+ * Options: --seconds N (60), --warmup N (10), --agents N (64), --inflight N per agent (32),
+ * --wait N settle long-poll seconds (10), --presign N payments per agent (default: enough for
+ * 600 calls/s), --usdc-seconds N (20; 0 skips), --usdc-connections N (64), --cpu-prof DIR
+ * (writes the node's V8 CPU profile there), --node-arg ARG (extra node flag, repeatable).
+ */
+import { createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import http from 'node:http';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { createMLDSA87 } from '@oqs/liboqs-js/sig';
+import { encodeAddress, TESTNET_HRP } from '../consensus/address.js';
+import { createDevnetChainParams, getDevKeyPair, getDevPayeeKeyPair } from '../consensus/devnet.js';
+import { fromHex, sha256, toHex } from '../consensus/hash.js';
+import { createKeyPairFromSeed, type HybridKeyPair } from '../consensus/keys.js';
+import { COIN } from '../consensus/params.js';
+import { encodeTx, txId, txSighash, TxType, TX_VERSION } from '../consensus/tx.js';
+import { createTransferTx, feeForRate } from '../consensus/txBuilder.js';
+import { agentInvoke } from '../consensus/txTypes/agentInvoke.js';
+import { parseQuote, type AgentQuote } from '../sdk/quote.js';
+import { worldClock } from '../services/world-clock.js';
+import { requestHashOf } from '../x402/wire.js';
+import { FacilitatorControl, startFacilitatorProcess, type FacilitatorProcess } from '../test/helpers/facilitator.js';
+import { BIN, childEnv, ROOT } from '../test/helpers/nodeProcess.js';
+
+const SERVICE = 'native-world-clock';
+const ZONES = ['Europe/Berlin', 'Asia/Tokyo', 'America/New_York', 'UTC', 'Australia/Sydney', 'Africa/Cairo'];
+/** The USDC payee of the node's 402 (any checksummed EVM address). */
+const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
+/** A payment accepted but still unmined this long after its submit is reported, not awaited further. */
+const SETTLE_GIVE_UP_MS = 180_000;
+/** PKCS#8 DER of an Ed25519 private key, before its 32-byte seed. */
+const PKCS8_ED25519_PREFIX = '302e020100300506032b657004220420';
+
+// ---------------------------------------------------------------- HTTP (keep-alive, no fetch overhead)
+
+interface Answer {
+  readonly status: number;
+  readonly json: Record<string, unknown>;
+}
+
+// Idle sockets close after 4 s, before the node's keep-alive timeout (5 s), but live through the
+// wait for the next block: reopening thousands of connections after every block overflowed the
+// node's listen backlog on the loaded machine (dropped SYNs wait for TCP's retransmits).
+const httpAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity, timeout: 4_000 });
+
+/**
+ * One JSON request over the shared keep-alive pool; `timeoutMs` bounds it. A reused socket the
+ * node had closed meanwhile (its keep-alive timeout ran out while this process was busy, e.g.
+ * signing) fails before the request reached it: that request goes again on a fresh socket.
+ */
+async function request(method: 'GET' | 'POST', url: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<Answer> {
+  try {
+    return await requestOnce(method, url, body, headers, timeoutMs);
+  } catch (e) {
+    if (!(e as { reusedSocket?: boolean }).reusedSocket) throw e;
+    return requestOnce(method, url, body, headers, timeoutMs);
+  }
+}
+
+function requestOnce(method: 'GET' | 'POST', url: string, body: unknown, headers: Record<string, string>, timeoutMs: number): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(url, { method, agent: httpAgent, headers: { accept: 'application/json', ...(data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: Record<string, unknown>;
+        try {
+          json = JSON.parse(text) as Record<string, unknown>;
+        } catch {
+          json = { error: { code: 'bench_not_json', message: text.slice(0, 200) } };
+        }
+        resolve({ status: res.statusCode ?? 0, json });
+      });
+      res.on('error', reject);
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`timeout after ${timeoutMs} ms: ${method} ${url}`)));
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      const code = e.code;
+      reject(Object.assign(e, { reusedSocket: req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') }));
+    });
+    req.end(data);
+  });
+}
+
+const codeOf = (a: Answer): string => {
+  const e = a.json.error as { code?: unknown } | undefined;
+  return typeof e?.code === 'string' ? e.code : `http_${a.status}`;
+};
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------- statistics
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+function summary(xs: readonly number[]): { n: number; p50: number; p99: number; max: number; mean: number } {
+  const s = [...xs].sort((a, b) => a - b);
+  return { n: s.length, p50: percentile(s, 50), p99: percentile(s, 99), max: s.length ? s[s.length - 1] : NaN, mean: s.reduce((a, b) => a + b, 0) / Math.max(1, s.length) };
+}
+const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+// ---------------------------------------------------------------- node CPU by thread (/proc)
+
+const TICK_S = 0.01; // USER_HZ is 100 on Linux
+/** CPU seconds (user + system) of every thread of `pid`, by thread id. */
+async function threadCpu(pid: number): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields.length > 13) out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * TICK_S);
+  }
+  return out;
+}
+function cpuDelta(a: Map<number, number>, b: Map<number, number>): Map<number, number> {
+  const d = new Map<number, number>();
+  for (const [tid, s] of b) d.set(tid, s - (a.get(tid) ?? 0));
+  return d;
+}
+
+// ---------------------------------------------------------------- node and payments
+
+/** The node process: its log goes to a file, so a busy agents' process never makes it wait on a full pipe. */
+interface BenchNode {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly logFile: string;
+  readonly exited: Promise<number | null>;
+}
+
+async function startNode(dir: string, minerAddress: string, facilitatorUrl: string, nodeArgs: string[]): Promise<BenchNode> {
+  const logFile = join(dir, 'node.log');
+  const out = openSync(logFile, 'a');
+  const args = [...nodeArgs, BIN, 'start', '--dev', '--data-dir', join(dir, 'data'), '--http-host', '127.0.0.1', '--http-port', '0', '--no-p2p', '--no-stratum', '--mine', '--mine-threads', '1', '--miner-address', minerAddress,
+    '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', facilitatorUrl, '--base-rpc-url', 'http://127.0.0.1:9',
+    // Every agent calls from 127.0.0.1: the per-address limit of the expensive endpoints is off for the bench.
+    '--http-expensive-rate', '0'];
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv(), stdio: ['ignore', out, out] });
+  closeSync(out);
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const listening = logLines(await readFile(logFile, 'utf8')).find((l) => l.msg === 'listening' && typeof l.url === 'string');
+    if (listening) return { child, url: listening.url as string, logFile, exited };
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the node did not start: ${(await readFile(logFile, 'utf8')).slice(-2000)}`);
+    }
+    await sleep(100);
+  }
+}
+
+async function stopNode(node: BenchNode): Promise<void> {
+  if (node.child.exitCode !== null) return;
+  node.child.kill('SIGTERM');
+  const timer = setTimeout(() => node.child.kill('SIGKILL'), 30_000);
+  await node.exited;
+  clearTimeout(timer);
+}
+
+/** The JSON log lines of a log text (other lines skipped). */
+function logLines(text: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      out.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // a line being written
+    }
+  }
+  return out;
+}
+
+/** A payment signed ahead: the call it pays for and its bytes. */
+interface Signed {
+  readonly nonce: bigint;
+  readonly zone: string;
+  readonly txId: string;
+  readonly hex: string;
+}
+
+/** What the quote of each zone fixed: price, payee, request hash (the same for every agent). */
+interface Terms {
+  readonly chainId: number;
+  readonly amount: bigint;
+  readonly payTo: Uint8Array;
+  readonly payToText: string;
+  readonly requestHash: Map<string, string>;
+  readonly feeRate: bigint;
+}
+
+type Signer = (msg: Uint8Array, kp: HybridKeyPair) => { mldsa: Uint8Array; ed25519: Uint8Array };
+
+function signPayment(sign: Signer, kp: HybridKeyPair, t: Terms, nonce: bigint, zone: string): Signed {
+  const payload = agentInvoke.encodePayload({ serviceId: SERVICE, payTo: t.payTo, amount: t.amount, requestHash: fromHex(t.requestHash.get(zone)!) });
+  const base = { version: TX_VERSION, chainId: t.chainId, type: TxType.agent_invoke, from: kp.address, nonce, payload, ...(nonce === 0n ? { publicKey: kp.publicKey } : {}) };
+  const u = { ...base, fee: feeForRate(base, t.feeRate) };
+  const bytes = encodeTx({ ...u, signature: sign(txSighash(u), kp) });
+  return { nonce, zone, txId: toHex(txId(bytes)), hex: Buffer.from(bytes).toString('hex') };
+}
+
+/** The outcome of one timed call. */
+interface CallRecord {
+  submitAt: number;
+  resultAt?: number;
+  height?: number;
+  accepted: boolean;
+  refunded: boolean;
+  error?: string;
+  pendingAnswers: number;
+  quoteRetries: number;
+  submitRetries: number;
+}
+
+/** One agent: its key, its payments in nonce order, the chain of its submissions. */
+interface Agent {
+  readonly key: HybridKeyPair;
+  readonly address: string;
+  readonly payments: Signed[];
+  next: number;
+  submitted: Promise<unknown>;
+  /** Why the agent stopped: a payment of its was not accepted, so its later nonces can never be mined. */
+  stopped?: string;
+}
+
+/** Attempts of a quote before the call gives up (a transient refusal or timeout under load). */
+const QUOTE_ATTEMPTS = 3;
+/** Why quotes were tried again, and how often. */
+const quoteRetryReasons = new Map<string, number>();
+/** Attempts of a payment submission whose answer did not come, and how long one waits. */
+const SUBMIT_ATTEMPTS = 3;
+const SUBMIT_TIMEOUT_MS = 60_000;
+
+async function quoteOf(endpoint: string, zone: string, now: number): Promise<AgentQuote> {
+  const a = await request('POST', endpoint, { request: zone });
+  if (a.status !== 402) throw new Error(`quote: ${a.status} ${codeOf(a)}`);
+  return parseQuote(a.json, SERVICE, zone, endpoint, now);
+}
+
+/** Waits until every tx is mined (bounded). */
+async function waitMined(url: string, ids: readonly string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const id of ids) {
+    for (;;) {
+      const a = await request('GET', `${url}/api/v1/tx/${id}`);
+      if (a.json.status === 'mined') break;
+      if (Date.now() > deadline) throw new Error(`tx ${id} not mined within ${timeoutMs / 1000} s (${a.status} ${String(a.json.status ?? codeOf(a))})`);
+      await sleep(200);
+    }
+  }
+}
+
+/** Quote → submit (in nonce order) → settle with long-poll → result. Never throws: the record says what happened. */
+async function paidCall(url: string, agent: Agent, p: Signed, terms: Terms, waitSeconds: number): Promise<CallRecord> {
+  const endpoint = `${url}/api/x402/${SERVICE}`;
+  const r: CallRecord = { submitAt: NaN, accepted: false, refunded: false, pendingAnswers: 0, quoteRetries: 0, submitRetries: 0 };
+  const quoteWithRetries = async (): Promise<AgentQuote> => {
+    for (let i = 1; ; i++) {
+      try {
+        return await quoteOf(endpoint, p.zone, Date.now());
+      } catch (e) {
+        if (i >= QUOTE_ATTEMPTS) throw e;
+        r.quoteRetries++;
+        const why = (e as Error).message.replace(/http:\/\/\S+/g, '').slice(0, 50);
+        quoteRetryReasons.set(why, (quoteRetryReasons.get(why) ?? 0) + 1);
+      }
+    }
+  };
+  const quoted = quoteWithRetries().then(
+    (q) => {
+      if (q.amount !== terms.amount || q.payTo !== terms.payToText || q.requestHash !== terms.requestHash.get(p.zone) || q.chainId !== terms.chainId) return 'bench_quote_changed';
+      return undefined;
+    },
+    (e: Error) => `bench_quote_failed: ${e.message.slice(0, 60)}`,
+  );
+  // Submissions of one agent go in nonce order: this one after the previous one was answered.
+  const submit = agent.submitted.then(async () => {
+    const bad = agent.stopped ? 'bench_agent_stopped' : await quoted;
+    if (bad) return bad;
+    r.submitAt = performance.now();
+    // A payment whose answer was lost (timeout) may have been accepted: the same bytes go again,
+    // as the SDK does; mempool_duplicate (in the mempool) and, after a lost answer, tx_bad_nonce
+    // (this very nonce was mined meanwhile) mean it was accepted. Then settle finds it or says not.
+    for (let attempt = 1; ; attempt++) {
+      let a: Answer;
+      try {
+        a = await request('POST', `${url}/api/v1/tx`, { tx: p.hex }, {}, SUBMIT_TIMEOUT_MS);
+      } catch (e) {
+        r.submitRetries++;
+        if (attempt >= SUBMIT_ATTEMPTS) return `tx: ${(e as Error).message.slice(0, 60)}`;
+        continue;
+      }
+      const code = codeOf(a);
+      if (a.status === 200 || a.status === 201 || a.status === 202) return a.json.txId === p.txId ? undefined : 'bench_wrong_tx_id';
+      if (code === 'mempool_duplicate' || (attempt > 1 && code === 'tx_bad_nonce')) return undefined;
+      return `tx: ${code}`;
+    }
+  }).catch((e: Error) => `tx: ${e.message.slice(0, 60)}`);
+  agent.submitted = submit;
+  const refused = await submit;
+  if (refused) {
+    // This nonce is not in the mempool: the agent's later payments would wait behind the gap forever.
+    agent.stopped ??= refused;
+    r.error = refused;
+    return r;
+  }
+  r.accepted = true;
+  for (;;) {
+    let a: Answer;
+    try {
+      a = await request('POST', `${endpoint}?wait=${waitSeconds}`, { request: p.zone, payment: { txId: p.txId } }, {}, (waitSeconds + 30) * 1000);
+    } catch (e) {
+      r.error = `settle: ${(e as Error).message.slice(0, 60)}`;
+      return r;
+    }
+    if (a.status === 202) {
+      r.pendingAnswers++;
+      if (performance.now() - r.submitAt > SETTLE_GIVE_UP_MS) {
+        r.error = 'bench_not_mined_in_time';
+        return r;
+      }
+      continue; // still not mined after the long-poll: ask again at once
+    }
+    if (a.status === 200) {
+      const receipt = a.json.receipt as { txId?: string; serviceId?: string; height?: number } | undefined;
+      if (receipt?.txId !== p.txId || receipt.serviceId !== SERVICE || typeof receipt.height !== 'number' || a.json.result === undefined) {
+        r.error = 'bench_bad_receipt';
+        return r;
+      }
+      r.resultAt = performance.now();
+      r.height = receipt.height;
+      return r;
+    }
+    if (a.json.refunded === true) r.refunded = true;
+    r.error = `settle: ${codeOf(a)}`;
+    return r;
+  }
+}
+
+// ---------------------------------------------------------------- USDC round
+
+interface UsdcResult {
+  readonly seconds: number;
+  readonly ok: number;
+  readonly latencies: number[];
+  readonly errors: Map<string, number>;
+  readonly verifyMs: number[];
+  readonly settleMs: number[];
+}
+
+async function usdcRound(url: string, facilitator: FacilitatorProcess, seconds: number, connections: number, signed: string[]): Promise<UsdcResult> {
+  const endpoint = `${url}/api/x402/${SERVICE}`;
+  const control = new FacilitatorControl(facilitator.url);
+  await control.reset();
+  const latencies: number[] = [];
+  const errors = new Map<string, number>();
+  let next = 0;
+  let ok = 0;
+  const end = performance.now() + seconds * 1000;
+  const loop = async () => {
+    while (performance.now() < end && next < signed.length) {
+      const header = signed[next++];
+      const t0 = performance.now();
+      const a = await request('POST', endpoint, { request: 'Europe/Berlin' }, { 'x-payment': header }).catch((e: Error) => ({ status: 0, json: { error: { code: `transport: ${e.message.slice(0, 40)}` } } }) as Answer);
+      if (a.status === 200 && a.json.result !== undefined) {
+        ok++;
+        latencies.push(performance.now() - t0);
+      } else errors.set(codeOf(a), (errors.get(codeOf(a)) ?? 0) + 1);
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: connections }, loop));
+  const elapsed = (performance.now() - t0) / 1000;
+  const calls = await control.calls();
+  return { seconds: elapsed, ok, latencies, errors, verifyMs: calls.handledMs.verify, settleMs: calls.handledMs.settle };
+}
+
+// ---------------------------------------------------------------- the run
+
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      seconds: { type: 'string' },
+      warmup: { type: 'string' },
+      agents: { type: 'string' },
+      inflight: { type: 'string' },
+      wait: { type: 'string' },
+      presign: { type: 'string' },
+      'usdc-seconds': { type: 'string' },
+      'usdc-connections': { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      'node-arg': { type: 'string', multiple: true },
+    },
+    strict: true,
+  });
+  const int = (v: string | undefined, d: number, min = 1) => {
+    const n = Number(v ?? d);
+    if (!Number.isInteger(n) || n < min) throw new RangeError(`expected an integer ≥ ${min}, got ${v}`);
+    return n;
+  };
+  const seconds = int(values.seconds, 60);
+  const warmup = int(values.warmup, 10, 0);
+  if (warmup >= seconds) throw new RangeError('--warmup must be shorter than --seconds');
+  const agentCount = int(values.agents, 64);
+  const inflight = int(values.inflight, 32);
+  const waitSeconds = int(values.wait, 10, 0);
+  const presign = int(values.presign, Math.ceil((600 * seconds) / agentCount) + inflight);
+  const usdcSeconds = int(values['usdc-seconds'], 20, 0);
+  const usdcConnections = int(values['usdc-connections'], 64);
+  const nodeArgs = [...(values['node-arg'] ?? [])];
+  if (values['cpu-prof']) {
+    const dir = resolve(values['cpu-prof']);
+    await mkdir(dir, { recursive: true });
+    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', dir);
+  }
+
+  console.log(`paid-call benchmark: ${availableParallelism()} cores, Node ${process.version}, ${new Date().toISOString()}`);
+  console.log(`load average before: ${load()}`);
+  console.log(`${agentCount} agents × ${inflight} calls in flight, ${seconds} s (first ${warmup} s not counted), settle ?wait=${waitSeconds}, ${presign} payments signed ahead per agent`);
+  const dir = await mkdtemp(join(tmpdir(), 'native-bench-paid-'));
+  const procs: { stop(): Promise<void> }[] = [];
+  try {
+    // ---- payments signed ahead, before the node starts (its miner would otherwise set the
+    // difficulty for a core left to it while this process signs), for the devnet's terms: chain
+    // id, the dev payee, world-clock's price, sha256 of each request, the minimum fee rate. The
+    // node's own quotes are checked against them once it runs.
+    const devnet = createDevnetChainParams();
+    const terms: Terms = {
+      chainId: devnet.chainId,
+      amount: worldClock.priceBase,
+      payTo: getDevPayeeKeyPair().address,
+      payToText: encodeAddress(getDevPayeeKeyPair().address, devnet.hrp),
+      requestHash: new Map(ZONES.map((z) => [z, requestHashOf(z)])),
+      feeRate: devnet.minFeeRate,
+    };
+    const keys = Array.from({ length: agentCount }, (_, i) => createKeyPairFromSeed(sha256(new TextEncoder().encode(`bench-paid-agent-${i}`))));
+    // liboqs ML-DSA-87 + Ed25519
+    const oqs = await createMLDSA87();
+    // Ed25519 through node:crypto (OpenSSL): the same deterministic RFC 8032 signature as @noble's, 20× faster.
+    const edKeys = new Map<HybridKeyPair, KeyObject>();
+    const edKey = (kp: HybridKeyPair) => {
+      let k = edKeys.get(kp);
+      if (!k) edKeys.set(kp, (k = createPrivateKey({ key: Buffer.concat([Buffer.from(PKCS8_ED25519_PREFIX, 'hex'), kp.ed25519Secret]), format: 'der', type: 'pkcs8' })));
+      return k;
+    };
+    const sign: Signer = (msg, kp) => ({ mldsa: oqs.sign(msg, kp.mldsaSecret), ed25519: new Uint8Array(cryptoSign(null, msg, edKey(kp))) });
+    const tSign = performance.now();
+    const agents: Agent[] = keys.map((kp, i) => {
+      const payments: Signed[] = [];
+      for (let n = 0; n <= presign; n++) payments.push(signPayment(sign, kp, terms, BigInt(n), ZONES[(i + n) % ZONES.length]));
+      return { key: kp, address: encodeAddress(kp.address, TESTNET_HRP), payments, next: 0, submitted: Promise.resolve() };
+    });
+    const signS = (performance.now() - tSign) / 1000;
+    const totalSigned = agentCount * (presign + 1);
+    console.log(`signed ${totalSigned} payments ahead in ${f1(signS)} s (${f2((signS * 1000) / totalSigned)} ms each, one thread)`);
+
+
+    const facilitator = await startFacilitatorProcess();
+    procs.push(facilitator);
+    const minerAddress = encodeAddress(createKeyPairFromSeed(sha256(new TextEncoder().encode('bench-paid-miner'))).address, TESTNET_HRP);
+    const node = await startNode(dir, minerAddress, facilitator.url, nodeArgs);
+    procs.push({ stop: () => stopNode(node) });
+    const url = node.url;
+    const pid = node.child.pid!;
+
+    // ---- the node's quotes must be the terms the payments were signed for
+    const status = (await request('GET', `${url}/api/v1/status`)).json;
+    const endpoint = `${url}/api/x402/${SERVICE}`;
+    for (const z of ZONES) {
+      const q = await quoteOf(endpoint, z, Date.now());
+      if (q.chainId !== terms.chainId || q.amount !== terms.amount || q.payTo !== terms.payToText || q.requestHash !== terms.requestHash.get(z) || String(status.minFeeRate) !== terms.feeRate.toString()) {
+        throw new Error(`the node's quote of ${z} is not what the payments were signed for: ${JSON.stringify({ chainId: q.chainId, amount: q.amount.toString(), payTo: q.payTo, requestHash: q.requestHash, minFeeRate: status.minFeeRate })}`);
+      }
+    }
+
+    // ---- funding phase: one transfer from the dev wallet to every agent
+    const perPaymentMax = terms.amount + 10_000n * terms.feeRate;
+    const funds = perPaymentMax * BigInt(presign + 1) + COIN;
+    const dev = getDevKeyPair();
+    const devAccount = (await request('GET', `${url}/api/v1/account/${encodeAddress(dev.address, TESTNET_HRP)}`)).json;
+    let devNonce = BigInt(devAccount.pendingNonce as number);
+    const fundIds: string[] = [];
+    for (const kp of keys) {
+      const t = createTransferTx({ key: dev, chainId: terms.chainId, to: kp.address, amount: funds, nonce: devNonce, includeKey: devNonce === 0n && devAccount.publicKeyKnown !== true, feeRate: terms.feeRate });
+      devNonce++;
+      const a = await request('POST', `${url}/api/v1/tx`, { tx: Buffer.from(t.bytes).toString('hex') });
+      if (a.status >= 300) throw new Error(`funding transfer refused: ${codeOf(a)}`);
+      fundIds.push(t.id);
+    }
+    const tFund = performance.now();
+    await waitMined(url, fundIds, 180_000);
+    console.log(`funding phase: ${agentCount} transfers of ${Number(funds) / Number(COIN)} NATIVE from the dev wallet, mined in ${f1((performance.now() - tFund) / 1000)} s`);
+
+    // ---- first call of every agent: publishes its key (not timed)
+    const tFirst = performance.now();
+    const first = await Promise.all(agents.map((a) => paidCall(url, a, a.payments[a.next++], terms, waitSeconds)));
+    const firstBad = first.filter((r) => r.resultAt === undefined);
+    if (firstBad.length) throw new Error(`${firstBad.length} first calls failed: ${firstBad[0].error}`);
+    console.log(`first call of every agent (carries its key) settled in ${f1((performance.now() - tFirst) / 1000)} s`);
+
+    // ---- who is the miner thread: the busiest while the node only mines
+    const idle0 = await threadCpu(pid);
+    await sleep(2000);
+    const idle = cpuDelta(idle0, await threadCpu(pid));
+    const minerTid = [...idle].filter(([t]) => t !== pid).sort((a, b) => b[1] - a[1])[0]?.[0];
+
+    // ---- the timed phase
+    const records: CallRecord[] = [];
+    const tips: { height: number; at: number }[] = [];
+    let stopped = false;
+    const t0 = performance.now();
+    const tEnd = t0 + seconds * 1000;
+    const tWarm = t0 + warmup * 1000;
+    let cpuWarm: Map<number, number> | undefined;
+    let cpuEnd: Map<number, number> | undefined;
+    let heightWarm = 0;
+    let agentsCpuWarm: NodeJS.CpuUsage | undefined;
+    let agentsCpuEnd: NodeJS.CpuUsage | undefined;
+    let heightEnd = 0;
+    const watcher = (async () => {
+      let last = -1;
+      while (!stopped) {
+        const s = await request('GET', `${url}/api/v1/status`).catch(() => undefined);
+        const h = s?.json.height;
+        if (typeof h === 'number' && h !== last) {
+          tips.push({ height: h, at: performance.now() });
+          last = h;
+        }
+        const now = performance.now();
+        if (!cpuWarm && now >= tWarm) [cpuWarm, heightWarm, agentsCpuWarm] = [await threadCpu(pid), last, process.cpuUsage()];
+        if (!cpuEnd && now >= tEnd) [cpuEnd, heightEnd, agentsCpuEnd] = [await threadCpu(pid), last, process.cpuUsage(agentsCpuWarm)];
+        await sleep(50);
+      }
+    })();
+    // The loops start spread over the first half of the warm-up: thousands of connections opened
+    // at once overflow the node's listen backlog and the dropped SYNs wait for TCP's retransmits.
+    const total = agentCount * inflight;
+    const loop = async (a: Agent, i: number) => {
+      await sleep((i / total) * warmup * 500);
+      while (performance.now() < tEnd && a.next < a.payments.length && !a.stopped) {
+        const p = a.payments[a.next++];
+        records.push(await paidCall(url, a, p, terms, waitSeconds));
+      }
+    };
+    await Promise.all(agents.flatMap((a, ai) => Array.from({ length: inflight }, (_, j) => loop(a, j * agentCount + ai))));
+    const drainS = (performance.now() - tEnd) / 1000;
+    stopped = true;
+    await watcher;
+    const ranOut = agents.filter((a) => a.next >= a.payments.length).length;
+
+    // ---- the figures
+    const inWindow = records.filter((r) => r.resultAt !== undefined && r.resultAt >= tWarm && r.resultAt < tEnd);
+    const settled = records.filter((r) => r.resultAt !== undefined);
+    const rate = inWindow.length / (seconds - warmup);
+    const lat = summary(settled.filter((r) => r.submitAt >= tWarm && r.submitAt < tEnd).map((r) => r.resultAt! - r.submitAt));
+    // A block's arrival: when the watcher saw it or when its first result came, whichever was first.
+    const tipAt = new Map(tips.map((t) => [t.height, t.at]));
+    for (const r of settled) if (!(tipAt.get(r.height!)! <= r.resultAt!)) tipAt.set(r.height!, r.resultAt!);
+    tips.splice(0, tips.length, ...[...tipAt].map(([height, at]) => ({ height, at })).sort((a, b) => a.height - b.height));
+    const afterBlock = summary(settled.filter((r) => r.submitAt >= tWarm && tipAt.has(r.height!)).map((r) => r.resultAt! - tipAt.get(r.height!)!));
+    // The first block that arrived after the submit: did the payment make it?
+    const firstBlockAfter = (at: number) => tips.find((t) => t.at > at)?.height;
+    const timed = settled.filter((r) => r.submitAt >= tWarm && r.submitAt < tEnd);
+    const inFirst = timed.filter((r) => r.height === firstBlockAfter(r.submitAt)).length;
+    const refunds = records.filter((r) => r.refunded).length;
+    const lost = records.filter((r) => r.accepted && r.resultAt === undefined).length;
+    const errors = new Map<string, number>();
+    for (const r of records) if (r.error) errors.set(r.error, (errors.get(r.error) ?? 0) + 1);
+    const pendingAnswers = records.reduce((s, r) => s + r.pendingAnswers, 0);
+
+    const blocks: { height: number; txCount: number; size: number }[] = [];
+    if (heightEnd > heightWarm) {
+      const a = await request('GET', `${url}/api/v1/blocks?from=${heightEnd}&limit=${Math.min(100, heightEnd - heightWarm)}`);
+      for (const b of (a.json.blocks as { height: number; txCount: number; size: number }[] | undefined) ?? []) if (b.height > heightWarm) blocks.push(b);
+    }
+    const intervals = tips.filter((t) => t.height > heightWarm && t.height <= heightEnd && tipAt.has(t.height - 1)).map((t) => t.at - tipAt.get(t.height - 1)!);
+    const iv = summary(intervals);
+
+    console.log('');
+    console.log(`## Native rail: ${agentCount} agents × ${inflight} in flight, ${seconds - warmup} s counted after ${warmup} s warm-up`);
+    console.log('');
+    console.log('| metric | value |');
+    console.log('|---|---|');
+    console.log(`| settled paid calls/s (sustained, results in the counted window) | ${f1(rate)} |`);
+    console.log(`| calls settled / payments accepted / started | ${settled.length} / ${records.filter((r) => r.accepted).length} / ${records.length} |`);
+    console.log(`| submit → result ms, p50 / p99 / max (${lat.n} calls submitted in the window) | ${f0(lat.p50)} / ${f0(lat.p99)} / ${f0(lat.max)} |`);
+    console.log(`| block seen → result ms, p50 / p99 | ${f0(afterBlock.p50)} / ${f0(afterBlock.p99)} |`);
+    console.log(`| calls in the first block found after their submit | ${timed.length ? f1((100 * inFirst) / timed.length) : 'n/a'} % |`);
+    console.log(`| blocks in the window; interval ms mean / p50 / p99 / max | ${blocks.length}; ${f0(iv.mean)} / ${f0(iv.p50)} / ${f0(iv.p99)} / ${f0(iv.max)} |`);
+    const txs = summary(blocks.map((b) => b.txCount));
+    const bytes = summary(blocks.map((b) => b.size));
+    console.log(`| txs per block mean / max | ${f0(txs.mean)} / ${f0(txs.max)} |`);
+    console.log(`| block bytes mean / max | ${f0(bytes.mean)} / ${f0(bytes.max)} |`);
+    console.log(`| refunds | ${refunds} |`);
+    console.log(`| lost payments (accepted, no result) | ${lost} |`);
+    console.log(`| 202 answers (long-poll ended before the block) | ${pendingAnswers} |`);
+    console.log(`| errors by code | ${errors.size ? [...errors].map(([c, n]) => `${c}: ${n}`).join(', ') : 'none'} |`);
+    console.log(`| drain after the end (calls in flight finishing) | ${f1(drainS)} s |`);
+    if (ranOut) console.log(`| agents that ran out of signed payments (raise --presign) | ${ranOut} |`);
+    const stoppedAgents = agents.filter((a) => a.stopped);
+    if (stoppedAgents.length) console.log(`| agents stopped by a refused payment (first reason) | ${stoppedAgents.length} (${stoppedAgents[0].stopped}) |`);
+    console.log(`| quote retries / payment resubmissions (timeouts under load) | ${records.reduce((n, r) => n + r.quoteRetries, 0)} / ${records.reduce((n, r) => n + r.submitRetries, 0)} |`);
+    if (quoteRetryReasons.size) console.log(`| quote retry reasons | ${[...quoteRetryReasons].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([w, n]) => `${w}: ${n}`).join(', ')} |`);
+    if (cpuWarm && cpuEnd) {
+      const d = cpuDelta(cpuWarm, cpuEnd);
+      const span = seconds - warmup;
+      const main = d.get(pid) ?? 0;
+      const miner = minerTid ? d.get(minerTid) ?? 0 : 0;
+      const others = [...d].filter(([t]) => t !== pid && t !== minerTid).sort((a, b) => b[1] - a[1]);
+      const pool = others.slice(0, 2).reduce((s, [, v]) => s + v, 0);
+      const rest = others.slice(2).reduce((s, [, v]) => s + v, 0);
+      const total = [...d.values()].reduce((s, v) => s + v, 0);
+      console.log(`| node CPU s in the window (${span} s): total | ${f1(total)} (${f2(total / span)} cores) |`);
+      console.log(`| … main thread / miner thread / two busiest other threads (verify pool) / rest | ${f1(main)} / ${f1(miner)} / ${f1(pool)} / ${f1(rest)} |`);
+      console.log(`| … main thread CPU ms per settled call | ${f2((main * 1000) / Math.max(1, inWindow.length))} |`);
+      console.log(`| … all node threads but the miner, CPU ms per settled call | ${f2(((total - miner) * 1000) / Math.max(1, inWindow.length))} |`);
+    }
+    if (agentsCpuEnd) {
+      const agentsS = (agentsCpuEnd.user + agentsCpuEnd.system) / 1e6;
+      console.log(`| agents' process (this one) CPU s in the window | ${f1(agentsS)} (${f2(agentsS / (seconds - warmup))} cores; it shares the 2 cores with the node) |`);
+    }
+
+    // ---- USDC round: authorizations signed ahead (viem from reference/), then the timed round
+    let usdcSigned: string[] | undefined;
+    let usdcSkip: string | undefined;
+    if (usdcSeconds > 0) {
+      const pay = await import('../test/helpers/facilitatorPayments.js');
+      if (!pay.referenceViem.ok) usdcSkip = `reference/ not installed (npm ci --prefix reference): ${pay.referenceViem.reason}`;
+      else {
+        const usdcOption = ((await request('POST', endpoint, { request: 'Europe/Berlin' })).json.accepts as { scheme: string; maxAmountRequired: string; payTo: string }[]).find((o) => o.scheme === 'exact');
+        if (!usdcOption) usdcSkip = 'the node offers no USDC option';
+        else {
+          const n = Math.max(1000, usdcSeconds * 500);
+          const tU = performance.now();
+          usdcSigned = [];
+          for (let i = 0; i < n; i++) usdcSigned.push(await pay.paymentHeader({ payTo: usdcOption.payTo, value: usdcOption.maxAmountRequired, validBefore: Math.floor(Date.now() / 1000) + 3600 }));
+          console.log(`signed ${n} USDC authorizations ahead in ${f1((performance.now() - tU) / 1000)} s`);
+        }
+      }
+    }
+
+    if (usdcSigned) {
+      const u = await usdcRound(url, facilitator, usdcSeconds, usdcConnections, usdcSigned);
+      const l = summary(u.latencies);
+      const v = summary(u.verifyMs);
+      const s = summary(u.settleMs);
+      console.log('');
+      console.log(`## USDC rail (test facilitator, its own process): ${usdcConnections} connections, ${f1(u.seconds)} s`);
+      console.log('');
+      console.log('| metric | value |');
+      console.log('|---|---|');
+      console.log(`| paid calls/s | ${f1(u.ok / u.seconds)} |`);
+      console.log(`| call ms p50 / p99 (${l.n} calls) | ${f1(l.p50)} / ${f1(l.p99)} |`);
+      console.log(`| facilitator's own /verify ms p50 / p99 (${v.n}) | ${f2(v.p50)} / ${f2(v.p99)} |`);
+      console.log(`| facilitator's own /settle ms p50 / p99 (${s.n}) | ${f2(s.p50)} / ${f2(s.p99)} |`);
+      console.log(`| errors by code | ${u.errors.size ? [...u.errors].map(([c, n]) => `${c}: ${n}`).join(', ') : 'none'} |`);
+      if (u.ok + [...u.errors.values()].reduce((a, b) => a + b, 0) >= usdcSigned.length) console.log('(every authorization signed ahead was used: the round ended early; its rate stands)');
+    } else if (usdcSkip) console.log(`\nUSDC round skipped: ${usdcSkip}`);
+    const errs = logLines(await readFile(node.logFile, 'utf8')).filter((l) => l.level === 'error' || l.level === 'fatal');
+    if (errs.length) console.log(`\nnode errors logged: ${errs.length}, first: ${JSON.stringify(errs[0]).slice(0, 300)}`);
+    console.log(`\nload average after: ${load()}`);
+  } finally {
+    for (const p of procs.reverse()) await p.stop().catch(() => undefined);
+    httpAgent.destroy();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
