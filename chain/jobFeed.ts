@@ -6,21 +6,23 @@
  * serialised (a request during a build makes one more build afterwards, with the strongest reason
  * asked for: tip > keepalive > mempool), a template whose parent is no longer the tip is built
  * again at once, and a failed build is retried after a second. A template with the same parent,
- * transactions and bits as the last job is not emitted again, except as a keep-alive.
+ * transactions and bits as the last job is not emitted again, except as a keep-alive. After a
+ * new tip, once the mempool's queued work (the re-checks after a reorganisation) is done, a
+ * mempool job follows at once if the mempool changed meanwhile.
  *
- * The template pays nobody (a zero payee): consumers put their own payee in
- * (`templateForMiner`, node/mining/work.ts). Consumers: the Stratum server (its jobs) and the
- * getblocktemplate long poll (it ends at the next job on a new parent or with new mempool work),
- * sharing one feed in the node (node/mining/endpoints.ts). The CPU miner (chain/miner.ts) still
- * runs its own loop: it builds for its own payee, leaves transactions out after an empty-parent
- * refusal and waits out a clock behind the chain, which the feed does not do yet.
+ * Before building for a new tip the feed emits 'tip' synchronously, so a consumer can drop stale
+ * work before the job for the new parent is ready (the CPU miner stops its workers there).
+ *
+ * The template pays nobody (a zero payee): consumers put their own payee in (`templateForMiner`,
+ * chain/template.ts). Consumers, sharing one feed in the node (node/node.ts): the CPU miner
+ * (chain/miner.ts), the Stratum server (its jobs) and the getblocktemplate long poll (it ends at
+ * the next job on a new parent or with new mempool work).
  */
 import { EventEmitter } from 'node:events';
 import type { ChainParams } from '../consensus/params.js';
 import { ADDRESS_SIZE } from '../consensus/keys.js';
 import { isNodeError } from '../consensus/errors.js';
-import { createBlockTemplate, sameTemplateWork, type BlockTemplate } from './template.js';
-import type { MinerChain, MinerMempool } from './miner.js';
+import { createBlockTemplate, sameTemplateWork, type BlockTemplate, type TemplateChain, type TemplateMempool } from './template.js';
 import { silentLogger, type ChainEntry, type Logger } from './types.js';
 
 /** Why a job was made. */
@@ -48,10 +50,32 @@ export interface JobFeedOptions {
   readonly now?: () => number;
 }
 
+/** What the feed reads of the chain (the `Chain` implements it). */
+export interface JobFeedChain extends TemplateChain {
+  on(event: 'tip', listener: (entry: ChainEntry) => void): unknown;
+  off(event: 'tip', listener: (entry: ChainEntry) => void): unknown;
+}
+
+/** What the feed reads of the mempool (the `Mempool` implements it). */
+export interface JobFeedMempool extends TemplateMempool {
+  on(event: 'added' | 'removed', listener: () => void): unknown;
+  off(event: 'added' | 'removed', listener: () => void): unknown;
+  /** Resolves when queued mempool work (e.g. re-checks after a reorganisation) is done. */
+  idle?(): Promise<void>;
+}
+
+/** Events of the job feed. */
+export interface JobFeedEvents {
+  /** A new job. */
+  job: [job: MiningJob];
+  /** The chain's tip changed (emitted before the job for it is built); `at` as `MiningJob.tipSeenAt`. */
+  tip: [entry: ChainEntry, at: number];
+}
+
 /** What the feed follows and builds from. */
 export interface JobFeedModules {
-  readonly chain: MinerChain;
-  readonly mempool: MinerMempool;
+  readonly chain: JobFeedChain;
+  readonly mempool: JobFeedMempool;
   readonly params: ChainParams;
   readonly logger?: Logger;
 }
@@ -67,7 +91,7 @@ function perfNow(): number {
 }
 
 /** The job feed (see module comment). */
-export class JobFeed extends EventEmitter<{ job: [job: MiningJob] }> {
+export class JobFeed extends EventEmitter<JobFeedEvents> {
   private readonly log: Logger;
   private readonly now: () => number;
   private running = false;
@@ -79,6 +103,8 @@ export class JobFeed extends EventEmitter<{ job: [job: MiningJob] }> {
   private keepAliveTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private tipSeen: { hash: string; at: number } | undefined;
+  /** The mempool changed since the last build started. */
+  private mempoolDirty = false;
   private last: MiningJob | undefined;
 
   constructor(
@@ -119,11 +145,22 @@ export class JobFeed extends EventEmitter<{ job: [job: MiningJob] }> {
   }
 
   private readonly onTip = (entry: ChainEntry): void => {
-    this.tipSeen = { hash: entry.hashHex, at: perfNow() };
+    const at = perfNow();
+    this.tipSeen = { hash: entry.hashHex, at };
+    this.emit('tip', entry, at);
     void this.refresh('tip');
+    // After a reorganisation the mempool re-checks its entries asynchronously: a job with the
+    // result follows at once rather than after the mempool interval.
+    this.m.mempool.idle?.().then(
+      () => {
+        if (this.mempoolDirty) void this.refresh('mempool');
+      },
+      () => undefined,
+    );
   };
 
   private readonly onMempool = (): void => {
+    this.mempoolDirty = true;
     if (this.mempoolTimer || !this.running) return;
     const wait = Math.max(0, this.lastBuildMs + this.opts.mempoolRefreshMs - Date.now());
     this.mempoolTimer = setTimeout(() => {
@@ -155,6 +192,7 @@ export class JobFeed extends EventEmitter<{ job: [job: MiningJob] }> {
         const why = this.pendingReason ?? reason;
         this.pendingReason = undefined;
         this.lastBuildMs = Date.now();
+        this.mempoolDirty = false;
         const tpl = await createBlockTemplate(this.m.chain, this.m.mempool, this.m.params, { miner: NOBODY, tag: this.opts.tag, now: this.now });
         if (!this.running) return;
         if (tpl.parentHash !== this.m.chain.tip.hashHex) {

@@ -7,12 +7,19 @@
  * that exhausts its slice gets a fresh extranonce (and a fresh time). Every unit is unique, so
  * no two workers ever hash the same header.
  *
- * Switching work: a shared Int32 "generation" counter. A new tip bumps it at once, in the
- * chain's 'tip' listener, so workers drop stale work within one check interval (2,048 hashes,
- * about 1.5 ms); the template for the new tip follows as job messages tagged with the new
- * generation, which each worker acknowledges (the 'job' event). Mempool changes rebuild the
- * template at most every `mempoolRefreshMs`; a template older than `templateMaxAgeMs` is rebuilt
- * to refresh its time.
+ * Templates come from the mining job feed (chain/jobFeed.ts), which owns the tip and mempool
+ * subscriptions: the node's shared feed (Stratum and getblocktemplate follow the same one), or,
+ * when none is given, a feed of the miner's own (`mempoolRefreshMs`, keep-alive every
+ * `templateMaxAgeMs`), started and stopped with it. Each job is re-paid to the miner's address
+ * (`templateForMiner`). Two policies are the miner's own: after one of its blocks was refused,
+ * it mines coinbase-only on that parent (one build of its own, without the mempool); and when the
+ * chain's times ran ahead of its clock (MTP + 1 beyond the future limit) it idles until the
+ * clock has caught up.
+ *
+ * Switching work: a shared Int32 "generation" counter. A new tip bumps it at once, in the feed's
+ * synchronous 'tip' event, so workers drop stale work within one check interval (2,048 hashes,
+ * about 1.5 ms); the job for the new tip follows as job messages tagged with the new generation,
+ * which each worker acknowledges (the 'job' event).
  *
  * Solutions are re-verified with the consensus hash on the main thread and submitted with
  * `chain.addBlock`, one per parent. A rejected block is logged and reported ('rejected'), never
@@ -30,16 +37,8 @@ import { ADDRESS_SIZE } from '../consensus/keys.js';
 import { checkProofOfWork } from '../consensus/pow.js';
 import type { ChainParams } from '../consensus/params.js';
 import { createTsWorker, siblingModuleUrl } from './tsWorker.js';
-import {
-  createBlockTemplate,
-  encodeCoinbaseTag,
-  sameTemplateWork,
-  templateBlock,
-  templateHeaderBytes,
-  type BlockTemplate,
-  type TemplateChain,
-  type TemplateMempool,
-} from './template.js';
+import { createBlockTemplate, encodeCoinbaseTag, templateBlock, templateForMiner, templateHeaderBytes, type BlockTemplate } from './template.js';
+import { createJobFeed, type JobFeed, type JobFeedChain, type JobFeedMempool, type MiningJob } from './jobFeed.js';
 import { CTL_GENERATION, MINER_WORKER_KIND, type HasherKind, type MainToWorker, type MinerWorkerData, type WorkerToMain } from './minerWorker.js';
 import { silentLogger, type AddBlockResult, type ChainEntry, type Logger } from './types.js';
 
@@ -51,19 +50,12 @@ export const MinerErrorCode = {
 export type MinerErrorCode = (typeof MinerErrorCode)[keyof typeof MinerErrorCode];
 
 /** What the miner needs from the chain (the `Chain` implements it). */
-export interface MinerChain extends TemplateChain {
+export interface MinerChain extends JobFeedChain {
   addBlock(block: Block | Uint8Array): Promise<AddBlockResult>;
-  on(event: 'tip', listener: (entry: ChainEntry) => void): unknown;
-  off(event: 'tip', listener: (entry: ChainEntry) => void): unknown;
 }
 
-/** What the miner needs from the mempool (the `Mempool` implements it). */
-export interface MinerMempool extends TemplateMempool {
-  on(event: 'added' | 'removed', listener: () => void): unknown;
-  off(event: 'added' | 'removed', listener: () => void): unknown;
-  /** Resolves when queued mempool work (e.g. re-checks after a reorganisation) is done. */
-  idle?(): Promise<void>;
-}
+/** What the miner needs from the mempool (the `Mempool` implements it): what its job feed reads. */
+export type MinerMempool = JobFeedMempool;
 
 /** Options of `createMiner`. */
 export interface MinerOptions {
@@ -76,9 +68,11 @@ export interface MinerOptions {
   readonly logger?: Logger;
   /** Clock in Unix seconds (the chain's clock). */
   readonly now?: () => number;
-  /** Minimum interval between template rebuilds caused by mempool changes, ms. */
+  /** The job feed to follow (the node's shared one); default: a feed of the miner's own. */
+  readonly feed?: JobFeed;
+  /** Own feed only: minimum interval between template rebuilds caused by mempool changes, ms. */
   readonly mempoolRefreshMs?: number;
-  /** Rebuild a template older than this, ms (keeps the block time fresh). */
+  /** Own feed only: rebuild a template older than this, ms (keeps the block time fresh). */
   readonly templateMaxAgeMs?: number;
   /** Window of the hashrate moving average, ms. */
   readonly hashrateWindowMs?: number;
@@ -215,7 +209,10 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
   private readonly minerId: Uint8Array;
   private readonly threads: number;
   private readonly now: () => number;
-  private readonly opts: Required<Pick<MinerOptions, 'mempoolRefreshMs' | 'templateMaxAgeMs' | 'hashrateWindowMs' | 'nonceRange'>>;
+  private readonly opts: Required<Pick<MinerOptions, 'hashrateWindowMs' | 'nonceRange'>>;
+  private readonly feed: JobFeed;
+  /** The feed is the miner's own: started and stopped with it. */
+  private readonly ownFeed: boolean;
   private readonly control = new Int32Array(new SharedArrayBuffer(4 * 4));
   private readonly counters: BigInt64Array;
   private readonly slots: Slot[];
@@ -229,16 +226,11 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
   private gen = 0;
   private nextJobId = 1;
   private template?: BlockTemplate;
-  private templateAtMs = 0;
-  /** When the last template build started (Date.now()), for the mempool refresh interval. */
-  private lastBuildMs = 0;
-  private building = false;
-  private again = false;
-  private forceNext = false;
+  /** A coinbase-only build (after a refused block) is running. */
+  private buildingEmpty = false;
   private submittedParent?: string;
   private tip?: { hash: string; at: number };
   private blocksFound = 0;
-  private mempoolTimer?: NodeJS.Timeout;
   private retryTimer?: NodeJS.Timeout;
   private tick?: NodeJS.Timeout;
   private samples: { t: number; total: number }[] = [];
@@ -267,12 +259,14 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
     const perThread = Math.floor(NONCE_SPACE / opts.threads);
     const nonceRange = Math.min(opts.nonceRange ?? perThread, perThread);
     if (!Number.isInteger(nonceRange) || nonceRange < 1) throw new NodeError(MinerErrorCode.BAD_OPTIONS, `nonceRange must be a positive integer`);
-    this.opts = {
-      mempoolRefreshMs: opts.mempoolRefreshMs ?? defaultMinerOptions.mempoolRefreshMs,
-      templateMaxAgeMs: opts.templateMaxAgeMs ?? defaultMinerOptions.templateMaxAgeMs,
-      hashrateWindowMs: opts.hashrateWindowMs ?? defaultMinerOptions.hashrateWindowMs,
-      nonceRange,
-    };
+    this.opts = { hashrateWindowMs: opts.hashrateWindowMs ?? defaultMinerOptions.hashrateWindowMs, nonceRange };
+    this.ownFeed = opts.feed === undefined;
+    this.feed =
+      opts.feed ??
+      createJobFeed(
+        { mempoolRefreshMs: opts.mempoolRefreshMs ?? defaultMinerOptions.mempoolRefreshMs, keepAliveMs: opts.templateMaxAgeMs ?? defaultMinerOptions.templateMaxAgeMs, tag: opts.tag ?? '', now: this.now },
+        { chain, mempool, params, logger: this.log },
+      );
     this.hasherOverride = opts.hasher;
     this.counters = new BigInt64Array(new SharedArrayBuffer(8 * opts.threads));
     this.slots = Array.from({ length: opts.threads }, (_, index) => ({ index, ready: false, failures: 0 }));
@@ -282,15 +276,16 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
     if (this.running) return;
     this.running = true;
     this.submittedParent = undefined;
-    this.chain.on('tip', this.onTip);
-    this.mempool.on('added', this.onMempool);
-    this.mempool.on('removed', this.onMempool);
+    this.feed.on('tip', this.onTip);
+    this.feed.on('job', this.onJob);
     this.tick = setInterval(() => this.onTick(), TICK_MS);
     this.tick.unref();
     this.samples = [{ t: Date.now(), total: this.totalHashes() }];
     const ready = this.slots.map((s) => this.spawn(s));
-    const first = this.refresh(true);
-    await Promise.all([...ready, first]);
+    // An own feed emits its first job while starting; a shared one that runs already has its latest job.
+    if (this.ownFeed) await this.feed.start();
+    else this.takeLatest();
+    await Promise.all(ready);
     this.log.info({ threads: this.threads, height: this.template?.height, hashers: this.slots.map((s) => s.hasher) }, 'miner started');
   }
 
@@ -300,13 +295,12 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
       return;
     }
     this.running = false;
-    this.chain.off('tip', this.onTip);
-    this.mempool.off('added', this.onMempool);
-    this.mempool.off('removed', this.onMempool);
+    this.feed.off('tip', this.onTip);
+    this.feed.off('job', this.onJob);
+    if (this.ownFeed) this.feed.stop();
     clearInterval(this.tick);
-    clearTimeout(this.mempoolTimer);
     clearTimeout(this.retryTimer);
-    this.mempoolTimer = this.retryTimer = undefined;
+    this.retryTimer = undefined;
     this.bumpGeneration();
     await Promise.all(this.slots.map((s) => this.stopWorker(s)));
     await Promise.allSettled([...this.pending]);
@@ -454,7 +448,6 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
   private dispatch(tpl: BlockTemplate): void {
     this.bumpGeneration();
     this.template = tpl;
-    this.templateAtMs = Date.now();
     const extranonce = this.freshExtranonce();
     // Units of the previous generation can still be solved (same parent, other transactions); older ones are dropped.
     for (const [id, u] of this.units) if (u.gen !== this.gen && u.gen !== ((this.gen - 1) | 0)) this.units.delete(id);
@@ -498,7 +491,7 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
     if (tpl.parentHash !== this.chain.tip.hashHex || this.submittedParent === tpl.parentHash) {
       // Stale (the tip moved) or this height is already solved by another worker: ignore.
       this.log.debug({ hash: hashHex, height: tpl.height }, 'stale solution dropped');
-      if (gen === this.gen && this.submittedParent !== tpl.parentHash) this.refreshSoon(true);
+      if (gen === this.gen && this.submittedParent !== tpl.parentHash) this.takeLatest();
       return;
     }
     // This height is solved: stop every worker until the next template.
@@ -519,7 +512,7 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
       } else {
         this.log.warn({ hash: hashHex, height: tpl.height, status: res.status }, 'mined block not connected');
         this.submittedParent = undefined;
-        this.refreshSoon(true);
+        this.takeLatest();
       }
       this.emit('block', { hash: hashHex, height: tpl.height, status: res.status, txCount: tpl.txIds.length });
     } catch (e) {
@@ -531,7 +524,7 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
       if (!this.running) return;
       if (tpl.txIds.length > 0) {
         this.emptyParents.add(tpl.parentHash);
-        this.refreshSoon(true);
+        this.takeLatest();
       } else {
         // Even a coinbase-only block was refused (a clock or parameter mismatch?): do not spin on it.
         this.bumpGeneration();
@@ -543,36 +536,21 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
 
   // ---- templates ----
 
-  private readonly onTip = (entry: ChainEntry): void => {
-    this.tip = { hash: entry.hashHex, at: perfNow() };
-    // Stale work stops now; the template for the new tip follows.
+  /** The feed saw a new tip: stale work stops now; the job for the new tip follows. */
+  private readonly onTip = (entry: ChainEntry, at: number): void => {
+    this.tip = { hash: entry.hashHex, at };
     if (this.template?.parentHash !== entry.hashHex) this.bumpGeneration();
     for (const p of this.emptyParents) if (p !== entry.hashHex) this.emptyParents.delete(p);
-    this.refreshSoon(true);
-    // After a reorganisation the mempool re-checks its entries asynchronously: rebuild when it is done.
-    if (this.mempool.idle) {
-      this.mempool.idle().then(
-        () => this.refreshSoon(false),
-        () => undefined,
-      );
-    }
   };
 
-  private readonly onMempool = (): void => {
-    if (this.mempoolTimer || !this.running) return;
-    const wait = Math.max(0, this.lastBuildMs + this.opts.mempoolRefreshMs - Date.now());
-    this.mempoolTimer = setTimeout(() => {
-      this.mempoolTimer = undefined;
-      this.refreshSoon(false);
-    }, wait);
-    this.mempoolTimer.unref();
+  private readonly onJob = (job: MiningJob): void => {
+    this.take(job.template);
   };
 
   private onTick(): void {
     const now = Date.now();
     this.samples.push({ t: now, total: this.totalHashes() });
     while (this.samples.length > 2 && this.samples[0].t < now - this.opts.hashrateWindowMs) this.samples.shift();
-    if (this.template && now - this.templateAtMs > this.opts.templateMaxAgeMs) this.refreshSoon(true);
   }
 
   /** Hashes per second from the oldest sample in the window to now. */
@@ -583,70 +561,59 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
     return ((this.totalHashes() - first.total) * 1000) / (now - first.t);
   }
 
-  private refreshSoon(force: boolean): void {
-    void this.refresh(force);
+  /** Mines the feed's latest job again (after a solved, refused or stale block); a job for a newer tip is on its way otherwise. */
+  private takeLatest(): void {
+    const job = this.feed.current;
+    if (job) this.take(job.template);
   }
 
-  /**
-   * Builds a template and dispatches it. Serialised: a request during a build makes one more
-   * build afterwards. Without `force`, a template with the same parent and transactions as the
-   * current one is not dispatched (workers keep their units).
-   */
-  private async refresh(force: boolean): Promise<void> {
-    if (!this.running) return;
-    this.forceNext ||= force;
-    if (this.building) {
-      this.again = true;
+  /** Mines a job of the feed, re-paid to this miner, unless it is stale or this parent wants a coinbase-only block. */
+  private take(feedTpl: BlockTemplate): void {
+    if (!this.running || feedTpl.parentHash !== this.chain.tip.hashHex) return;
+    if (this.emptyParents.has(feedTpl.parentHash) && feedTpl.txIds.length > 0) {
+      void this.buildCoinbaseOnly();
       return;
     }
-    this.building = true;
+    this.use(templateForMiner(feedTpl, this.minerId));
+  }
+
+  /** After a refused block with transactions: the next block on that parent carries none. */
+  private async buildCoinbaseOnly(): Promise<void> {
+    if (this.buildingEmpty) return;
+    this.buildingEmpty = true;
     try {
-      do {
-        this.again = false;
-        const forced = this.forceNext;
-        this.forceNext = false;
-        this.lastBuildMs = Date.now();
-        const tpl = await createBlockTemplate(this.chain, this.mempool, this.params, {
-          miner: this.minerId,
-          tag: this.tag,
-          now: this.now,
-          includeTxs: !this.emptyParents.has(this.chain.tip.hashHex),
-        });
-        if (!this.running) return;
-        if (tpl.parentHash !== this.chain.tip.hashHex) {
-          this.again = true;
-          this.forceNext = true;
-          continue;
-        }
-        // The chain's times ran ahead of our clock (MTP + 1 beyond the future limit): such a
-        // block would be refused, so idle the workers and try again when the clock has caught up.
-        const ahead = tpl.block.header.time - this.now() - this.params.maxFutureBlockTime;
-        if (ahead > 0) {
-          const where = `${tpl.parentHash}:${tpl.block.header.time}`;
-          if (this.clockWarned !== where) this.log.warn({ height: tpl.height, time: tpl.block.header.time, aheadSeconds: ahead }, 'block time would be too far in the future; waiting');
-          this.clockWarned = where;
-          this.bumpGeneration();
-          this.template = undefined;
-          this.retryLater(Math.min(ahead, 60) * 1000);
-          return;
-        }
-        const changed = !this.template || forced || !sameTemplateWork(this.template, tpl) || this.template.block.header.bits !== tpl.block.header.bits;
-        if (changed) this.dispatch(tpl);
-      } while (this.again && this.running);
+      const tpl = await createBlockTemplate(this.chain, this.mempool, this.params, { miner: this.minerId, tag: this.tag, now: this.now, includeTxs: false });
+      // A newer tip's job from the feed replaces it.
+      if (this.running && tpl.parentHash === this.chain.tip.hashHex) this.use(tpl);
     } catch (e) {
       this.log.error({ err: (e as Error).message, code: e instanceof NodeError ? e.code : undefined }, 'block template failed; retrying');
       this.retryLater(RESTART_DELAY_MS);
     } finally {
-      this.building = false;
+      this.buildingEmpty = false;
     }
   }
 
+  /** Dispatches a template, unless the chain's times ran ahead of our clock (such a block would be refused). */
+  private use(tpl: BlockTemplate): void {
+    const ahead = tpl.block.header.time - this.now() - this.params.maxFutureBlockTime;
+    if (ahead > 0) {
+      // Idle the workers and try again when the clock has caught up.
+      const where = `${tpl.parentHash}:${tpl.block.header.time}`;
+      if (this.clockWarned !== where) this.log.warn({ height: tpl.height, time: tpl.block.header.time, aheadSeconds: ahead }, 'block time would be too far in the future; waiting');
+      this.clockWarned = where;
+      this.bumpGeneration();
+      this.template = undefined;
+      this.retryLater(Math.min(ahead, 60) * 1000);
+      return;
+    }
+    this.dispatch(tpl);
+  }
+
   private retryLater(ms: number): void {
-    this.forceNext = true;
     if (!this.running || this.retryTimer) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
-      this.refreshSoon(true);
+      this.takeLatest();
     }, ms);
     this.retryTimer.unref();
   }

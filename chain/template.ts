@@ -260,3 +260,16 @@ export function encodeTemplateBlock(tpl: BlockTemplate, at: WorkPoint): Uint8Arr
 export function sameTemplateWork(a: BlockTemplate, b: BlockTemplate): boolean {
   return a.parentHash === b.parentHash && a.txIds.length === b.txIds.length && a.txIds.every((id, i) => bytesEqual(id, b.txIds[i]));
 }
+
+/**
+ * The template paying another account: the same block with `miner` in the coinbase. Only the
+ * coinbase (Stratum's coinb1) changes; the merkle branch and the transactions are shared.
+ */
+export function templateForMiner(tpl: BlockTemplate, miner: Uint8Array): BlockTemplate {
+  const coinbase = { ...tpl.block.coinbase, miner: miner.slice() };
+  const bytes = encodeCoinbase(coinbase);
+  const { coinb1, coinb2 } = splitCoinbase(bytes);
+  const derived: BlockTemplate = { ...tpl, block: { ...tpl.block, coinbase }, coinbase: bytes, coinb1, coinb2 };
+  const header = templateHeaderBytes(derived, { extranonce: coinbase.extranonce });
+  return { ...derived, header, block: { ...derived.block, header: { ...derived.block.header, merkleRoot: header.slice(36, 68) } } };
+}

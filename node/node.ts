@@ -34,7 +34,7 @@ import type { NodeLogger } from './logger.js';
 import { NODE_VERSION } from './version.js';
 import { writeDevWallet } from './wallet.js';
 import { createPayments, type Payments } from './payments.js';
-import { createMiningEndpoints } from './mining/endpoints.js';
+import { createMiningEndpoints, createMiningJobFeed } from './mining/endpoints.js';
 import { createHttpLimits } from './api/httpLimits.js';
 import { createEconomyRouter, economyErrorStatuses } from './api/economyRoutes.js';
 import { EconomySimulator } from './economy/simulator.js';
@@ -120,8 +120,10 @@ export class FullNode {
       const mempoolStore = config.persistMempool
         ? createMempoolStore(mempool, params, { path: join(config.dataDir, MEMPOOL_FILE), intervalMs: config.mempoolSaveInterval * 1000, logger: log.child({ module: 'mempool' }) })
         : undefined;
-      // The miner needs the chain (to build on the tip and submit blocks) and the mempool (candidates).
-      const miner = config.mine ? createMiner(chain, mempool, params, { threads: config.mineThreads, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, logger: log.child({ module: 'miner' }) }) : undefined;
+      // The mining job feed needs the chain (tip, state) and the mempool (candidates); the miner, Stratum and getblocktemplate follow it.
+      const jobFeed = createMiningJobFeed(config, params, { chain, mempool, logger: log });
+      // The miner needs the job feed (its work) and the chain (to submit blocks).
+      const miner = config.mine ? createMiner(chain, mempool, params, { threads: config.mineThreads, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, feed: jobFeed, logger: log.child({ module: 'miner' }) }) : undefined;
       // The p2p network needs the chain (serve, sync and relay blocks) and the mempool (relay transactions).
       const p2p = config.p2p
         ? await createP2PNetwork(
@@ -139,7 +141,7 @@ export class FullNode {
       const createdAt = Date.now();
       const networkKnown = () => p2p === undefined || config.bootstrap.length === 0 || p2p.hasPeerStatus() || Date.now() - createdAt >= MINING_STATUS_GRACE_MS;
       // Stratum and getblocktemplate need the chain and the mempool as the miner does; the miner feeds their block list.
-      const mining = createMiningEndpoints(config, params, { chain, mempool, miner, logger: log, isSyncing: () => isSyncing() || !networkKnown() });
+      const mining = createMiningEndpoints(config, params, { chain, mempool, feed: jobFeed, miner, logger: log, isSyncing: () => isSyncing() || !networkKnown() });
       // Metrics read every part at scrape time; their middleware counts the API's requests
       // and the paid-call core reports every paid call to them (HTTP and MCP alike).
       const metrics =
@@ -177,7 +179,7 @@ export class FullNode {
       }
       // The devnet economy acts on the chain and the mempool like any wallet would.
       const economy = devnet && config.economy ? new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 2, log: log.child({ module: 'economy' }) }) : undefined;
-      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, jobFeed: mining.feed, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy, metrics: metricsServer }, log, { isSyncing, networkKnown }, lifecycle);
+      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, jobFeed, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy, metrics: metricsServer }, log, { isSyncing, networkKnown }, lifecycle);
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -205,9 +207,10 @@ export class FullNode {
       await payments.start();
       // With bootstrap peers, mining waits for their chain status (see `gateMining`).
       const deferMining = miner !== undefined && this.parts.p2p !== undefined && this.config.bootstrap.length > 0;
+      // The job feed first: the miner, Stratum and the long poll take its jobs.
+      await this.parts.jobFeed.start();
       if (deferMining) this.log.info({}, 'mining waits for the network’s chain status');
       else await miner?.start();
-      await this.parts.jobFeed.start();
       await this.parts.stratum?.start();
       await this.parts.rpc.server?.start();
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
@@ -294,8 +297,8 @@ export class FullNode {
     await step('http', () => http.stop());
     await step('metrics', () => this.parts.metrics?.stop());
     await step('stratum', () => this.parts.stratum?.stop());
-    await step('job feed', () => this.parts.jobFeed.stop());
     await step('miner', () => this.minerLane.then(() => miner?.stop()));
+    await step('job feed', () => this.parts.jobFeed.stop());
     await step('p2p', () => this.parts.p2p?.stop());
     await step('payments', () => payments.stop());
     await step('mempool', async () => {

@@ -1,5 +1,7 @@
 /**
- * Wiring of the mining endpoints for the composition root: one statistics object fed by the
+ * Wiring of the mining endpoints for the composition root: the node's one mining job feed
+ * (`createMiningJobFeed`, followed by the built-in miner, Stratum and the getblocktemplate long
+ * poll; the node starts it before them and stops it after); one statistics object fed by the
  * Stratum server, the getblocktemplate/submitblock RPC and the built-in miner; the Stratum server
  * (a part with start/stop); the HTTP routers (`POST /rpc`, `GET /api/v1/mining`) plus the
  * `stratum` summary merged into `GET /api/v1/status`; and, with `--rpc-port`, a listener of its
@@ -9,7 +11,7 @@ import type { Router } from '@koa/router';
 import type { ChainParams } from '../../consensus/params.js';
 import type { Chain } from '../../chain/chain.js';
 import type { Mempool } from '../../chain/mempool.js';
-import type { Miner } from '../../chain/miner.js';
+import { defaultMinerOptions, type Miner } from '../../chain/miner.js';
 import type { NodeConfig } from '../config.js';
 import type { NodeLogger } from '../logger.js';
 import { createRouterServer, type HttpServer } from '../api/http.js';
@@ -22,8 +24,6 @@ import { NODE_VERSION } from '../version.js';
 /** The mining endpoints of a node. */
 export interface MiningEndpoints {
   readonly stats: MiningStats;
-  /** The mining job feed Stratum and the getblocktemplate long poll follow: start it before Stratum, stop it after. */
-  readonly feed: JobFeed;
   /** Undefined with `--no-stratum`. */
   readonly stratum: StratumServer | undefined;
   readonly rpc: RpcService;
@@ -38,21 +38,32 @@ export interface MiningEndpoints {
 /** Room left in the HTTP body limit for the JSON around a submitblock's hex. */
 const SUBMIT_ENVELOPE_BYTES = 4_096;
 
+/** The coinbase tag of the node's blocks. */
+const TAG = `native-node/${NODE_VERSION}`;
+
+/**
+ * The node's one mining job feed, followed by the built-in miner, Stratum and the
+ * getblocktemplate long poll. Mempool changes reach the jobs every 2 s when the built-in miner
+ * runs (its interval before the feed was shared), every 3 s otherwise (Stratum's).
+ */
+export function createMiningJobFeed(config: NodeConfig, params: ChainParams, modules: { chain: Chain; mempool: Mempool; logger: NodeLogger }): JobFeed {
+  const mempoolRefreshMs = config.mine ? Math.min(defaultMinerOptions.mempoolRefreshMs, defaultStratumOptions.mempoolRefreshMs) : defaultStratumOptions.mempoolRefreshMs;
+  return createJobFeed({ mempoolRefreshMs, keepAliveMs: defaultStratumOptions.keepAliveMs, tag: TAG }, { chain: modules.chain, mempool: modules.mempool, params, logger: modules.logger.child({ module: 'jobs' }) });
+}
+
 /** Builds the mining endpoints from the configuration (nothing listens until `stratum.start()`). */
 export function createMiningEndpoints(
   config: NodeConfig,
   params: ChainParams,
-  modules: { chain: Chain; mempool: Mempool; miner: Miner | undefined; logger: NodeLogger; isSyncing?: () => boolean },
+  modules: { chain: Chain; mempool: Mempool; feed: JobFeed; miner: Miner | undefined; logger: NodeLogger; isSyncing?: () => boolean },
 ): MiningEndpoints {
-  const { chain, mempool, miner, logger } = modules;
+  const { chain, mempool, feed, miner, logger } = modules;
   const stats = createMiningStats();
   // Blocks of the built-in miner join the same list as those of Stratum workers and RPC miners.
   miner?.on('block', (e) => {
     if (e.status === 'connected' || e.status === 'reorganized') stats.recordBlock({ height: e.height, hash: e.hash, source: 'builtin', worker: null, address: config.minerAddress ?? null });
   });
-  const tag = `native-node/${NODE_VERSION}`;
-  // One job feed for every consumer: the tip and mempool subscriptions, debouncing and retries live there.
-  const feed = createJobFeed({ mempoolRefreshMs: defaultStratumOptions.mempoolRefreshMs, keepAliveMs: defaultStratumOptions.keepAliveMs, tag }, { chain, mempool, params, logger: logger.child({ module: 'jobs' }) });
+  const tag = TAG;
   const stratum = config.stratum
     ? createStratumServer(
         // The default port may be taken (another node on this machine): then run without Stratum and say so; an explicit port must bind.
@@ -121,5 +132,5 @@ export function createMiningEndpoints(
         )
       : undefined;
   if (config.rpcPort !== undefined && !rpc.enabled) logger.warn({ rpcPort: config.rpcPort }, '--rpc-port needs --rpc-user and --rpc-password: no RPC listener');
-  return { stats, feed, stratum, rpc, rpcServer, routers: [rpc.router, createMiningRouter({ stats, stratum, rpc, miner })], statusExtra };
+  return { stats, stratum, rpc, rpcServer, routers: [rpc.router, createMiningRouter({ stats, stratum, rpc, miner })], statusExtra };
 }

@@ -50,7 +50,7 @@ import { fromHex, toHex } from '../../consensus/hash.js';
 import { ADDRESS_SIZE } from '../../consensus/keys.js';
 import { difficultyOfBits, hashToBigInt } from '../../consensus/pow.js';
 import type { ChainParams } from '../../consensus/params.js';
-import { templateHeader, type BlockTemplate } from '../../chain/template.js';
+import { templateForMiner, templateHeader, type BlockTemplate } from '../../chain/template.js';
 import { createJobFeed, type JobFeed, type MiningJob } from '../../chain/jobFeed.js';
 import type { MinerChain, MinerMempool } from '../../chain/miner.js';
 import { silentLogger, type Logger } from '../../chain/types.js';
@@ -59,7 +59,7 @@ import { TokenBucket, clientAddress } from '../rateLimit.js';
 import type { MiningStats } from './stats.js';
 import { ConnectionGate, type StratumBan, type StratumRefusals } from './stratumGate.js';
 import { Connection, type Work } from './stratumConnection.js';
-import { hex32, parseHex32, parseWorkerName, stratumPrevHash, targetFromDifficulty, templateForMiner, type WorkerIdentity } from './work.js';
+import { hex32, parseHex32, parseWorkerName, stratumPrevHash, targetFromDifficulty, type WorkerIdentity } from './work.js';
 
 /** Error codes of the server's lifecycle. */
 export const StratumErrorCode = {

@@ -1,17 +1,16 @@
 /**
  * What the mining endpoints (Stratum v1 and getblocktemplate) share: the payout of a worker's
- * username, share difficulty ↔ target, the per-address coinbase of a template, and the byte-order
- * conventions of the wire (Stratum's word-swapped prevhash, Bitcoin's reversed hex in RPC).
+ * username, share difficulty ↔ target, and the byte-order conventions of the wire (Stratum's
+ * word-swapped prevhash, Bitcoin's reversed hex in RPC). A template's per-address coinbase is
+ * `templateForMiner` in chain/template.ts.
  *
  * Difficulty is Bitcoin's: difficulty 1 is the target `0xFFFF · 2^208` (`DIFF1_TARGET`), a share
  * of difficulty `d` has a header hash ≤ `floor(DIFF1_TARGET / d)`, and takes about
  * `d · 2^48 / 0xFFFF` (≈ `d · 2^32`) hashes to find.
  */
 import { tryDecodeAddress } from '../../consensus/address.js';
-import { encodeCoinbase, splitCoinbase } from '../../consensus/block.js';
 import { toHex } from '../../consensus/hash.js';
 import { DIFF1_TARGET } from '../../consensus/pow.js';
-import { templateHeaderBytes, type BlockTemplate } from '../../chain/template.js';
 
 const MAX_TARGET = (1n << 256n) - 1n;
 
@@ -65,19 +64,6 @@ export function targetFromDifficulty(difficulty: number): bigint {
 export function difficultyFromTarget(target: bigint): number {
   if (target <= 0n) return Number.POSITIVE_INFINITY;
   return Number((DIFF1_TARGET << 128n) / target) / 2 ** 128;
-}
-
-/**
- * The template paying another account: the same block with `miner` in the coinbase. Only the
- * coinbase (Stratum's coinb1) changes; the merkle branch and the transactions are shared.
- */
-export function templateForMiner(tpl: BlockTemplate, miner: Uint8Array): BlockTemplate {
-  const coinbase = { ...tpl.block.coinbase, miner: miner.slice() };
-  const bytes = encodeCoinbase(coinbase);
-  const { coinb1, coinb2 } = splitCoinbase(bytes);
-  const derived: BlockTemplate = { ...tpl, block: { ...tpl.block, coinbase }, coinbase: bytes, coinb1, coinb2 };
-  const header = templateHeaderBytes(derived, { extranonce: coinbase.extranonce });
-  return { ...derived, header, block: { ...derived.block, header: { ...derived.block.header, merkleRoot: header.slice(36, 68) } } };
 }
 
 /** Stratum's prevhash: the header's 32 prevHash bytes with each 4-byte word byte-swapped, as hex. */

@@ -1,7 +1,7 @@
 /**
  * The mining job feed (chain/jobFeed.ts) over a real chain (LevelDB in a temp dir) and mempool:
- * the first job at start, a clean job for every new tip (delivered, with the time the tip was
- * announced), keep-alive jobs on the same parent, and nothing after stop.
+ * the first job at start, a 'tip' event then a clean job for every new tip (delivered, with the
+ * time the tip was announced), keep-alive jobs on the same parent, and nothing after stop.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
@@ -50,6 +50,9 @@ describe('the mining job feed', () => {
     const feed = createJobFeed({ mempoolRefreshMs: 100, keepAliveMs: 300, tag: 'test' }, { chain, mempool, params });
     const jobs: MiningJob[] = [];
     feed.on('job', (j) => jobs.push(j));
+    // The 'tip' event comes first, synchronously, before the job for that tip is built.
+    const tips: { hash: string; jobsBefore: number; at: number }[] = [];
+    feed.on('tip', (e, at) => tips.push({ hash: e.hashHex, jobsBefore: jobs.length, at }));
     try {
       await feed.start();
       expect(jobs).toHaveLength(1);
@@ -63,7 +66,9 @@ describe('the mining job feed', () => {
         expect(job.template.height).toBe(chain.tip.height + 1);
         expect(job.reason).toBe('tip');
         expect(job.tipSeenAt).toEqual(expect.any(Number));
+        expect(tips[tips.length - 1]).toEqual({ hash: chain.tip.hashHex, jobsBefore: before, at: job.tipSeenAt });
       }
+      expect(tips).toHaveLength(3);
       const before = jobs.length;
       const keep = await next(jobs, before, (j) => j.reason === 'keepalive', 5_000);
       expect(keep.clean).toBe(false);

@@ -5,6 +5,7 @@ import { createMempool, type Mempool } from '../../chain/mempool.js';
 import { createMiner, MinerErrorCode, type Miner, type MinerChain, type MinerJobEvent, type MinerMempool } from '../../chain/miner.js';
 import { createMidstateHasher, createNodeHasher, meetsTarget, scanNonces, selfTest, targetLimbs, wordsToHash } from '../../chain/minerWorker.js';
 import { createBlockTemplate, encodeTemplateBlock, templateHeaderBytes } from '../../chain/template.js';
+import { createJobFeed } from '../../chain/jobFeed.js';
 import type { Logger, MempoolEntry } from '../../chain/types.js';
 import { grindHeader } from '../../consensus/assemble.js';
 import { encodeAddress } from '../../consensus/address.js';
@@ -231,6 +232,53 @@ describe('createMiner', () => {
     // Typically 1–5 ms; one round of five may hit a scheduling hiccup on a loaded 2-core machine.
     expect([...latencies].sort((a, b) => a - b)[3]).toBeLessThan(100);
     expect(miner.stats().blocksFound).toBe(0);
+  });
+
+  test('on a shared job feed (as in the node): new tips reach every worker, stopping leaves the feed running, a restart takes its latest job', async () => {
+    const { chain, pool } = await setup();
+    const feed = createJobFeed({ mempoolRefreshMs: 200, keepAliveMs: 25_000, tag: 'shared', now }, { chain, mempool: pool, params: hardParams });
+    cleanups.push(async () => feed.stop());
+    await feed.start();
+    const threads = 2;
+    const miner = createMiner(chain, pool, hardParams, { threads, address: minerAddress, now, feed });
+    cleanups.push(() => miner.stop());
+    const jobs: MinerJobEvent[] = [];
+    miner.on('job', (e) => jobs.push(e));
+    await miner.start();
+    // The feed's latest job is taken at start.
+    expect(miner.stats().height).toBe(chain.tip.height + 1);
+    for (let round = 0; round < 3; round++) {
+      await addExternalBlock(chain);
+      const tip = chain.tip.hashHex;
+      await waitUntil(() => new Set(jobs.filter((e) => e.parentHash === tip).map((e) => e.worker)).size === threads);
+      expect(jobs.filter((e) => e.parentHash === tip).every((e) => e.sinceTipMs !== undefined && e.height === chain.tip.height + 1)).toBe(true);
+    }
+    await miner.stop();
+    expect(feed.listenerCount('job')).toBe(0);
+    expect(feed.listenerCount('tip')).toBe(0);
+    // The feed still follows the chain for its other consumers.
+    await addExternalBlock(chain);
+    await waitUntil(() => feed.current?.template.parentHash === chain.tip.hashHex);
+    // A restarted miner (the sync gate) picks up the feed's latest job at once.
+    await miner.start();
+    expect(miner.stats().height).toBe(chain.tip.height + 1);
+  });
+
+  test('on a shared job feed, mined blocks pay the miner address, not the feed template’s zero payee', async () => {
+    const { chain, pool } = await setup();
+    const feed = createJobFeed({ mempoolRefreshMs: 200, keepAliveMs: 25_000, tag: 'shared', now }, { chain, mempool: pool, params });
+    cleanups.push(async () => feed.stop());
+    await feed.start();
+    const miner = createMiner(chain, pool, params, { threads: 1, address: minerAddress, now, feed });
+    cleanups.push(() => miner.stop());
+    await miner.start();
+    await waitUntil(() => chain.tip.height >= 2);
+    await miner.stop();
+    for (let h = 1; h <= chain.tip.height; h++) {
+      const block = (await chain.getBlock(chain.getEntryByHeight(h)!.hashHex))!;
+      expect(block.coinbase.miner).toEqual(minerKey.address);
+      expect(new TextDecoder().decode(block.coinbase.tag)).toBe('shared');
+    }
   });
 
   test('stop() is prompt while the workers are busy, and hashing stops', async () => {
