@@ -40,220 +40,51 @@
  * difficulty (up ×1024 or down ÷4 per step, ignored within −30 %/+40 %); a connection without
  * shares is eased down. The share difficulty never exceeds the block's own difficulty, so a miner
  * never sits on a block it believes is only a share.
+ *
+ * Files: this one is the server (lifecycle, connection table, protocol handlers, vardiff, job
+ * broadcast, block submission) and the Stratum entry point; around 600 lines because those parts
+ * share the connection table, the statistics and the abuse counters. Apart from it: the options
+ * and events (stratumOptions.ts), line framing and writes (stratumWire.ts), the retained jobs and
+ * the share checks (stratumJobs.ts), per-connection state (stratumConnection.ts) and the
+ * connection gate (stratumGate.ts).
  */
 import { EventEmitter } from 'node:events';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { blockHash, encodeBlock, EXTRANONCE_OFFSET, EXTRANONCE_SIZE, type Block } from '../../consensus/block.js';
+import { blockHash, encodeBlock, type Block } from '../../consensus/block.js';
 import { NodeError, isNodeError } from '../../consensus/errors.js';
-import { fromHex, toHex } from '../../consensus/hash.js';
-import { ADDRESS_SIZE } from '../../consensus/keys.js';
-import { difficultyOfBits, hashToBigInt } from '../../consensus/pow.js';
+import { toHex } from '../../consensus/hash.js';
 import type { ChainParams } from '../../consensus/params.js';
-import { templateForMiner, templateHeader, type BlockTemplate } from '../../chain/template.js';
+import type { BlockTemplate } from '../../chain/template.js';
 import { createJobFeed, type JobFeed, type MiningJob } from '../../chain/jobFeed.js';
 import type { MinerChain, MinerMempool } from '../../chain/miner.js';
 import { silentLogger, type Logger } from '../../chain/types.js';
-import { LogSummary, DEFAULT_LOG_SUMMARY_MS } from '../logSummary.js';
+import { LogSummary } from '../logSummary.js';
 import { TokenBucket, clientAddress } from '../rateLimit.js';
 import type { MiningStats } from './stats.js';
 import { ConnectionGate, type StratumBan, type StratumRefusals } from './stratumGate.js';
 import { Connection, type Work } from './stratumConnection.js';
-import { hex32, parseHex32, parseWorkerName, stratumPrevHash, targetFromDifficulty, type WorkerIdentity } from './work.js';
-
-/** Error codes of the server's lifecycle. */
-export const StratumErrorCode = {
-  LISTEN_FAILED: 'stratum_listen_failed',
-} as const;
-
-/** Stratum's numeric error codes (the first element of an `error` array). */
-export const StratumError = {
-  OTHER: 20,
-  JOB_NOT_FOUND: 21,
-  DUPLICATE: 22,
-  LOW_DIFFICULTY: 23,
-  UNAUTHORIZED: 24,
-  NOT_SUBSCRIBED: 25,
-} as const;
-
-/** Version bits miners may roll (BIP 310 / BIP 320's general-purpose bits). */
-export const VERSION_ROLLING_MASK = 0x1fffe000;
-/** Bytes of extranonce2 the miner fills (the other 4 of the slot are extranonce1). */
-export const EXTRANONCE2_SIZE = 4;
-/** Tolerance on the share target: miners compute it in floating point. */
-export const SHARE_TOLERANCE = 0.99;
-
-/** Options of the Stratum server. */
-export interface StratumOptions {
-  readonly host: string;
-  /** TCP port; 0 picks a free one (logged in the "stratum listening" line). */
-  readonly port: number;
-  /** Fail `start()` when the port cannot be bound; false logs a warning and runs without Stratum. */
-  readonly required: boolean;
-  /** Share difficulty of a new connection (a 2-core CPU miner, ~12 MH/s, finds one every ~4 s at 0.01). */
-  readonly initialDifficulty: number;
-  readonly minDifficulty: number;
-  readonly maxDifficulty: number;
-  /** Seconds between shares that variable difficulty aims at. */
-  readonly targetShareSeconds: number;
-  /** Retarget after this many accepted shares… */
-  readonly retargetShares: number;
-  /** …or after this long, ms. */
-  readonly retargetMs: number;
-  /** Longest time without a new job, ms (at most 30 s). */
-  readonly keepAliveMs: number;
-  /** Shortest interval between jobs caused by mempool changes, ms. */
-  readonly mempoolRefreshMs: number;
-  /** Templates whose jobs are still accepted (while they build on the tip). */
-  readonly jobHistory: number;
-  /** Connections at most, every address together. */
-  readonly maxConnections: number;
-  /** Connections one client address may hold at most (further ones are closed at once). */
-  readonly maxConnectionsPerAddress: number;
-  /**
-   * Slots only an address holding no connection yet may take: one address (or a few) filling the
-   * server leaves room for a new miner. When the server is full, a newcomer evicts a connection
-   * that has not finished its handshake, taken from the address holding the most.
-   */
-  readonly reservedConnections: number;
-  /** Longest request line, bytes (a longer one closes the connection). */
-  readonly maxLineBytes: number;
-  /** A connection that has not subscribed and authorised within this time is closed, ms. */
-  readonly handshakeTimeoutMs: number;
-  /** Shares one connection may submit per second, on average (more are refused without being checked). */
-  readonly submitsPerSecond: number;
-  /** Shares one connection may submit in a burst. */
-  readonly submitBurst: number;
-  /**
-   * Ban: after `banMinShares` judged shares, a connection of which at least `banInvalidPercent` %
-   * were invalid (low difficulty, duplicate, unknown job, malformed, over the rate limit; stale
-   * shares do not count) is closed and its address refused for `banSeconds` (0: closed, not banned).
-   */
-  readonly banSeconds: number;
-  readonly banInvalidPercent: number;
-  readonly banMinShares: number;
-  /** Interval of the summary lines of repeated per-client log events, ms. */
-  readonly logSummaryMs: number;
-  /** A connection that sends nothing for this long is closed, ms. */
-  readonly idleTimeoutMs: number;
-  /** Coinbase tag (UTF-8, at most 40 bytes). */
-  readonly tag: string;
-  /** Clock in Unix seconds (the chain's clock: block times and the ntime window). */
-  readonly now?: () => number;
-}
-
-/** Defaults of StratumOptions. */
-export const defaultStratumOptions: StratumOptions = {
-  host: '127.0.0.1',
-  port: 3333,
-  required: true,
-  initialDifficulty: 0.01,
-  minDifficulty: 2 ** -32,
-  maxDifficulty: 2 ** 40,
-  targetShareSeconds: 5,
-  retargetShares: 12,
-  retargetMs: 30_000,
-  keepAliveMs: 25_000,
-  mempoolRefreshMs: 3_000,
-  jobHistory: 16,
-  maxConnections: 1_000,
-  maxConnectionsPerAddress: 32,
-  reservedConnections: 100,
-  maxLineBytes: 16 * 1024,
-  handshakeTimeoutMs: 10_000,
-  submitsPerSecond: 50,
-  submitBurst: 200,
-  banSeconds: 600,
-  banInvalidPercent: 90,
-  banMinShares: 100,
-  logSummaryMs: DEFAULT_LOG_SUMMARY_MS,
-  idleTimeoutMs: 15 * 60_000,
-  tag: 'native-node',
-};
-
-/** What the server needs from the chain and the mempool (the node's `Chain` and `Mempool`). */
-export interface StratumModules {
-  readonly chain: MinerChain;
-  readonly mempool: MinerMempool;
-  readonly params: ChainParams;
-  readonly stats: MiningStats;
-  readonly logger?: Logger;
-  /** A job feed shared with other consumers (started and stopped by its owner); default: one of the server's own. */
-  readonly feed?: JobFeed;
-}
-
-/** A job went out. */
-export interface StratumJobEvent {
-  readonly jobId: string;
-  readonly height: number;
-  readonly parentHash: string;
-  readonly clean: boolean;
-  /** Connections it was sent to. */
-  readonly connections: number;
-  /** ms from the chain's 'tip' event to the last socket write, for the first job of a new tip. */
-  readonly sinceTipMs?: number;
-}
-
-/** A share was judged. */
-export interface StratumShareEvent {
-  readonly worker: string;
-  readonly result: 'accepted' | 'rejected' | 'stale';
-  readonly difficulty: number;
-  readonly code?: number;
-  readonly reason?: string;
-  readonly block: boolean;
-}
-
-/** A share became a block. */
-export interface StratumBlockEvent {
-  readonly hash: string;
-  readonly height: number;
-  readonly worker: string;
-  readonly status: string;
-}
-
-/** Events of the server. */
-export interface StratumEvents {
-  job: [event: StratumJobEvent];
-  share: [event: StratumShareEvent];
-  block: [event: StratumBlockEvent];
-}
-
-/** The options `info().limits` shows. */
-const LIMIT_KEYS = ['maxConnections', 'maxConnectionsPerAddress', 'reservedConnections', 'handshakeTimeoutMs', 'submitsPerSecond', 'submitBurst', 'banSeconds', 'banInvalidPercent', 'banMinShares'] as const;
+import { checkShare, JobBook, jobDifficulty, notifyLine } from './stratumJobs.js';
+import {
+  defaultStratumOptions,
+  EXTRANONCE2_SIZE,
+  LIMIT_KEYS,
+  StratumError,
+  StratumErrorCode,
+  VERSION_ROLLING_MASK,
+  type StratumEvents,
+  type StratumInfo,
+  type StratumModules,
+  type StratumOptions,
+} from './stratumOptions.js';
+import { LineChannel, parseRequest, THROTTLE_MS, type JsonId } from './stratumWire.js';
+import { hex32, parseHex32, parseWorkerName, type WorkerIdentity } from './work.js';
 
 /** Stratum's abuse counters and bans (stratumGate.ts), re-exported for the server's users. */
 export type { StratumBan, StratumRefusals };
+/** The server's options, events and constants (stratumOptions.ts), re-exported: this file is the Stratum entry point. */
+export * from './stratumOptions.js';
 
-/** The server's state for `GET /api/v1/mining`. */
-export interface StratumInfo {
-  readonly enabled: boolean;
-  readonly listening: boolean;
-  readonly host: string;
-  readonly port: number | null;
-  readonly url: string | null;
-  readonly connections: number;
-  readonly job: { readonly id: string; readonly height: number; readonly parentHash: string; readonly transactions: number; readonly sentAt: number } | null;
-  readonly difficulty: { readonly initial: number; readonly min: number; readonly max: number; readonly targetShareSeconds: number; readonly network: number | null };
-  /** Last measured delay from a new tip to its job on every socket, ms. */
-  readonly lastNotifyLatencyMs: number | null;
-  /** The last measurements, newest last. */
-  readonly notifyLatencyMs: readonly number[];
-  /** The abuse limits in force (see StratumOptions). */
-  readonly limits: Pick<StratumOptions, (typeof LIMIT_KEYS)[number]>;
-  /** What the limits refused since the start. */
-  readonly refused: StratumRefusals;
-  /** Client addresses banned now (their shares were overwhelmingly invalid). */
-  readonly bans: readonly StratumBan[];
-}
-
-
-/** Largest amount of unsent output kept for a slow client before it is dropped, bytes. */
-const MAX_PENDING_WRITE = 4 * 1024 * 1024;
-/** Unsent output at which the server stops reading a client's requests until it reads its answers, bytes. */
-const READ_PAUSE_BYTES = 64 * 1024;
-/** How long a connection over its submit rate is not read, ms. */
-const THROTTLE_MS = 1_000;
 /** Worker names one connection may authorise (proxies multiplex several). */
 const MAX_WORKERS_PER_CONNECTION = 64;
 /** Malformed lines tolerated before a connection is closed. */
@@ -262,18 +93,9 @@ const TICK_MS = 1_000;
 /** What the block lane answers for a block whose parent is no longer the tip. */
 const STALE_BLOCK = 'stale';
 const LATENCY_SAMPLES = 20;
-/**
- * Offset of the payee inside the coinbase (and so inside coinb1): the coinbase is
- * `u8 version ‖ u32 chainId ‖ u32 height ‖ miner(20) ‖ u64 reward ‖ u64 fees ‖ extranonce(8) ‖ …`,
- * so the miner ends 16 bytes before the extranonce slot.
- */
-const COINBASE_MINER_OFFSET = EXTRANONCE_OFFSET - 16 - ADDRESS_SIZE;
-
 function perfNow(): number {
   return performance.timeOrigin + performance.now();
 }
-
-type JsonId = string | number | null;
 
 /** The Stratum v1 server (see module comment). */
 export class StratumServer extends EventEmitter<StratumEvents> {
@@ -292,11 +114,10 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   /** Block submissions, one after the other (see `inBlockLane`). */
   private blockLane: Promise<unknown> = Promise.resolve();
   private extranonceCounter = randomBytes(4).readUInt32BE(0);
-  /** Retained works, oldest first. */
-  private works: Work[] = [];
-  private readonly jobs = new Map<string, Work>();
-  private nextJobId = 1;
-  private current?: Work;
+  /** Retained works and their job ids (stratumJobs.ts). */
+  private readonly book: JobBook;
+  /** Line framing and writes (stratumWire.ts). */
+  private readonly wire: LineChannel;
   /** Where jobs come from (chain/jobFeed.ts): tip, mempool and keep-alive templates. */
   private readonly feed: JobFeed;
   private readonly ownsFeed: boolean;
@@ -319,6 +140,8 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.log = modules.logger ?? silentLogger;
     this.now = this.opts.now ?? (() => Math.floor(Date.now() / 1000));
     this.gate = new ConnectionGate(this.opts, (conn, reason) => this.close(conn, reason));
+    this.book = new JobBook(this.opts.jobHistory);
+    this.wire = new LineChannel(this.opts.maxLineBytes, { onLine: (conn, line) => this.onLine(conn, line), close: (conn, reason) => this.close(conn, reason) });
     this.ownsFeed = modules.feed === undefined;
     this.feed = modules.feed ?? createJobFeed({ mempoolRefreshMs: this.opts.mempoolRefreshMs, keepAliveMs: this.opts.keepAliveMs, tag: this.opts.tag, now: this.now }, { chain: this.chain, mempool: this.mempool, params: this.params, logger: this.log });
     const every = { intervalMs: this.opts.logSummaryMs };
@@ -376,7 +199,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.tick.unref();
     if (this.ownsFeed) await this.feed.start();
     else if (this.feed.current) this.onJob({ ...this.feed.current, clean: true, tipSeenAt: undefined });
-    this.log.info({ host: this.opts.host, port: this.boundPort, url: this.url, height: this.current?.tpl.height }, 'stratum listening');
+    this.log.info({ host: this.opts.host, port: this.boundPort, url: this.url, height: this.book.current?.tpl.height }, 'stratum listening');
   }
 
   /** Closes every connection and the port; waits for blocks being submitted. */
@@ -398,7 +221,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
 
   /** The server's state (port, connections, current job, difficulty bounds, notify latency). */
   info(): StratumInfo {
-    const cur = this.current;
+    const cur = this.book.current;
     return {
       enabled: true,
       listening: this.listening,
@@ -449,7 +272,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.conns.set(conn.id, conn);
     this.gate.added(conn);
     this.log.debug({ conn: conn.id, remote: conn.remote }, 'stratum connection');
-    socket.on('data', (chunk: string) => this.onData(conn, chunk));
+    socket.on('data', (chunk: string) => this.wire.read(conn, chunk));
     socket.on('error', (e) => this.log.debug({ conn: conn.id, err: e.message }, 'stratum socket error'));
     socket.on('close', () => this.onClose(conn));
   }
@@ -470,101 +293,11 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     this.onClose(conn);
   }
 
-  private onData(conn: Connection, chunk: string): void {
-    if (conn.closed) return;
-    conn.lastActivity = Date.now();
-    const buf = conn.buffer + chunk;
-    let start = 0;
-    let nl: number;
-    // The answers to one chunk leave in one write: a client pipelining thousands of requests
-    // costs one write request per chunk, not one per line (issue 22: a share flood grew memory).
-    conn.outBatch = [];
-    try {
-      while ((nl = buf.indexOf('\n', start)) >= 0) {
-        const line = buf.slice(start, nl);
-        start = nl + 1;
-        if (line.length > this.opts.maxLineBytes) return this.close(conn, 'line too long');
-        this.onLine(conn, line);
-        if (conn.closed) return;
-        if (conn.throttled) {
-          // Over its submit rate: the rest waits, unread, and TCP slows the sender down.
-          conn.buffer = buf.slice(start);
-          conn.socket.pause();
-          conn.throttleTimer = setTimeout(() => {
-            conn.throttled = false;
-            if (conn.closed) return;
-            conn.socket.resume();
-            this.onData(conn, '');
-          }, THROTTLE_MS);
-          conn.throttleTimer.unref();
-          return;
-        }
-      }
-      conn.buffer = buf.slice(start);
-      if (conn.buffer.length > this.opts.maxLineBytes) this.close(conn, 'line too long');
-    } finally {
-      const out = conn.outBatch.join('');
-      conn.outBatch = undefined;
-      if (out.length > 0) this.sendLine(conn, out);
-    }
-    // Backpressure: a client that does not read its answers is not read either until it does.
-    if (!conn.closed && !conn.throttled && conn.socket.writableLength > READ_PAUSE_BYTES && !conn.socket.isPaused()) {
-      conn.socket.pause();
-      conn.socket.once('drain', () => {
-        if (!conn.closed && !conn.throttled) conn.socket.resume();
-      });
-    }
-  }
-
-  private send(conn: Connection, msg: unknown): void {
-    this.sendLine(conn, `${JSON.stringify(msg)}\n`);
-  }
-
-  private sendLine(conn: Connection, line: string): void {
-    if (conn.closed) return;
-    if (conn.outBatch) {
-      conn.outBatch.push(line);
-      return;
-    }
-    conn.socket.write(line);
-    if (conn.socket.writableLength > MAX_PENDING_WRITE) this.close(conn, 'not reading its messages');
-  }
-
-  private reply(conn: Connection, id: JsonId, result: unknown): void {
-    this.send(conn, { id, result, error: null });
-  }
-
-  private fail(conn: Connection, id: JsonId, code: number, message: string, result: unknown = null): void {
-    this.send(conn, { id, result, error: [code, message, null] });
-  }
-
   private onLine(conn: Connection, raw: string): void {
-    const line = raw.trim();
-    if (line.length === 0) return;
-    let msg: unknown;
-    try {
-      msg = JSON.parse(line);
-    } catch {
-      this.badLine(conn, null, 'invalid JSON');
-      return;
-    }
-    if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) {
-      this.badLine(conn, null, 'a request is a JSON object {"id", "method", "params"}');
-      return;
-    }
-    const { id: rawId, method, params } = msg as { id?: unknown; method?: unknown; params?: unknown };
-    const id: JsonId = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
-    if (typeof method !== 'string') {
-      // A miner's answer to a request of ours (we send none that need one): ignore it.
-      if ('result' in (msg as object) || 'error' in (msg as object)) return;
-      this.badLine(conn, id, 'missing "method"');
-      return;
-    }
-    const args = Array.isArray(params) ? params : params === undefined || params === null ? [] : undefined;
-    if (!args) {
-      this.badLine(conn, id, '"params" must be an array');
-      return;
-    }
+    const req = parseRequest(raw);
+    if (!req) return;
+    if (!req.ok) return this.badLine(conn, req.id, req.message);
+    const { id, method, args } = req;
     switch (method) {
       case 'mining.subscribe':
         return this.onSubscribe(conn, id, args);
@@ -575,31 +308,31 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       case 'mining.suggest_difficulty':
         return this.onSuggestDifficulty(conn, id, args);
       case 'mining.extranonce.subscribe':
-        return this.reply(conn, id, true);
+        return this.wire.reply(conn, id, true);
       case 'mining.submit': {
         if (!conn.submits.take(Date.now())) {
           // Refused before any work: a flood costs a token check and one short answer per line.
           this.gate.refusals.rateLimitedShares++;
-          this.fail(conn, id, StratumError.OTHER, `rate limited: at most ${this.opts.submitsPerSecond} shares a second; nothing more is read from this connection for ${THROTTLE_MS / 1000} s`, false);
+          this.wire.fail(conn, id, StratumError.OTHER, `rate limited: at most ${this.opts.submitsPerSecond} shares a second; nothing more is read from this connection for ${THROTTLE_MS / 1000} s`, false);
           this.countShare(conn, false);
           conn.throttled = true;
           return;
         }
         const p = this.onSubmit(conn, id, args).catch((e) => {
           this.log.error({ conn: conn.id, err: (e as Error).message }, 'stratum submit failed');
-          this.fail(conn, id, StratumError.OTHER, 'internal error', false);
+          this.wire.fail(conn, id, StratumError.OTHER, 'internal error', false);
         });
         this.pending.add(p);
         void p.finally(() => this.pending.delete(p));
         return;
       }
       default:
-        this.fail(conn, id, StratumError.OTHER, `unknown method ${method.slice(0, 64)}`);
+        this.wire.fail(conn, id, StratumError.OTHER, `unknown method ${method.slice(0, 64)}`);
     }
   }
 
   private badLine(conn: Connection, id: JsonId, message: string): void {
-    this.fail(conn, id, StratumError.OTHER, message);
+    this.wire.fail(conn, id, StratumError.OTHER, message);
     if (++conn.badLines > MAX_BAD_LINES) this.close(conn, 'too many malformed requests');
   }
 
@@ -607,7 +340,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     if (typeof args[0] === 'string') conn.agent = args[0].slice(0, 100);
     conn.subscribed = true;
     const sub = conn.id.toString(16);
-    this.reply(conn, id, [
+    this.wire.reply(conn, id, [
       [
         ['mining.set_difficulty', sub],
         ['mining.notify', sub],
@@ -623,15 +356,15 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     const who = parseWorkerName(user, this.params.hrp, this.params.network);
     if ('error' in who) {
       this.logs.authRefused.note(conn.address, { conn: conn.id, remote: conn.remote, username: typeof user === 'string' ? user.slice(0, 100) : null, reason: who.error });
-      this.fail(conn, id, StratumError.UNAUTHORIZED, who.error, false);
+      this.wire.fail(conn, id, StratumError.UNAUTHORIZED, who.error, false);
       return;
     }
     if (conn.payout && conn.payout.address !== who.address) {
-      this.fail(conn, id, StratumError.UNAUTHORIZED, `this connection already mines for ${conn.payout.address}; open another connection to mine for ${who.address}`, false);
+      this.wire.fail(conn, id, StratumError.UNAUTHORIZED, `this connection already mines for ${conn.payout.address}; open another connection to mine for ${who.address}`, false);
       return;
     }
     if (!conn.authorized.has(user as string) && conn.authorized.size >= MAX_WORKERS_PER_CONNECTION) {
-      this.fail(conn, id, StratumError.UNAUTHORIZED, `at most ${MAX_WORKERS_PER_CONNECTION} worker names per connection`, false);
+      this.wire.fail(conn, id, StratumError.UNAUTHORIZED, `at most ${MAX_WORKERS_PER_CONNECTION} worker names per connection`, false);
       return;
     }
     conn.authorized.set(user as string, who);
@@ -644,7 +377,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     const asked = typeof password === 'string' ? /(?:^|[,;\s])d=([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)/i.exec(password) : null;
     if (asked) this.setDifficulty(conn, Number(asked[1]), false);
     this.logs.authorized.note(conn.address, { conn: conn.id, remote: conn.remote, worker: who.name, agent: conn.agent });
-    this.reply(conn, id, true);
+    this.wire.reply(conn, id, true);
     this.maybeStartJobs(conn);
   }
 
@@ -672,16 +405,16 @@ export class StratumServer extends EventEmitter<StratumEvents> {
         result[ext.slice(0, 64)] = false;
       }
     }
-    this.reply(conn, id, result);
+    this.wire.reply(conn, id, result);
   }
 
   private onSuggestDifficulty(conn: Connection, id: JsonId, args: unknown[]): void {
     const d = Number(args[0]);
     if (!(d > 0) || !Number.isFinite(d)) {
-      this.fail(conn, id, StratumError.OTHER, 'mining.suggest_difficulty takes one positive number', false);
+      this.wire.fail(conn, id, StratumError.OTHER, 'mining.suggest_difficulty takes one positive number', false);
       return;
     }
-    this.reply(conn, id, true);
+    this.wire.reply(conn, id, true);
     this.setDifficulty(conn, d, true);
   }
 
@@ -690,7 +423,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     if (conn.ready || !conn.subscribed || !conn.payout) return;
     conn.ready = true;
     conn.vardiff = { since: Date.now(), shares: 0, sumDifficulty: 0 };
-    if (this.current) this.sendJob(conn, this.current, this.newJobId(this.current), true);
+    if (this.book.current) this.sendJob(conn, this.book.current, this.book.newJobId(this.book.current), true);
   }
 
   // ---- difficulty ----
@@ -699,18 +432,13 @@ export class StratumServer extends EventEmitter<StratumEvents> {
     return Math.min(this.opts.maxDifficulty, Math.max(this.opts.minDifficulty, conn.minDifficulty, d));
   }
 
-  /** Difficulty of the next job: the connection's, never above the block's own. */
-  private effectiveDifficulty(conn: Connection, work: Work): number {
-    return Math.min(conn.difficulty, work.netDifficulty);
-  }
-
   /** Changes a connection's difficulty; with `resend`, a fresh job carries it at once. */
   private setDifficulty(conn: Connection, d: number, resend: boolean): void {
     const next = this.clampDifficulty(conn, d);
     const changed = next !== conn.difficulty;
     conn.difficulty = next;
     conn.vardiff = { since: Date.now(), shares: 0, sumDifficulty: 0 };
-    if (changed && resend && conn.ready && this.current) this.sendJob(conn, this.current, this.newJobId(this.current), false);
+    if (changed && resend && conn.ready && this.book.current) this.sendJob(conn, this.book.current, this.book.newJobId(this.book.current), false);
   }
 
   private onAcceptedShare(conn: Connection, difficulty: number): void {
@@ -735,70 +463,25 @@ export class StratumServer extends EventEmitter<StratumEvents> {
 
   // ---- jobs ----
 
-  private newJobId(work: Work): string {
-    const id = (this.nextJobId++ >>> 0).toString(16);
-    if (this.nextJobId > 0xffffffff) this.nextJobId = 1;
-    work.jobIds.push(id);
-    this.jobs.set(id, work);
-    return id;
-  }
-
-  /** coinb1 paying `payout`: the base coinb1 with the payee's 20 bytes put in (cheap: one per connection per job). */
-  private coinb1For(work: Work, payout: WorkerIdentity): string {
-    return work.coinb1.slice(0, 2 * COINBASE_MINER_OFFSET) + toHex(payout.id) + work.coinb1.slice(2 * (COINBASE_MINER_OFFSET + ADDRESS_SIZE));
-  }
-
-  /** The full template paying `payout` (for checking shares and building blocks). */
-  private minerTemplate(work: Work, payout: WorkerIdentity): BlockTemplate {
-    let tpl = work.perMiner.get(payout.address);
-    if (!tpl) {
-      tpl = templateForMiner(work.tpl, payout.id);
-      work.perMiner.set(payout.address, tpl);
-    }
-    return tpl;
-  }
-
   private sendJob(conn: Connection, work: Work, jobId: string, clean: boolean): void {
     if (!conn.payout) return;
-    const diff = this.effectiveDifficulty(conn, work);
+    const diff = jobDifficulty(conn, work);
     if (conn.sentDifficulty !== diff) {
-      this.send(conn, { id: null, method: 'mining.set_difficulty', params: [diff] });
+      this.wire.send(conn, { id: null, method: 'mining.set_difficulty', params: [diff] });
       conn.sentDifficulty = diff;
       for (const name of conn.workerNames) this.stats.setDifficulty(name, diff);
     }
-    const coinb1 = this.coinb1For(work, conn.payout);
     conn.jobDifficulty.set(jobId, diff);
     if (conn.jobDifficulty.size > 4 * this.opts.jobHistory) {
-      for (const k of conn.jobDifficulty.keys()) if (!this.jobs.has(k)) conn.jobDifficulty.delete(k);
+      for (const k of conn.jobDifficulty.keys()) if (!this.book.has(k)) conn.jobDifficulty.delete(k);
     }
-    // Every field is hex (or a hex array) and the job id is hex: the line is assembled without escaping.
-    this.sendLine(conn, `{"id":null,"method":"mining.notify","params":["${jobId}","${work.prevhash}","${coinb1}",${work.notifyTail},${clean}]}\n`);
+    this.wire.sendLine(conn, notifyLine(work, jobId, conn.payout, clean));
   }
 
   /** Makes `tpl` the current work and sends it to every ready connection. */
   private broadcast(tpl: BlockTemplate, clean: boolean, tipSeenAt?: number): void {
-    const h = tpl.block.header;
-    const branch = tpl.merkleBranch.map((b) => toHex(b));
-    const coinb2 = toHex(tpl.coinb2);
-    const work: Work = {
-      tpl,
-      prevhash: stratumPrevHash(h.prevHash),
-      notifyTail: JSON.stringify([coinb2, branch, hex32(h.version), hex32(h.bits), hex32(h.time)]).slice(1, -1),
-      netDifficulty: difficultyOfBits(h.bits),
-      coinb1: toHex(tpl.coinb1),
-      coinb2,
-      submitted: new Set(),
-      perMiner: new Map(),
-      jobIds: [],
-      createdAt: Date.now(),
-    };
-    this.works.push(work);
-    while (this.works.length > this.opts.jobHistory) {
-      const old = this.works.shift()!;
-      for (const id of old.jobIds) this.jobs.delete(id);
-    }
-    this.current = work;
-    const jobId = this.newJobId(work);
+    const work = this.book.add(tpl);
+    const jobId = this.book.newJobId(work);
     let sent = 0;
     for (const conn of this.conns.values()) {
       if (!conn.ready) continue;
@@ -867,82 +550,33 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   private judge(conn: Connection, id: JsonId, worker: WorkerIdentity | undefined, result: 'rejected' | 'stale', code: number, reason: string): void {
     if (result === 'rejected') this.countShare(conn, false);
     if (worker) this.stats.recordShare(worker.name, result, 0, reason);
-    this.fail(conn, id, code, reason, false);
+    this.wire.fail(conn, id, code, reason, false);
     this.log.debug({ conn: conn.id, worker: worker?.name, code, reason }, 'stratum share refused');
     this.emit('share', { worker: worker?.name ?? '', result, difficulty: 0, code, reason, block: false });
   }
 
   private async onSubmit(conn: Connection, id: JsonId, args: unknown[]): Promise<void> {
-    if (args.length < 5 || args.length > 6 || !args.every((a) => typeof a === 'string')) {
-      return this.judge(conn, id, conn.worker(args[0]), 'rejected', StratumError.OTHER, 'mining.submit takes [worker, job_id, extranonce2, ntime, nonce] (and version bits), all strings');
-    }
-    const [workerName, jobId, en2Hex, ntimeHex, nonceHex, versionHex] = args as string[];
-    if (!conn.subscribed) {
+    const share = checkShare(conn, args, { jobs: this.book, tipHash: this.chain.tip.hashHex, latestTime: this.now() + this.params.maxFutureBlockTime });
+    if (share.kind === 'refused') {
       this.countShare(conn, false);
-      return this.fail(conn, id, StratumError.NOT_SUBSCRIBED, 'not subscribed: send mining.subscribe first', false);
+      return this.wire.fail(conn, id, share.code, share.reason, false);
     }
-    const worker = conn.worker(workerName);
-    if (!worker) {
-      this.countShare(conn, false);
-      return this.fail(conn, id, StratumError.UNAUTHORIZED, `unauthorized worker ${workerName.slice(0, 100)}: send mining.authorize first`, false);
-    }
-    const work = this.jobs.get(jobId);
-    const jobDiff = conn.jobDifficulty.get(jobId);
-    if (!work || jobDiff === undefined) return this.judge(conn, id, worker, 'rejected', StratumError.JOB_NOT_FOUND, 'job not found');
-    if (!/^[0-9a-fA-F]+$/.test(en2Hex) || en2Hex.length !== 2 * EXTRANONCE2_SIZE) {
-      return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, `extranonce2 must be ${EXTRANONCE2_SIZE} bytes (${2 * EXTRANONCE2_SIZE} hex digits)`);
-    }
-    const ntime = parseHex32(ntimeHex);
-    if (ntime === undefined) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, 'ntime must be 8 hex digits');
-    const latest = this.now() + this.params.maxFutureBlockTime;
-    if (ntime < work.tpl.minTime || ntime > latest) {
-      return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, `ntime out of range: ${ntime} is outside [${work.tpl.minTime}, ${latest}]`);
-    }
-    const nonce = parseHex32(nonceHex);
-    if (nonce === undefined) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, 'nonce must be 8 hex digits');
-    let version = work.tpl.block.header.version >>> 0;
-    if (versionHex !== undefined) {
-      const bits = parseHex32(versionHex);
-      if (bits === undefined) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, 'version bits must be 8 hex digits');
-      if ((bits & ~conn.versionMask) >>> 0 !== 0) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, `version bits ${versionHex} outside the negotiated mask ${hex32(conn.versionMask)}`);
-      version = ((version & ~conn.versionMask) | (bits & conn.versionMask)) >>> 0;
-    }
-    const en2 = en2Hex.toLowerCase();
-    const key = `${conn.extranonce1Hex}${en2}${hex32(ntime)}${hex32(nonce)}${hex32(version)}`;
-    if (work.submitted.has(key)) return this.judge(conn, id, worker, 'rejected', StratumError.DUPLICATE, 'duplicate share');
-    // After the duplicate check: a share resubmitted after it completed a block is a duplicate, not stale.
-    if (work.tpl.parentHash !== this.chain.tip.hashHex) return this.judge(conn, id, worker, 'stale', StratumError.JOB_NOT_FOUND, 'stale: the job builds on an old block');
-
-    const mine = { tpl: this.minerTemplate(work, conn.payout!) };
-    const extranonce = new Uint8Array(EXTRANONCE_SIZE);
-    extranonce.set(conn.extranonce1, 0);
-    extranonce.set(fromHex(en2), 4);
-    const header = { ...templateHeader(mine.tpl, { extranonce, time: ntime, nonce }), version };
-    const hash = blockHash(header);
-    const value = hashToBigInt(hash);
-    const isBlock = value <= mine.tpl.target;
-    // Credit the lower of the job's difficulty and the current one: a miner may apply a new
-    // difficulty to jobs it already holds, in either direction.
-    const credit = Math.min(jobDiff, this.effectiveDifficulty(conn, work));
-    if (!isBlock && value > targetFromDifficulty(credit * SHARE_TOLERANCE)) {
-      return this.judge(conn, id, worker, 'rejected', StratumError.LOW_DIFFICULTY, 'low difficulty share');
-    }
-    // Remembered only once it met its target: junk costs a hash, never memory (issue 22).
-    work.submitted.add(key);
+    if (share.kind !== 'valid') return this.judge(conn, id, share.worker, share.kind, share.code, share.reason);
+    const { worker, work, tpl, header, extranonce, isBlock, credit } = share;
     conn.lastShareAt = Date.now();
     if (isBlock) {
       // One block at a time, each checked against the tip the one before it made: of two blocks
       // found on one job before the next notify, the second could only become a side branch.
       const refusal = await this.inBlockLane(async () => {
         if (work.tpl.parentHash !== this.chain.tip.hashHex) return STALE_BLOCK;
-        return this.submitBlock(worker, mine.tpl, { header, coinbase: { ...mine.tpl.block.coinbase, extranonce }, txs: mine.tpl.block.txs });
+        return this.submitBlock(worker, tpl, { header, coinbase: { ...tpl.block.coinbase, extranonce }, txs: tpl.block.txs });
       });
       if (refusal === STALE_BLOCK) return this.judge(conn, id, worker, 'stale', StratumError.JOB_NOT_FOUND, 'stale: a block was found on this job\'s parent first');
       if (refusal) return this.judge(conn, id, worker, 'rejected', StratumError.OTHER, refusal);
     }
     this.countShare(conn, true);
     this.stats.recordShare(worker.name, 'accepted', credit);
-    this.reply(conn, id, true);
+    this.wire.reply(conn, id, true);
     this.emit('share', { worker: worker.name, result: 'accepted', difficulty: credit, block: isBlock });
     if (!conn.closed) this.onAcceptedShare(conn, credit);
   }
