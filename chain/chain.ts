@@ -4,6 +4,10 @@
  * cumulative work (disconnect with undo data, reconnect with full validation) and holds a
  * bounded pool of orphans. Each connect and each disconnect is one atomic batch (block
  * location, undo, state changes, indexes, tip), and memory changes only after it is written.
+ *
+ * Size (~500 lines): one class whose connect, disconnect, reorganisation and orphan handling
+ * share the in-memory header index and the one write lane; the pure parts live in consensus/,
+ * the key layout in layout.ts, the economy indexes in economyIndex.ts.
  */
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';

@@ -3,6 +3,10 @@
  * (issue 14). Every call is a few point reads or one bounded range scan of an index
  * (chain/economyIndex.ts); none scans the chain. Amounts are base-unit strings; prices and USD
  * figures are numbers (display values derived from exact reserves, which are returned beside them).
+ *
+ * Size (~470 lines): one read per economy endpoint (tokens, pools, swaps, candles, holders,
+ * positions, bridge records, activity), each short and over the same index layout; their view
+ * types sit with them.
  */
 import type { Level } from 'level';
 import { encodeAddress } from '../consensus/address.js';

@@ -20,6 +20,10 @@
  * Chunk wire format, per job: five u32 little-endian lengths (ML-DSA public key, Ed25519 public
  * key, message, ML-DSA signature, Ed25519 signature), then those five byte strings in that order.
  * Lengths are carried as they are: a wrong length is the verifier's business (it answers false).
+ *
+ * Size (~500 lines): the pool's queues, its worker lifecycle, the verified-id cache and the chunk
+ * codec serve one job, handing signatures to workers and back; the worker's side is
+ * verifyWorker.ts.
  */
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
