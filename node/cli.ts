@@ -10,35 +10,24 @@
  * that talk to one, else `--network` / `--dev` / `NATIVE_NETWORK`, else the node's if one
  * answers at `--node`, else mainnet.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
 import { NodeError, isNodeError } from '../consensus/errors.js';
-import { encodeAddress, MAINNET_HRP, TESTNET_HRP, tryDecodeAddress } from '../consensus/address.js';
-import { getDevKeyPair } from '../consensus/devnet.js';
+import { tryDecodeAddress } from '../consensus/address.js';
 import { isHex } from '../consensus/hash.js';
 import { parseAmount, parsePositiveAmount, formatAmount } from '../consensus/amount.js';
-import { ClientErrorCode, DEFAULT_NODE_URL, NodeClient, type StatusResponse, type TxResponse } from './client.js';
-import { canonicalNetwork, configFromEnv, configFromFlagValues, configParseOptions, loadConfig, resolveConfig, type NetworkName, type NodeConfig } from './config.js';
+import { ClientErrorCode, DEFAULT_NODE_URL } from './client.js';
+import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { startWaitLine, type WaitLine } from './waitLine.js';
 import { formatMiningLines, type MiningResponse } from './mining/stats.js';
 import { createTransferTx } from '../consensus/txBuilder.js';
-import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../sdk/client.js';
-import { createFilePaymentStore } from '../sdk/pendingPayments.js';
 import { NODE_VERSION } from './version.js';
 import { AGENT_CLI_OPTIONS, agentCliPositionals, runAgentCommand } from './agentCli.js';
-import { createPassphraseSource, createWalletFile, defaultWalletPath, openWallet, readWalletFile, isClearWallet, DEV_WALLET_FILE, WalletErrorCode, type OpenedWallet } from './wallet.js';
+import { createPassphraseSource, createWalletFile, defaultWalletPath, WalletErrorCode } from './wallet.js';
+import { chooseNetwork, CliErrorCode, context, devAddress, hrpOf, networkChoiceText, nodeStatus, offlineNetwork, output, parse, timeoutOption, unlockWallet, waitMined, walletAddress, walletRef, type CliEnv, type Values, type Ctx } from './cliKit.js';
+import { callCommand, parseCallArgs, quoteCommand } from './callCli.js';
 
-/** Error codes of the command line itself. */
-export const CliErrorCode = {
-  USAGE: 'cli_usage',
-  UNKNOWN_COMMAND: 'cli_unknown_command',
-  INVALID_ADDRESS: 'invalid_address',
-  INVALID_TX_ID: 'invalid_tx_id',
-  NETWORK_MISMATCH: 'network_mismatch',
-  WAIT_TIMEOUT: 'wait_timeout',
-} as const;
+/** The command line's codes, environment and kit (cliKit.ts), re-exported for its users. */
+export { CliErrorCode, cliKit, type CliEnv } from './cliKit.js';
 
 const USAGE = `native-node ${NODE_VERSION}
 
@@ -102,135 +91,6 @@ Options:
 The wallet passphrase is read from NATIVE_WALLET_PASSPHRASE or asked on the terminal.`;
 
 /** Injected environment of a CLI run (tests pin it). */
-export interface CliEnv {
-  readonly env: Record<string, string | undefined>;
-  readonly cwd: string;
-  readonly home?: string;
-}
-
-interface Out {
-  readonly json: boolean;
-  print(human: string, data: unknown): void;
-}
-
-function output(json: boolean): Out {
-  return {
-    json,
-    print(human, data) {
-      process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${human}\n`);
-    },
-  };
-}
-
-type Options = NonNullable<ParseArgsConfig['options']>;
-type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
-
-const COMMON: Options = {
-  json: { type: 'boolean' },
-  node: { type: 'string' },
-  ...configParseOptions(['network', 'dev', 'dataDir', 'config', 'wallet']),
-};
-
-function parse(args: string[], extra: Options, positionals: number): { values: Values; positionals: string[] } {
-  let parsed: { values: Values; positionals: string[] };
-  try {
-    parsed = parseArgs({ args, options: { ...COMMON, ...extra }, strict: true, allowPositionals: true });
-  } catch (e) {
-    throw new NodeError(CliErrorCode.USAGE, (e as Error).message);
-  }
-  if (parsed.positionals.length !== positionals) {
-    throw new NodeError(CliErrorCode.USAGE, `expected ${positionals} argument(s), got ${parsed.positionals.length}; see native-node help`);
-  }
-  return parsed;
-}
-
-/** What every command shares: output, config (network, data dir, wallet), the node client. */
-interface Ctx {
-  readonly out: Out;
-  readonly config: NodeConfig;
-  readonly client: NodeClient;
-  readonly env: CliEnv;
-}
-
-function context(values: Values, out: Out, cenv: CliEnv): Ctx {
-  const config = resolveConfig(configFromFlagValues(values), configFromEnv(cenv.env), { cwd: cenv.cwd, devAddress: devAddress });
-  const url = typeof values.node === 'string' ? values.node : DEFAULT_NODE_URL;
-  if (!/^https?:\/\/[^\s/]+/.test(url)) throw new NodeError(CliErrorCode.USAGE, `--node must be an http(s) URL, got ${url}`);
-  return { out, config, client: new NodeClient(url), env: cenv };
-}
-
-function devAddress(): string {
-  return encodeAddress(getDevKeyPair().address, TESTNET_HRP);
-}
-
-function hrpOf(network: NetworkName): string {
-  return network === 'native-devnet' ? TESTNET_HRP : MAINNET_HRP;
-}
-
-const networkExplicit = (c: NodeConfig) => c.sources.network !== 'default';
-
-/** The network of a command that does not need a node: explicit, else the node's if one answers quickly, else mainnet. */
-async function offlineNetwork(ctx: Ctx): Promise<NetworkName> {
-  return (await chooseNetwork(ctx)).network;
-}
-
-/** `offlineNetwork` and where the choice came from: `flag` (or config/environment), `node`, or `default` (no node answered). */
-async function chooseNetwork(ctx: Ctx): Promise<{ network: NetworkName; source: 'flag' | 'node' | 'default' }> {
-  if (networkExplicit(ctx.config)) return { network: ctx.config.network, source: 'flag' };
-  try {
-    return { network: canonicalNetwork((await ctx.client.status(1_500)).network), source: 'node' };
-  } catch {
-    return { network: ctx.config.network, source: 'default' };
-  }
-}
-
-/** The node's status, checked against an explicitly requested network. */
-async function nodeStatus(ctx: Ctx): Promise<StatusResponse & { network: NetworkName }> {
-  const status = await ctx.client.status();
-  const network = canonicalNetwork(status.network);
-  if (networkExplicit(ctx.config) && ctx.config.network !== network) {
-    throw new NodeError(CliErrorCode.NETWORK_MISMATCH, `the node at ${ctx.client.baseUrl} runs ${status.network}, not ${ctx.config.network}`);
-  }
-  return { ...status, network };
-}
-
-/** Where the wallet of a command is: a file, or the built-in dev key on a devnet without a dev wallet file. */
-type WalletRef = { kind: 'file'; path: string } | { kind: 'dev' };
-
-function walletRef(ctx: Ctx, network: NetworkName): WalletRef {
-  if (ctx.config.wallet) return { kind: 'file', path: ctx.config.wallet };
-  if (network === 'native-devnet') {
-    const dataDir = ctx.config.sources.dataDir !== 'default' ? ctx.config.dataDir : resolve(ctx.env.cwd, 'data', network);
-    const path = join(dataDir, DEV_WALLET_FILE);
-    return existsSync(path) ? { kind: 'file', path } : { kind: 'dev' };
-  }
-  return { kind: 'file', path: defaultWalletPath(ctx.env.home) };
-}
-
-async function walletAddress(ref: WalletRef, hrp: string): Promise<{ address: string; network: string; encrypted: boolean; path: string | null }> {
-  if (ref.kind === 'dev') return { address: encodeAddress(getDevKeyPair().address, hrp), network: 'native-devnet', encrypted: false, path: null };
-  const file = await readWalletFile(ref.path);
-  return { address: file.address, network: file.network, encrypted: !isClearWallet(file), path: ref.path };
-}
-
-async function unlockWallet(ctx: Ctx, ref: WalletRef, network: NetworkName): Promise<OpenedWallet> {
-  if (ref.kind === 'dev') {
-    const keyPair = getDevKeyPair();
-    return { address: encodeAddress(keyPair.address, TESTNET_HRP), network: 'native-devnet', keyPair, clear: true };
-  }
-  const w = await openWallet(ref.path, createPassphraseSource({ env: ctx.env.env }), hrpOf(network));
-  if (canonicalNetwork(w.network) !== network) throw new NodeError(WalletErrorCode.WRONG_NETWORK, `wallet ${ref.path} is for ${w.network}, the node runs ${network}`);
-  return w;
-}
-
-/** Why `wallet new` chose its network, in words. */
-function networkChoiceText(source: 'flag' | 'node' | 'default', network: NetworkName, nodeUrl: string): string {
-  if (source === 'node') return `the network of the node at ${nodeUrl}`;
-  if (source === 'flag') return 'as asked (--network / --dev, config or NATIVE_NETWORK)';
-  const other = network === 'native-mainnet' ? '--dev' : '--network mainnet';
-  return `no node answered at ${nodeUrl}, so the default network; start your node first or pass ${other} for the other one`;
-}
-
 async function walletNew(ctx: Ctx): Promise<number> {
   const { network, source } = await chooseNetwork(ctx);
   const path = ctx.config.wallet ?? defaultWalletPath(ctx.env.home);
@@ -255,29 +115,6 @@ async function walletBalance(ctx: Ctx): Promise<number> {
   const acc = await ctx.client.account(w.address);
   ctx.out.print(`address ${acc.address}\nbalance ${acc.balance} NATIVE\nnonce   ${acc.nonce} (next ${acc.pendingNonce})`, acc);
   return 0;
-}
-
-async function waitMined(ctx: Ctx, id: string, timeoutSec: number): Promise<TxResponse> {
-  const deadline = Date.now() + timeoutSec * 1000;
-  let last: TxResponse | undefined;
-  for (;;) {
-    try {
-      last = await ctx.client.tx(id);
-      if (last.status === 'mined') return last;
-    } catch (e) {
-      // Briefly absent while a block moves it from the mempool to the chain, or during a reorg.
-      if (!isNodeError(e, 'tx_not_found')) throw e; // HttpErrorCode.TX_NOT_FOUND (not imported: keeps koa out of the CLI)
-    }
-    if (Date.now() > deadline) throw new NodeError(CliErrorCode.WAIT_TIMEOUT, `transaction ${id} not mined after ${timeoutSec} s (last status: ${last?.status ?? 'unknown'})`, { txId: id });
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-function timeoutOption(values: Values): number {
-  const raw = values.timeout;
-  if (raw === undefined) return 120;
-  if (typeof raw !== 'string' || !/^\d{1,6}$/.test(raw) || Number(raw) === 0) throw new NodeError(CliErrorCode.USAGE, '--timeout must be a positive number of seconds');
-  return Number(raw);
 }
 
 async function send(ctx: Ctx, values: Values, toText: string, amountText: string): Promise<number> {
@@ -378,128 +215,6 @@ async function txCommand(ctx: Ctx, values: Values, id: string): Promise<number> 
 }
 
 /** `quote` and `call` take a service id and an optional request (`--` before a request that starts with a dash). */
-function parseCallArgs(args: string[], extra: Options): { values: Values; positionals: string[] } {
-  let parsed: { values: Values; positionals: string[] };
-  try {
-    parsed = parseArgs({ args, options: { ...COMMON, ...extra }, strict: true, allowPositionals: true });
-  } catch (e) {
-    throw new NodeError(CliErrorCode.USAGE, (e as Error).message);
-  }
-  if (parsed.positionals.length < 1 || parsed.positionals.length > 2) {
-    throw new NodeError(CliErrorCode.USAGE, `expected <serviceId> [request], got ${parsed.positionals.length} argument(s); quote a request that has spaces`);
-  }
-  return parsed;
-}
-
-/** Human lines of a quote. */
-function quoteLines(q: AgentQuote): string[] {
-  const lines = [
-    `service  ${q.serviceId}`,
-    `price    ${q.priceNative} NATIVE (${q.amount} base units)`,
-    `pay to   ${q.payTo}`,
-    `network  ${q.network} (chain id ${q.chainId})`,
-    `valid    ${q.requirement.maxTimeoutSeconds} s`,
-  ];
-  if (q.requestHash) lines.push(`request  sha256 ${q.requestHash}`);
-  if (q.usdc) lines.push(`usdc     ${formatUsdc(q.usdc.maxAmountRequired)} USDC on base to ${q.usdc.payTo}`);
-  return lines;
-}
-
-/** USDC atomic units (6 decimals) as a decimal string. */
-function formatUsdc(atomic: string): string {
-  if (!/^\d+$/.test(atomic)) return atomic;
-  const v = atomic.padStart(7, '0');
-  const frac = v.slice(-6).replace(/0+$/, '');
-  return `${v.slice(0, -6)}${frac ? `.${frac}` : ''}`;
-}
-
-function quoteJson(q: AgentQuote): Record<string, unknown> {
-  return {
-    serviceId: q.serviceId,
-    request: q.request ?? null,
-    price: q.priceNative,
-    priceBase: q.amount.toString(),
-    payTo: q.payTo,
-    network: q.network,
-    chainId: q.chainId,
-    requestHash: q.requestHash ?? null,
-    maxTimeoutSeconds: q.requirement.maxTimeoutSeconds,
-    resource: q.requirement.resource,
-    native: q.requirement,
-    usdc: q.usdc ?? null,
-  };
-}
-
-async function quoteCommand(ctx: Ctx, serviceId: string, request: string | undefined): Promise<number> {
-  const q = await createAgentClient({ nodeUrl: ctx.client.baseUrl }).quote(serviceId, request);
-  ctx.out.print(quoteLines(q).join('\n'), quoteJson(q));
-  return 0;
-}
-
-/** Prints the result of a service: strings as they are, anything else as indented JSON. */
-function formatResult(result: unknown): string {
-  return typeof result === 'string' ? result : JSON.stringify(result, null, 2);
-}
-
-async function callCommand(ctx: Ctx, values: Values, serviceId: string, request: string | undefined): Promise<number> {
-  const status = await nodeStatus(ctx);
-  const maxPriceBase = typeof values['max-price'] === 'string' ? parseAmount(values['max-price'], '--max-price') : undefined;
-  const timeoutMs = timeoutOption(values) * 1000;
-  const payTx = typeof values.tx === 'string' ? values.tx.toLowerCase() : undefined;
-  if (payTx !== undefined && !isHex(payTx, 32)) throw new NodeError(CliErrorCode.INVALID_TX_ID, '--tx takes the 64-hex-character id of an earlier agent_invoke');
-  const wallet = payTx === undefined ? await unlockWallet(ctx, walletRef(ctx, status.network), status.network) : undefined;
-  // Signed payments are kept on disk until mined, so `--tx` can broadcast one again that the node lost.
-  const pendingPayments = createFilePaymentStore(join(dirname(defaultWalletPath(ctx.env.home)), 'payments', status.network));
-  const client = createAgentClient({ nodeUrl: ctx.client.baseUrl, pendingPayments, ...(wallet ? { key: wallet.keyPair } : {}) });
-  // On a terminal, a line redrawn in place while the payment waits for its block (node/waitLine.ts).
-  let waiting: WaitLine | undefined;
-  const progress = (e: AgentEvent) => {
-    if (ctx.out.json) return;
-    if (e.type === 'quoted') process.stderr.write(`${e.quote.serviceId} costs ${e.quote.priceNative} NATIVE, paid to ${e.quote.payTo}\n`);
-    else if (e.type === 'paid') {
-      process.stderr.write(`paid in ${e.txId} (fee ${formatAmount(e.feeBase)} NATIVE), waiting for its block…\n`);
-      waiting = startWaitLine(process.stderr, 'waiting for the block with the payment');
-    } else if (e.type === 'pending') waiting?.update('payment not mined yet, the node holds the request');
-    else if (e.type === 'retry') {
-      waiting?.stop();
-      process.stderr.write(`settle: ${e.reason}, retrying…\n`);
-      waiting = startWaitLine(process.stderr, 'settling again');
-    } else if (e.type === 'rebroadcast') {
-      waiting?.stop();
-      process.stderr.write(`the node did not know ${e.txId}: broadcast it again (same payment)…\n`);
-      waiting = startWaitLine(process.stderr, 'waiting for the block with the payment');
-    }
-  };
-  try {
-    let r: AgentCallResult;
-    if (payTx === undefined) {
-      r = await client.call(serviceId, request, { maxPriceBase, timeoutMs, onEvent: progress });
-    } else {
-      const q = await client.quote(serviceId, request);
-      r = await client.settle(q, payTx, { timeoutMs, onEvent: progress });
-    }
-    waiting?.stop();
-    const rc = r.receipt;
-    const human = [
-      formatResult(r.result),
-      '',
-      `receipt  ${rc.serviceId} paid ${formatAmount(r.quote.amount)} NATIVE by ${rc.caller}`,
-      `tx       ${rc.txId}${rc.height !== undefined ? ` (block ${rc.height}${rc.blockHash ? ` ${rc.blockHash}` : ''})` : ''}`,
-      ...(r.feeBase > 0n ? [`fee      ${formatAmount(r.feeBase)} NATIVE`] : []),
-    ].join('\n');
-    ctx.out.print(human, { serviceId, result: r.result, receipt: rc, txId: r.txId, price: r.quote.priceNative, priceBase: r.quote.amount.toString(), fee: formatAmount(r.feeBase), feeBase: r.feeBase.toString() });
-    return 0;
-  } catch (e) {
-    // With --json, keep what the caller needs to recover (txId to settle again, refundTxId).
-    if (!ctx.out.json || !isAgentClientError(e)) throw e;
-    const { status: httpStatus, ...rest } = e.payload;
-    process.stdout.write(`${JSON.stringify({ error: { code: e.code, message: e.message, ...rest, ...(httpStatus !== undefined ? { status: httpStatus } : {}) } })}\n`);
-    return e.code === ClientErrorCode.UNREACHABLE ? 3 : 2;
-  } finally {
-    waiting?.stop();
-  }
-}
-
 async function start(args: string[], cenv: CliEnv): Promise<number> {
   const config = loadConfig(args, cenv.env, { cwd: cenv.cwd, devAddress });
   const log = createLogger({ level: config.logLevel, format: config.logFormat });
@@ -642,4 +357,3 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
 }
 
 /** What the economy's commands (node/economyCli.ts) borrow from this CLI: options, context, wallet, waiting. */
-export const cliKit = { commonOptions: COMMON, context, nodeStatus, unlockWallet, walletRef, waitMined, timeoutOption, output } as const;

@@ -32,7 +32,7 @@ import { unstake } from '../consensus/txTypes/unstake.js';
 import { bridgeRecord } from '../consensus/txTypes/bridgeRecord.js';
 import type { TxTypeModule } from '../consensus/txTypes/types.js';
 import { createDevnetChainParams } from '../consensus/devnet.js';
-import { cliKit, type CliEnv } from './cli.js';
+import { cliKit, type CliEnv } from './cliKit.js';
 import { formatUnits } from './api/economyAccount.js';
 import { NodeClient } from './client.js';
 import { EconomySimulator } from './economy/simulator.js';
