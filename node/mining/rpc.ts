@@ -25,28 +25,33 @@
  * getblocktemplate miners produce (`header ‖ CompactSize(1 + n) ‖ coinbase ‖ transactions`, no
  * length prefixes), and answers `null` or a BIP 22 reason (`high-hash`, `bad-prevblk`,
  * `duplicate`, `inconclusive`, …).
+ *
+ * Files: this one is the service (access control, the calls, the long poll; ~430 lines, one job
+ * over one set of counters) and the RPC's entry point; the template object, the submitted-block
+ * decoding and the BIP 22 reasons are in rpcWire.ts, `GET /api/v1/mining` in miningRoute.ts.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import { Router } from '@koa/router';
 import { encodeAddress, tryDecodeAddress } from '../../consensus/address.js';
-import { MAX_BLOCK_DECODE_TXS, blockHash, coinbaseId, decodeBlock, encodeBlock, readCoinbase, readHeader, type Block } from '../../consensus/block.js';
-import { Reader } from '../../consensus/codec.js';
-import { CodecError, CodecErrorCode, isNodeError } from '../../consensus/errors.js';
+import { blockHash, type Block } from '../../consensus/block.js';
+import { isNodeError } from '../../consensus/errors.js';
 import { fromHex, isHex, sha256, toHex } from '../../consensus/hash.js';
 import { difficultyOfBits } from '../../consensus/pow.js';
-import { readTx, type Tx } from '../../consensus/tx.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { createBlockTemplate, type BlockTemplate } from '../../chain/template.js';
-import type { MinerChain, MinerMempool, MinerStats as BuiltinMinerStats } from '../../chain/miner.js';
+import type { MinerChain, MinerMempool } from '../../chain/miner.js';
 import type { JobFeed, MiningJob } from '../../chain/jobFeed.js';
 import { silentLogger, type ChainReader, type Logger } from '../../chain/types.js';
 import { estimateHashrate } from '../../chain/hashrate.js';
 import { DEFAULT_LOG_SUMMARY_MS, LogSummary } from '../logSummary.js';
 import { AddressBuckets, clientAddress } from '../rateLimit.js';
 import type { MiningStats } from './stats.js';
-import type { StratumServer } from './stratum.js';
-import { hex32, reversedHex, targetHex } from './work.js';
+import { decodeSubmittedBlock, submitReason, templateJson } from './rpcWire.js';
+
+/** The wire helpers (rpcWire.ts) and `GET /api/v1/mining` (miningRoute.ts), re-exported: this file is the RPC's entry point. */
+export { decodeSubmittedBlock, MIN_COINBASETXN_BYTES, submitReason, templateJson } from './rpcWire.js';
+export { createMiningRouter, type MiningRouterModules } from './miningRoute.js';
 
 /** Codes of the HTTP-level refusals of `/rpc` (JSON-RPC errors use Bitcoin's numeric codes). */
 export const RpcErrorCode = {
@@ -99,9 +104,6 @@ export interface RpcOptions {
 /** Defaults of RpcOptions. */
 export const defaultRpcOptions: RpcOptions = { allowRemote: false, authFailuresPerMinute: 10, logSummaryMs: DEFAULT_LOG_SUMMARY_MS, longPollMs: 60_000, tag: 'native-node' };
 
-/** Shortest coinbase cpuminer accepts in `coinbasetxn`. */
-export const MIN_COINBASETXN_BYTES = 60;
-
 /** What the RPC reads and submits to. */
 export interface RpcModules {
   readonly chain: MinerChain & Pick<ChainReader, 'getEntryByHeight'>;
@@ -140,72 +142,6 @@ class RpcFailure extends Error {
     message: string,
   ) {
     super(message);
-  }
-}
-
-/** Bitcoin's BIP 22 reason for each chain refusal code. */
-const REASONS: Record<string, string> = {
-  block_high_hash: 'high-hash',
-  block_bad_prev: 'bad-prevblk',
-  block_bad_bits: 'bad-diffbits',
-  block_bad_version: 'bad-version',
-  block_time_too_old: 'time-too-old',
-  block_time_too_new: 'time-too-new',
-  block_bad_merkle_root: 'bad-txnmrklroot',
-  block_too_large: 'bad-blk-length',
-  block_too_many_txs: 'bad-blk-length',
-  block_duplicate_tx: 'bad-txns-duplicate',
-  block_bad_coinbase: 'bad-cb',
-  block_bad_tx: 'bad-txns',
-  block_known_invalid: 'duplicate-invalid',
-};
-
-/** The BIP 22 reason string of a chain refusal. */
-export function submitReason(code: string): string {
-  return REASONS[code] ?? (code.startsWith('tx_') ? 'bad-txns' : 'rejected');
-}
-
-/** Reads Bitcoin's CompactSize integer. */
-function readCompactSize(r: Reader): number {
-  const first = r.u8();
-  if (first < 0xfd) return first;
-  const width = first === 0xfd ? 2 : first === 0xfe ? 4 : 8;
-  const b = r.raw(width);
-  let v = 0;
-  for (let i = width - 1; i >= 0; i--) v = v * 256 + b[i];
-  const min = first === 0xfd ? 0xfd : first === 0xfe ? 0x10000 : 0x100000000;
-  if (v < min) throw new CodecError(CodecErrorCode.NON_CANONICAL_INT, 'non-canonical CompactSize');
-  return v;
-}
-
-/**
- * Decodes a submitted block: our canonical encoding, or Bitcoin's layout (`header ‖
- * CompactSize(1 + n) ‖ coinbase ‖ transactions`, each record self-delimiting). Returns the block
- * and its canonical bytes; throws the canonical decoder's error when neither fits.
- */
-export function decodeSubmittedBlock(bytes: Uint8Array): { block: Block; bytes: Uint8Array } {
-  try {
-    return { block: decodeBlock(bytes).block, bytes };
-  } catch (canonicalError) {
-    try {
-      const r = new Reader(bytes);
-      const header = readHeader(r);
-      const count = readCompactSize(r);
-      if (count < 1 || count > MAX_BLOCK_DECODE_TXS + 1) throw new CodecError(CodecErrorCode.OVERSIZED, `transaction count ${count}`);
-      const coinbase = readCoinbase(r);
-      const txs: Tx[] = [];
-      const txBytes: Uint8Array[] = [];
-      for (let i = 1; i < count; i++) {
-        const start = r.offset;
-        txs.push(readTx(r));
-        txBytes.push(bytes.slice(start, r.offset));
-      }
-      r.end();
-      const block: Block = { header, coinbase, txs };
-      return { block, bytes: encodeBlock(block, txBytes) };
-    } catch {
-      throw canonicalError;
-    }
   }
 }
 
@@ -413,7 +349,13 @@ export class RpcService {
       tpl = await this.buildTemplate(miner);
     }
     this.counters.templates++;
-    return this.templateJson(tpl);
+    const limits = this.m.params.limits;
+    return templateJson(tpl, {
+      longPollId: this.longPollId(tpl),
+      sizeLimit: this.opts.maxTemplateBytes === undefined ? limits.maxBlockBytes : Math.min(this.opts.maxTemplateBytes, limits.maxBlockBytes),
+      hrp: this.m.params.hrp,
+      log: this.log,
+    });
   }
 
   /**
@@ -441,42 +383,6 @@ export class RpcService {
       ctx.res.once('close', finish);
       this.pendingPolls.add(finish);
     });
-  }
-
-  private templateJson(tpl: BlockTemplate): Record<string, unknown> {
-    const h = tpl.block.header;
-    const cb = tpl.block.coinbase;
-    if (tpl.coinbase.length < MIN_COINBASETXN_BYTES) {
-      // Unreachable with the default tag; a shorter one would make cpuminer refuse the template.
-      this.log.warn({ bytes: tpl.coinbase.length }, `coinbase shorter than ${MIN_COINBASETXN_BYTES} bytes: lengthen the coinbase tag`);
-    }
-    const cbId = reversedHex(coinbaseId(tpl.coinbase));
-    return {
-      capabilities: [],
-      version: h.version,
-      rules: [],
-      vbavailable: {},
-      vbrequired: 0,
-      previousblockhash: reversedHex(h.prevHash),
-      transactions: tpl.txBytes.map((bytes, i) => {
-        const txid = reversedHex(tpl.txIds[i]);
-        return { data: toHex(bytes), txid, hash: txid, depends: [], fee: Number(tpl.block.txs[i].fee), sigops: 0, weight: bytes.length * 4 };
-      }),
-      coinbaseaux: {},
-      coinbasetxn: { data: toHex(tpl.coinbase), txid: cbId, hash: cbId, depends: [], fee: 0, sigops: 0, required: true },
-      coinbasevalue: Number(cb.reward + cb.fees),
-      longpollid: this.longPollId(tpl),
-      target: targetHex(tpl.target),
-      mintime: tpl.minTime,
-      mutable: ['time'],
-      noncerange: '00000000ffffffff',
-      sigoplimit: 0,
-      sizelimit: this.opts.maxTemplateBytes === undefined ? this.m.params.limits.maxBlockBytes : Math.min(this.opts.maxTemplateBytes, this.m.params.limits.maxBlockBytes),
-      curtime: h.time,
-      bits: hex32(h.bits),
-      height: tpl.height,
-      payoutaddress: encodeAddress(cb.miner, this.m.params.hrp),
-    };
   }
 
   // ---- submitblock ----
@@ -530,27 +436,4 @@ export class RpcService {
 /** Creates the getblocktemplate/submitblock service (mount `service.router`). */
 export function createRpcService(opts: Partial<RpcOptions>, modules: RpcModules): RpcService {
   return new RpcService(opts, modules);
-}
-
-/** What `GET /api/v1/mining` reads. */
-export interface MiningRouterModules {
-  readonly stats: MiningStats;
-  readonly stratum?: Pick<StratumServer, 'info'>;
-  readonly rpc?: Pick<RpcService, 'info'>;
-  readonly miner?: { stats(): BuiltinMinerStats | { running: boolean; threads: number; hashrate: number; blocksFound: number } };
-}
-
-/** `GET /api/v1/mining`: Stratum, RPC, the built-in miner, totals, workers and found blocks. */
-export function createMiningRouter(modules: MiningRouterModules): Router {
-  const router = new Router();
-  router.get('/api/v1/mining', (ctx) => {
-    const snap = modules.stats.snapshot();
-    ctx.body = {
-      stratum: modules.stratum?.info() ?? { enabled: false, listening: false, host: null, port: null, url: null, connections: 0, job: null, difficulty: null, lastNotifyLatencyMs: null, notifyLatencyMs: [] },
-      rpc: modules.rpc?.info() ?? { enabled: false, path: '/rpc' },
-      builtin: modules.miner?.stats() ?? { running: false, threads: 0, hashrate: 0, blocksFound: 0 },
-      ...snap,
-    };
-  });
-  return router;
 }
