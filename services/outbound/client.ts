@@ -15,31 +15,22 @@
  * Bodies are streamed through gzip/br/deflate decoding and aborted past `maxBytes`; the connect
  * phase has its own timeout inside the total one; each host has at most `hostConcurrency`
  * requests in flight (others queue); GETs that ask for it are served from a small cache.
+ *
+ * Files: steps 1 and 2 are in target.ts, the answer's decoding and shape in response.ts, the
+ * per-host admission and the cache in admission.ts; this file runs the hops (3 and 4).
  */
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type Socket } from 'node:net';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import type { Readable } from 'node:stream';
 import { publicOnly, type AddressPolicy } from './addressPolicy.js';
-import { OutboundError, type OutboundClient, type OutboundRequest, type OutboundResponse } from './types.js';
+import { HostLimiter, ResponseCache } from './admission.js';
+import { accepted, decoded, headersOf, makeResponse } from './response.js';
+import { parseTarget, resolveTarget, systemResolver, truncate, type ResolvedAddress, type Resolver, type Target } from './target.js';
+import { OutboundError, OutboundErrorCode, type OutboundClient, type OutboundRequest, type OutboundResponse } from './types.js';
 
-/** Codes of `OutboundError` (see ./types.ts), plus `aborted` (the caller's signal fired). */
-export const OutboundErrorCode = {
-  URL_INVALID: 'url_invalid',
-  URL_SCHEME_REFUSED: 'url_scheme_refused',
-  URL_ADDRESS_REFUSED: 'url_address_refused',
-  DNS_FAILED: 'dns_failed',
-  TOO_MANY_REDIRECTS: 'too_many_redirects',
-  TIMEOUT: 'timeout',
-  ABORTED: 'aborted',
-  CONNECT_FAILED: 'connect_failed',
-  RESPONSE_TOO_LARGE: 'response_too_large',
-  UNEXPECTED_CONTENT_TYPE: 'unexpected_content_type',
-  INVALID_JSON: 'invalid_json',
-  PROVIDER_ERROR: 'provider_error',
-} as const;
+/** The client's codes and the hop's first steps (types.ts, target.ts), re-exported: this file is the client's entry point. */
+export { OutboundErrorCode } from './types.js';
+export { parseTarget, resolveTarget, systemResolver, type ResolvedAddress, type Resolver } from './target.js';
 
 /** Options of the client (node/config.ts fills them from `outbound*` keys). */
 export interface OutboundOptions {
@@ -70,15 +61,6 @@ export const defaultOutboundOptions: OutboundOptions = {
   cacheEntries: 256,
 };
 
-/** One answer of a resolver. */
-export interface ResolvedAddress {
-  readonly address: string;
-  readonly family: 4 | 6;
-}
-
-/** Resolves a host name to its addresses (the system resolver by default). */
-export type Resolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;
-
 /** Collaborators of the client. Tests inject a resolver and an address policy here (never from config or a caller). */
 export interface OutboundModules {
   readonly resolver?: Resolver;
@@ -90,190 +72,9 @@ export interface OutboundModules {
   readonly ca?: string | Buffer;
 }
 
-/** The system resolver (getaddrinfo, every answer in its order). */
-export const systemResolver: Resolver = async (hostname) => {
-  const all = await dnsLookup(hostname, { all: true, verbatim: true });
-  return all.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
-};
-
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Headers dropped when a redirect leaves the origin (provider keys must not follow it). */
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization', 'x-api-key', 'x-subscription-token', 'x-cg-demo-api-key', 'x-cg-pro-api-key'];
-
-/** A parsed, checked URL of one hop. */
-interface Target {
-  readonly url: URL;
-  /** Host without IPv6 brackets. */
-  readonly host: string;
-  readonly port: number;
-  readonly https: boolean;
-}
-
-/** Parses and checks a URL's form (scheme, host). `callerFault` follows the mode. */
-export function parseTarget(raw: string, callerFault: boolean): Target {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new OutboundError(OutboundErrorCode.URL_INVALID, `not an absolute URL: ${truncate(raw)}`, callerFault);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError(OutboundErrorCode.URL_SCHEME_REFUSED, `only http and https URLs are fetched, not ${url.protocol}`, callerFault);
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  if (!host) throw new OutboundError(OutboundErrorCode.URL_INVALID, 'the URL has no host', callerFault);
-  return { url, host, port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80, https: url.protocol === 'https:' };
-}
-
-function truncate(s: string, n = 200): string {
-  return s.length > n ? `${s.slice(0, n)}…` : s;
-}
-
-/** `localhost` and its subdomains (RFC 6761): refused by name, whatever a resolver says. */
-function isLocalhostName(host: string): boolean {
-  const h = host.toLowerCase().replace(/\.$/, '');
-  return h === 'localhost' || h.endsWith('.localhost');
-}
-
-/**
- * Resolves `target` and, when `policy` is given, refuses it unless every answer passes. Returns
- * the pinned address (the first answer). Exported for the pre-payment check of caller URLs.
- */
-export async function resolveTarget(target: Target, resolver: Resolver, policy: AddressPolicy | undefined, timeoutMs: number): Promise<ResolvedAddress> {
-  const family = isIP(target.host);
-  if (family !== 0) {
-    if (policy && !policy(target.host)) throw new OutboundError(OutboundErrorCode.URL_ADDRESS_REFUSED, `${target.host} is not a public address`, true);
-    return { address: target.host, family: family as 4 | 6 };
-  }
-  if (policy && isLocalhostName(target.host)) throw new OutboundError(OutboundErrorCode.URL_ADDRESS_REFUSED, `${target.host} is a local name`, true);
-  let timer: NodeJS.Timeout | undefined;
-  let answers: readonly ResolvedAddress[];
-  try {
-    answers = await Promise.race([
-      resolver(target.host),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new OutboundError(OutboundErrorCode.DNS_FAILED, `resolving ${target.host} took longer than ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
-  } catch (e) {
-    if (e instanceof OutboundError) throw e;
-    const code = (e as NodeJS.ErrnoException).code;
-    // A name that does not exist is the caller's mistake; a failing resolver is not.
-    const missing = code === 'ENOTFOUND' || code === 'ENODATA';
-    throw new OutboundError(OutboundErrorCode.DNS_FAILED, `cannot resolve ${target.host}${code ? ` (${code})` : ''}`, missing && policy !== undefined);
-  } finally {
-    clearTimeout(timer);
-  }
-  if (answers.length === 0) throw new OutboundError(OutboundErrorCode.DNS_FAILED, `${target.host} has no address`, policy !== undefined);
-  if (policy) {
-    const bad = answers.find((a) => !policy(a.address));
-    if (bad) throw new OutboundError(OutboundErrorCode.URL_ADDRESS_REFUSED, `${target.host} resolves to ${bad.address}, which is not a public address`, true);
-  }
-  return answers[0];
-}
-
-/** Whether a content type (lower case, no parameters) matches one of the accepted prefixes. */
-function accepted(contentType: string, accept: readonly string[] | undefined): boolean {
-  if (!accept || accept.length === 0) return true;
-  return accept.some((a) => contentType.startsWith(a.toLowerCase()));
-}
-
-function charsetOf(header: string | undefined): string {
-  const m = /charset\s*=\s*"?([^";\s]+)/i.exec(header ?? '');
-  return m ? m[1].toLowerCase() : 'utf-8';
-}
-
-function makeResponse(status: number, url: string, headers: Record<string, string>, body: Uint8Array, remoteAddress: string | undefined, elapsedMs: number): OutboundResponse {
-  const contentType = (headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  const text = () => {
-    try {
-      return new TextDecoder(charsetOf(headers['content-type'])).decode(body);
-    } catch {
-      // An unknown charset label: UTF-8 is the web's default.
-      return new TextDecoder('utf-8').decode(body);
-    }
-  };
-  return {
-    status,
-    url,
-    headers,
-    contentType,
-    body,
-    text,
-    json() {
-      try {
-        return JSON.parse(text()) as unknown;
-      } catch (e) {
-        throw new OutboundError(OutboundErrorCode.INVALID_JSON, `${truncate(url, 120)} did not answer JSON: ${(e as Error).message}`);
-      }
-    },
-    remoteAddress,
-    elapsedMs,
-  };
-}
-
-/** Per-host admission: at most `limit` running, the rest wait in order. */
-class HostLimiter {
-  private readonly running = new Map<string, number>();
-  private readonly waiting = new Map<string, (() => void)[]>();
-  constructor(private readonly limit: number) {}
-
-  async acquire(host: string, signal: AbortSignal): Promise<() => void> {
-    const n = this.running.get(host) ?? 0;
-    if (n >= this.limit) {
-      await new Promise<void>((resolve, reject) => {
-        const queue = this.waiting.get(host) ?? [];
-        const go = () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        };
-        const onAbort = () => {
-          const i = queue.indexOf(go);
-          if (i >= 0) queue.splice(i, 1);
-          reject(signal.reason);
-        };
-        queue.push(go);
-        this.waiting.set(host, queue);
-        signal.addEventListener('abort', onAbort, { once: true });
-      });
-    } else {
-      this.running.set(host, n + 1);
-    }
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const queue = this.waiting.get(host);
-      const next = queue?.shift();
-      if (queue && queue.length === 0) this.waiting.delete(host);
-      // The slot passes to the next waiter as is; otherwise it is freed.
-      if (next) next();
-      else {
-        const left = (this.running.get(host) ?? 1) - 1;
-        if (left <= 0) this.running.delete(host);
-        else this.running.set(host, left);
-      }
-    };
-  }
-}
-
-/** Bounded cache of final GET responses, oldest entry evicted first. */
-class ResponseCache {
-  private readonly entries = new Map<string, { at: number; response: OutboundResponse }>();
-  constructor(private readonly size: number) {}
-
-  get(key: string, maxAgeMs: number, now: number): OutboundResponse | undefined {
-    const e = this.entries.get(key);
-    if (!e) return undefined;
-    if (now - e.at > maxAgeMs) return undefined;
-    return e.response;
-  }
-
-  set(key: string, response: OutboundResponse, now: number): void {
-    if (this.size <= 0) return;
-    this.entries.delete(key);
-    this.entries.set(key, { at: now, response });
-    while (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value as string);
-  }
-}
 
 /** What one hop returned before the redirect decision. */
 interface HopResult {
@@ -281,20 +82,6 @@ interface HopResult {
   readonly headers: Record<string, string>;
   readonly body: Uint8Array;
   readonly remoteAddress: string | undefined;
-}
-
-function headersOf(res: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
-  return out;
-}
-
-function decoded(res: IncomingMessage): Readable {
-  const enc = (res.headers['content-encoding'] ?? '').toString().trim().toLowerCase();
-  if (enc === 'gzip' || enc === 'x-gzip') return res.pipe(createGunzip());
-  if (enc === 'br') return res.pipe(createBrotliDecompress());
-  if (enc === 'deflate') return res.pipe(createInflate());
-  return res;
 }
 
 /** The client (see module comment). */

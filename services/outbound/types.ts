@@ -78,3 +78,19 @@ export class OutboundError extends Error {
     this.callerFault = callerFault;
   }
 }
+
+/** Codes of `OutboundError` (see ./types.ts), plus `aborted` (the caller's signal fired). */
+export const OutboundErrorCode = {
+  URL_INVALID: 'url_invalid',
+  URL_SCHEME_REFUSED: 'url_scheme_refused',
+  URL_ADDRESS_REFUSED: 'url_address_refused',
+  DNS_FAILED: 'dns_failed',
+  TOO_MANY_REDIRECTS: 'too_many_redirects',
+  TIMEOUT: 'timeout',
+  ABORTED: 'aborted',
+  CONNECT_FAILED: 'connect_failed',
+  RESPONSE_TOO_LARGE: 'response_too_large',
+  UNEXPECTED_CONTENT_TYPE: 'unexpected_content_type',
+  INVALID_JSON: 'invalid_json',
+  PROVIDER_ERROR: 'provider_error',
+} as const;
