@@ -25,6 +25,11 @@
  * `chain.addBlock`, one per parent. A rejected block is logged and reported ('rejected'), never
  * thrown; the next template on that parent is then coinbase-only, so a bad mempool candidate
  * cannot make the miner produce invalid blocks forever.
+ *
+ * Files: this one (the miner's entry point; ~440 lines: work units, generations, solutions and
+ * the job policies share the miner's state) hands work to the workers; their threads' lifecycle
+ * is minerSlots.ts, the hashing loop minerWorker.ts, the options, events and interfaces
+ * minerTypes.ts.
  */
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
@@ -36,149 +41,21 @@ import { toHex } from '../consensus/hash.js';
 import { ADDRESS_SIZE } from '../consensus/keys.js';
 import { checkProofOfWork } from '../consensus/pow.js';
 import type { ChainParams } from '../consensus/params.js';
-import { createTsWorker, siblingModuleUrl } from './tsWorker.js';
 import { createBlockTemplate, encodeCoinbaseTag, templateBlock, templateForMiner, templateHeaderBytes, type BlockTemplate } from './template.js';
-import { createJobFeed, type JobFeed, type JobFeedChain, type JobFeedMempool, type MiningJob } from './jobFeed.js';
+import { createJobFeed, type JobFeed, type MiningJob } from './jobFeed.js';
 import { CTL_GENERATION, MINER_WORKER_KIND, type HasherKind, type MainToWorker, type MinerWorkerData, type WorkerToMain } from './minerWorker.js';
-import { silentLogger, type AddBlockResult, type ChainEntry, type Logger } from './types.js';
+import { spawnSlot, stopSlot, type Slot, type SlotHandlers } from './minerSlots.js';
+import { defaultMinerOptions, MinerErrorCode, type Miner, type MinerChain, type MinerEvents, type MinerMempool, type MinerOptions, type MinerStats } from './minerTypes.js';
+import { silentLogger, type ChainEntry, type Logger } from './types.js';
 
-/** Error codes of the miner. */
-export const MinerErrorCode = {
-  BAD_ADDRESS: 'miner_bad_address',
-  BAD_OPTIONS: 'miner_bad_options',
-} as const;
-export type MinerErrorCode = (typeof MinerErrorCode)[keyof typeof MinerErrorCode];
+/** The miner's vocabulary (minerTypes.ts), re-exported: this file is the miner's entry point. */
+export * from './minerTypes.js';
 
-/** What the miner needs from the chain (the `Chain` implements it). */
-export interface MinerChain extends JobFeedChain {
-  addBlock(block: Block | Uint8Array): Promise<AddBlockResult>;
-}
-
-/** What the miner needs from the mempool (the `Mempool` implements it): what its job feed reads. */
-export type MinerMempool = JobFeedMempool;
-
-/** Options of `createMiner`. */
-export interface MinerOptions {
-  /** Worker threads (≥ 1). */
-  readonly threads: number;
-  /** Address (bech32m, the chain's hrp) or 20-byte account id paid by the coinbase. */
-  readonly address: string | Uint8Array;
-  /** Coinbase tag, UTF-8, at most 40 bytes. */
-  readonly tag?: string;
-  readonly logger?: Logger;
-  /** Clock in Unix seconds (the chain's clock). */
-  readonly now?: () => number;
-  /** The job feed to follow (the node's shared one); default: a feed of the miner's own. */
-  readonly feed?: JobFeed;
-  /** Own feed only: minimum interval between template rebuilds caused by mempool changes, ms. */
-  readonly mempoolRefreshMs?: number;
-  /** Own feed only: rebuild a template older than this, ms (keeps the block time fresh). */
-  readonly templateMaxAgeMs?: number;
-  /** Window of the hashrate moving average, ms. */
-  readonly hashrateWindowMs?: number;
-  /** Nonces per work unit (default: 2^32 / threads); small values exercise extranonce rolling. */
-  readonly nonceRange?: number;
-  /** Force a hasher in the workers (default: the midstate hasher after its self-test). */
-  readonly hasher?: HasherKind;
-}
-
-/** Defaults of MinerOptions. */
-export const defaultMinerOptions = {
-  threads: 1,
-  mempoolRefreshMs: 2_000,
-  templateMaxAgeMs: 30_000,
-  hashrateWindowMs: 10_000,
-} as const;
-
-/** A snapshot of the miner's state. */
-export interface MinerStats {
-  readonly running: boolean;
-  readonly threads: number;
-  /** Hashes per second over the moving-average window. */
-  readonly hashrate: number;
-  /** Blocks this miner found that joined the best chain. */
-  readonly blocksFound: number;
-  /** Height of the block being mined (0 before the first template). */
-  readonly height: number;
-  /** Hashes done since the miner was created. */
-  readonly hashes: number;
-  /** Current job generation. */
-  readonly generation: number;
-  /** Hasher each worker reported (`midstate` or `node`). */
-  readonly hashers: readonly (HasherKind | undefined)[];
-}
-
-/** A worker acknowledged a job. */
-export interface MinerJobEvent {
-  readonly generation: number;
-  readonly worker: number;
-  readonly jobId: number;
-  readonly height: number;
-  readonly parentHash: string;
-  /** Hex of the unit's extranonce. */
-  readonly extranonce: string;
-  /** When the main thread posted the job (performance.timeOrigin + performance.now(), ms). */
-  readonly postedAt: number;
-  /** When the worker took the job (same clock). */
-  readonly at: number;
-  /** ms from the chain's 'tip' event for this parent to the worker's acknowledgement, when a tip change caused the job. */
-  readonly sinceTipMs?: number;
-}
-
-/** A block this miner found was submitted. */
-export interface MinerBlockEvent {
-  readonly hash: string;
-  readonly height: number;
-  readonly status: AddBlockResult['status'];
-  readonly txCount: number;
-}
-
-/** A block this miner found was rejected by the chain. */
-export interface MinerRejectEvent {
-  readonly hash: string;
-  readonly height: number;
-  readonly code?: string;
-  readonly message: string;
-}
-
-/** Events of the miner. */
-export interface MinerEvents {
-  /** A worker acknowledged a job (the measure of job-switch latency). */
-  job: [event: MinerJobEvent];
-  /** A new template is being mined. */
-  template: [template: BlockTemplate];
-  /** A found block was submitted and accepted (any status but a thrown rejection). */
-  block: [event: MinerBlockEvent];
-  /** A found block was rejected. */
-  rejected: [event: MinerRejectEvent];
-}
-
-/** The built-in miner's lifecycle and statistics. */
-export interface Miner extends EventEmitter<MinerEvents> {
-  /** Starts the workers and mining; resolves once the workers are up and the first template is out. Never rejects. */
-  start(): Promise<void>;
-  /** Stops mining, terminates the workers and waits for in-flight submissions. */
-  stop(): Promise<void>;
-  stats(): MinerStats;
-}
-
-const WORKER_URL = siblingModuleUrl('minerWorker', import.meta.url);
 const NONCE_SPACE = 0x1_0000_0000;
-const STOP_GRACE_MS = 500;
-const RESTART_DELAY_MS = 1_000;
-const MAX_WORKER_FAILURES = 5;
+/** A failed coinbase-only build is retried after this, ms. */
+const BUILD_RETRY_MS = 1_000;
 const REJECT_BACKOFF_MS = 5_000;
 const TICK_MS = 1_000;
-
-interface Slot {
-  readonly index: number;
-  worker?: Worker;
-  ready: boolean;
-  hasher?: HasherKind;
-  exited?: Promise<void>;
-  /** Exits since the worker was last ready (a worker that cannot start is not restarted forever). */
-  failures: number;
-}
 
 interface Unit {
   readonly gen: number;
@@ -216,6 +93,7 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
   private readonly control = new Int32Array(new SharedArrayBuffer(4 * 4));
   private readonly counters: BigInt64Array;
   private readonly slots: Slot[];
+  private readonly slotHandlers: SlotHandlers;
   private readonly units = new Map<number, Unit>();
   private readonly pending = new Set<Promise<void>>();
   /** Parents on which an own block was rejected: their templates carry no transactions. */
@@ -255,6 +133,7 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
     encodeCoinbaseTag(opts.tag);
     this.threads = opts.threads;
     this.log = opts.logger ?? silentLogger;
+    this.slotHandlers = { log: this.log, running: () => this.running, onMessage: (slot, worker, msg) => this.onWorkerMessage(slot, worker, msg) };
     this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
     const perThread = Math.floor(NONCE_SPACE / opts.threads);
     const nonceRange = Math.min(opts.nonceRange ?? perThread, perThread);
@@ -281,7 +160,7 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
     this.tick = setInterval(() => this.onTick(), TICK_MS);
     this.tick.unref();
     this.samples = [{ t: Date.now(), total: this.totalHashes() }];
-    const ready = this.slots.map((s) => this.spawn(s));
+    const ready = this.slots.map((s) => spawnSlot(s, this.workerData(s), this.slotHandlers));
     // An own feed emits its first job while starting; a shared one that runs already has its latest job.
     if (this.ownFeed) await this.feed.start();
     else this.takeLatest();
@@ -302,7 +181,7 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.bumpGeneration();
-    await Promise.all(this.slots.map((s) => this.stopWorker(s)));
+    await Promise.all(this.slots.map((s) => stopSlot(s)));
     await Promise.allSettled([...this.pending]);
     this.units.clear();
     this.samples = [];
@@ -325,65 +204,10 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
 
   // ---- workers ----
 
-  /** Starts a worker; resolves when it is ready or has failed (never rejects). */
-  private spawn(slot: Slot): Promise<void> {
-    const data: MinerWorkerData = { kind: MINER_WORKER_KIND, index: slot.index, control: this.control.buffer as SharedArrayBuffer, counters: this.counters.buffer as SharedArrayBuffer, hasher: this.hasherOverride };
-    let worker: Worker;
-    try {
-      worker = createTsWorker(WORKER_URL, { workerData: data });
-    } catch (e) {
-      this.log.error({ worker: slot.index, err: (e as Error).message }, 'miner worker failed to start');
-      return Promise.resolve();
-    }
-    slot.worker = worker;
-    slot.ready = false;
-    let settle!: () => void;
-    const ready = new Promise<void>((resolve) => (settle = resolve));
-    slot.exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    worker.on('message', (msg: WorkerToMain) => {
-      if (msg.type === 'ready') {
-        slot.ready = true;
-        slot.hasher = msg.hasher;
-        slot.failures = 0;
-        settle();
-      }
-      this.onWorkerMessage(slot, worker, msg);
-    });
-    worker.on('error', (err) => {
-      this.log.error({ worker: slot.index, err: err.message }, 'miner worker failed');
-    });
-    worker.on('exit', (code) => {
-      settle();
-      if (slot.worker !== worker) return;
-      slot.worker = undefined;
-      slot.ready = false;
-      if (this.running && ++slot.failures >= MAX_WORKER_FAILURES) {
-        this.log.error({ worker: slot.index, code, failures: slot.failures }, 'miner worker keeps failing; not restarting it');
-      } else if (this.running) {
-        this.log.warn({ worker: slot.index, code }, 'miner worker exited; restarting');
-        setTimeout(() => {
-          if (this.running && !slot.worker) void this.spawn(slot);
-        }, RESTART_DELAY_MS).unref();
-      }
-    });
-    return ready;
-  }
+  // ---- workers ----
 
-  private async stopWorker(slot: Slot): Promise<void> {
-    const worker = slot.worker;
-    if (!worker) return;
-    slot.worker = undefined;
-    slot.ready = false;
-    const exited = slot.exited ?? Promise.resolve();
-    try {
-      worker.postMessage({ type: 'stop' } satisfies MainToWorker);
-    } catch {
-      // Already gone.
-    }
-    let timer: NodeJS.Timeout | undefined;
-    const graceful = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), STOP_GRACE_MS)))]);
-    clearTimeout(timer);
-    if (!graceful) await worker.terminate();
+  private workerData(slot: Slot): MinerWorkerData {
+    return { kind: MINER_WORKER_KIND, index: slot.index, control: this.control.buffer as SharedArrayBuffer, counters: this.counters.buffer as SharedArrayBuffer, hasher: this.hasherOverride };
   }
 
   private onWorkerMessage(slot: Slot, worker: Worker, msg: WorkerToMain): void {
@@ -587,7 +411,7 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
       if (this.running && tpl.parentHash === this.chain.tip.hashHex) this.use(tpl);
     } catch (e) {
       this.log.error({ err: (e as Error).message, code: e instanceof NodeError ? e.code : undefined }, 'block template failed; retrying');
-      this.retryLater(RESTART_DELAY_MS);
+      this.retryLater(BUILD_RETRY_MS);
     } finally {
       this.buildingEmpty = false;
     }
