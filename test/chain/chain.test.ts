@@ -1,8 +1,7 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { openChain, type Chain } from '../../chain/chain.js';
 import { createDevnetChainParams, getDevKeyPair, DEV_FUNDS } from '../../consensus/devnet.js';
-import { signTx, txId, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
-import { transfer } from '../../consensus/txTypes/transfer.js';
+import { txId, type Tx } from '../../consensus/tx.js';
 import { blockHash, coinbaseId, encodeBlock, encodeCoinbase, merkleRoot } from '../../consensus/block.js';
 import { grindHeader } from '../../consensus/assemble.js';
 import { toHex } from '../../consensus/hash.js';
@@ -12,6 +11,7 @@ import { MemChain } from '../helpers/memChain.js';
 import { testKey } from '../helpers/keys.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { transferTx } from '../helpers/chainRig.js';
 
 const params = createDevnetChainParams({ genesisBits: 0x207fffff });
 const dev = getDevKeyPair();
@@ -21,9 +21,7 @@ const now = () => params.genesis.time + 1_000_000;
 
 afterAll(cleanupTmp);
 
-function pay(from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee = 20_000n): Tx {
-  return signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, nonce, fee, payload: transfer.encodePayload({ to, amount }), publicKey: nonce === 0n ? from.publicKey : undefined }, from);
-}
+const pay = (from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee?: bigint): Tx => transferTx(params, from, nonce, to, amount, fee);
 
 async function open(dir?: string): Promise<{ chain: Chain; dir: string; verifier: CountingVerifier }> {
   const d = dir ?? (await tmpDir());

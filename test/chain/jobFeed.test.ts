@@ -4,28 +4,18 @@
  * time the tip was announced), keep-alive jobs on the same parent, and nothing after stop.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
 import { createDevnetChainParams } from '../../consensus/devnet.js';
-import { SUPPLY_KEY } from '../../consensus/state.js';
-import { openChain, type Chain } from '../../chain/chain.js';
-import { createMempool } from '../../chain/mempool.js';
+import { type Chain } from '../../chain/chain.js';
 import { createJobFeed, type MiningJob } from '../../chain/jobFeed.js';
 import { testKey } from '../helpers/keys.js';
-import { CountingVerifier } from '../helpers/verifier.js';
-import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { cleanupTmp } from '../helpers/tmp.js';
+import { mineEmptyBlock, openChainAndPool } from '../helpers/chainRig.js';
 
 afterAll(cleanupTmp);
 
 const other = testKey('job-feed-other');
 
-async function mineExternal(chain: Chain, params: ReturnType<typeof createDevnetChainParams>): Promise<void> {
-  const tip = chain.tip;
-  const state = await chain.getStateView([SUPPLY_KEY]);
-  const b = assembleBlock({ parent: { hash: tip.hash, height: tip.height, time: tip.header.time }, medianTimePast: chain.medianTimePast(tip), now: Math.floor(Date.now() / 1000), txs: [], miner: other.address, state }, params);
-  const header = grindHeader(b.header, params.powLimit, 10_000_000);
-  if (!header) throw new Error('could not grind');
-  expect((await chain.addBlock({ ...b, header })).status).toBe('connected');
-}
+const mineExternal = (chain: Chain, params: ReturnType<typeof createDevnetChainParams>) => mineEmptyBlock(chain, params, other.address);
 
 function next(jobs: MiningJob[], after: number, pred: (j: MiningJob) => boolean, timeoutMs = 5_000): Promise<MiningJob> {
   const end = Date.now() + timeoutMs;
@@ -43,10 +33,7 @@ function next(jobs: MiningJob[], after: number, pred: (j: MiningJob) => boolean,
 describe('the mining job feed', () => {
   test('a first job at start, a clean job for each new tip, keep-alives on the same parent, silence after stop', async () => {
     const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 60 });
-    const verifier = new CountingVerifier();
-    const chain = await openChain({ dataDir: await tmpDir(), params, verifier });
-    const mempool = createMempool(chain, verifier, params);
-    mempool.start();
+    const { chain, pool: mempool, close } = await openChainAndPool(params);
     const feed = createJobFeed({ mempoolRefreshMs: 100, keepAliveMs: 300, tag: 'test' }, { chain, mempool, params });
     const jobs: MiningJob[] = [];
     feed.on('job', (j) => jobs.push(j));
@@ -80,7 +67,6 @@ describe('the mining job feed', () => {
     const after = jobs.length;
     await new Promise((r) => setTimeout(r, 700));
     expect(jobs.length).toBe(after);
-    mempool.stop();
-    await chain.close();
+    await close();
   });
 });

@@ -1,7 +1,7 @@
-import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
+import { afterAll, describe, expect, test } from '@jest/globals';
 import { EventEmitter } from 'node:events';
-import { openChain, type Chain } from '../../chain/chain.js';
-import { createMempool, type Mempool } from '../../chain/mempool.js';
+import { type Chain } from '../../chain/chain.js';
+import { type Mempool } from '../../chain/mempool.js';
 import { createMiner, MinerErrorCode, type Miner, type MinerChain, type MinerJobEvent, type MinerMempool } from '../../chain/miner.js';
 import { createMidstateHasher, createNodeHasher, meetsTarget, scanNonces, selfTest, targetLimbs, wordsToHash } from '../../chain/minerWorker.js';
 import { createBlockTemplate, encodeTemplateBlock, templateHeaderBytes } from '../../chain/template.js';
@@ -15,14 +15,13 @@ import { BlockErrorCode, TxErrorCode, ValidationError } from '../../consensus/er
 import { toHex } from '../../consensus/hash.js';
 import { bitsToTarget, hashToBigInt } from '../../consensus/pow.js';
 import { splitFees } from '../../consensus/reward.js';
-import { encodeTx, signTx, txId, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
-import { transfer } from '../../consensus/txTypes/transfer.js';
+import { encodeTx, txId, type Tx } from '../../consensus/tx.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { testKey } from '../helpers/keys.js';
 import { Rng } from '../helpers/rng.js';
-import { CountingVerifier } from '../helpers/verifier.js';
-import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { cleanupTmp } from '../helpers/tmp.js';
+import { cleanupsAfterEach, openChainAndPool, transferTx } from '../helpers/chainRig.js';
 
 const params = createDevnetChainParams({ genesisBits: 0x207fffff });
 /**
@@ -37,25 +36,14 @@ const minerAddress = encodeAddress(minerKey.address, params.hrp);
 const other = testKey('other');
 const now = () => params.genesis.time + 1_000_000;
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 afterAll(cleanupTmp);
 
-function pay(from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee = 20_000n): Tx {
-  return signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, nonce, fee, payload: transfer.encodePayload({ to, amount }), publicKey: nonce === 0n ? from.publicKey : undefined }, from);
-}
+const pay = (from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee?: bigint): Tx => transferTx(params, from, nonce, to, amount, fee);
 
 async function setup(): Promise<{ chain: Chain; pool: Mempool }> {
-  const verifier = new CountingVerifier();
-  const chain = await openChain({ dataDir: await tmpDir(), params, verifier, now });
-  const pool = createMempool(chain, verifier, params);
-  pool.start();
-  cleanups.push(async () => {
-    pool.stop();
-    await chain.close();
-  });
+  const { chain, pool, close } = await openChainAndPool(params, { now });
+  cleanups.push(close);
   return { chain, pool };
 }
 

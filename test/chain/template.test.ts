@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { openChain, type Chain } from '../../chain/chain.js';
-import { createMempool, type Mempool } from '../../chain/mempool.js';
+import { type Chain } from '../../chain/chain.js';
+import { type Mempool } from '../../chain/mempool.js';
 import {
   buildTemplate,
   coinbaseWithExtranonce,
@@ -21,13 +21,12 @@ import { fromHex, toHex } from '../../consensus/hash.js';
 import { bitsToTarget, checkProofOfWork } from '../../consensus/pow.js';
 import { blockSubsidy, splitFees } from '../../consensus/reward.js';
 import { accountKey, encodeAccount, encodeSupply, SUPPLY_KEY } from '../../consensus/state.js';
-import { encodeTx, signTx, txId, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
-import { transfer } from '../../consensus/txTypes/transfer.js';
+import { encodeTx, txId, type Tx } from '../../consensus/tx.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import { testKey } from '../helpers/keys.js';
 import { Rng } from '../helpers/rng.js';
-import { CountingVerifier } from '../helpers/verifier.js';
-import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { cleanupTmp } from '../helpers/tmp.js';
+import { openChainAndPool, transferTx } from '../helpers/chainRig.js';
 
 const params = createDevnetChainParams({ genesisBits: 0x207fffff });
 const dev = getDevKeyPair();
@@ -37,15 +36,10 @@ const now = () => params.genesis.time + 1_000_000;
 
 afterAll(cleanupTmp);
 
-function pay(from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee = 20_000n): Tx {
-  return signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, nonce, fee, payload: transfer.encodePayload({ to, amount }), publicKey: nonce === 0n ? from.publicKey : undefined }, from);
-}
+const pay = (from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee?: bigint): Tx => transferTx(params, from, nonce, to, amount, fee);
 
 async function setup(): Promise<{ chain: Chain; pool: Mempool }> {
-  const verifier = new CountingVerifier();
-  const chain = await openChain({ dataDir: await tmpDir(), params, verifier, now });
-  const pool = createMempool(chain, verifier, params);
-  pool.start();
+  const { chain, pool } = await openChainAndPool(params, { now });
   return { chain, pool };
 }
 

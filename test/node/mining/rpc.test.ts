@@ -5,17 +5,15 @@
  * SHA-256d(coinbasetxn.data) and SHA-256d(transactions[].data), header from version, the reversed
  * previousblockhash, curtime and bits, and the block sent back in Bitcoin's layout.
  */
-import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
+import { afterAll, describe, expect, test } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { assembleBlock, grindHeader } from '../../../consensus/assemble.js';
 import { encodeAddress } from '../../../consensus/address.js';
 import { decodeBlock, encodeBlock } from '../../../consensus/block.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../../consensus/devnet.js';
 import { toHex } from '../../../consensus/hash.js';
-import { SUPPLY_KEY } from '../../../consensus/state.js';
 import type { ChainParams } from '../../../consensus/params.js';
-import { openChain, type Chain } from '../../../chain/chain.js';
-import { createMempool, type Mempool } from '../../../chain/mempool.js';
+import { type Chain } from '../../../chain/chain.js';
+import { type Mempool } from '../../../chain/mempool.js';
 import { createJobFeed, type JobFeed } from '../../../chain/jobFeed.js';
 import { createConnection } from 'node:net';
 import { createHttpServer, createRouterServer, type HttpServer } from '../../../node/api/http.js';
@@ -23,8 +21,8 @@ import { createMiningStats, type MiningStats } from '../../../node/mining/stats.
 import { createMiningRouter, createRpcService, decodeSubmittedBlock, isLoopback, submitReason, type RpcOptions, type RpcService } from '../../../node/mining/rpc.js';
 import { createTransferTx } from '../../../consensus/txBuilder.js';
 import { testKey } from '../../helpers/keys.js';
-import { CountingVerifier } from '../../helpers/verifier.js';
-import { cleanupTmp, tmpDir } from '../../helpers/tmp.js';
+import { cleanupTmp } from '../../helpers/tmp.js';
+import { cleanupsAfterEach, mineEmptyBlock, openChainAndPool } from '../../helpers/chainRig.js';
 
 const payee = testKey('gbt-payee');
 const other = testKey('gbt-other');
@@ -42,18 +40,12 @@ interface Rig {
   feed: JobFeed;
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 afterAll(cleanupTmp);
 
 async function rig(rpc: Partial<RpcOptions> = {}, isSyncing?: () => boolean): Promise<Rig> {
   const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 60 });
-  const verifier = new CountingVerifier();
-  const chain = await openChain({ dataDir: await tmpDir(), params, verifier });
-  const mempool = createMempool(chain, verifier, params);
-  mempool.start();
+  const { chain, pool: mempool, close } = await openChainAndPool(params);
   const stats = createMiningStats();
   const feed = createJobFeed({ mempoolRefreshMs: 200, keepAliveMs: 25_000, tag: 'test' }, { chain, mempool, params });
   await feed.start();
@@ -63,8 +55,7 @@ async function rig(rpc: Partial<RpcOptions> = {}, isSyncing?: () => boolean): Pr
   cleanups.push(async () => {
     await http.stop();
     feed.stop();
-    mempool.stop();
-    await chain.close();
+    await close();
   });
   return { params, chain, mempool, stats, http, base: http.url, service, feed };
 }
@@ -122,13 +113,8 @@ function mineTemplate(t: any, opts: { wantHigh?: boolean } = {}): string {
 }
 
 /** A block on the tip from elsewhere, paying `other`. */
-async function externalBlock(r: Rig): Promise<void> {
-  const tip = r.chain.tip;
-  const state = await r.chain.getStateView([SUPPLY_KEY]);
-  const b = assembleBlock({ parent: { hash: tip.hash, height: tip.height, time: tip.header.time }, medianTimePast: r.chain.medianTimePast(tip), now: Math.floor(Date.now() / 1000), txs: [], miner: other.address, state }, r.params);
-  const res = await r.chain.addBlock({ ...b, header: grindHeader(b.header, r.params.powLimit, 1_000_000)! });
-  expect(res.status).toBe('connected');
-}
+/** Mines a block on the tip outside the RPC (another miner), paying `other`. */
+const externalBlock = (r: Rig) => mineEmptyBlock(r.chain, r.params, other.address);
 
 describe('access', () => {
   test('RPC is off without credentials: 403 rpc_disabled with a message naming the flags', async () => {

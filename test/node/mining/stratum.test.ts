@@ -7,21 +7,19 @@
  * (0x1f00ffff: about 65,000 hashes a block, so shares at difficulty 6e-8, about 256 hashes, are
  * mostly not blocks).
  */
-import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
-import { assembleBlock, grindHeader } from '../../../consensus/assemble.js';
+import { afterAll, describe, expect, test } from '@jest/globals';
 import { encodeAddress } from '../../../consensus/address.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../../consensus/devnet.js';
 import { toHex } from '../../../consensus/hash.js';
-import { SUPPLY_KEY } from '../../../consensus/state.js';
 import type { ChainParams } from '../../../consensus/params.js';
-import { openChain, type Chain } from '../../../chain/chain.js';
-import { createMempool, type Mempool } from '../../../chain/mempool.js';
+import { type Chain } from '../../../chain/chain.js';
+import { type Mempool } from '../../../chain/mempool.js';
 import { createMiningStats, type MiningStats } from '../../../node/mining/stats.js';
 import { createStratumServer, VERSION_ROLLING_MASK, type StratumOptions, type StratumServer } from '../../../node/mining/stratum.js';
 import { createTransferTx } from '../../../consensus/txBuilder.js';
 import { testKey } from '../../helpers/keys.js';
-import { CountingVerifier } from '../../helpers/verifier.js';
-import { cleanupTmp, tmpDir } from '../../helpers/tmp.js';
+import { cleanupTmp } from '../../helpers/tmp.js';
+import { cleanupsAfterEach, mineEmptyBlock, openChainAndPool } from '../../helpers/chainRig.js';
 import { findWeakNonce, grind, hashValue, jobHeader, sha256d, swapWords, StratumTestClient, type Job } from '../../helpers/stratumClient.js';
 
 const EASY_BITS = 0x207fffff;
@@ -43,26 +41,19 @@ interface Rig {
   port: number;
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 afterAll(cleanupTmp);
 
 async function rig(bits: number, stratum: Partial<StratumOptions> = {}): Promise<Rig> {
   const params = createDevnetChainParams({ genesisBits: bits, genesisTime: Math.floor(Date.now() / 1000) - 60 });
-  const verifier = new CountingVerifier();
-  const chain = await openChain({ dataDir: await tmpDir(), params, verifier });
-  const mempool = createMempool(chain, verifier, params);
-  mempool.start();
+  const { chain, pool: mempool, close } = await openChainAndPool(params);
   const stats = createMiningStats();
   // Variable difficulty is off unless a test turns it on: shares come as fast as the client hashes.
   const server = createStratumServer({ host: '127.0.0.1', port: 0, retargetShares: 1e9, retargetMs: 1e9, ...stratum }, { chain, mempool, params, stats });
   await server.start();
   cleanups.push(async () => {
     await server.stop();
-    mempool.stop();
-    await chain.close();
+    await close();
   });
   return { params, chain, mempool, stats, server, port: server.port! };
 }
@@ -74,15 +65,7 @@ async function client(r: Rig): Promise<StratumTestClient> {
 }
 
 /** Mines a block on the tip outside Stratum (another miner), paying `other`. */
-async function externalBlock(r: Rig): Promise<void> {
-  const tip = r.chain.tip;
-  const state = await r.chain.getStateView([SUPPLY_KEY]);
-  const b = assembleBlock({ parent: { hash: tip.hash, height: tip.height, time: tip.header.time }, medianTimePast: r.chain.medianTimePast(tip), now: Math.floor(Date.now() / 1000), txs: [], miner: other.address, state }, r.params);
-  const header = grindHeader(b.header, r.params.powLimit, 10_000_000);
-  if (!header) throw new Error('could not grind');
-  const res = await r.chain.addBlock({ ...b, header });
-  expect(res.status).toBe('connected');
-}
+const externalBlock = (r: Rig) => mineEmptyBlock(r.chain, r.params, other.address);
 
 /** A valid share of `job` (not necessarily a block), found by hashing. */
 async function share(c: StratumTestClient, job: Job, en2: number, opts: { blockOnly?: boolean; version?: number } = {}) {

@@ -1,0 +1,57 @@
+/**
+ * Test set-up shared by the chain, template, miner, job-feed and mining-endpoint tests: a real
+ * chain (LevelDB in a temp dir, signatures counted but not checked) with its started mempool,
+ * signed transfers, a block from "another miner" on the tip, and cleanups run after each test.
+ */
+import { afterEach, expect } from '@jest/globals';
+import { openChain, type Chain } from '../../chain/chain.js';
+import { createMempool, type Mempool } from '../../chain/mempool.js';
+import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
+import type { HybridKeyPair } from '../../consensus/keys.js';
+import type { ChainParams } from '../../consensus/params.js';
+import { SUPPLY_KEY } from '../../consensus/state.js';
+import { signTx, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
+import { transfer } from '../../consensus/txTypes/transfer.js';
+import { CountingVerifier } from './verifier.js';
+import { tmpDir } from './tmp.js';
+
+/** A signed transfer; the sender's public keys travel with its first transaction (nonce 0). */
+export function transferTx(params: ChainParams, from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee = 20_000n): Tx {
+  return signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, nonce, fee, payload: transfer.encodePayload({ to, amount }), publicKey: nonce === 0n ? from.publicKey : undefined }, from);
+}
+
+/** A chain in a fresh temp dir and its started mempool; `close()` stops both. */
+export async function openChainAndPool(params: ChainParams, opts: { now?: () => number } = {}): Promise<{ chain: Chain; pool: Mempool; verifier: CountingVerifier; close(): Promise<void> }> {
+  const verifier = new CountingVerifier();
+  const chain = await openChain({ dataDir: await tmpDir(), params, verifier, now: opts.now });
+  const pool = createMempool(chain, verifier, params);
+  pool.start();
+  return {
+    chain,
+    pool,
+    verifier,
+    async close() {
+      pool.stop();
+      await chain.close();
+    },
+  };
+}
+
+/** Registers an afterEach that runs the cleanups pushed during the test, last first; returns the list to push to. */
+export function cleanupsAfterEach(): (() => Promise<void>)[] {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return cleanups;
+}
+
+/** Mines an empty block on the tip from outside (another miner on the network, paying `miner`) and expects it connected. */
+export async function mineEmptyBlock(chain: Chain, params: ChainParams, miner: Uint8Array, now = Math.floor(Date.now() / 1000)): Promise<void> {
+  const tip = chain.tip;
+  const state = await chain.getStateView([SUPPLY_KEY]);
+  const b = assembleBlock({ parent: { hash: tip.hash, height: tip.height, time: tip.header.time }, medianTimePast: chain.medianTimePast(tip), now, txs: [], miner, state }, params);
+  const header = grindHeader(b.header, params.powLimit, 10_000_000);
+  if (!header) throw new Error('could not grind');
+  expect((await chain.addBlock({ ...b, header })).status).toBe('connected');
+}
