@@ -6,15 +6,12 @@
  * is relayed and mined on the winning chain: no transaction is lost.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { COIN, type ChainParams } from '../../consensus/params.js';
 import { testKey } from '../helpers/keys.js';
-import { balance, isMined, logLines, sendTransfer, startP2PNode, status, stopProc, waitUntil, writeSharedGenesis, type P2PProc } from '../p2p/helpers/processes.js';
+import { balance, createP2PCluster, isMined, logLines, sendTransfer, status, stopProc, waitUntil, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
 
-let dir: string;
+let cluster: P2PCluster;
 let params: ChainParams;
 let a: P2PProc;
 let b: P2PProc;
@@ -25,16 +22,13 @@ const x = testKey('partition-x').address;
 const y = testKey('partition-y').address;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'native-p2p-partition-'));
-  params = writeSharedGenesis(['a', 'b', 'c'].map((n) => join(dir, n)));
-  a = await startP2PNode(join(dir, 'a'), ['--mine'], dir);
-  [b, c] = await Promise.all([startP2PNode(join(dir, 'b'), ['--mine', '--bootstrap', a.addr], dir), startP2PNode(join(dir, 'c'), ['--mine', '--bootstrap', a.addr], dir)]);
+  cluster = createP2PCluster('native-p2p-partition-', ['a', 'b', 'c']);
+  params = cluster.params;
+  a = await cluster.start('a', ['--mine']);
+  [b, c] = await Promise.all([cluster.start('b', ['--mine', '--bootstrap', a.addr]), cluster.start('c', ['--mine', '--bootstrap', a.addr])]);
 }, 120_000);
 
-afterAll(async () => {
-  await Promise.all([a, b, c].filter(Boolean).map((p) => stopProc(p)));
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => cluster?.stop());
 
 describe('a partition heals to the heavier chain', () => {
   test('before: two wallets are funded on the common chain', async () => {
@@ -50,7 +44,7 @@ describe('a partition heals to the heavier chain', () => {
   test('during: C is cut off; both sides mine and take a transaction each; A+B end up heavier', async () => {
     await stopProc(c);
     forkHeight = (await status(a.url)).height;
-    c = await startP2PNode(join(dir, 'c'), ['--mine'], dir); // no bootstrap, new port: isolated
+    c = await cluster.start('c', ['--mine']); // no bootstrap, new port: isolated
     expect((await status(c.url)).peers).toBe(0);
     txOnC = await sendTransfer(c.url, params, w1, x, 10n * COIN);
     txOnA = await sendTransfer(a.url, params, w2, y, 20n * COIN);
@@ -73,7 +67,7 @@ describe('a partition heals to the heavier chain', () => {
     const cutTip = (await status(c.url)).tip;
     await stopProc(c);
     // C comes back connected (and no longer mining, so its branch cannot overtake in the meantime).
-    c = await startP2PNode(join(dir, 'c'), ['--no-mine', '--bootstrap', a.addr, '--bootstrap', b.addr], dir);
+    c = await cluster.start('c', ['--no-mine', '--bootstrap', a.addr, '--bootstrap', b.addr]);
     await waitUntil(
       async () => {
         const [sa, sc] = await Promise.all([status(a.url), status(c.url)]);

@@ -5,16 +5,13 @@
  * each other through the DHT although neither is on the other's bootstrap list.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { encodeAddress } from '../../consensus/address.js';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { testKey } from '../helpers/keys.js';
-import { balance, getJson, isMined, sendTransfer, startP2PNode, status, stopProc, waitUntil, writeSharedGenesis, type P2PProc } from '../p2p/helpers/processes.js';
+import { balance, createP2PCluster, getJson, isMined, sendTransfer, status, waitUntil, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
 
-let dir: string;
+let cluster: P2PCluster;
 let params: ChainParams;
 let a: P2PProc;
 let b: P2PProc;
@@ -22,17 +19,14 @@ let c: P2PProc;
 const minerC = testKey('relay-miner-c').address;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'native-p2p-relay-'));
-  params = writeSharedGenesis(['a', 'b', 'c'].map((n) => join(dir, n)));
-  a = await startP2PNode(join(dir, 'a'), ['--no-mine'], dir);
-  b = await startP2PNode(join(dir, 'b'), ['--no-mine', '--bootstrap', a.addr], dir);
-  c = await startP2PNode(join(dir, 'c'), ['--mine', '--miner-address', encodeAddress(minerC, params.hrp), '--bootstrap', b.addr], dir);
+  cluster = createP2PCluster('native-p2p-relay-', ['a', 'b', 'c']);
+  params = cluster.params;
+  a = await cluster.start('a', ['--no-mine']);
+  b = await cluster.start('b', ['--no-mine', '--bootstrap', a.addr]);
+  c = await cluster.start('c', ['--mine', '--miner-address', encodeAddress(minerC, params.hrp), '--bootstrap', b.addr]);
 }, 120_000);
 
-afterAll(async () => {
-  await Promise.all([a, b, c].filter(Boolean).map((p) => stopProc(p)));
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => cluster?.stop());
 
 describe('gossip relay A – B – C', () => {
   test('blocks mined by C reach A', async () => {

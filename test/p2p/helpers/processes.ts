@@ -2,7 +2,8 @@
  * Real node processes for the p2p integration suites: a shared devnet genesis written before
  * start, nodes on 127.0.0.1 with free HTTP and p2p ports, small HTTP helpers and bounded waits.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeAddress } from '../../../consensus/address.js';
 import { createDevnetChainParams } from '../../../consensus/devnet.js';
@@ -54,6 +55,36 @@ export async function stopProc(p: NodeProc): Promise<number | null> {
     return p.exited;
   }
   return code;
+}
+
+/** Nodes of one devnet in one temp dir: a data dir per name, all on one genesis. */
+export interface P2PCluster {
+  readonly dir: string;
+  readonly params: ChainParams;
+  /** Starts (or restarts) the node `name` on its data dir. */
+  start(name: string, args: string[]): Promise<P2PProc>;
+  /** Stops every node started and removes the dir. */
+  stop(): Promise<void>;
+}
+
+/** Creates the temp dir `<tmp>/<prefix>…` with a data dir and the shared genesis for each name. */
+export function createP2PCluster(prefix: string, names: readonly string[]): P2PCluster {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const params = writeSharedGenesis(names.map((n) => join(dir, n)));
+  const started: P2PProc[] = [];
+  return {
+    dir,
+    params,
+    async start(name, args) {
+      const p = await startP2PNode(join(dir, name), args, dir);
+      started.push(p);
+      return p;
+    },
+    async stop() {
+      await Promise.all(started.map((p) => stopProc(p)));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** GET a JSON route (bounded). */
