@@ -1,27 +1,22 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { openChain, type Chain } from '../../chain/chain.js';
-import { createDevnetChainParams, getDevKeyPair, DEV_FUNDS } from '../../consensus/devnet.js';
-import { txId, type Tx } from '../../consensus/tx.js';
+import { getDevKeyPair, DEV_FUNDS } from '../../consensus/devnet.js';
+import { txId } from '../../consensus/tx.js';
 import { blockHash, coinbaseId, encodeBlock, encodeCoinbase, merkleRoot } from '../../consensus/block.js';
 import { grindHeader } from '../../consensus/assemble.js';
 import { toHex } from '../../consensus/hash.js';
 import { BlockErrorCode, ValidationError } from '../../consensus/errors.js';
-import type { HybridKeyPair } from '../../consensus/keys.js';
 import { MemChain } from '../helpers/memChain.js';
 import { testKey } from '../helpers/keys.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
-import { transferTx } from '../helpers/chainRig.js';
+import { fixedNow as now, trivialParams as params, trivialTransfer as pay } from '../helpers/chainRig.js';
 
-const params = createDevnetChainParams({ genesisBits: 0x207fffff });
 const dev = getDevKeyPair();
 const miner = testKey('miner');
 const other = testKey('other');
-const now = () => params.genesis.time + 1_000_000;
 
 afterAll(cleanupTmp);
-
-const pay = (from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee?: bigint): Tx => transferTx(params, from, nonce, to, amount, fee);
 
 async function open(dir?: string): Promise<{ chain: Chain; dir: string; verifier: CountingVerifier }> {
   const d = dir ?? (await tmpDir());

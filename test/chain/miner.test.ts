@@ -15,15 +15,13 @@ import { BlockErrorCode, TxErrorCode, ValidationError } from '../../consensus/er
 import { toHex } from '../../consensus/hash.js';
 import { bitsToTarget, hashToBigInt } from '../../consensus/pow.js';
 import { splitFees } from '../../consensus/reward.js';
-import { encodeTx, txId, type Tx } from '../../consensus/tx.js';
-import type { HybridKeyPair } from '../../consensus/keys.js';
+import { encodeTx, txId } from '../../consensus/tx.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { testKey } from '../helpers/keys.js';
 import { Rng } from '../helpers/rng.js';
 import { cleanupTmp } from '../helpers/tmp.js';
-import { cleanupsAfterEach, openChainAndPool, transferTx } from '../helpers/chainRig.js';
+import { cleanupsAfterEach, fixedNow as now, openChainAndPool, trivialParams as params, trivialTransfer as pay } from '../helpers/chainRig.js';
 
-const params = createDevnetChainParams({ genesisBits: 0x207fffff });
 /**
  * The same network with far harder bits (and ASERT frozen): a miner given these parameters builds
  * templates it cannot solve, so its workers stay busy hashing. The chain keeps the easy
@@ -34,12 +32,9 @@ const dev = getDevKeyPair();
 const minerKey = testKey('miner');
 const minerAddress = encodeAddress(minerKey.address, params.hrp);
 const other = testKey('other');
-const now = () => params.genesis.time + 1_000_000;
 
 const cleanups = cleanupsAfterEach();
 afterAll(cleanupTmp);
-
-const pay = (from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee?: bigint): Tx => transferTx(params, from, nonce, to, amount, fee);
 
 async function setup(): Promise<{ chain: Chain; pool: Mempool }> {
   const { chain, pool, close } = await openChainAndPool(params, { now });

@@ -21,22 +21,17 @@ import { fromHex, toHex } from '../../consensus/hash.js';
 import { bitsToTarget, checkProofOfWork } from '../../consensus/pow.js';
 import { blockSubsidy, splitFees } from '../../consensus/reward.js';
 import { accountKey, encodeAccount, encodeSupply, SUPPLY_KEY } from '../../consensus/state.js';
-import { encodeTx, txId, type Tx } from '../../consensus/tx.js';
-import type { HybridKeyPair } from '../../consensus/keys.js';
+import { encodeTx, txId } from '../../consensus/tx.js';
 import { testKey } from '../helpers/keys.js';
 import { Rng } from '../helpers/rng.js';
 import { cleanupTmp } from '../helpers/tmp.js';
-import { openChainAndPool, transferTx } from '../helpers/chainRig.js';
+import { fixedNow as now, openChainAndPool, trivialParams as params, trivialTransfer as pay } from '../helpers/chainRig.js';
 
-const params = createDevnetChainParams({ genesisBits: 0x207fffff });
 const dev = getDevKeyPair();
 const miner = testKey('miner');
 const other = testKey('other');
-const now = () => params.genesis.time + 1_000_000;
 
 afterAll(cleanupTmp);
-
-const pay = (from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee?: bigint): Tx => transferTx(params, from, nonce, to, amount, fee);
 
 async function setup(): Promise<{ chain: Chain; pool: Mempool }> {
   const { chain, pool } = await openChainAndPool(params, { now });

@@ -7,6 +7,7 @@ import { afterEach, expect } from '@jest/globals';
 import { openChain, type Chain } from '../../chain/chain.js';
 import { createMempool, type Mempool } from '../../chain/mempool.js';
 import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
+import { createDevnetChainParams } from '../../consensus/devnet.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { SUPPLY_KEY } from '../../consensus/state.js';
@@ -14,6 +15,17 @@ import { signTx, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { CountingVerifier } from './verifier.js';
 import { tmpDir } from './tmp.js';
+
+/** The trivial-difficulty devnet the chain, template and miner tests mine on. */
+export const trivialParams = createDevnetChainParams({ genesisBits: 0x207fffff });
+
+/** A fixed clock (Unix seconds) well after `trivialParams`' genesis, for chains that must not depend on the wall clock. */
+export const fixedNow = (): number => trivialParams.genesis.time + 1_000_000;
+
+/** A transfer on `trivialParams` (see `transferTx`). */
+export function trivialTransfer(from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee?: bigint): Tx {
+  return transferTx(trivialParams, from, nonce, to, amount, fee);
+}
 
 /** A signed transfer; the sender's public keys travel with its first transaction (nonce 0). */
 export function transferTx(params: ChainParams, from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee = 20_000n): Tx {
