@@ -15,6 +15,7 @@ const benches: Readonly<Record<string, () => Promise<Bench>>> = {
   sync: () => import('./sync.js'),
   relay: () => import('./relay.js'),
   stratum: () => import('./stratum.js'),
+  miner: () => import('./miner.js'),
   x402: () => import('./x402.js'),
   paid: () => import('./paid.js'),
   catalog: () => import('./catalog.js'),
