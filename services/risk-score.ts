@@ -5,6 +5,7 @@ import { tryDecodeAddress } from '../consensus/address.js';
 import { classifyAddress } from './addresses.js';
 import { chainHealth } from './health.js';
 import { addressOf, economyOf } from './market/economy.js';
+import { fromHex } from '../consensus/hash.js';
 import { flashLoanPattern, washTrading, type ActivityEntry } from './market/riskHeuristics.js';
 import { sanctionsIndex, type ScreenResult } from './sanctions/screen.js';
 import type { ServiceContext } from './types.js';
@@ -17,6 +18,30 @@ export const RISK_ACTIVITY_LIMIT = 1_000;
 /** Names on the shipped lists that mark a mixer, and a hack/exploit group. */
 const MIXER_NAMES = /tornado|mixer|blender|sinbad|samourai|chipmixer|bitcoin fog/i;
 const EXPLOIT_NAMES = /lazarus|hidden cobra|exploit|hack/i;
+/** Moderation labels (issue 17, `moderation` tx action `label`) that raise mixerInteraction / exploitContract: the word itself or a `word-…` refinement (e.g. `mixer-eth`). */
+export const MIXER_LABELS = /^(mixer|tumbler)(-|$)/;
+export const EXPLOIT_LABELS = /^(exploit|exploiter|exploit-contract|hack|hacker|drainer)(-|$)/;
+
+/** An address with an on-chain moderation label, as evidence. */
+interface LabelHit {
+  readonly address: string;
+  readonly role: 'wallet' | 'counterparty';
+  readonly label: string;
+  readonly reason: string;
+  readonly labelledAtHeight: number;
+}
+
+/** The moderation labels of `ids` (wallet first) at the tip, through the node's label reader; null when the context has none. */
+async function labelsOf(ctx: ServiceContext, ids: readonly { id: Uint8Array; address: string; role: LabelHit['role'] }[]): Promise<LabelHit[] | null> {
+  const reader = ctx.addressLabels;
+  if (!reader) return null;
+  const labels = await Promise.all(ids.map((x) => reader.get(x.id)));
+  const hits: LabelHit[] = [];
+  labels.forEach((l, i) => {
+    if (l) hits.push({ address: ids[i].address, role: ids[i].role, label: l.label, reason: l.reason, labelledAtHeight: l.height });
+  });
+  return hits;
+}
 
 async function run(ctx: ServiceContext, input: unknown) {
   const address = String(input).trim();
@@ -27,6 +52,7 @@ async function run(ctx: ServiceContext, input: unknown) {
   let wash: ReturnType<typeof washTrading> | null = null;
   let flash: ReturnType<typeof flashLoanPattern> | null = null;
   let activityRead = 0;
+  let labelHits: LabelHit[] | null = null;
   if (id) {
     const eco = economyOf(ctx);
     const [entries, records] = await Promise.all([eco.activity(id, { limit: RISK_ACTIVITY_LIMIT }), eco.poolRecords()]);
@@ -43,20 +69,32 @@ async function run(ctx: ServiceContext, input: unknown) {
       const [a, b] = String(e.pool).split('-');
       return (v(a, e.amountA) ?? 0) + (v(b, e.amountB) ?? 0);
     });
-    const counterparties = new Set(acts.map((e) => e.counterparty).filter((c): c is string => typeof c === 'string').map((c) => addressOf(c, ctx.params.hrp)));
+    const counterpartyIds = [...new Set(acts.map((e) => e.counterparty).filter((c): c is string => typeof c === 'string' && /^[0-9a-f]{40}$/.test(c)))];
+    const counterparties = counterpartyIds.map((c) => addressOf(c, ctx.params.hrp));
     for (const c of counterparties) screened.push({ address: c, role: 'counterparty', result: index.screenAddress(c) });
+    labelHits = await labelsOf(ctx, [
+      { id, address: address.toLowerCase(), role: 'wallet' },
+      ...counterpartyIds.map((c, i) => ({ id: fromHex(c), address: counterparties[i], role: 'counterparty' as const })),
+    ]);
   }
   const hits = screened.flatMap((s) => s.result.matches.map((m) => ({ address: s.address, role: s.role, list: m.list, listDate: m.listDate, name: m.name, programs: m.programs })));
   const mixer = hits.filter((h) => MIXER_NAMES.test(h.name));
   const exploit = hits.filter((h) => EXPLOIT_NAMES.test(h.name));
+  const mixerLabels = (labelHits ?? []).filter((h) => MIXER_LABELS.test(h.label));
+  const exploitLabels = (labelHits ?? []).filter((h) => EXPLOIT_LABELS.test(h.label));
   const onChain = id !== undefined;
   const notHere = `not an address of this chain (${family ?? 'unrecognised'}): only the shipped lists can be checked`;
+  const labelSource = !onChain
+    ? 'moderation labels exist for addresses of this chain only'
+    : labelHits === null
+      ? 'this context has no reader of the chain\'s moderation labels: only the shipped lists were checked'
+      : `the chain's moderation labels of the wallet and its ${screened.length - 1} transfer counterparties`;
   const flags = {
     washTrading: { flagged: wash?.flagged ?? false, evidence: wash ? { roundTrips: wash.roundTrips, counterparties: wash.counterparties, examples: wash.examples } : notHere },
     flashLoanAttack: { flagged: flash?.flagged ?? false, evidence: flash ? { blocks: flash.blocks } : notHere },
     sanctionHit: { flagged: hits.length > 0, evidence: { matches: hits, screened: screened.length, listsUsed: screened[0].result.listsUsed, listsNotLoaded: screened[0].result.listsNotLoaded } },
-    mixerInteraction: { flagged: mixer.length > 0, evidence: { matches: mixer, labels: 'mixers named on the shipped sanctions lists (e.g. Tornado Cash); this chain has no moderation labels for addresses yet' } },
-    exploitContract: { flagged: exploit.length > 0, evidence: { matches: exploit, labels: 'hack/exploit groups named on the shipped sanctions lists (e.g. Lazarus Group); this chain has no moderation labels for addresses yet' } },
+    mixerInteraction: { flagged: mixer.length + mixerLabels.length > 0, evidence: { matches: mixer, labelled: mixerLabels, lists: 'mixers named on the shipped sanctions lists (e.g. Tornado Cash)', labels: labelSource } },
+    exploitContract: { flagged: exploit.length + exploitLabels.length > 0, evidence: { matches: exploit, labelled: exploitLabels, lists: 'hack/exploit groups named on the shipped sanctions lists (e.g. Lazarus Group)', labels: labelSource } },
   };
   const score = Math.min(100, (Object.keys(RISK_WEIGHTS) as (keyof typeof RISK_WEIGHTS)[]).reduce((s, k) => s + (flags[k].flagged ? RISK_WEIGHTS[k] : 0), 0));
   return {
@@ -68,6 +106,7 @@ async function run(ctx: ServiceContext, input: unknown) {
     flags,
     weights: RISK_WEIGHTS,
     activityRead,
+    moderationLabels: labelHits,
     method: 'score = sum of the weights of the raised flags, capped at 100 (high >= 70, medium >= 30); heuristics in docs/agents-guide.md',
     height: ctx.chain.tip.height,
   };

@@ -403,6 +403,26 @@ describe('native-risk-score', () => {
     expect(r.flags.washTrading.evidence.roundTrips).toBe(0);
     expect(r.flags.sanctionHit.evidence.screened).toBe(2); // bob and alice (his GOLD sender)
   });
+  test('moderation labels on chain: alice sent carol (labelled mixer) NATIVE and bob (labelled exploit) GOLD: 25 + 25 = 50; bob himself is exploit-labelled', async () => {
+    const g = await createEconomyFixture({ labels: true });
+    try {
+      const run = async (addr: string) => (await executeService(registry.get('native-risk-score')!, economyContext(g, registry), addr)) as Json;
+      const a = await run(eaddr(ealice));
+      expect(a).toMatchObject({ onThisChain: true, score: 50, level: 'medium' });
+      expect(a.flags.sanctionHit.flagged).toBe(false);
+      expect(a.flags.mixerInteraction.flagged).toBe(true);
+      expect(a.flags.mixerInteraction.evidence.labelled).toEqual([{ address: eaddr(ecarol), role: 'counterparty', label: 'mixer', reason: 'pools deposits to hide their source', labelledAtHeight: 4 }]);
+      expect(a.flags.exploitContract.evidence.labelled).toEqual([{ address: eaddr(ebob), role: 'counterparty', label: 'exploit', reason: 'drained a lending pool', labelledAtHeight: 4 }]);
+      const b = await run(eaddr(ebob));
+      expect(b).toMatchObject({ score: 25, level: 'low' });
+      expect(b.flags.exploitContract.evidence.labelled[0]).toMatchObject({ address: eaddr(ebob), role: 'wallet', label: 'exploit' });
+      expect(b.flags.mixerInteraction.flagged).toBe(false);
+      // Without the fixture's labels (same chain up to block 3) nothing is flagged.
+      expect((await call('native-risk-score', eaddr(ealice))).score).toBe(0);
+    } finally {
+      await g.close();
+    }
+  });
   test('the heuristics by hand: 3 swap round trips in one pool flag wash trading; opposite swaps of 150 NATIVE in one block flag a flash-loan pattern', async () => {
     const { washTrading, flashLoanPattern } = await import('../../services/market/riskHeuristics.js');
     const sw = (height: number, assetIn: string, assetOut: string, amountIn = '100') => ({ height, kind: 'swap', pool: 'NATIVE-USDN', assetIn, assetOut, amountIn, amountOut: '1' });

@@ -27,6 +27,8 @@ import { swap } from '../../consensus/txTypes/swap.js';
 import { stake } from '../../consensus/txTypes/stake.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { bridgeRecord } from '../../consensus/txTypes/bridgeRecord.js';
+import { moderation } from '../../consensus/txTypes/moderation.js';
+import { getAddressLabel, labelKey } from '../../consensus/registryState.js';
 import type { TxTypeModule } from '../../consensus/txTypes/types.js';
 import type { Block } from '../../consensus/block.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
@@ -42,6 +44,7 @@ export const eparams = createDevnetParams({
   genesisTime: GENESIS_TIME,
   allocations: [ealice, ebob, eauthority].map((k) => ({ address: encodeAddress(k.address, 'tnative'), amount: 100_000n * COIN })),
   bridgeAuthorities: [encodeAddress(eauthority.address, 'tnative')],
+  moderationAuthorities: [encodeAddress(eauthority.address, 'tnative')],
   economy: { bridgeNetworks: BRIDGE_NETWORK_NAMES.map((name) => ({ name, vault: `vault-${name}` })) },
 });
 export const eaddr = (k: HybridKeyPair) => encodeAddress(k.address, eparams.hrp);
@@ -76,8 +79,12 @@ async function mine(chain: Chain, txs: Tx[]): Promise<Block> {
   return block;
 }
 
-/** Builds the chain described in the module comment; `tokenPool` adds block 4: bob opens GOLD/USDN with 5,000 GOLD units : 1,000,000 USDN units. */
-export async function createEconomyFixture(opts: { tokenPool?: boolean } = {}): Promise<EconomyFixture> {
+/**
+ * Builds the chain described in the module comment; `tokenPool` adds block 4: bob opens GOLD/USDN with
+ * 5,000 GOLD units : 1,000,000 USDN units; `labels` adds a block where the moderator (the bridge
+ * authority's key, also a moderation authority) labels carol `mixer` and bob `exploit`.
+ */
+export async function createEconomyFixture(opts: { tokenPool?: boolean; labels?: boolean } = {}): Promise<EconomyFixture> {
   const verifier = new CountingVerifier();
   const chain = await openChain({ dataDir: await tmpDir('native-eco-services-'), params: eparams, verifier, now: () => GENESIS_TIME + 1_000 });
   const pool = createMempool(chain, verifier, eparams, { now: () => (GENESIS_TIME + 1_000) * 1000 });
@@ -99,6 +106,12 @@ export async function createEconomyFixture(opts: { tokenPool?: boolean } = {}): 
     s.tx(ealice, transfer, { to: ecarol.address, amount: 50n * COIN }),
   ]);
   if (opts.tokenPool) await mine(chain, [s.tx(ebob, poolCreate, { assetX: 'GOLD', assetY: 'USDN', amountX: 5000n, amountY: 1_000_000n })]);
+  if (opts.labels) {
+    await mine(chain, [
+      s.tx(eauthority, moderation, { action: 'label', address: ecarol.address, label: 'mixer', reason: 'pools deposits to hide their source' }),
+      s.tx(eauthority, moderation, { action: 'label', address: ebob.address, label: 'exploit', reason: 'drained a lending pool' }),
+    ]);
+  }
   return {
     chain,
     pool,
@@ -118,6 +131,7 @@ export function economyContext(f: EconomyFixture, registry: ServiceRegistryReade
     log: silentLogger,
     registry,
     nativeUsd: { get: () => ({ microUsd: 500_000n, source: 'reference', live: false }) },
+    addressLabels: { get: async (id) => getAddressLabel(await f.chain.getStateView([labelKey(id)]), id) },
     signal: new AbortController().signal,
   };
 }
