@@ -56,6 +56,7 @@ export function invBalance(b: bigint): string {
 export const econKeys = {
   holder: (sym: string, balance: bigint, addrHex: string) => `eh:${sym}:${invBalance(balance)}:${addrHex}`,
   holderPrefix: (sym: string) => `eh:${sym}:`,
+  holderSquares: (sym: string) => `eH:${sym}`,
   account: (addrHex: string, kind: 'T' | 'L' | 'K', id: string) => `ea:${addrHex}:${kind}:${id}`,
   accountPrefix: (addrHex: string) => `ea:${addrHex}:`,
   poolByAsset: (asset: string, pool: string) => `ep:${asset}:${pool}`,
@@ -73,8 +74,19 @@ export const econKeys = {
   heightPart: (height: number) => pad(height, 10),
 } as const;
 
-/** The state-derived part: holders, account positions, pools by asset. Priors are derived exactly. */
-function fromStateChanges(changes: StateChanges, undo: StateChanges, out: IndexBatch): void {
+/** A token's holder aggregate (`eH:<SYM>`): holders counted since the index existed and Σ balance² (for the HHI). */
+export interface HolderSquares {
+  readonly n: number;
+  /** Σ balance² over the holders, smallest units², decimal string. */
+  readonly sq: string;
+}
+
+/**
+ * The state-derived part: holders, account positions, pools by asset. Priors are derived exactly.
+ * Returns each token's change of holder count and of Σ balance² in this block.
+ */
+function fromStateChanges(changes: StateChanges, undo: StateChanges, out: IndexBatch): Map<string, { n: number; sq: bigint }> {
+  const squares = new Map<string, { n: number; sq: bigint }>();
   const put = (k: string, v: Uint8Array, prior: Uint8Array | null) => {
     out.writes.set(k, v);
     if (!out.priors.has(k)) out.priors.set(k, prior);
@@ -92,6 +104,8 @@ function fromStateChanges(changes: StateChanges, undo: StateChanges, out: IndexB
       const after = value ? decodeVarintValue(value) : 0n;
       if (before > 0n) del(econKeys.holder(sym, before, addr), EMPTY);
       if (after > 0n) put(econKeys.holder(sym, after, addr), EMPTY, null);
+      const d = squares.get(sym) ?? { n: 0, sq: 0n };
+      squares.set(sym, { n: d.n + (after > 0n ? 1 : 0) - (before > 0n ? 1 : 0), sq: d.sq + after * after - before * before });
       // The account's token list changes only when the balance appears or disappears.
       const acct = econKeys.account(addr, 'T', sym);
       if (after > 0n && before === 0n) put(acct, EMPTY, null);
@@ -111,6 +125,7 @@ function fromStateChanges(changes: StateChanges, undo: StateChanges, out: IndexB
       for (const asset of pool.split('-')) put(econKeys.poolByAsset(asset, pool), EMPTY, null);
     }
   }
+  return squares;
 }
 
 /** Reads what the event-derived part needs (candles of the pools swapped in this block). */
@@ -129,7 +144,19 @@ export async function buildIndexBatch(
   read: IndexRead,
 ): Promise<IndexBatch> {
   const out: IndexBatch = { writes: new Map(), priors: new Map() };
-  fromStateChanges(app.changes, app.undo, out);
+  const squares = fromStateChanges(app.changes, app.undo, out);
+  if (squares.size) {
+    const syms = [...squares.keys()];
+    const keys = syms.map(econKeys.holderSquares);
+    const values = await read(keys);
+    syms.forEach((sym, i) => {
+      const v = values[i];
+      const prev = v ? (JSON.parse(Buffer.from(v).toString('utf8')) as HolderSquares) : { n: 0, sq: '0' };
+      const d = squares.get(sym)!;
+      out.priors.set(keys[i], v ?? null);
+      out.writes.set(keys[i], json({ n: prev.n + d.n, sq: (BigInt(prev.sq) + d.sq).toString() }));
+    });
+  }
   if (!app.events.length) return out;
   const time = block.header.time;
   const hour = time - (time % 3600);

@@ -34,7 +34,7 @@ import { stakeReward } from '../consensus/txTypes/stake.js';
 import { MAX_AMOUNT } from '../consensus/amount.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { StateView } from '../consensus/state.js';
-import { econKeys, type Candle } from './economyIndex.js';
+import { econKeys, type Candle, type HolderSquares } from './economyIndex.js';
 
 /** A token as the API shows it. */
 export interface TokenView {
@@ -102,7 +102,7 @@ export interface SwapView {
 }
 
 /** The store access the reader needs (the chain's LevelDB). */
-export type EconomyDb = Pick<Level<string, Uint8Array>, 'get' | 'getMany' | 'iterator'>;
+export type EconomyDb = Pick<Level<string, Uint8Array>, 'get' | 'getMany' | 'iterator' | 'keys'>;
 
 const td = new TextDecoder();
 const parse = <T>(v: Uint8Array): T => JSON.parse(td.decode(v)) as T;
@@ -193,6 +193,26 @@ export class EconomyReader {
       const [, , inv, id] = k.split(':');
       return { address: encodeAddress(fromHex(id), this.params.hrp), balance: (MAX_AMOUNT - BigInt(inv)).toString() };
     });
+  }
+
+  /**
+   * Σ balance² over a token's holders (smallest units²) from the `eH` aggregate, or undefined when
+   * it does not cover every holder (a database indexed before the aggregate existed): its count
+   * must equal the token record's holder count, which consensus keeps.
+   */
+  async holderSquares(symbol: string, holders: number): Promise<bigint | undefined> {
+    const raw = await this.db.get(econKeys.holderSquares(symbol));
+    if (!raw) return holders === 0 ? 0n : undefined;
+    const agg = parse<HolderSquares>(raw);
+    return agg.n === holders ? BigInt(agg.sq) : undefined;
+  }
+
+  /** The balances of a token's largest `limit` holders, largest first (keys only, no addresses). */
+  async holderBalances(symbol: string, limit: number): Promise<bigint[]> {
+    const prefix = econKeys.holderPrefix(symbol);
+    const out: bigint[] = [];
+    for await (const k of this.db.keys({ gte: prefix, lt: `${prefix}~`, limit })) out.push(MAX_AMOUNT - BigInt(k.slice(prefix.length, prefix.length + 20)));
+    return out;
   }
 
   /**

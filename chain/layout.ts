@@ -23,6 +23,8 @@
  *   Economy indexes (chain/economyIndex.ts, same batch as the block; values JSON; heights 10 digits,
  *   tx indexes 5 digits, `n` = event number within the tx; <id> = 40 hex account id):
  *   eh:<SYM>:<2^64-1-balance, 20 digits>:<id> → (empty) holders of a token, largest balance first
+ *   eH:<SYM>           → {n, sq}: holders counted and Σ balance² (the HHI in one read) since the index
+ *                        has existed; n = the token's holders exactly when it covers every holder
  *   ea:<id>:T:<SYM> | ea:<id>:L:<pool> | ea:<id>:K:<stake txid> → (empty) an account's tokens, LP
  *                        positions and open stakes
  *   ep:<asset>:<pool>  → (empty) pools holding an asset

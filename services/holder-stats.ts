@@ -11,17 +11,24 @@ import type { ServiceContext } from './types.js';
 export const HHI_HOLDER_LIMIT = 10_000;
 
 /**
- * Concentration of a token: shares s_i = balance_i / supply; HHI = Σ (100·s_i)² on the 0–10,000
- * scale over the largest `HHI_HOLDER_LIMIT` holders (the rest can add at most
- * 10,000·(remaining share)·(largest remaining share), reported as `hhiComplete: false`).
+ * Concentration of a token: shares s_i = balance_i / supply; HHI = Σ (100·s_i)² = 10⁴·Σ balance² /
+ * supply² on the 0–10,000 scale, from the index's running Σ balance² (one read). On a database
+ * indexed before that aggregate existed, over the largest `HHI_HOLDER_LIMIT` holders of the holders
+ * index instead (`hhiComplete: false` when there are more).
  */
 export async function holderStatsOf(eco: EconomyReader, symbol: string) {
   const t = (await eco.getToken(symbol))!;
   const supply = BigInt(t.supply);
-  const holders = await eco.topHolders(symbol, HHI_HOLDER_LIMIT);
+  const [holders, squares] = await Promise.all([eco.topHolders(symbol, 10), eco.holderSquares(symbol, t.holders)]);
   const share = (b: bigint) => (supply > 0n ? Number(b) / Number(supply) : 0);
   let hhi = 0;
-  for (const h of holders) hhi += (100 * share(BigInt(h.balance))) ** 2;
+  let complete = true;
+  if (squares !== undefined) hhi = supply > 0n ? Number((squares * 10n ** 10n) / (supply * supply)) / 1e6 : 0;
+  else {
+    const balances = await eco.holderBalances(symbol, HHI_HOLDER_LIMIT);
+    for (const b of balances) hhi += (100 * share(b)) ** 2;
+    complete = balances.length >= t.holders;
+  }
   const top10 = holders.slice(0, 10);
   const top10Sum = top10.reduce((s, h) => s + BigInt(h.balance), 0n);
   return {
@@ -31,7 +38,7 @@ export async function holderStatsOf(eco: EconomyReader, symbol: string) {
     holders: t.holders,
     top10ConcentrationPct: round(share(top10Sum) * 100, 4),
     hhi: round(hhi, 2),
-    hhiComplete: holders.length >= t.holders,
+    hhiComplete: complete,
     concentration: hhi >= 2500 ? 'highly concentrated' : hhi >= 1500 ? 'moderately concentrated' : 'unconcentrated',
     largestWallets: top10.map((h, i) => ({ rank: i + 1, address: h.address, balance: formatUnits(BigInt(h.balance), t.decimals), balanceUnits: h.balance, sharePct: round(share(BigInt(h.balance)) * 100, 4) })),
   };

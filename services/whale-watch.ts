@@ -32,10 +32,14 @@ async function run(ctx: ServiceContext, input: unknown) {
     }
     const valueBase = Number(t.amount) * per;
     if (valueBase < Number(threshold)) continue;
-    const d = t.asset === NATIVE ? 8 : (tokens.get(t.asset)?.decimals ?? 0);
-    large.push({ height: t.height, time: t.time, tx: t.tx, asset: t.asset, from: addressOf(t.from, ctx.params.hrp), to: addressOf(t.to, ctx.params.hrp), amount: formatUnits(BigInt(t.amount), d), valueNative: round(valueBase / 1e8, 8) });
+    large.push({ t, valueNative: round(valueBase / 1e8, 8) });
   }
-  large.sort((x, y) => y.valueNative - x.valueNative || y.height - x.height);
+  large.sort((x, y) => y.valueNative - x.valueNative || y.t.height - x.t.height);
+  // Only the listed ones are formatted (addresses are the costly part of a wide window).
+  const listed = large.slice(0, WHALE_MAX_LISTED).map(({ t, valueNative }) => {
+    const d = t.asset === NATIVE ? 8 : (tokens.get(t.asset)?.decimals ?? 0);
+    return { height: t.height, time: t.time, tx: t.tx, asset: t.asset, from: addressOf(t.from, ctx.params.hrp), to: addressOf(t.to, ctx.params.hrp), amount: formatUnits(BigInt(t.amount), d), valueNative };
+  });
   return {
     threshold: formatUnits(threshold, 8),
     thresholdUnit: 'NATIVE',
@@ -43,7 +47,7 @@ async function run(ctx: ServiceContext, input: unknown) {
     window: { fromHeight, toHeight: tip, blocks: tip - fromHeight + 1 },
     scanned: rows.length,
     count: large.length,
-    transfers: large.slice(0, WHALE_MAX_LISTED),
+    transfers: listed,
     truncated: large.length > WHALE_MAX_LISTED,
     unpricedTokenTransfers: unpriced,
     method: 'NATIVE and token transfers in the window; a token transfer is valued at its NATIVE pool spot price (tokens without a NATIVE pool are counted as unpriced, not listed)',

@@ -102,6 +102,9 @@ describe('economy on a real chain', () => {
       { address: encodeAddress(alice.address, 'tnative'), balance: (10n ** 9n - 1_000_000n - 5000n).toString() },
       { address: encodeAddress(bob.address, 'tnative'), balance: '4000' },
     ]);
+    // The running Σ balance² of the HHI: alice's and bob's balances squared, counting both holders.
+    expect(await eco.holderSquares('GOLD', 2)).toBe((10n ** 9n - 1_000_000n - 5000n) ** 2n + 4000n ** 2n);
+    expect(await eco.holderSquares('GOLD', 3)).toBeUndefined();
     expect((await eco.listPools()).map((p) => p.id)).toEqual(['NATIVE-USDN', 'GOLD-NATIVE']);
     expect(await eco.poolIdsByAsset(NATIVE)).toEqual(['GOLD-NATIVE', 'NATIVE-USDN']);
     const swaps = await eco.swaps({ pool: 'NATIVE-USDN', since: 0 });
