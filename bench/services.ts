@@ -126,10 +126,13 @@ function chainCases(m: MarketChain): { id: string; label: string; request: (i: n
 async function runChain(n: number, blocks: number, holders: number): Promise<void> {
   console.log(`building the chain: ${blocks} blocks, ${holders} holders…`);
   const before = loadavg().map((x) => x.toFixed(2)).join(' ');
+  const cpu0 = process.cpuUsage();
   const m = await buildMarketChain({ ...defaultMarketChainOptions, blocks, holders }, (h, txs) => console.log(`  height ${h}, ${txs} txs`));
+  const cpu = process.cpuUsage(cpu0);
   const { chain, params } = m;
   const swaps = m.mix.swap ?? 0;
-  console.log(`built in ${m.seconds.toFixed(1)} s: ${m.txs} transactions (${swaps} swaps) in ${blocks} blocks, ${m.pools.length} pools, ${m.tokens.length} tokens, ${m.holders} HOLD holders; mix ${JSON.stringify(m.mix)}`);
+  const hold = (await chain.economy.getToken('HOLD'))!;
+  console.log(`built in ${m.seconds.toFixed(1)} s (${((cpu.user + cpu.system) / 1e6).toFixed(1)} CPU s): ${m.txs} transactions (${swaps} swaps) in ${blocks} blocks, ${m.pools.length} pools, ${m.tokens.length} tokens, HOLD held by ${hold.holders} accounts; mix ${JSON.stringify(m.mix)}`);
   const chainCtx: Omit<ServiceContext, 'signal'> = {
     chain,
     mempool: createMempool(chain, acceptAllVerifier, params),

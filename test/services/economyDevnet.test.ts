@@ -2,7 +2,7 @@
  * The nineteen chain-data services (issue 14) on the devnet economy the node runs with `npm start`
  * (node/economy/simulator.ts, seeded): each example call of discovery/examples.ts returns a
  * non-empty result that names real data (found tokens and pools, a feasible quote).
- * The paid path of the same calls on a running node is exercised by hand (see the branch report).
+ * The paid path of calls of the nineteen on a running node: test/integration/economyServices.test.ts.
  */
 import { afterAll, expect, test } from '@jest/globals';
 import { openChain, type Chain } from '../../chain/chain.js';
