@@ -144,13 +144,20 @@ async function runChain(n: number, blocks: number, holders: number): Promise<voi
     // The node's label reader (node/payments.ts → services/providerRegistry.ts addressLabel).
     addressLabels: { get: async (id) => getAddressLabel(await chain.getStateView([labelKey(id)]), id) },
   };
+  // Wall time, and this process's CPU time (all threads: LevelDB's reads run on libuv's pool),
+  // which a loaded machine inflates far less than wall time.
+  let lastCpuMs = 0;
   const time = async (id: string, request: string): Promise<number> => {
     const def = registry.get(id)!;
     const v = registry.validateInput(def, request);
     if (!v.ok) throw new Error(`${id} ${JSON.stringify(request)}: ${v.error.message}`);
+    const c = process.cpuUsage();
     const t = performance.now();
     await executeService(def, chainCtx, v.input);
-    return performance.now() - t;
+    const wall = performance.now() - t;
+    const used = process.cpuUsage(c);
+    lastCpuMs = (used.user + used.system) / 1000;
+    return wall;
   };
   const rows: string[] = [];
   const loadBefore = loadavg().map((x) => x.toFixed(2)).join(' ');
@@ -159,17 +166,22 @@ async function runChain(n: number, blocks: number, holders: number): Promise<voi
       const first = await time(c.id, c.request(0));
       for (let i = 1; i <= 5; i++) await time(c.id, c.request(i));
       const times: number[] = [];
-      for (let i = 0; i < n; i++) times.push(await time(c.id, c.request(i)));
+      const cpus: number[] = [];
+      for (let i = 0; i < n; i++) {
+        times.push(await time(c.id, c.request(i)));
+        cpus.push(lastCpuMs);
+      }
       times.sort((x, y) => x - y);
+      cpus.sort((x, y) => x - y);
       const p99 = pct(times, 99);
-      rows.push(`| ${c.id} | ${c.label} | ${n} | ${f(first)} | ${f(pct(times, 50))} | ${f(p99)} | ${f(times[times.length - 1])} | ${p99 < 20 ? 'met' : 'NOT met'} |`);
+      rows.push(`| ${c.id} | ${c.label} | ${n} | ${f(first)} | ${f(pct(times, 50))} | ${f(p99)} | ${f(times[times.length - 1])} | ${f(pct(cpus, 50))} | ${f(pct(cpus, 99))} | ${p99 < 20 ? 'met' : 'NOT met'} |`);
     }
   } finally {
     await chain.close();
     await rm(m.dataDir, { recursive: true, force: true });
   }
-  console.log('\n| service | inputs | runs | first call ms | p50 ms | p99 ms | max ms | p99 < 20 ms |');
-  console.log('|---|---|---:|---:|---:|---:|---:|---|');
+  console.log('\n| service | inputs | runs | first call ms | p50 ms | p99 ms | max ms | CPU p50 ms | CPU p99 ms | p99 < 20 ms |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of rows) console.log(r);
   console.log(`\nload average (1/5/15 min) before the build: ${before}, before the calls: ${loadBefore}, after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
 }
