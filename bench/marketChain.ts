@@ -270,6 +270,7 @@ export async function buildMarketChain(o: MarketChainOptions = defaultMarketChai
     return list;
   };
 
+  const inflight: Promise<void>[] = [];
   for (let height = 1; height <= o.blocks; height++) {
     const s = new StateOverlay(view);
     const list = plan(height, s);
@@ -288,11 +289,16 @@ export async function buildMarketChain(o: MarketChainOptions = defaultMarketChai
     const chosen = keep.map((j) => list[j]);
     for (const t of chosen) mix[typeNames.get(t.type)!] = (mix[typeNames.get(t.type)!] ?? 0) + 1;
     const sealed = sealBlock(parent, chosen, miner, state, params, keep.map((j) => ids[j]));
-    const r = await chain.addBlock(sealed.raw);
-    if (r.status !== 'connected') throw new Error(`block ${height} not connected: ${r.status}`);
+    // The next block is planned from the builder's own state while the chain connects this one
+    // (its LevelDB write runs off the main thread); the chain queues blocks in order.
+    inflight.push(chain.addBlock(sealed.raw).then((r) => {
+      if (r.status !== 'connected') throw new Error(`block ${height} not connected: ${r.status}`);
+    }));
+    if (inflight.length > 2) await inflight.shift();
     txs += chosen.length;
     parent = sealed.parent;
     if (progress && height % 500 === 0) progress(height, txs);
   }
+  await Promise.all(inflight);
   return { chain, params, dataDir, traders, bots, whale, issuer, mixer, exploiter, tokens: syms, pools, mix, txs, holders, seconds: (performance.now() - t0) / 1000 };
 }
