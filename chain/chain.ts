@@ -76,6 +76,8 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   /** Blocks handed to `addBlock` that wait for their turn. */
   private readonly waiting: BlockQueue;
   private closed = false;
+  /** Blocks disconnected since the chain opened (the economy reader's per-block caches check it). */
+  private disconnects = 0;
   /** Reads of the economy (tokens, pools, swaps, stakes, bridge) at the tip. */
   readonly economy: EconomyReader;
 
@@ -88,7 +90,10 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     this.log = opts.logger ?? silentLogger;
     this.maxOrphans = opts.maxOrphans ?? defaultChainOptions.maxOrphans;
     this.waiting = new BlockQueue(new SignatureLookahead(this.verifier, (keys) => this.getStateView(keys)), opts.lookaheadBlocks ?? defaultChainOptions.lookaheadBlocks);
-    this.economy = new EconomyReader(db, opts.params, () => ({ height: this.tip.height, time: this.tip.header.time }));
+    this.economy = new EconomyReader(db, opts.params, () => ({ height: this.tip.height, time: this.tip.header.time }), {
+      hashAt: (height) => this.main[height]?.hashHex,
+      disconnects: () => this.disconnects,
+    });
   }
 
   /** Opens (or creates with genesis) the chain database in `opts.dataDir`. */
@@ -475,6 +480,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     batch.push({ type: 'put', key: layout.tip, value: entry.header.prevHash });
     await this.db.batch(batch);
     this.main.pop();
+    this.disconnects++;
     this.log.info({ height: entry.height, hash: entry.hashHex }, 'block disconnected');
     this.emit('disconnect', entry, block);
   }

@@ -107,13 +107,43 @@ export type EconomyDb = Pick<Level<string, Uint8Array>, 'get' | 'getMany' | 'ite
 const td = new TextDecoder();
 const parse = <T>(v: Uint8Array): T => JSON.parse(td.decode(v)) as T;
 
+/** A transfer of the index (`et:`), account ids as hex. */
+export interface TransferRow {
+  readonly height: number;
+  readonly time: number;
+  readonly tx: string;
+  readonly asset: string;
+  readonly from: string;
+  readonly to: string;
+  readonly amount: string;
+}
+
+/** Blocks whose parsed transfers the reader keeps (about 3 windows of whale-watch). */
+const TRANSFER_CACHE_BLOCKS = 4_000;
+
+/** Where the best chain is, for caches keyed by block (the chain manager supplies it). */
+export interface BestChainView {
+  /** Hash hex of the best-chain block at a height, undefined above the tip. */
+  hashAt(height: number): string | undefined;
+  /** Blocks disconnected so far (a cache filled across a change of it may hold another branch). */
+  disconnects(): number;
+}
+
 /** Reader of the economy (see module comment). */
 export class EconomyReader {
+  /**
+   * Parsed transfers of recent blocks by block hash: a connected block's index entries never
+   * change, so a block's rows are exact while its hash is on the best chain (whale-watch reads the
+   * same 1,200-block window on every call; only new blocks are read from the store).
+   */
+  private readonly transferCache = new Map<string, TransferRow[]>();
+
   constructor(
     private readonly db: EconomyDb,
     private readonly params: ChainParams,
     /** Height and header time of the tip. */
     private readonly tip: () => { height: number; time: number },
+    private readonly best?: BestChainView,
   ) {}
 
   private async state(key: string): Promise<Uint8Array | undefined> {
@@ -379,19 +409,48 @@ export class EconomyReader {
   }
 
   /** Transfers (NATIVE and tokens) in blocks [fromHeight, toHeight], at least `minAmount` when given. */
-  async transfers(opts: { fromHeight: number; toHeight?: number; minAmount?: bigint; asset?: string; limit?: number }): Promise<
-    { height: number; time: number; tx: string; asset: string; from: string; to: string; amount: string }[]
-  > {
+  async transfers(opts: { fromHeight: number; toHeight?: number; minAmount?: bigint; asset?: string; limit?: number }): Promise<TransferRow[]> {
     const to = opts.toHeight ?? this.tip().height;
-    const rows = await this.scan(`et:${econKeys.heightPart(opts.fromHeight)}`, `et:${econKeys.heightPart(to + 1)}`);
     const out = [];
-    for (const [, v] of rows) {
-      const t = parse<{ height: number; time: number; tx: string; asset: string; from: string; to: string; amount: string }>(v);
+    for (const t of await this.transferRows(opts.fromHeight, to)) {
       if (opts.asset && t.asset !== opts.asset) continue;
       if (opts.minAmount !== undefined && BigInt(t.amount) < opts.minAmount) continue;
       out.push(t);
       if (opts.limit && out.length >= opts.limit) break;
     }
+    return out;
+  }
+
+  /** The index's transfers of blocks [from, to] in order, through the per-block cache. */
+  private async transferRows(from: number, to: number): Promise<TransferRow[]> {
+    const scanRows = async (a: number, b: number) => (await this.scan(`et:${econKeys.heightPart(a)}`, `et:${econKeys.heightPart(b + 1)}`)).map(([, v]) => parse<TransferRow>(v));
+    if (!this.best || to < from) return to < from ? [] : scanRows(from, to);
+    const best = this.best;
+    const gen = best.disconnects();
+    const hashes: (string | undefined)[] = [];
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let h = from; h <= to; h++) {
+      const hash = best.hashAt(h);
+      hashes.push(hash);
+      if (!hash || !this.transferCache.has(hash)) {
+        lo = Math.min(lo, h);
+        hi = Math.max(hi, h);
+      }
+    }
+    const fresh = new Map<number, TransferRow[]>();
+    if (lo <= hi) for (const t of await scanRows(lo, hi)) (fresh.get(t.height) ?? fresh.set(t.height, []).get(t.height)!).push(t);
+    // Keep what was read only if the best chain did not move under the read.
+    const stable = best.disconnects() === gen && hashes.every((hash, i) => hash === best.hashAt(from + i));
+    const out: TransferRow[] = [];
+    for (let h = from; h <= to; h++) {
+      const hash = hashes[h - from];
+      const cached = h >= lo && h <= hi ? undefined : this.transferCache.get(hash!);
+      const rows = cached ?? fresh.get(h) ?? [];
+      if (!cached && stable && hash) this.transferCache.set(hash, rows);
+      for (const t of rows) out.push(t);
+    }
+    while (this.transferCache.size > TRANSFER_CACHE_BLOCKS) this.transferCache.delete(this.transferCache.keys().next().value!);
     return out;
   }
 

@@ -124,7 +124,7 @@ describe('economy on a real chain', () => {
     const bitcoin = (await eco.bridgeNetworks()).find((n) => n.name === 'bitcoin');
     expect(bitcoin).toMatchObject({ inAmount: (7n * COIN).toString(), outAmount: (2n * COIN).toString(), float: (5n * COIN).toString(), inCount: 1, outCount: 1 });
     expect((await eco.bridgeRecords('bitcoin')).map((r) => r.ref)).toEqual(['btc:0002', 'btc:0001']);
-    expect((await eco.transfers({ fromHeight: 2 })).map((t) => t.asset)).toEqual(['GOLD']);
+    expect((await eco.transfers({ fromHeight: 2 })).map((t) => [t.asset, t.amount, t.height])).toEqual([['GOLD', '5000', 2]]);
     expect((await eco.activity(bob.address)).map((a) => a.kind)).toEqual(['bridge_out', 'swap', 'swap', 'swap', 'bridge_in', 'transfer_in', 'stake']);
 
     // A heavier branch from height 1 with other economy transactions: the reorg undoes b2 and b3.
@@ -141,6 +141,8 @@ describe('economy on a real chain', () => {
     expect(chain.tip.height).toBe(4);
     expect((await eco.listPools()).map((p) => p.id)).toEqual(['GOLD-NATIVE']);
     expect((await eco.nativeUsd()).source).toBe('reference');
+    // The transfers read (and cached per block) before the reorg are the winning branch's now.
+    expect((await eco.transfers({ fromHeight: 1 })).map((t) => [t.asset, t.amount, t.height])).toEqual([['GOLD', '77', 2]]);
     await chain.close();
 
     // The same winning branch on a fresh chain.
