@@ -1,7 +1,7 @@
 /**
  * The nineteen chain-data services (issue 14) end to end through a real node process: a devnet
- * node runs the built-in economy (`--economy`) until its set-up is mined and trading has begun;
- * the dev wallet (a moderator on the devnet) labels an address `mixer` and sends it NATIVE. The
+ * node runs the built-in economy (`--economy`) until its set-up is mined; the dev wallet swaps on
+ * NATIVE/USDN, labels an address `mixer` (the dev key is a moderator on the devnet) and sends it NATIVE. The
  * node then restarts on the same data without the economy actors (so pools stay put while the
  * test reads them), the bazaar lists all nineteen `active`, and one paid native call of each —
  * quoted, paid in one batch of agent_invoke transactions from the dev wallet, settled together —
@@ -23,6 +23,7 @@ import { encodeTx, signTx, TX_VERSION } from '../../consensus/tx.js';
 import { feeForRate } from '../../consensus/txBuilder.js';
 import { moderation } from '../../consensus/txTypes/moderation.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
+import { swap } from '../../consensus/txTypes/swap.js';
 import type { TxTypeModule } from '../../consensus/txTypes/types.js';
 import { createAgentClient, type AgentPayment } from '../../sdk/client.js';
 import { startNode, stopProcess, type NodeProc } from '../helpers/nodeProcess.js';
@@ -76,16 +77,20 @@ async function submit<P>(mod: TxTypeModule<P>, payload: P, nonce: bigint): Promi
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-econ-e2e-'));
   node = await start(['--economy']);
-  // The set-up (tokens, USDN, 9 pools, stakes, bridge flows) is mined, and trading has begun.
-  await until('the economy set-up and some swaps', async () => {
-    const [pools, swaps, bridge] = await Promise.all([get('/api/v1/pools'), get('/api/v1/swaps?pool=NATIVE-USDN&limit=5'), get('/api/v1/bridge')]);
-    return pools.count >= 9 && swaps.count >= 1 && bridge.networks.every((n: Json) => n.inCount > 0);
+  // The set-up (tokens, USDN, 9 pools, stakes, bridge flows) is mined.
+  await until('the economy set-up', async () => {
+    const [pools, bridge] = await Promise.all([get('/api/v1/pools'), get('/api/v1/bridge')]);
+    return pools.count >= 9 && bridge.networks.every((n: Json) => n.inCount > 0);
   }, 120_000);
-  const acct = await get(`/api/v1/account/${devAddr}`);
+  // The dev wallet swaps on NATIVE/USDN (a candle for the price history), labels `mixer` and pays it.
+  const [acct, status] = await Promise.all([get(`/api/v1/account/${devAddr}`), get('/api/v1/status')]);
   const nonce = BigInt(acct.pendingNonce);
-  const label = await submit(moderation, { action: 'label', address: mixer, label: 'mixer', reason: 'pools deposits to hide their source' }, nonce);
-  const sent = await submit(transfer, { to: mixer, amount: 5n * COIN }, nonce + 1n);
-  await until('the label and the transfer mined', async () => (await Promise.all([label, sent].map((id) => get(`/api/v1/tx/${id}`)))).every((t) => t.status === 'mined'));
+  const txs = [
+    await submit(swap, { path: ['NATIVE', 'USDN'], amountIn: 10n * COIN, minOut: 1n, expiryHeight: status.height + 100 }, nonce),
+    await submit(moderation, { action: 'label', address: mixer, label: 'mixer', reason: 'pools deposits to hide their source' }, nonce + 1n),
+    await submit(transfer, { to: mixer, amount: 5n * COIN }, nonce + 2n),
+  ];
+  await until('the swap, the label and the transfer mined', async () => (await Promise.all(txs.map((id) => get(`/api/v1/tx/${id}`)))).every((t) => t.status === 'mined'));
   await stopProcess(node);
   node = await start([]);
   // The prober's first round marks the services.
