@@ -120,6 +120,8 @@ export interface TransferRow {
 
 /** Blocks whose parsed transfers the reader keeps (about 3 windows of whale-watch). */
 const TRANSFER_CACHE_BLOCKS = 4_000;
+/** Accounts whose newest activity entries the reader keeps (at most 1,000 entries each). */
+const ACTIVITY_CACHE_ACCOUNTS = 64;
 
 /** Where the best chain is, for caches keyed by block (the chain manager supplies it). */
 export interface BestChainView {
@@ -137,6 +139,8 @@ export class EconomyReader {
    * same 1,200-block window on every call; only new blocks are read from the store).
    */
   private readonly transferCache = new Map<string, TransferRow[]>();
+  /** The newest activity entries of recently read accounts (see `activity`). */
+  private readonly activityCache = new Map<string, { gen: number; newest: string | undefined; limit: number; rows: Record<string, unknown>[] }>();
 
   constructor(
     private readonly db: EconomyDb,
@@ -454,11 +458,35 @@ export class EconomyReader {
     return out;
   }
 
-  /** An account's activity, newest first (from `fromHeight` when given). */
+  /**
+   * An account's activity, newest first (from `fromHeight` when given). The newest entries of an
+   * account (without `fromHeight`) come from a cache while the account's newest key is the same
+   * and no block was disconnected since: connecting blocks only adds keys above the newest one, so
+   * the same newest key means the same entries.
+   */
   async activity(id: Uint8Array, opts: { fromHeight?: number; limit?: number } = {}): Promise<Record<string, unknown>[]> {
-    const prefix = econKeys.activityPrefix(toHex(id));
-    const gte = opts.fromHeight === undefined ? prefix : `${prefix}${econKeys.heightPart(opts.fromHeight)}`;
-    return (await this.scan(gte, `${prefix}~`, { limit: opts.limit ?? 100, reverse: true })).map(([, v]) => parse<Record<string, unknown>>(v));
+    const hex = toHex(id);
+    const prefix = econKeys.activityPrefix(hex);
+    const limit = opts.limit ?? 100;
+    const read = async (gte: string) => (await this.scan(gte, `${prefix}~`, { limit, reverse: true })).map(([k, v]) => [k, parse<Record<string, unknown>>(v)] as const);
+    if (opts.fromHeight !== undefined || !this.best) return (await read(opts.fromHeight === undefined ? prefix : `${prefix}${econKeys.heightPart(opts.fromHeight)}`)).map(([, v]) => v);
+    const gen = this.best.disconnects();
+    let newest: string | undefined;
+    for await (const k of this.db.keys({ gte: prefix, lt: `${prefix}~`, reverse: true, limit: 1 })) newest = k;
+    const cached = this.activityCache.get(hex);
+    if (cached && cached.gen === gen && cached.newest === newest && (cached.limit >= limit || cached.rows.length < cached.limit)) {
+      // Refresh its place in the bounded cache.
+      this.activityCache.delete(hex);
+      this.activityCache.set(hex, cached);
+      return cached.rows.slice(0, limit);
+    }
+    const rows = await read(prefix);
+    if (this.best.disconnects() === gen && (rows[0]?.[0] ?? undefined) === newest) {
+      this.activityCache.delete(hex);
+      this.activityCache.set(hex, { gen, newest, limit, rows: rows.map(([, v]) => v) });
+      while (this.activityCache.size > ACTIVITY_CACHE_ACCOUNTS) this.activityCache.delete(this.activityCache.keys().next().value!);
+    }
+    return rows.map(([, v]) => v);
   }
 
   /** An account's token balances, LP positions (with underlying amounts) and stakes (with reward accrued to the tip). */

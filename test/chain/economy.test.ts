@@ -126,6 +126,7 @@ describe('economy on a real chain', () => {
     expect((await eco.bridgeRecords('bitcoin')).map((r) => r.ref)).toEqual(['btc:0002', 'btc:0001']);
     expect((await eco.transfers({ fromHeight: 2 })).map((t) => [t.asset, t.amount, t.height])).toEqual([['GOLD', '5000', 2]]);
     expect((await eco.activity(bob.address)).map((a) => a.kind)).toEqual(['bridge_out', 'swap', 'swap', 'swap', 'bridge_in', 'transfer_in', 'stake']);
+    expect(await eco.activity(bob.address, { limit: 2 })).toEqual((await eco.activity(bob.address)).slice(0, 2));
 
     // A heavier branch from height 1 with other economy transactions: the reorg undoes b2 and b3.
     const s2 = new Signer();
@@ -143,6 +144,9 @@ describe('economy on a real chain', () => {
     expect((await eco.nativeUsd()).source).toBe('reference');
     // The transfers read (and cached per block) before the reorg are the winning branch's now.
     expect((await eco.transfers({ fromHeight: 1 })).map((t) => [t.asset, t.amount, t.height])).toEqual([['GOLD', '77', 2]]);
+    // Bob's activity, read (and cached) before the reorg, is the winning branch's; a limit below it reads the newest.
+    expect((await eco.activity(bob.address)).map((a) => [a.kind, a.height])).toEqual([['swap', 3], ['transfer_in', 2], ['stake', 1]]);
+    expect((await eco.activity(bob.address, { limit: 1 })).map((a) => a.kind)).toEqual(['swap']);
     await chain.close();
 
     // The same winning branch on a fresh chain.
