@@ -100,7 +100,7 @@ function chainCases(m: MarketChain): { id: string; label: string; request: (i: n
   const quotes = ['100 NATIVE -> USDN', '2500 usdn → native', '10 GOLD -> USDN', '1 NETH => NBTC', '50000 MEME -> AGNT', '1000 HOLD -> SOLR', '0.5 NBTC -> NATIVE', '42.5 native > star'];
   const cycle = <T>(xs: readonly T[]) => (i: number) => xs[i % xs.length];
   return [
-    { id: 'native-token-audit', label: 'each token (HOLD: 10,000 holders)', request: cycle(m.tokens) },
+    { id: 'native-token-audit', label: 'each token (HOLD: over 10,000 holders)', request: cycle(m.tokens) },
     { id: 'native-price-feed', label: '(none)', request: () => '' },
     { id: 'native-market-summary', label: '(none)', request: () => '' },
     { id: 'native-swap-quote', label: '8 pairs, direct and via NATIVE', request: cycle(quotes) },
