@@ -459,7 +459,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     await this.db.batch(batch);
     this.main.push(entry);
     this.log.info({ height: entry.height, hash: entry.hashHex, txs: block.txs.length }, 'block connected');
-    this.emit('connect', entry, block);
+    this.emit('connect', entry, block, txIds);
   }
 
   /** Undoes the tip block, in one batch. */

@@ -65,8 +65,8 @@ export interface ChainReader {
 
 /** Chain events (node-style EventEmitter names and arguments). */
 export interface ChainEvents {
-  /** A block joined the best chain. */
-  connect: [entry: ChainEntry, block: Block];
+  /** A block joined the best chain, with its transaction ids (in the order of `block.txs`). */
+  connect: [entry: ChainEntry, block: Block, txIds: readonly Uint8Array[]];
   /** A block left the best chain (reorganisation). */
   disconnect: [entry: ChainEntry, block: Block];
   /** The best tip changed (after a connect or a whole reorganisation). */

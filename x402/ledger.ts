@@ -156,6 +156,13 @@ export class SettlementLedger {
     return raw === undefined ? undefined : (JSON.parse(raw) as PaymentRecord);
   }
 
+  /** Which of `ids` have a record, in one read (the payment watcher checks a whole block's invokes at once). */
+  async hasMany(ids: readonly string[]): Promise<boolean[]> {
+    if (ids.length === 0) return [];
+    const raws = await this.db.getMany(ids.map((id) => `p:${id}`));
+    return raws.map((raw) => raw !== undefined);
+  }
+
   /**
    * The record of a payment, with a token to pass to `claim` when there is none: the claim then
    * needs no second read unless another payment was claimed in between.

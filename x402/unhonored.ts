@@ -83,8 +83,9 @@ export interface WatchedPayee {
 
 /** What the watcher reads of the chain: the reader and its block events. */
 export interface WatchedChain extends ChainReader {
-  on(event: 'connect' | 'disconnect', fn: (entry: ChainEntry, block: Block) => void): unknown;
-  off(event: 'connect' | 'disconnect', fn: (entry: ChainEntry, block: Block) => void): unknown;
+  /** `txIds`: the block's transaction ids, as the chain computed them when it connected the block. */
+  on(event: 'connect' | 'disconnect', fn: (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void): unknown;
+  off(event: 'connect' | 'disconnect', fn: (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void): unknown;
 }
 
 /** An invoke waiting for its settle. */
@@ -111,7 +112,7 @@ export class UnhonoredPayments {
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private readonly onConnect = (entry: ChainEntry, block: Block) => void this.serial(() => this.processBlock(entry, block));
+  private readonly onConnect = (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void this.serial(() => this.processBlock(entry, block, txIds));
   private readonly onDisconnect = (entry: ChainEntry) => void this.serial(() => this.forgetBlock(entry));
 
   constructor(
@@ -172,14 +173,18 @@ export class UnhonoredPayments {
   }
 
   /** Judges every invoke of a connected block that pays a watched payee. */
-  private async processBlock(entry: ChainEntry, block: Block): Promise<void> {
+  private async processBlock(entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]): Promise<void> {
     if (this.stopped) return;
     const seenAt = this.now();
-    for (const tx of block.txs) {
+    const watched: { id: string; tx: Tx; invoke: AgentInvokePayload }[] = [];
+    block.txs.forEach((tx, i) => {
       const invoke = this.watchedInvoke(tx);
-      if (!invoke) continue;
-      const id = toHex(computeTxId(encodeTx(tx)));
-      if (await this.modules.ledger.get(id)) continue;
+      if (invoke) watched.push({ id: toHex(txIds?.[i] ?? computeTxId(encodeTx(tx))), tx, invoke });
+    });
+    // One ledger read for the block's invokes: most were settled (or are being settled) already.
+    const known = await this.modules.ledger.hasMany(watched.map((w) => w.id));
+    for (const [i, { id, tx, invoke }] of watched.entries()) {
+      if (known[i]) continue;
       const reason = this.intrinsicReason(invoke);
       if (reason) {
         await this.refuse(id, tx.from, invoke, reason);
@@ -202,8 +207,10 @@ export class UnhonoredPayments {
   private async expire(): Promise<void> {
     if (this.stopped) return;
     const now = this.now();
-    for (const [id, a] of [...this.awaited]) {
-      if (await this.modules.ledger.get(id)) {
+    const awaited = [...this.awaited];
+    const settled = await this.modules.ledger.hasMany(awaited.map(([id]) => id));
+    for (const [i, [id, a]] of awaited.entries()) {
+      if (settled[i]) {
         this.awaited.delete(id);
         continue;
       }

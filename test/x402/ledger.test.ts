@@ -32,6 +32,15 @@ describe('settlement ledger', () => {
     });
   });
 
+  test('hasMany answers, in order, which payments have a record (one read for a block of invokes)', async () => {
+    await withLedger(async (l) => {
+      expect(await l.hasMany([])).toEqual([]);
+      await l.claim(rec('m1'), 1000);
+      await l.claim(rec('m3'), 1000);
+      expect(await l.hasMany(['m1', 'm2', 'm3', 'm4'])).toEqual([true, false, true, false]);
+    });
+  });
+
   test('a stale token: the payment was claimed and settled after the lookup, so the late claim reads again and loses', async () => {
     await withLedger(async (l) => {
       const late = await l.lookup('p1');
