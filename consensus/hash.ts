@@ -1,7 +1,6 @@
 /** Hash primitives of the chain: SHA-256, SHA-256d, tagged hashes, hex helpers. */
 import { createHash, hash as oneShotHash } from 'node:crypto';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, hexToBytes as nobleHexToBytes } from '@noble/hashes/utils.js';
 
 /**
  * SHA-256 of `data` (node's native implementation). `crypto.hash` (Node ≥ 20.12) skips the Hash
@@ -30,12 +29,21 @@ export function taggedHash(tag: string, data: Uint8Array): Uint8Array {
   return new Uint8Array(createHash('sha256').update(prefix).update(data).digest());
 }
 
-/** Lowercase hex of bytes. */
-export const toHex = bytesToHex;
+/** Lowercase hex of bytes (Node's native encoder: the API answers and the ledger write many). */
+export function toHex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
 
-/** Bytes of a hex string; throws on odd length or non-hex characters. */
+/**
+ * Bytes of a hex string; throws on odd length or non-hex characters. Node's decoder stops at the
+ * first pair that is not hex, so a short result is the refusal; the bytes are copied out of
+ * Buffer's shared pool into an array of their own.
+ */
 export function fromHex(hex: string): Uint8Array {
-  return nobleHexToBytes(hex);
+  if (typeof hex !== 'string') throw new TypeError(`hex string expected, got ${typeof hex}`);
+  const decoded = Buffer.from(hex, 'hex');
+  if (decoded.length * 2 !== hex.length) throw new Error(hex.length % 2 ? `hex string of odd length ${hex.length}` : 'hex string with a non-hex character');
+  return new Uint8Array(decoded);
 }
 
 /** Whether `s` is exactly `bytes` bytes of lowercase or uppercase hex. */
