@@ -52,7 +52,7 @@ export interface MinerOptions {
 /** Defaults of MinerOptions. */
 export const defaultMinerOptions = {
   threads: 1,
-  mempoolRefreshMs: 2_000,
+  mempoolRefreshMs: 500,
   templateMaxAgeMs: 30_000,
   hashrateWindowMs: 10_000,
 } as const;
