@@ -18,14 +18,11 @@ import { createMempool } from '../chain/mempool.js';
 import { createJobFeed } from '../chain/jobFeed.js';
 import { createMiner, type MinerJobEvent } from '../chain/miner.js';
 import type { SignatureVerifier } from '../chain/types.js';
+import { percentile } from './percentile.js';
 
 function option(args: string[], name: string, fallback: string): string {
   const i = args.indexOf(`--${name}`);
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -79,6 +76,6 @@ export async function run(args: string[]): Promise<void> {
     ['taken (workers)', acked],
   ] as const) {
     const s = [...xs].sort((a, b) => a - b);
-    console.log(`${name.padEnd(17)} ${percentile(s, 0.5).toFixed(2).padStart(10)} ${percentile(s, 0.95).toFixed(2).padStart(7)} ${s[s.length - 1].toFixed(2).padStart(7)}`);
+    console.log(`${name.padEnd(17)} ${percentile(s, 50).toFixed(2).padStart(10)} ${percentile(s, 95).toFixed(2).padStart(7)} ${s[s.length - 1].toFixed(2).padStart(7)}`);
   }
 }

@@ -73,6 +73,7 @@ import { worldClock } from '../services/world-clock.js';
 import { requestHashOf } from '../x402/wire.js';
 import { FacilitatorControl, startFacilitatorProcess, type FacilitatorProcess } from '../test/helpers/facilitator.js';
 import { BIN, childEnv, ROOT } from '../test/helpers/nodeProcess.js';
+import { percentile } from './percentile.js';
 
 const SERVICE = 'native-world-clock';
 const ZONES = ['Europe/Berlin', 'Asia/Tokyo', 'America/New_York', 'UTC', 'Australia/Sydney', 'Africa/Cairo'];
@@ -145,10 +146,6 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------- statistics
 
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
 function summary(xs: readonly number[]): { n: number; p50: number; p99: number; max: number; mean: number } {
   const s = [...xs].sort((a, b) => a - b);
   return { n: s.length, p50: percentile(s, 50), p99: percentile(s, 99), max: s.length ? s[s.length - 1] : NaN, mean: s.reduce((a, b) => a + b, 0) / Math.max(1, s.length) };
@@ -514,7 +511,6 @@ export async function run(args: string[]): Promise<void> {
     const signS = (performance.now() - tSign) / 1000;
     const totalSigned = agentCount * (presign + 1);
     console.log(`signed ${totalSigned} payments ahead in ${f1(signS)} s (${f2((signS * 1000) / totalSigned)} ms each, one thread)`);
-
 
     const facilitator = await startFacilitatorProcess();
     procs.push(facilitator);

@@ -27,6 +27,7 @@ import { encodeAddress } from '../consensus/address.js';
 import { getAddressLabel, labelKey } from '../consensus/registryState.js';
 import { BRIDGE_NETWORK_NAMES } from '../consensus/params.js';
 import { acceptAllVerifier, buildMarketChain, defaultMarketChainOptions, type MarketChain } from './marketChain.js';
+import { percentile } from './percentile.js';
 
 const registry = createServiceRegistry();
 const ctx = { log: silentLogger, now: () => Date.UTC(2027, 0, 12), registry } as unknown as Omit<ServiceContext, 'signal'>;
@@ -64,7 +65,6 @@ const CASES: readonly { id: string; label: string; request: string; targetMs?: n
   { id: 'native-b2b-compliance-report', label: '200 transactions, 8 counterparties', request: JSON.stringify({ txs }), iterations: 50 },
 ];
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const f = (ms: number) => (ms < 1 ? ms.toFixed(3) : ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 
 async function once(id: string, request: string): Promise<number> {
@@ -173,8 +173,8 @@ async function runChain(n: number, blocks: number, holders: number): Promise<voi
       }
       times.sort((x, y) => x - y);
       cpus.sort((x, y) => x - y);
-      const p99 = pct(times, 99);
-      rows.push(`| ${c.id} | ${c.label} | ${n} | ${f(first)} | ${f(pct(times, 50))} | ${f(p99)} | ${f(times[times.length - 1])} | ${f(pct(cpus, 50))} | ${f(pct(cpus, 99))} | ${p99 < 20 ? 'met' : 'NOT met'} |`);
+      const p99 = percentile(times, 99);
+      rows.push(`| ${c.id} | ${c.label} | ${n} | ${f(first)} | ${f(percentile(times, 50))} | ${f(p99)} | ${f(times[times.length - 1])} | ${f(percentile(cpus, 50))} | ${f(percentile(cpus, 99))} | ${p99 < 20 ? 'met' : 'NOT met'} |`);
     }
   } finally {
     await chain.close();
@@ -205,9 +205,9 @@ export async function run(args: string[]): Promise<void> {
       times.push(await once(c.id, req));
     }
     times.sort((a, b) => a - b);
-    const p50 = pct(times, 50);
+    const p50 = percentile(times, 50);
     const verdict = c.targetMs === undefined ? '' : p50 < c.targetMs ? `< ${c.targetMs} ms: met` : `< ${c.targetMs} ms: NOT met`;
-    rows.push(`| ${c.id} | ${c.label} | ${iters} | ${f(first)} | ${f(p50)} | ${f(pct(times, 99))} | ${verdict} |`);
+    rows.push(`| ${c.id} | ${c.label} | ${iters} | ${f(first)} | ${f(p50)} | ${f(percentile(times, 99))} | ${verdict} |`);
   }
   const after = loadavg().map((x) => x.toFixed(2)).join(' ');
   console.log('| service | input | runs | first call ms | p50 ms | p99 ms | target (p50) |');

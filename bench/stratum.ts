@@ -20,6 +20,7 @@ import { createMempool } from '../chain/mempool.js';
 import type { SignatureVerifier } from '../chain/types.js';
 import { createMiningStats } from '../node/mining/stats.js';
 import { createStratumServer } from '../node/mining/stratum.js';
+import { percentile } from './percentile.js';
 
 function option(args: string[], name: string, fallback: string): string {
   const i = args.indexOf(`--${name}`);
@@ -61,10 +62,6 @@ function connect(port: number): Promise<Socket> {
   });
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-}
-
 export async function run(args: string[]): Promise<void> {
   const tips = Number(option(args, 'tips', '20'));
   const sizes = option(args, 'sizes', '1,100,1000').split(',').map(Number);
@@ -103,7 +100,7 @@ export async function run(args: string[]): Promise<void> {
     }
     samples.sort((a, b) => a - b);
     const serverMax = Math.max(...server.info().notifyLatencyMs);
-    console.log(`${String(n).padStart(6)}  ${percentile(samples, 0.5).toFixed(2).padStart(9)}  ${percentile(samples, 0.95).toFixed(2).padStart(6)}  ${samples[samples.length - 1].toFixed(2).padStart(6)}  ${serverMax.toFixed(2).padStart(13)}`);
+    console.log(`${String(n).padStart(6)}  ${percentile(samples, 50).toFixed(2).padStart(9)}  ${percentile(samples, 95).toFixed(2).padStart(6)}  ${samples[samples.length - 1].toFixed(2).padStart(6)}  ${serverMax.toFixed(2).padStart(13)}`);
     for (const m of miners) m.socket.destroy();
     await server.stop();
     mempool.stop();

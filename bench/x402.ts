@@ -38,6 +38,7 @@ import { worldClock } from '../services/world-clock.js';
 import { createAgentClient, type AgentQuote } from '../sdk/client.js';
 import { BIN, ROOT, spawnJsonReady, stopProcess, type NodeProc } from '../test/helpers/nodeProcess.js';
 import { ensureReferenceInstalled, REFERENCE_DIR } from '../test/helpers/reference.js';
+import { percentile } from './percentile.js';
 
 const SERVICE = 'native-world-clock';
 const REQUEST = 'Europe/Berlin';
@@ -75,12 +76,6 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
 async function startExpress(): Promise<NodeProc> {
   await ensureReferenceInstalled();
   return spawnJsonReady(['--input-type=module', '-e', EXPRESS_SERVER], { cwd: REFERENCE_DIR, keep: keepSettled, timeoutMs: 30_000 });
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
 }
 
 function stats(samples: readonly number[]): { p50: number; p99: number; mean: number; n: number } {

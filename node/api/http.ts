@@ -156,11 +156,11 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
     const hex = (body as { tx: string }).tx;
     let bytes: Uint8Array | undefined;
     try {
-      if (hex.length > 0) bytes = fromHex(hex); // one pass: decoding checks every character (no regex over ~10 kB first)
+      bytes = fromHex(hex); // one pass: decoding checks every character (no regex over ~10 kB first)
     } catch {
-      bytes = undefined;
+      // refused below
     }
-    if (!bytes) throw new NodeError(HttpErrorCode.INVALID_TX_HEX, 'tx must be a non-empty, even-length hex string');
+    if (!bytes?.length) throw new NodeError(HttpErrorCode.INVALID_TX_HEX, 'tx must be a non-empty, even-length hex string');
     const result = await mempool.add(bytes);
     log.info({ txId: result.id }, 'tx accepted');
     ctx.body = { txId: result.id, status: result.status };

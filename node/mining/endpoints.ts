@@ -44,8 +44,8 @@ const TAG = `native-node/${NODE_VERSION}`;
 
 /**
  * The node's one mining job feed, followed by the built-in miner, Stratum and the
- * getblocktemplate long poll. Mempool changes reach the jobs every 2 s when the built-in miner
- * runs (its interval before the feed was shared), every 3 s otherwise (Stratum's).
+ * getblocktemplate long poll. Mempool changes reach the jobs every 500 ms when the built-in miner
+ * runs (its `mempoolRefreshMs`), every 3 s otherwise (Stratum's).
  */
 export function createMiningJobFeed(config: NodeConfig, params: ChainParams, modules: { chain: Chain; mempool: Mempool; logger: NodeLogger }): JobFeed {
   const mempoolRefreshMs = config.mine ? Math.min(defaultMinerOptions.mempoolRefreshMs, defaultStratumOptions.mempoolRefreshMs) : defaultStratumOptions.mempoolRefreshMs;
@@ -64,7 +64,6 @@ export function createMiningEndpoints(
   miner?.on('block', (e) => {
     if (e.status === 'connected' || e.status === 'reorganized') stats.recordBlock({ height: e.height, hash: e.hash, source: 'builtin', worker: null, address: config.minerAddress ?? null });
   });
-  const tag = TAG;
   const stratum = config.stratum
     ? createStratumServer(
         // The default port may be taken (another node on this machine): then run without Stratum and say so; an explicit port must bind.
@@ -72,7 +71,7 @@ export function createMiningEndpoints(
           host: config.stratumHost ?? config.httpHost,
           port: config.stratumPort,
           required: config.sources.stratumPort !== 'default',
-          tag,
+          tag: TAG,
           maxConnections: config.stratumMaxConnections,
           maxConnectionsPerAddress: config.stratumMaxConnectionsPerAddress,
           reservedConnections: config.stratumReservedConnections,
@@ -99,7 +98,7 @@ export function createMiningEndpoints(
       longPollMs: Math.max(1_000, config.httpTimeout - 2_000),
       // A template's submitblock (hex: twice the bytes) must fit in the HTTP body limit.
       maxTemplateBytes: Math.max(1_000, Math.floor((config.httpBodyLimit - SUBMIT_ENVELOPE_BYTES) / 2)),
-      tag,
+      tag: TAG,
     },
     { chain, mempool, params, stats, logger: logger.child({ module: 'rpc' }), isSyncing: modules.isSyncing, feed },
   );
