@@ -230,8 +230,14 @@ export class PayoutManager {
   /**
    * A USDC call's payout: mined → paid; lost with its nonce unused → the same bytes again. Returns
    * true when a new transfer is to be signed: none yet, or its nonce was used by another tx.
+   *
+   * The payee's nonce is read before the transfer is looked up: a block mining the transfer
+   * between the two reads then shows it mined, whereas in the other order it would be neither in
+   * the chain (read before the block) nor in the mempool (which the block emptied) with its nonce
+   * used, and a second transfer would be signed: the provider paid twice.
    */
   private async checkTransfer(entry: PayoutEntry): Promise<boolean> {
+    const payeeNonce = entry.raw ? (await this.chain.getAccount(this.payee.address)).nonce : undefined;
     if (entry.txId && (await this.chain.getTx(entry.txId))) {
       await this.markPaid(entry);
       return false;
@@ -239,8 +245,7 @@ export class PayoutManager {
     if (entry.txId && this.mempool.has(entry.txId)) return false;
     if (entry.raw) {
       const bytes = fromHex(entry.raw);
-      const account = await this.chain.getAccount(this.payee.address);
-      if (account.nonce <= decodeTx(bytes).nonce) {
+      if (payeeNonce! <= decodeTx(bytes).nonce) {
         // Its nonce is still free: only this transfer may take it (a new one could be mined beside it).
         await this.mempool.add(bytes).catch((e: Error) => this.log.warn({ payment: entry.invokeId, payoutTxId: entry.txId, err: e.message }, 'provider payout (usdc call) not accepted yet'));
         return false;

@@ -175,4 +175,40 @@ describe('payout manager', () => {
     await payouts.idle();
     await closeEnv(env, pool);
   }, 60_000);
+
+  test('a block mining a USDC payout between the check\'s reads: not signed again, the provider is paid once', async () => {
+    const env = await openEnv();
+    const { chain, pool, ledger, db } = env;
+    const id = `usdc:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a:0x${'7'.repeat(64)}`;
+    await ledger.claim({ id, rail: 'usdc', serviceId: 'echo-bot-upper', requestHash: 'x', caller: '0x19E7E376E7C213B7E7e7e46cc70A5dD086DAff2A', amount: '5000' });
+    await ledger.settle(id, 'HI', { txId: `0x${'cd'.repeat(32)}` });
+    const payouts = new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 100 });
+    await payouts.start();
+    const { txId } = JSON.parse((await db.get(`o:${id}`))!) as { txId: string };
+    expect(pool.has(txId)).toBe(true);
+    // The next check looks the transfer up, finds nothing, and the block mining it connects right
+    // after that read (and empties the mempool of it) before the check reads anything else.
+    const getTx = chain.getTx.bind(chain);
+    let raced = false;
+    chain.getTx = async (tx) => {
+      const found = await getTx(tx);
+      if (!raced && tx === txId) {
+        raced = true;
+        await mineFromPool(chain, pool, miner.address);
+      }
+      return found;
+    };
+    // The follower's retry timer runs the check (every 100 ms).
+    for (let i = 0; i < 100 && !raced; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(raced).toBe(true);
+    await payouts.idle();
+    chain.getTx = getTx;
+    for (let i = 0; i < 2; i++) await mineFromPool(chain, pool, miner.address);
+    await payouts.idle();
+    expect(JSON.parse((await db.get(`o:${id}`))!)).toMatchObject({ txId, status: 'paid' });
+    expect((await chain.getAccount(provider.address)).balance).toBe(950_000n);
+    payouts.stop();
+    await payouts.idle();
+    await closeEnv(env);
+  }, 60_000);
 });
