@@ -17,7 +17,7 @@ import { StateOverlay, accountKey, type StateView } from '../consensus/state.js'
 import { applyTx, txTouchedKeys } from '../consensus/apply.js';
 import { decodeTx, encodeTx, txId as computeTxId, txSighash, type Tx } from '../consensus/tx.js';
 import { validateTx } from '../consensus/validate.js';
-import { NodeError, TxErrorCode, ValidationError } from '../consensus/errors.js';
+import { isNodeError, NodeError, TxErrorCode, ValidationError } from '../consensus/errors.js';
 import { toHex } from '../consensus/hash.js';
 import type { Block } from '../consensus/block.js';
 import type { HybridPublicKey } from '../consensus/keys.js';
@@ -375,11 +375,17 @@ export class Mempool extends EventEmitter implements MempoolReader {
     // Disconnections arrive tip first; re-admit in chain order so nonces (and key publication) stay sequenced.
     const blocks = this.disconnected.reverse();
     this.disconnected = [];
-    for (const b of blocks) {
-      for (const tx of b.txs) {
+    readmit: for (const [i, b] of blocks.entries()) {
+      for (const [j, tx] of b.txs.entries()) {
         try {
           await this.addNow(encodeTx(tx));
-        } catch {
+        } catch (e) {
+          if (isNodeError(e) && e.code === MempoolErrorCode.TIP_MOVING) {
+            // The tip kept moving (its 'tip' events queued the next pass): that pass re-admits the
+            // rest, in chain order and before blocks disconnected since.
+            this.disconnected.push(...[{ ...b, txs: b.txs.slice(j) }, ...blocks.slice(i + 1)].reverse());
+            break readmit;
+          }
           // Mined again on the new branch, or no longer valid: nothing to keep.
         }
       }

@@ -12,6 +12,7 @@ import type { Block } from '../../consensus/block.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
 import { blockTouchedKeys } from '../../consensus/apply.js';
+import { accountKey } from '../../consensus/state.js';
 import { MemChain } from '../helpers/memChain.js';
 import { mineFromPool as mineBlock } from '../helpers/mine.js';
 import { testKey } from '../helpers/keys.js';
@@ -217,6 +218,44 @@ describe('mempool', () => {
     expect(await chain.exportState()).toEqual(other.state);
     for (const tx of sent) expect(pool.has(toHex(txId(tx)))).toBe(true);
     expect(pool.blockCandidates(1e9, 100).map((e) => e.tx.nonce)).toEqual([0n, 1n, 2n, 3n, 4n]);
+    await teardown(chain, pool);
+  });
+
+  test('a reorganisation while the tip keeps moving: what the re-admission could not place is re-admitted at the next tip change, nothing lost', async () => {
+    const { chain, pool } = await setup();
+    const sent: Tx[] = [];
+    for (let n = 0n; n < 3n; n++) {
+      const tx = pay(alice, n);
+      sent.push(tx);
+      await pool.add(encodeTx(tx));
+      await mineFromPool(chain, pool);
+    }
+    const other = new MemChain(params);
+    const extend = async () => {
+      const b = other.build([], bob.address, other.tip.block.header.time + 1);
+      other.connect(b);
+      await chain.addBlock(b);
+    };
+    // Every state read of alice's account (the re-admission of her transfers) sees a new block
+    // connect: the first transfer's admission gives up with mempool_tip_moving after its retries.
+    const read = chain.getStateView.bind(chain);
+    let moves = 0;
+    chain.getStateView = async (keys) => {
+      const view = await read(keys);
+      if (moves < 6 && keys.includes(accountKey(alice.address))) {
+        moves++;
+        await extend();
+      }
+      return view;
+    };
+    for (let i = 0; i < 4; i++) await extend(); // heavier than the 3 blocks mining alice's transfers
+    for (let i = 0; i < 100 && moves < 6; i++) await new Promise((r) => setTimeout(r, 10));
+    await pool.idle();
+    await pool.idle();
+    expect(moves).toBe(6);
+    expect(chain.tip.hashHex).toBe(toHex(other.tip.hash));
+    for (const tx of sent) expect(pool.has(toHex(txId(tx)))).toBe(true);
+    expect(pool.blockCandidates(1e9, 100).map((e) => e.tx.nonce)).toEqual([0n, 1n, 2n]);
     await teardown(chain, pool);
   });
 });
