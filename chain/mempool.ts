@@ -198,6 +198,9 @@ export class Mempool extends EventEmitter implements MempoolReader {
     } catch {
       return undefined;
     }
+    // A transaction already pending is refused as a duplicate without a signature check.
+    const id = toHex(computeTxId(bytes));
+    if (this.byId.has(id)) return undefined;
     const sender = toHex(tx.from);
     let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? [...(this.bySender.get(sender)?.values() ?? [])].find((e) => e.tx.publicKey)?.tx.publicKey;
     if (!pub) {
@@ -205,7 +208,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
       if (pub) this.rememberKey(sender, pub);
     }
     if (!pub) return undefined;
-    return this.verifySoon({ id: toHex(computeTxId(bytes)), pub, msg: txSighash(tx), sig: tx.signature });
+    return this.verifySoon({ id, pub, msg: txSighash(tx), sig: tx.signature });
   }
 
   /** Public keys of recent senders read from the chain (an address is its key's hash: a key never changes). */

@@ -64,13 +64,15 @@ function mineFromPool(chain: Chain, pool: Mempool): Promise<Block> {
 }
 
 describe('mempool', () => {
-  test('accepts a valid transfer, refuses duplicates, bad signatures and used nonces', async () => {
-    const { chain, pool } = await setup();
+  test('accepts a valid transfer, refuses duplicates (without checking their signature again), bad signatures and used nonces', async () => {
+    const { chain, pool, verifier } = await setup();
     const tx = pay(alice, 0n);
     const res = await pool.add(encodeTx(tx));
     expect(res).toEqual({ id: toHex(txId(tx)), status: 'accepted' });
     expect(pool.count).toBe(1);
+    verifier.calls = 0;
     expect(await codeOf(pool.add(encodeTx(tx)))).toBe(MempoolErrorCode.DUPLICATE);
+    expect(verifier.calls).toBe(0);
     const forged = { ...pay(bob, 0n), signature: pay(alice, 1n).signature };
     expect(await codeOf(pool.add(encodeTx(forged)))).toBe('tx_bad_signature');
     expect(await codeOf(pool.add(encodeTx(pay(bob, 0n, 11n * COIN))))).toBe('tx_insufficient_funds');
