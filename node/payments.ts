@@ -148,7 +148,8 @@ export async function createPayments(
     usdcOn && baseRpcUrl
       ? await (async () => {
           const r = await import('../x402/usdcReconcile.js');
-          return r.createUsdcReconciler(ledger, r.createBaseAuthorizationChain(baseRpcUrl, outbound), { logger: log.child({ module: 'usdc-reconcile' }) });
+          // A provider's call found settled on Base after the call owes the provider its payout then, not at the next start.
+          return r.createUsdcReconciler(ledger, r.createBaseAuthorizationChain(baseRpcUrl, outbound), { logger: log.child({ module: 'usdc-reconcile' }), onSettled: async (rec) => payouts?.oweSettled(rec) });
         })()
       : undefined;
   const usdcSettlement =

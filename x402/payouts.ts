@@ -30,7 +30,7 @@ import { providerPayout } from '../consensus/txTypes/providerPayout.js';
 import { transfer } from '../consensus/txTypes/transfer.js';
 import { decodeInvokeRecord, invokeKey } from '../consensus/txTypes/agentInvoke.js';
 import { silentLogger, type Logger } from '../chain/types.js';
-import type { SettlementLedger } from './ledger.js';
+import type { PaymentRecord, SettlementLedger } from './ledger.js';
 import type { PaidCallCore } from './paidCall.js';
 import { submitPayeeTx } from './payeeTx.js';
 import { TipFollower } from './tipFollower.js';
@@ -109,16 +109,20 @@ export class PayoutManager {
       if (e.status === 'paid') this.count(e);
       else if (e.status !== 'cancelled') this.open.set(e.invokeId, e);
     }
-    for await (const rec of this.ledger.records()) {
-      if (rec.status !== 'settled' || known.has(rec.id) || !this.directory.payoutAddressOf(rec.serviceId)) continue;
-      if (rec.rail === 'native') await this.owe(rec.id, rec.serviceId, BigInt(rec.amount));
-      else {
-        // The USDC record holds the USDC amount; the payout is a share of the NATIVE price (the current one: the call's was not kept).
-        const price = this.directory.priceBaseOf?.(rec.serviceId);
-        if (price !== undefined) await this.owe(rec.id, rec.serviceId, price, 'usdc');
-      }
-    }
+    for await (const rec of this.ledger.records()) if (!known.has(rec.id)) await this.oweSettled(rec);
     await this.follower.start();
+  }
+
+  /**
+   * Owes the provider its share of a settled payment known only from the ledger: one a crash left
+   * without a payout record, or a USDC payment the reconciler found settled on Base after the call.
+   */
+  async oweSettled(rec: PaymentRecord): Promise<void> {
+    if (rec.status !== 'settled' || !this.directory.payoutAddressOf(rec.serviceId)) return;
+    if (rec.rail === 'native') return this.owe(rec.id, rec.serviceId, BigInt(rec.amount));
+    // The USDC record holds the USDC amount; the payout is a share of the NATIVE price (the current one: the call's was not kept).
+    const price = this.directory.priceBaseOf?.(rec.serviceId);
+    if (price !== undefined) await this.owe(rec.id, rec.serviceId, price, 'usdc');
   }
 
   stop(): void {

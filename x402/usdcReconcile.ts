@@ -73,6 +73,8 @@ export interface UsdcReconcilerOptions {
   readonly maxDelayMs?: number;
   /** Blocks searched before the block of the first check (default 1000: ~33 min of Base). */
   readonly lookbackBlocks?: bigint;
+  /** Called with the record of a payment found settled on Base (a provider's call then owes its payout). */
+  readonly onSettled?: (rec: PaymentRecord) => Promise<void>;
   /** Unix ms (injected in tests). */
   readonly now?: () => number;
 }
@@ -93,6 +95,7 @@ export class UsdcReconciler {
   readonly maxDelayMs: number;
   private readonly lookback: bigint;
   private readonly now: () => number;
+  private readonly onSettled: UsdcReconcilerOptions['onSettled'];
 
   constructor(
     private readonly ledger: SettlementLedger,
@@ -104,6 +107,7 @@ export class UsdcReconciler {
     this.maxDelayMs = opts.maxDelayMs ?? 30_000;
     this.lookback = opts.lookbackBlocks ?? 1000n;
     this.now = opts.now ?? Date.now;
+    this.onSettled = opts.onSettled;
   }
 
   /** Seconds to tell a caller to wait before retrying `validBefore`'s payment. */
@@ -162,7 +166,8 @@ export class UsdcReconciler {
         if (tx) {
           if (this.stopped) return;
           const receipt = { ...state.receipt, txId: tx, settledAt: this.now(), reconciled: true };
-          await this.ledger.settleReconciled(id, receipt);
+          const settled = await this.ledger.settleReconciled(id, receipt);
+          await this.onSettled?.(settled).catch((e: unknown) => this.log.error({ id, err: e }, 'could not record what the reconciled payment owes (owed again at the next start)'));
           this.log.info({ id, serviceId: rec.serviceId, payer: rec.caller, tx, checks: state.checks }, 'usdc payment reconciled from Base: settled');
           return;
         }

@@ -47,9 +47,12 @@ const context = { log: silentLogger, now: Date.now } as unknown as Omit<ServiceC
 const outbound = createOutboundClient({ timeoutMs: 3000, connectTimeoutMs: 1000 });
 const req: PaymentRequirements = usdcRequirements(echo, { resource: 'http://127.0.0.1/api/x402/native-echo', network: 'native-devnet', chainId: 1337, payTo: 'tnative1x', microUsd: 500_000n, usdc: { payTo: NODE_PAY_TO } });
 
+/** Records the reconciler reported settled (`onSettled`: a provider's call owes its payout then). */
+const reconciledSettled: { id: string; status: string }[] = [];
+
 async function open(initialDelayMs = 150): Promise<void> {
   ledger = await openLedger(join(dir, 'ledger'));
-  reconciler = createUsdcReconciler(ledger, createBaseAuthorizationChain(anvil.url, outbound), { initialDelayMs, maxDelayMs: 600 });
+  reconciler = createUsdcReconciler(ledger, createBaseAuthorizationChain(anvil.url, outbound), { initialDelayMs, maxDelayMs: 600, onSettled: async (rec) => void reconciledSettled.push({ id: rec.id, status: rec.status }) });
   usdc = createUsdcSettlement(ledger, context, { payTo: NODE_PAY_TO, facilitator: createFacilitator({ url: f.url, verifyTimeoutMs: 2000, settleTimeoutMs: 1200, retryDelayMs: 20 }), reconciler });
   await reconciler.start();
 }
@@ -126,6 +129,8 @@ describeUsdc('ambiguous settlements are reconciled from Base', () => {
     expect(body.retryAfter).toBeGreaterThan(0);
     expect(runs).toBe(before + 1);
     await until(p.id, 'settled');
+    for (let i = 0; i < 50 && !reconciledSettled.some((r) => r.id === p.id); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(reconciledSettled.filter((r) => r.id === p.id)).toEqual([{ id: p.id, status: 'settled' }]);
     const tx = f.calls.settled.find((s) => s.nonce === p.nonce)!.transaction;
     expect(tx).toMatch(/^0x[0-9a-f]{64}$/);
     const again = await p.settle();
