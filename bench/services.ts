@@ -24,7 +24,7 @@ import { ensureGeoIpPack } from '../test/helpers/dataPacks.js';
 import { rm } from 'node:fs/promises';
 import { createMempool } from '../chain/mempool.js';
 import { encodeAddress } from '../consensus/address.js';
-import { getAddressLabel, labelKey } from '../consensus/registryState.js';
+import { chainAddressLabels } from '../services/providerRegistry.js';
 import { BRIDGE_NETWORK_NAMES } from '../consensus/params.js';
 import { acceptAllVerifier, buildMarketChain, defaultMarketChainOptions, type MarketChain } from './marketChain.js';
 import { percentile } from './percentile.js';
@@ -142,7 +142,7 @@ async function runChain(n: number, blocks: number, holders: number): Promise<voi
     registry,
     nativeUsd: { get: () => ({ microUsd: 500_000n, source: 'reference', live: false }) },
     // The node's label reader (node/payments.ts → services/providerRegistry.ts addressLabel).
-    addressLabels: { get: async (id) => getAddressLabel(await chain.getStateView([labelKey(id)]), id) },
+    addressLabels: chainAddressLabels(chain),
   };
   // Wall time, and this process's CPU time (all threads: LevelDB's reads run on libuv's pool),
   // which a loaded machine inflates far less than wall time.

@@ -25,7 +25,7 @@ import type { Chain } from '../chain/chain.js';
 import type { Mempool } from '../chain/mempool.js';
 import type { Logger, SignatureVerifier } from '../chain/types.js';
 import { createServiceRegistry } from '../services/index.js';
-import { createLiveRegistry, type LiveRegistry } from '../services/providerRegistry.js';
+import { chainAddressLabels, createLiveRegistry, type LiveRegistry } from '../services/providerRegistry.js';
 import { INBOX_HTTP_STATUS, ProviderInbox } from '../x402/inbox.js';
 import { PayoutManager, withProviderPayouts } from '../x402/payouts.js';
 import { Boards, BOARD_HTTP_STATUS } from './boards.js';
@@ -130,7 +130,7 @@ export async function createPayments(
   const serviceLog = log.child({ module: 'services' });
   // Every request a service makes outside the node goes through this one client (SSRF checks, limits, per-host concurrency).
   const outbound = createOutboundClient(config.outbound);
-  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, outbound, providers: config.providers, seller: sellerOf(config), addressLabels: { get: (id) => registry.addressLabel(id) } };
+  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, outbound, providers: config.providers, seller: sellerOf(config), addressLabels: chainAddressLabels(chain) };
   const refunds = payee ? new RefundManager(chain, mempool, ledger, payee, params, { logger: log.child({ module: 'refunds' }) }) : undefined;
   const unhonored =
     payee && refunds

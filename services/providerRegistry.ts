@@ -29,7 +29,7 @@ import {
 import type { StateView } from '../consensus/state.js';
 import type { Logger } from '../chain/types.js';
 import { createRegistryOf, type InputValidation, type ServiceRegistry } from './registry.js';
-import type { HealthStatus, ServiceCategory, ServiceDefinition } from './types.js';
+import type { AddressLabelReader, HealthStatus, ServiceCategory, ServiceDefinition } from './types.js';
 
 /** The provider inbox as the registry uses it (implemented by x402/inbox.ts). */
 export interface ProviderJobs {
@@ -95,6 +95,16 @@ export interface LiveRegistry extends ServiceRegistry {
   addressLabel(id: Uint8Array): Promise<AddressLabel | undefined>;
   start(): Promise<void>;
   stop(): void;
+}
+
+/** The moderation labels of addresses on `chain` (ServiceContext.addressLabels): one state read for all of them. */
+export function chainAddressLabels(chain: Pick<RegistryChain, 'getStateView'>): AddressLabelReader {
+  return {
+    async getMany(ids) {
+      const view = await chain.getStateView(ids.map(labelKey));
+      return ids.map((id) => getAddressLabel(view, id));
+    },
+  };
 }
 
 /** Creates the live registry over the node's own registry. */
@@ -231,7 +241,7 @@ export function createLiveRegistry(base: ServiceRegistry, chain: RegistryChain, 
       return { status: online ? 'active' : 'down', lastVerifiedAt: jobs.lastPollAt(entry.agent.owner), latencyMs: jobs.statsOf(id).medianLatencyMs };
     },
     async addressLabel(id) {
-      return getAddressLabel(await chain.getStateView([labelKey(id)]), id);
+      return (await chainAddressLabels(chain).getMany([id]))[0];
     },
     async start() {
       chain.on('connect', onBlock);

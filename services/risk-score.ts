@@ -35,7 +35,7 @@ interface LabelHit {
 async function labelsOf(ctx: ServiceContext, ids: readonly { id: Uint8Array; address: string; role: LabelHit['role'] }[]): Promise<LabelHit[] | null> {
   const reader = ctx.addressLabels;
   if (!reader) return null;
-  const labels = await Promise.all(ids.map((x) => reader.get(x.id)));
+  const labels = await reader.getMany(ids.map((x) => x.id));
   const hits: LabelHit[] = [];
   labels.forEach((l, i) => {
     if (l) hits.push({ address: ids[i].address, role: ids[i].role, label: l.label, reason: l.reason, labelledAtHeight: l.height });

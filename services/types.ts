@@ -74,9 +74,9 @@ export interface ServiceContext {
   readonly addressLabels?: AddressLabelReader;
 }
 
-/** Reads the moderation label of an address (20-byte account id) at the tip. */
+/** Reads the moderation labels of addresses (20-byte account ids) at the tip, in one state read. */
 export interface AddressLabelReader {
-  get(id: Uint8Array): Promise<{ readonly label: string; readonly reason: string; readonly height: number } | undefined>;
+  getMany(ids: readonly Uint8Array[]): Promise<({ readonly label: string; readonly reason: string; readonly height: number } | undefined)[]>;
 }
 
 /** The failure a service reports when it cannot produce a result (the caller gets a refund). */

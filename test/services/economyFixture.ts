@@ -28,7 +28,7 @@ import { stake } from '../../consensus/txTypes/stake.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { bridgeRecord } from '../../consensus/txTypes/bridgeRecord.js';
 import { moderation } from '../../consensus/txTypes/moderation.js';
-import { getAddressLabel, labelKey } from '../../consensus/registryState.js';
+import { chainAddressLabels } from '../../services/providerRegistry.js';
 import type { TxTypeModule } from '../../consensus/txTypes/types.js';
 import type { Block } from '../../consensus/block.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
@@ -131,7 +131,7 @@ export function economyContext(f: EconomyFixture, registry: ServiceRegistryReade
     log: silentLogger,
     registry,
     nativeUsd: { get: () => ({ microUsd: 500_000n, source: 'reference', live: false }) },
-    addressLabels: { get: async (id) => getAddressLabel(await f.chain.getStateView([labelKey(id)]), id) },
+    addressLabels: chainAddressLabels(f.chain),
     signal: new AbortController().signal,
   };
 }
