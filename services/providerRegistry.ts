@@ -116,6 +116,11 @@ export function createLiveRegistry(base: ServiceRegistry, chain: RegistryChain, 
   let services = new Map<string, ProviderServiceEntry>();
   let listed = new Map<string, ServiceDefinition>();
   let rawById = new Map<string, string>();
+  /** The owner of a listed provider service's registered agent. */
+  const listedOwnerOf = (def: ServiceDefinition): string | undefined => {
+    const entry = services.get(def.id);
+    return entry?.listed && entry.agent ? entry.agent.owner : undefined;
+  };
   let list: readonly ServiceDefinition[] = base.list();
   let stateVersion = 0;
   let refreshing: Promise<void> = Promise.resolve();
@@ -221,13 +226,13 @@ export function createLiveRegistry(base: ServiceRegistry, chain: RegistryChain, 
     },
     isAvailable(def) {
       if (def.nodeOperated) return base.isAvailable(def);
-      const entry = services.get(def.id);
-      return entry !== undefined && entry.listed && entry.agent !== undefined && jobs.isOnline(entry.agent.owner);
+      const owner = listedOwnerOf(def);
+      return owner !== undefined && jobs.isOnline(owner);
     },
     isHonorable(def) {
       if (def.nodeOperated) return base.isAvailable(def);
-      const entry = services.get(def.id);
-      return entry !== undefined && entry.listed && entry.agent !== undefined && (jobs.isOnline(entry.agent.owner) || jobs.inGrace?.(entry.agent.owner) === true);
+      const owner = listedOwnerOf(def);
+      return owner !== undefined && (jobs.isOnline(owner) || jobs.inGrace?.(owner) === true);
     },
     refresh,
     agents: () => [...agents.values()],

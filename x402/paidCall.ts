@@ -27,7 +27,7 @@ import { OutboundError } from '../services/outbound/types.js';
 import { ServiceError } from '../services/types.js';
 import { PAYMENT_HTTP_STATUS, PaymentErrorCode } from './errors.js';
 import { refusal, type PaidCallOutcome, type Rail } from './outcome.js';
-import type { NativeRail, NativeUsdSource, QuoteChain, ServiceCatalog, ServiceDefinition, ServiceRunContext, UsdcRail } from './ports.js';
+import { isHonorable, type NativeRail, type NativeUsdSource, type QuoteChain, type ServiceCatalog, type ServiceDefinition, type ServiceRunContext, type UsdcRail } from './ports.js';
 import { buildQuote, type QuoteContext } from './quote.js';
 import { UsdcErrorCode } from './usdcWire.js';
 import { requestHashOf, type PaymentError } from './wire.js';
@@ -150,7 +150,7 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
     // A native payment is already on chain: it is honoured while the service can still serve
     // it (`isHonorable`: a provider's start-up grace after a restart), not only while it is sold.
     const paidNative = c.payment?.rail === 'native' && 'txId' in c.payment;
-    const available = (d: ServiceDefinition) => (paidNative && m.catalog.isHonorable ? m.catalog.isHonorable(d) : m.catalog.isAvailable(d));
+    const available = (d: ServiceDefinition) => (paidNative ? isHonorable(m.catalog, d) : m.catalog.isAvailable(d));
     // A payment for a service that is gone or not for sale here is refunded (x402/unhonored.ts): say so, with the refund tx.
     if (!def || !m.native || !available(def)) {
       const refunded = await refusedPayment(def, c.payment);

@@ -41,6 +41,11 @@ export interface ServiceCatalog {
   isHonorable?(def: ServiceDefinition): boolean;
 }
 
+/** `catalog.isHonorable(def)`, or `isAvailable` where the catalog has no start-up grace. */
+export function isHonorable(catalog: Pick<ServiceCatalog, 'isAvailable' | 'isHonorable'>, def: ServiceDefinition): boolean {
+  return catalog.isHonorable ? catalog.isHonorable(def) : catalog.isAvailable(def);
+}
+
 /** What native settlement needs of refunds: refund one claimed payment whose service failed. */
 export interface Refunder {
   refund(id: string, error: { code: string; message: string }): Promise<PaymentRecord>;

@@ -34,6 +34,7 @@ import { agentInvoke, type AgentInvokePayload } from '../consensus/txTypes/agent
 import { silentLogger, type ChainEntry, type ChainReader, type Logger, type StoredTx } from '../chain/types.js';
 import type { ServiceDefinition } from '../services/types.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
+import { isHonorable, type ServiceCatalog } from './ports.js';
 
 /** Why a payment is refunded without a call (the `reason` of a `payment_refunded` answer). */
 export const UnhonoredReason = {
@@ -67,13 +68,8 @@ const RESCAN_MARGIN = 6;
 /** Name of the watcher's mark in the ledger. */
 const MARK = 'unhonored';
 
-/** What the watcher reads of the catalog: a service by id and whether it can run here. */
-export interface PayableCatalog {
-  get(id: string): ServiceDefinition | undefined;
-  isAvailable(def: ServiceDefinition): boolean;
-  /** A paid call may still be served (`isAvailable`, or a provider's start-up grace); absent: `isAvailable`. */
-  isHonorable?(def: ServiceDefinition): boolean;
-}
+/** What the watcher reads of the catalog: a service by id and whether it can run here (or still be served: `isHonorable`). */
+export type PayableCatalog = Pick<ServiceCatalog, 'get' | 'isAvailable' | 'isHonorable'>;
 
 /** A payee whose payments are watched, with what signs its refunds (the node's payee today; provider payees later). */
 export interface WatchedPayee {
@@ -264,7 +260,7 @@ export class UnhonoredPayments {
   private intrinsicReason(p: AgentInvokePayload): { reason: UnhonoredReason; message: string } | undefined {
     const def = this.modules.catalog.get(p.serviceId);
     if (!def) return { reason: UnhonoredReason.UNKNOWN_SERVICE, message: `no service ${p.serviceId} on this node` };
-    const honorable = this.modules.catalog.isHonorable ? this.modules.catalog.isHonorable(def) : this.modules.catalog.isAvailable(def);
+    const honorable = isHonorable(this.modules.catalog, def);
     if (!honorable) return { reason: UnhonoredReason.SERVICE_UNAVAILABLE, message: `${p.serviceId} cannot run on this node` };
     if (p.amount !== def.priceBase) return { reason: UnhonoredReason.AMOUNT_MISMATCH, message: `payment is ${p.amount} base units, the price of ${p.serviceId} is ${def.priceBase}` };
     return undefined;
