@@ -76,7 +76,7 @@ export function prepareBlock(bytes: Uint8Array): PreparedBlock {
 /** See module comment. */
 export class BlockQueue {
   private readonly waiting: QueuedBlock[] = [];
-  /** The look-ahead prepares blocks one after another, in queue order (keys of earlier blocks first). */
+  /** The look-ahead sends blocks' checks one after another, in queue order (keys of earlier blocks first). */
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -111,22 +111,23 @@ export class BlockQueue {
       const input = q.input;
       if (!(input instanceof Uint8Array) && !isPreparedBlock(input)) continue;
       q.lookedAhead = true;
-      const prepared = this.tail.then(async () => {
-        let p: PreparedBlock;
+      // The block's turn waits for its decoding only, never for the look-ahead's state reads.
+      const prepared = Promise.resolve().then(() => {
         try {
-          p = input instanceof Uint8Array ? prepareBlock(input) : input;
+          return input instanceof Uint8Array ? prepareBlock(input) : input;
         } catch {
-          return undefined;
+          return undefined; // malformed: the chain's own decoding reports it
         }
+      });
+      q.prepared = prepared;
+      this.tail = Promise.all([prepared, this.tail]).then(async ([p]) => {
+        if (!p) return;
         try {
           void this.lookahead.submit(await this.lookahead.jobs(p.block.txs, p.txIds, p.sighashes));
         } catch {
           // The state could not be read (closing): the chain's own checks remain.
         }
-        return p;
       });
-      q.prepared = prepared;
-      this.tail = prepared.catch(() => undefined);
     }
   }
 }
