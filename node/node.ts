@@ -158,7 +158,6 @@ export class FullNode {
                 const t = mining.stats.snapshot().totals;
                 return { connections: mining.stratum?.info().connections ?? 0, accepted: t.accepted, rejected: t.rejected, stale: t.stale, hashrate: t.hashrate };
               },
-              isService: (id) => payments!.registry.get(id) !== undefined,
             });
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
       payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing, observePaidCall: metrics?.recordPaidCall });

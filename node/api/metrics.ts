@@ -35,8 +35,6 @@ export interface MetricsSources {
   readonly paymentStatuses?: () => Readonly<Record<string, number>>;
   /** Stratum and built-in mining totals. */
   readonly mining?: () => { connections: number; accepted: number; rejected: number; stale: number; hashrate: number };
-  /** Whether a service id exists (keeps unknown ids out of the labels). */
-  readonly isService: (id: string) => boolean;
   /** Unix seconds (tests). */
   readonly nowSeconds?: () => number;
 }
@@ -142,9 +140,9 @@ export class NodeMetrics {
    * Counts one call answered by the paid-call core (its `observe` port), whatever carried it:
    * HTTP, any 402 dialect, MCP. A call without payment answered 402 is a quote; a call with one
    * is a paid call, by rail (`unknown` for a malformed carrier that did not say) and outcome.
+   * The core reports only services its catalog knows, so unknown ids never become labels.
    */
   readonly recordPaidCall = (r: PaidCallRecord): void => {
-    if (!this.sources.isService(r.serviceId)) return;
     const service = r.serviceId;
     if (!r.paymentPresented) {
       if (r.outcome.kind === 'quote') this.quotes.inc({ service });
