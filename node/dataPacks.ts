@@ -58,17 +58,22 @@ export function dataPackStatus(pack: DataPack): DataPackStatus {
   return { name: pack.name, dir: pack.dir, description: pack.description, installed: pack.installed(), packages: manifest.dependencies };
 }
 
-/** Installs (or re-installs) `pack` from its lock file with npm; resolves with its state, throws a coded error when npm fails. */
-export function installDataPack(pack: DataPack, timeoutMs = 15 * 60_000): Promise<DataPackStatus> {
-  if (!existsSync(join(pack.dir, 'package-lock.json'))) throw new NodeError(DataPackErrorCode.INSTALL_FAILED, `${pack.dir} has no package-lock.json`);
-  const args = ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'];
+/** `npm ci` in `dir` from its own lock file (a data pack; the tests' reference/ and test/tools/ too); rejects with a coded error carrying npm's last words. */
+export function npmCi(dir: string, extraArgs: readonly string[] = [], timeoutMs = 15 * 60_000): Promise<void> {
+  const args = ['ci', ...extraArgs, '--no-audit', '--no-fund', '--loglevel=error'];
   return new Promise((resolve, reject) => {
     // npm is a .cmd script on Windows, which only a shell runs.
-    execFile('npm', args, { cwd: pack.dir, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, shell: process.platform === 'win32' }, (err, _stdout, stderr) => {
-      if (err) return reject(new NodeError(DataPackErrorCode.INSTALL_FAILED, `npm ${args.join(' ')} in ${pack.dir} failed: ${String(stderr).trim().slice(-2000) || err.message}`));
-      const status = dataPackStatus(pack);
-      if (!status.installed) return reject(new NodeError(DataPackErrorCode.INSTALL_FAILED, `npm finished but the ${pack.name} data is incomplete in ${pack.dir}`));
-      resolve(status);
-    });
+    execFile('npm', args, { cwd: dir, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, shell: process.platform === 'win32' }, (err, _stdout, stderr) =>
+      err ? reject(new NodeError(DataPackErrorCode.INSTALL_FAILED, `npm ${args.join(' ')} in ${dir} failed: ${String(stderr).trim().slice(-2000) || err.message}`)) : resolve(),
+    );
   });
+}
+
+/** Installs (or re-installs) `pack` from its lock file with npm; resolves with its state, throws a coded error when npm fails. */
+export async function installDataPack(pack: DataPack, timeoutMs = 15 * 60_000): Promise<DataPackStatus> {
+  if (!existsSync(join(pack.dir, 'package-lock.json'))) throw new NodeError(DataPackErrorCode.INSTALL_FAILED, `${pack.dir} has no package-lock.json`);
+  await npmCi(pack.dir, ['--omit=dev', '--ignore-scripts'], timeoutMs);
+  const status = dataPackStatus(pack);
+  if (!status.installed) throw new NodeError(DataPackErrorCode.INSTALL_FAILED, `npm finished but the ${pack.name} data is incomplete in ${pack.dir}`);
+  return status;
 }

@@ -3,9 +3,9 @@
  * workers or benches ask at the same time: the first takes a lock directory (`mkdir` is atomic)
  * and installs, the others wait for npm's end-of-install marker.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { npmCi as npmCiIn } from '../../node/dataPacks.js';
 
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
@@ -37,10 +37,7 @@ export async function ensureInstalledOnce(dir: string, install: () => Promise<un
   }
 }
 
-/** `npm ci` in `dir` (its own lock file); rejects with npm's last words when it fails. */
+/** `npm ci` in `dir` (its own lock file), as the node installs its data packs; rejects with npm's last words when it fails. */
 export function npmCi(dir: string): Promise<void> {
-  const args = ['ci', '--no-audit', '--no-fund', '--loglevel=error'];
-  return new Promise((resolve, reject) => {
-    execFile('npm', args, { cwd: dir, timeout: INSTALL_TIMEOUT_MS, maxBuffer: 32 * 1024 * 1024 }, (err, _out, stderr) => (err ? reject(new Error(`npm ${args.join(' ')} in ${dir} failed: ${String(stderr).slice(-2000) || err.message}`)) : resolve()));
-  });
+  return npmCiIn(dir, [], INSTALL_TIMEOUT_MS);
 }
