@@ -20,6 +20,7 @@ import { openChain } from '../chain/chain.js';
 import { buildTransferChain } from './transferChain.js';
 import { buildEconomyChain } from './economyChain.js';
 import { createVerifyPool } from '../chain/verifyPool.js';
+import { cpuDelta, splitCpu, threadCpu } from './threadCpu.js';
 
 /** Runs the import benchmark. */
 export async function run(args: string[]): Promise<void> {
@@ -54,6 +55,7 @@ export async function run(args: string[]): Promise<void> {
   try {
     const load0 = loadavg();
     const cpu0 = process.cpuUsage();
+    const threads0 = await threadCpu();
     const t0 = performance.now();
     const inflight: ReturnType<typeof chain.addBlock>[] = [];
     const settle = async (p: ReturnType<typeof chain.addBlock>) => {
@@ -67,6 +69,7 @@ export async function run(args: string[]): Promise<void> {
     for (const p of inflight) await settle(p);
     const secs = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
+    const threads = cpuDelta(threads0, await threadCpu());
     const load1 = loadavg();
     const stats = pool.stats();
     console.log('');
@@ -78,6 +81,10 @@ export async function run(args: string[]): Promise<void> {
     console.log(`| blocks per second | ${(nBlocks / secs).toFixed(2)} |`);
     console.log(`| ${kind} per second | ${Math.round(totalTxs / secs)} |`);
     console.log(`| CPU seconds (all threads) | ${((cpu.user + cpu.system) / 1e6).toFixed(2)} |`);
+    if (threads.size) {
+      const t = splitCpu(threads, process.pid, stats.threads);
+      console.log(`| … main thread / verify pool (the ${stats.threads} busiest others) / rest (LevelDB, libuv, V8 GC) | ${t.main.toFixed(2)} / ${t.busiest.toFixed(2)} / ${t.rest.toFixed(2)} |`);
+    }
     console.log(`| ${kind} per CPU second | ${Math.round(totalTxs / ((cpu.user + cpu.system) / 1e6))} |`);
     console.log(`| blocks handed over ahead | ${ahead} |`);
     console.log(`| verify threads | ${stats.threads} |`);

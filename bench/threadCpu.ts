@@ -1,0 +1,46 @@
+/**
+ * CPU seconds by thread from /proc (Linux): what the node's main thread, its verify pool, its
+ * miner and the background threads (LevelDB, libuv, V8) each cost. Shared by the paid and import benches.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+
+const TICK_S = 0.01; // USER_HZ is 100 on Linux
+
+/** One thread's CPU seconds (user + system) and its name (`/proc/<pid>/task/<tid>/comm`: `node` for all of Node's own threads). */
+export interface ThreadCpu {
+  readonly name: string;
+  readonly seconds: number;
+}
+
+/** CPU seconds of every thread of `pid` (default: this process), by thread id; empty where /proc is missing. */
+export async function threadCpu(pid: number = process.pid): Promise<Map<number, ThreadCpu>> {
+  const out = new Map<number, ThreadCpu>();
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
+    const open = stat.indexOf('(');
+    const close = stat.lastIndexOf(')');
+    const fields = stat.slice(close + 2).split(' ');
+    if (open < 0 || fields.length <= 13) continue;
+    out.set(Number(tid), { name: stat.slice(open + 1, close), seconds: (Number(fields[11]) + Number(fields[12])) * TICK_S });
+  }
+  return out;
+}
+
+/** CPU seconds each thread spent between two readings (threads started in between count from zero). */
+export function cpuDelta(a: Map<number, ThreadCpu>, b: Map<number, ThreadCpu>): Map<number, ThreadCpu> {
+  const d = new Map<number, ThreadCpu>();
+  for (const [tid, t] of b) d.set(tid, { name: t.name, seconds: t.seconds - (a.get(tid)?.seconds ?? 0) });
+  return d;
+}
+
+/**
+ * A window's CPU seconds split into the main thread, the `busiest` busiest other threads (a
+ * worker pool: Node names every thread `node`, so the split is by load, not by name) and the rest
+ * (LevelDB's compaction, libuv's pool, V8's GC and compiler threads).
+ */
+export function splitCpu(d: Map<number, ThreadCpu>, mainTid: number, busiest: number): { main: number; busiest: number; rest: number; total: number } {
+  const others = [...d].filter(([tid]) => tid !== mainTid).map(([, t]) => t.seconds).sort((a, b) => b - a);
+  const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
+  const main = d.get(mainTid)?.seconds ?? 0;
+  return { main, busiest: sum(others.slice(0, busiest)), rest: sum(others.slice(busiest)), total: main + sum(others) };
+}
