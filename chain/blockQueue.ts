@@ -24,6 +24,23 @@ export interface PreparedBlock {
 /** Blocks made by `prepareBlock`: the chain trusts their ids and sighashes only then. */
 const genuine = new WeakSet<PreparedBlock>();
 
+/**
+ * Prepared blocks whose transaction ids were found distinct and committed to by their header's
+ * merkle root (`p2p/verdict.ts` checkBlockIntegrity, run on every block from a peer before the
+ * chain sees it): the chain's body check takes that result instead of hashing the tree again.
+ */
+const idsCommitted = new WeakSet<PreparedBlock>();
+
+/** Records that `p`'s ids are distinct and match its header's merkle root (only for genuine prepared blocks). */
+export function noteIdsCommitted(p: PreparedBlock): void {
+  if (genuine.has(p)) idsCommitted.add(p);
+}
+
+/** Whether `noteIdsCommitted` recorded `p`. */
+export function areIdsCommitted(p: PreparedBlock | undefined): boolean {
+  return p !== undefined && idsCommitted.has(p);
+}
+
 /** Whether `x` was made by `prepareBlock` (so its ids and sighashes are those of its bytes). */
 export function isPreparedBlock(x: unknown): x is PreparedBlock {
   return typeof x === 'object' && x !== null && genuine.has(x as PreparedBlock);

@@ -24,7 +24,7 @@ import { medianTime, signatureJobs, validateBlockBody, validateHeader } from '..
 import type { ChainParams } from '../consensus/params.js';
 import { buildIndexBatch } from './economyIndex.js';
 import { EconomyReader } from './economyReader.js';
-import { BlockQueue, isPreparedBlock, txOffsets, txSlices, type BlockInput, type PreparedBlock, type QueuedBlock } from './blockQueue.js';
+import { areIdsCommitted, BlockQueue, isPreparedBlock, txOffsets, txSlices, type BlockInput, type PreparedBlock, type QueuedBlock } from './blockQueue.js';
 import { SignatureLookahead } from './signatureLookahead.js';
 import { decodeEntryRecord, decodeTxLocation, encodeEntryRecord, encodeTxLocation, layout, SCHEMA_VERSION } from './layout.js';
 import { silentLogger, type AddBlockResult, type ChainEntry, type ChainEvents, type ChainReader, type Logger, type SignatureVerifier, type StoredTx } from './types.js';
@@ -341,7 +341,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
         { prevHash: parent.hash, prevHeight: parent.height, prevTime: parent.header.time, medianTimePast: this.medianTimePast(parent), now: this.now() },
         this.params,
       );
-      txIds = validateBlockBody(block, height, this.params, txSlices(bytes), prepared?.txIds).txIds;
+      txIds = validateBlockBody(block, height, this.params, txSlices(bytes), prepared?.txIds, areIdsCommitted(prepared)).txIds;
     } catch (e) {
       // A block too far in the future may become valid later: do not remember it as invalid.
       if (e instanceof ValidationError && e.code !== BlockErrorCode.TIME_TOO_NEW) this.invalid.add(hex);

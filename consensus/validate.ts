@@ -86,9 +86,11 @@ export interface BodyCheck {
  * Body rules that need no state: coinbase record (version, chain id, height), size and count
  * limits, no duplicate transactions, merkle root over `[coinbaseId, txIds…]`, and every
  * transaction's stateless rules. `txBytes` (from decoding) avoids re-encoding; `txIds`, the ids
- * of exactly those bytes computed by the caller (`txId` of each), avoids hashing them again.
+ * of exactly those bytes computed by the caller (`txId` of each), avoids hashing them again;
+ * `idsCommitted` says those ids were already found distinct and under the header's merkle root
+ * (a peer's block checked by p2p/verdict.ts on the same bytes), so the tree is not hashed twice.
  */
-export function validateBlockBody(block: Block, height: number, params: ChainParams, txBytes?: readonly Uint8Array[], txIds?: readonly Uint8Array[]): BodyCheck {
+export function validateBlockBody(block: Block, height: number, params: ChainParams, txBytes?: readonly Uint8Array[], txIds?: readonly Uint8Array[], idsCommitted = false): BodyCheck {
   const cb = block.coinbase;
   if (cb.version !== COINBASE_VERSION) throw new ValidationError(BlockErrorCode.BAD_COINBASE, `coinbase version ${cb.version}`);
   if (cb.chainId !== params.chainId) throw new ValidationError(BlockErrorCode.BAD_COINBASE, `coinbase chain id ${cb.chainId}`);
@@ -100,21 +102,24 @@ export function validateBlockBody(block: Block, height: number, params: ChainPar
   const cbBytes = encodeCoinbase(cb);
   let size = HEADER_SIZE + cbBytes.length + 1;
   if (txIds && txIds.length !== raw.length) throw new RangeError('txIds must match txBytes');
+  // Distinct ids under the header's merkle root: checked here, or already on these same bytes.
+  const committed = idsCommitted && txIds !== undefined;
   const ids: Uint8Array[] = [];
   const txSizes: number[] = [];
   const seen = new Set<string>();
   for (let i = 0; i < raw.length; i++) {
     size += raw[i].length + 3;
     const id = txIds?.[i] ?? computeTxId(raw[i]);
-    const hex = toHex(id);
-    if (seen.has(hex)) throw new ValidationError(BlockErrorCode.DUPLICATE_TX, `transaction ${hex} appears twice`);
-    seen.add(hex);
+    if (!committed) {
+      const hex = toHex(id);
+      if (seen.has(hex)) throw new ValidationError(BlockErrorCode.DUPLICATE_TX, `transaction ${hex} appears twice`);
+      seen.add(hex);
+    }
     ids.push(id);
     txSizes.push(raw[i].length);
   }
   if (size > params.limits.maxBlockBytes) throw new ValidationError(BlockErrorCode.TOO_LARGE, `block is ${size} bytes, limit ${params.limits.maxBlockBytes}`);
-  const root = merkleRoot([coinbaseId(cbBytes), ...ids]);
-  if (!bytesEqual(root, block.header.merkleRoot)) throw new ValidationError(BlockErrorCode.BAD_MERKLE_ROOT, 'merkle root does not match the transactions');
+  if (!committed && !bytesEqual(merkleRoot([coinbaseId(cbBytes), ...ids]), block.header.merkleRoot)) throw new ValidationError(BlockErrorCode.BAD_MERKLE_ROOT, 'merkle root does not match the transactions');
   block.txs.forEach((tx, i) => {
     try {
       validateTx(tx, txSizes[i], params);

@@ -222,7 +222,7 @@ export class BlockDownload {
           } catch {
             prepared = undefined;
           }
-          const { hash } = checkBlockIntegrity(frame.bytes, prepared?.txIds);
+          const { hash } = checkBlockIntegrity(frame.bytes, prepared);
           if (!bytesEqual(hash, item.hash)) throw new PeerError(P2PErrorCode.PROTOCOL, `block ${toHex(hash)} was not asked for`, Offence.UNSOLICITED);
           this.inflight.delete(i);
           this.received.set(i, { bytes: frame.bytes, peer: p.id, prepared });

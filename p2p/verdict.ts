@@ -8,6 +8,7 @@ import { Reader } from '../consensus/codec.js';
 import { BlockErrorCode, CodecError, NodeError, TxErrorCode, ValidationError, type PeerAction } from '../consensus/errors.js';
 import { bytesEqual, sha256d, toHex } from '../consensus/hash.js';
 import { txId } from '../consensus/tx.js';
+import { noteIdsCommitted, type PreparedBlock } from '../chain/blockQueue.js';
 
 /** Outcome of validating relayed data: deliver and forward, drop quietly, or drop and penalise. */
 export type GossipResult = 'accept' | 'ignore' | 'reject';
@@ -50,9 +51,12 @@ function byAction(action: PeerAction, banScore: number, code: string): Verdict {
  * Run before `chain.addBlock`, which remembers failing block hashes as invalid: a peer that
  * altered the body of a valid block (CVE-2012-2459-style mutations included) must not be able
  * to make us reject the genuine block later. Throws CodecError / ValidationError (reject).
- * `knownTxIds`: the ids of these bytes' transactions computed already (`prepareBlock`).
+ * `prepared`: these bytes decoded by `prepareBlock`; its ids are used, and once the check passes
+ * it is noted (`noteIdsCommitted`) so the chain does not compute the same merkle root again.
  */
-export function checkBlockIntegrity(bytes: Uint8Array, knownTxIds?: readonly Uint8Array[]): { hash: Uint8Array; prevHash: Uint8Array; txIds: Uint8Array[] } {
+export function checkBlockIntegrity(bytes: Uint8Array, prepared?: PreparedBlock): { hash: Uint8Array; prevHash: Uint8Array; txIds: Uint8Array[] } {
+  if (prepared && prepared.bytes !== bytes) throw new RangeError('prepared block of other bytes');
+  const knownTxIds = prepared?.txIds;
   const r = new Reader(bytes);
   const header = r.raw(HEADER_SIZE);
   const cb = r.bytes(256, 'coinbase');
@@ -70,6 +74,7 @@ export function checkBlockIntegrity(bytes: Uint8Array, knownTxIds?: readonly Uin
   }
   r.end();
   if (!bytesEqual(merkleRoot(leaves), header.subarray(36, 68))) throw new ValidationError(BlockErrorCode.BAD_MERKLE_ROOT, 'merkle root does not match the transactions');
+  if (prepared) noteIdsCommitted(prepared);
   return { hash: blockHashOfHeaderBytes(header), prevHash: header.slice(4, 36), txIds: leaves.slice(1) };
 }
 

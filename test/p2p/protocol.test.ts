@@ -10,6 +10,8 @@ import { encodeTx, signTx, TxType, TX_VERSION } from '../../consensus/tx.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { writeChanges } from '../../consensus/apply.js';
+import { validateBlockBody } from '../../consensus/validate.js';
+import { areIdsCommitted, prepareBlock } from '../../chain/blockQueue.js';
 import {
   MAX_BLOCKS_PER_REQUEST,
   MAX_HEADERS,
@@ -131,6 +133,20 @@ describe('gossip verdicts (the one switch)', () => {
     expect(() => checkBlockIntegrity(duplicated)).toThrow(expect.objectContaining({ code: 'block_duplicate_tx' }) as unknown as Error);
     expect(() => checkBlockIntegrity(good.subarray(0, good.length - 1))).toThrow(CodecError);
     expect(() => checkBlockIntegrity(new Uint8Array(50))).toThrow(CodecError);
+
+    // With the bytes decoded by prepareBlock: a passing check is noted, so the chain's body check
+    // reuses it; a failing one is not, and the body check still finds the bad merkle root itself.
+    const preparedGood = prepareBlock(good);
+    expect(areIdsCommitted(preparedGood)).toBe(false);
+    checkBlockIntegrity(good, preparedGood);
+    expect(areIdsCommitted(preparedGood)).toBe(true);
+    const preparedSwapped = prepareBlock(swapped);
+    expect(() => checkBlockIntegrity(swapped, preparedSwapped)).toThrow(expect.objectContaining({ code: 'block_bad_merkle_root' }) as unknown as Error);
+    expect(areIdsCommitted(preparedSwapped)).toBe(false);
+    expect(() => validateBlockBody(preparedSwapped.block, 1, params, undefined, preparedSwapped.txIds, areIdsCommitted(preparedSwapped))).toThrow(
+      expect.objectContaining({ code: 'block_bad_merkle_root' }) as unknown as Error,
+    );
+    expect(() => checkBlockIntegrity(swapped, preparedGood)).toThrow(RangeError); // a prepared block of other bytes
   });
 });
 
