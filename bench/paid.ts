@@ -678,6 +678,11 @@ export async function run(args: string[]): Promise<void> {
     console.log('| metric | value |');
     console.log('|---|---|');
     console.log(`| settled paid calls/s (sustained, results in the counted window) | ${f1(rate)} |`);
+    if (blockTime && heightEnd > heightWarm) {
+      // Results come in one burst per block, so a window count is quantised by ± one block; whole blocks are not.
+      const inBlocks = settled.filter((r) => r.height! > heightWarm && r.height! <= heightEnd).length;
+      console.log(`| settled paid calls/s over whole blocks (${heightEnd - heightWarm} blocks × ${blockTime} s) | ${f1(inBlocks / ((heightEnd - heightWarm) * blockTime))} |`);
+    }
     console.log(`| calls settled / payments accepted / started | ${settled.length} / ${records.filter((r) => r.accepted).length} / ${records.length} |`);
     console.log(`| submit → result ms, p50 / p99 / max (${lat.n} calls submitted in the window) | ${f0(lat.p50)} / ${f0(lat.p99)} / ${f0(lat.max)} |`);
     if (offeredRate) {
