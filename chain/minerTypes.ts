@@ -1,5 +1,5 @@
 /**
- * The CPU miner's vocabulary (miner.ts): error codes, what it needs from the chain and the
+ * The CPU miner's vocabulary (miner.ts; the paced miner, pacedMiner.ts, shares it): error codes, what it needs from the chain and the
  * mempool, options with defaults, statistics and events, and the `Miner` interface.
  */
 import type { EventEmitter } from 'node:events';
@@ -73,6 +73,8 @@ export interface MinerStats {
   readonly generation: number;
   /** Hasher each worker reported (`midstate` or `node`). */
   readonly hashers: readonly (HasherKind | undefined)[];
+  /** Interval mining (chain/pacedMiner.ts): seconds between blocks; absent for the free-running miner. */
+  readonly blockTime?: number;
 }
 
 /** A worker acknowledged a job. */

@@ -330,6 +330,8 @@ export interface DevnetOptions {
   genesisBits?: number;
   powLimitBits?: number;
   genesisTime?: number;
+  /** Target seconds between blocks (default `DEVNET_TARGET_SPACING`; `--block-time` sets it, node/config.ts). */
+  targetSpacing?: number;
   asertHalfLife?: number;
   /** Funded addresses (bech32m, hrp `tnative`). */
   allocations?: { address: string; amount: bigint }[];
@@ -346,9 +348,14 @@ export interface DevnetOptions {
   economy?: Partial<EconomyParams>;
 }
 
+/** The devnet's easiest target (compact bits): a header hash passes with probability 1/2, about 2 hashes per block. */
+export const DEVNET_POW_LIMIT_BITS = 0x207fffff;
+/** The devnet's default target seconds between blocks (mainnet's 3 s). */
+export const DEVNET_TARGET_SPACING = 3;
+
 /** Generates the parameters of a devnet or test chain: chain id 1337, `native-devnet`, easy difficulty. */
 export function createDevnetParams(opts: DevnetOptions = {}): ChainParams {
-  const powLimitBits = opts.powLimitBits ?? 0x207fffff;
+  const powLimitBits = opts.powLimitBits ?? DEVNET_POW_LIMIT_BITS;
   const genesisBits = opts.genesisBits ?? 0x1e0fffff;
   return createParamsFromJson(
     paramsToJson({
@@ -358,7 +365,7 @@ export function createDevnetParams(opts: DevnetOptions = {}): ChainParams {
       genesis: { version: 1, time: opts.genesisTime ?? 1798761600, bits: genesisBits, nonce: 0, message: 'native devnet' },
       powLimitBits,
       powLimit: bitsToTarget(powLimitBits),
-      targetSpacing: 3,
+      targetSpacing: opts.targetSpacing ?? DEVNET_TARGET_SPACING,
       asertHalfLife: opts.asertHalfLife ?? 120,
       maxFutureBlockTime: 30,
       medianTimeSpan: 11,

@@ -18,7 +18,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { NodeError } from '../consensus/errors.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import { createDevnetChainParams } from '../consensus/devnet.js';
-import { createParamsFromJson, paramsToJson, type ChainParams } from '../consensus/params.js';
+import { createParamsFromJson, DEVNET_POW_LIMIT_BITS, DEVNET_TARGET_SPACING, paramsToJson, type ChainParams } from '../consensus/params.js';
 import type { OutboundOptions } from '../services/outbound/client.js';
 import type { ProviderSettings } from '../services/outbound/types.js';
 import { OUTBOUND_CONFIG_OPTIONS, outboundOptionsOf } from './outboundConfig.js';
@@ -29,6 +29,8 @@ import { PROJECT_ROOT } from '../services/projectRoot.js';
 export const ConfigErrorCode = {
   INVALID: 'config_invalid',
   FILE_UNREADABLE: 'config_file_unreadable',
+  /** The data directory's pinned devnet genesis was made for another `--block-time` (or none): use a new data directory. */
+  GENESIS_MISMATCH: 'config_genesis_mismatch',
 } as const;
 
 /** The networks a node can run. */
@@ -56,6 +58,12 @@ export interface NodeConfig {
   /** Address paid by mined blocks (bech32m of the network); the dev wallet on the devnet by default. */
   readonly minerAddress: string | undefined;
   readonly mineThreads: number;
+  /**
+   * Devnet only: interval mining. Seconds between blocks (≥ 1); the built-in miner makes one block
+   * per slot of the genesis's schedule and does no hashing in between (chain/pacedMiner.ts), on a
+   * genesis at the easiest difficulty with this target spacing. Undefined: the free-running miner.
+   */
+  readonly blockTime: number | undefined;
   /** Run the Stratum v1 server (node/mining/stratum.ts). */
   readonly stratum: boolean;
   /** Interface of the Stratum server; undefined: the HTTP host. */
@@ -227,6 +235,7 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'persistMempool', flag: 'persist-mempool', env: 'NATIVE_PERSIST_MEMPOOL', kind: 'boolean', schema: { type: 'boolean' }, description: 'keep the mempool in <data-dir>/mempool.dat across restarts (--no-persist-mempool to disable)', defaultText: 'on' },
   { key: 'mempoolSaveInterval', flag: 'mempool-save-interval', env: 'NATIVE_MEMPOOL_SAVE_INTERVAL', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 86_400 }, description: 'seconds between saves of a changed mempool (0: only at shutdown)', defaultText: '10' },
   { key: 'mineThreads', flag: 'mine-threads', env: 'NATIVE_MINE_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 256 }, description: 'miner worker threads', defaultText: 'cores - 1 (at least 1)' },
+  { key: 'blockTime', flag: 'block-time', env: 'NATIVE_BLOCK_TIME', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 3600 }, description: 'devnet only: one block every this many seconds, no hashing in between (a new data dir gets a genesis at the easiest difficulty with this spacing)', defaultText: 'none (free-running miner)' },
   { key: 'stratum', flag: 'stratum', env: 'NATIVE_STRATUM', kind: 'boolean', schema: { type: 'boolean' }, description: 'Stratum v1 mining server (--no-stratum to disable)', defaultText: 'on' },
   { key: 'stratumHost', flag: 'stratum-host', env: 'NATIVE_STRATUM_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Stratum interface (0.0.0.0 to let miners on other machines in)', defaultText: 'the HTTP host' },
   { key: 'stratumPort', flag: 'stratum-port', env: 'NATIVE_STRATUM_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'Stratum port (0: any free port)', defaultText: '3333' },
@@ -426,6 +435,9 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     const missing = merged.rpcUser === undefined ? 'rpcUser' : 'rpcPassword';
     throw invalid(missing, 'default', 'rpcUser and rpcPassword must be set together (--rpc-user and --rpc-password)');
   }
+  if (merged.blockTime !== undefined && !devnet) {
+    throw invalid('blockTime', sources.get('blockTime') ?? 'default', `blockTime (interval mining) is for the devnet only; ${network} blocks come from proof of work`);
+  }
   if (mine && minerAddress === undefined) {
     throw invalid('minerAddress', 'default', `mining on ${network} needs --miner-address (or NATIVE_MINER_ADDRESS / "minerAddress")`);
   }
@@ -440,6 +452,7 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     economy: devnet && merged.economy === true,
     minerAddress,
     mineThreads: merged.mineThreads as number,
+    blockTime: merged.blockTime as number | undefined,
     stratum: merged.stratum as boolean,
     stratumHost: merged.stratumHost as string | undefined,
     stratumPort: merged.stratumPort as number,
@@ -500,10 +513,15 @@ export const DEVNET_GENESIS_FILE = 'genesis.json';
  * Chain parameters of the configured network. Mainnet: the repository's `genesis.json`.
  * Devnet: `createDevnetChainParams` with the genesis time of the first start, pinned in
  * `<dataDir>/genesis.json` (a devnet whose genesis lay in the future could not mine yet, and one
- * far in the past would start at the easiest difficulty for hours).
+ * far in the past would start at the easiest difficulty for hours). With `blockTime` S, a new
+ * devnet's genesis has target spacing S and the easiest bits (interval mining, chain/pacedMiner.ts);
+ * a pinned genesis made otherwise is refused with `config_genesis_mismatch` (its ASERT schedule
+ * is another one). A pinned interval-mining genesis started without `blockTime` still runs (the
+ * node warns, see `isPacedGenesis`).
  */
-export function loadChainParams(config: Pick<NodeConfig, 'network' | 'dataDir'>, now: () => number = () => Math.floor(Date.now() / 1000)): ChainParams {
+export function loadChainParams(config: Pick<NodeConfig, 'network' | 'dataDir'> & { readonly blockTime?: number }, now: () => number = () => Math.floor(Date.now() / 1000)): ChainParams {
   if (config.network === 'native-mainnet') {
+    if (config.blockTime !== undefined) throw new NodeError(ConfigErrorCode.INVALID, 'blockTime (interval mining) is for the devnet only', { option: 'blockTime' });
     const path = join(PROJECT_ROOT, 'genesis.json');
     return createParamsFromJson(JSON.parse(readFileSync(path, 'utf8')));
   }
@@ -511,12 +529,32 @@ export function loadChainParams(config: Pick<NodeConfig, 'network' | 'dataDir'>,
   if (existsSync(file)) {
     const params = createParamsFromJson(JSON.parse(readFileSync(file, 'utf8')));
     if (params.network !== 'native-devnet') throw new NodeError(ConfigErrorCode.INVALID, `${file} is not a devnet genesis (network ${params.network})`, { option: 'dataDir' });
+    const s = config.blockTime;
+    if (s !== undefined && (params.targetSpacing !== s || params.genesis.bits !== params.powLimitBits)) {
+      const made = params.genesis.bits === params.powLimitBits ? `target spacing ${params.targetSpacing} s` : `proof-of-work difficulty (bits 0x${params.genesis.bits.toString(16)}, target spacing ${params.targetSpacing} s)`;
+      throw new NodeError(ConfigErrorCode.GENESIS_MISMATCH, `the devnet in ${config.dataDir} was made with ${made}, not for --block-time ${s}: start it with a new --data-dir (or without --block-time)`, {
+        option: 'blockTime',
+        dataDir: config.dataDir,
+        targetSpacing: params.targetSpacing,
+        genesisBits: params.genesis.bits,
+      });
+    }
     return params;
   }
-  const params = createDevnetChainParams({ genesisTime: now(), actors: true });
+  const paced = config.blockTime === undefined ? {} : { targetSpacing: config.blockTime, genesisBits: DEVNET_POW_LIMIT_BITS, powLimitBits: DEVNET_POW_LIMIT_BITS };
+  const params = createDevnetChainParams({ genesisTime: now(), actors: true, ...paced });
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(paramsToJson(params), null, 2)}\n`, { mode: 0o644 });
   renameSync(tmp, file);
   return params;
+}
+
+/**
+ * Whether a devnet genesis was made for interval mining (`--block-time`): the easiest bits and a
+ * target spacing other than the default devnet's. (A genesis at the easiest bits with the default
+ * spacing, as tests write, cannot be told apart and counts as not.)
+ */
+export function isPacedGenesis(params: ChainParams): boolean {
+  return params.network === 'native-devnet' && params.genesis.bits === params.powLimitBits && params.targetSpacing !== DEVNET_TARGET_SPACING;
 }

@@ -26,7 +26,8 @@ import { openChain, type Chain } from '../chain/chain.js';
 import { createMempool, type Mempool } from '../chain/mempool.js';
 import { createMempoolStore, MEMPOOL_FILE, type MempoolStore } from '../chain/mempoolStore.js';
 import { createMiner, type Miner } from '../chain/miner.js';
-import { ConfigErrorCode, loadChainParams, type NodeConfig } from './config.js';
+import { createPacedMiner } from '../chain/pacedMiner.js';
+import { ConfigErrorCode, isPacedGenesis, loadChainParams, type NodeConfig } from './config.js';
 import { createHttpServer, type HttpServer } from './api/http.js';
 import { createP2PNetwork, type P2PNetwork } from '../p2p/network.js';
 import { createPeersRouter } from './api/p2pRoutes.js';
@@ -104,6 +105,12 @@ export class FullNode {
   static async create(config: NodeConfig, log: NodeLogger): Promise<FullNode> {
     const params = loadChainParams(config);
     const devnet = params.network === 'native-devnet';
+    if (config.blockTime === undefined && isPacedGenesis(params)) {
+      log.warn(
+        { dataDir: config.dataDir, targetSpacing: params.targetSpacing },
+        `this devnet was made for --block-time ${params.targetSpacing} (easiest difficulty): without it the built-in miner free-runs and blocks come as fast as it hashes until ASERT raises the difficulty`,
+      );
+    }
     /** Whether the HTTP API serves: from the end of `start()` to the beginning of `stop()`. */
     const lifecycle = { serving: false };
 
@@ -123,7 +130,12 @@ export class FullNode {
       // The mining job feed needs the chain (tip, state) and the mempool (candidates); the miner, Stratum and getblocktemplate follow it.
       const jobFeed = createMiningJobFeed(config, params, { chain, mempool, logger: log });
       // The miner needs the job feed (its work) and the chain (to submit blocks).
-      const miner = config.mine ? createMiner(chain, mempool, params, { threads: config.mineThreads, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, feed: jobFeed, logger: log.child({ module: 'miner' }) }) : undefined;
+      // With --block-time the paced miner builds its own template at each slot (chain/pacedMiner.ts).
+      const miner = !config.mine
+        ? undefined
+        : config.blockTime !== undefined
+          ? createPacedMiner(chain, mempool, params, { blockTime: config.blockTime, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, logger: log.child({ module: 'miner' }) })
+          : createMiner(chain, mempool, params, { threads: config.mineThreads, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, feed: jobFeed, logger: log.child({ module: 'miner' }) });
       // The p2p network needs the chain (serve, sync and relay blocks) and the mempool (relay transactions).
       const p2p = config.p2p
         ? await createP2PNetwork(

@@ -44,11 +44,12 @@ const TAG = `native-node/${NODE_VERSION}`;
 
 /**
  * The node's one mining job feed, followed by the built-in miner, Stratum and the
- * getblocktemplate long poll. Mempool changes reach the jobs every 500 ms when the built-in miner
- * runs (its `mempoolRefreshMs`), every 3 s otherwise (Stratum's).
+ * getblocktemplate long poll. Mempool changes reach the jobs every 500 ms when the free-running
+ * built-in miner runs (its `mempoolRefreshMs`), every 3 s otherwise (Stratum's; the paced miner,
+ * `--block-time`, builds its own template at each slot and does not follow the feed).
  */
 export function createMiningJobFeed(config: NodeConfig, params: ChainParams, modules: { chain: Chain; mempool: Mempool; logger: NodeLogger }): JobFeed {
-  const mempoolRefreshMs = config.mine ? Math.min(defaultMinerOptions.mempoolRefreshMs, defaultStratumOptions.mempoolRefreshMs) : defaultStratumOptions.mempoolRefreshMs;
+  const mempoolRefreshMs = config.mine && config.blockTime === undefined ? Math.min(defaultMinerOptions.mempoolRefreshMs, defaultStratumOptions.mempoolRefreshMs) : defaultStratumOptions.mempoolRefreshMs;
   return createJobFeed({ mempoolRefreshMs, keepAliveMs: defaultStratumOptions.keepAliveMs, tag: TAG }, { chain: modules.chain, mempool: modules.mempool, params, logger: modules.logger.child({ module: 'jobs' }) });
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { isNodeError } from '../../consensus/errors.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { DEVNET_ACTORS } from '../../consensus/devnet.js';
-import { CONFIG_OPTIONS, loadChainParams, loadConfig, defaultNodeConfig, type NodeConfig } from '../../node/config.js';
+import { CONFIG_OPTIONS, isPacedGenesis, loadChainParams, loadConfig, defaultNodeConfig, type NodeConfig } from '../../node/config.js';
 
 const DEV_ADDRESS = encodeAddress(new Uint8Array(20).fill(7), 'tnative');
 let dir: string;
@@ -168,6 +168,47 @@ describe('chain parameters', () => {
     expect(again.chainId).toBe(1337);
     // The dev wallet and the economy's devnet actors.
     expect(again.allocations.length).toBe(1 + DEVNET_ACTORS.length);
+  });
+});
+
+describe('interval mining (--block-time)', () => {
+  test('is a devnet option: an integer of at least 1', () => {
+    expect(load(['--dev', '--block-time', '2']).blockTime).toBe(2);
+    expect(load(['--dev']).blockTime).toBeUndefined();
+    expect(load(['--dev'], { NATIVE_BLOCK_TIME: '5' }).blockTime).toBe(5);
+    expect(errorOf(() => load(['--dev', '--block-time', '0'])).code).toBe('config_invalid');
+    expect(errorOf(() => load(['--dev', '--block-time', '1.5'])).code).toBe('config_invalid');
+  });
+  test('mainnet refuses it with config_invalid naming the option', () => {
+    const e = errorOf(() => load(['--network', 'mainnet', '--block-time', '1']));
+    expect(e.code).toBe('config_invalid');
+    expect(e.payload.option).toBe('blockTime');
+    expect(e.message).toContain('devnet only');
+    expect(errorOf(() => loadChainParams({ network: 'native-mainnet', dataDir: join(dir, 'm2'), blockTime: 1 })).code).toBe('config_invalid');
+  });
+  test('a new devnet gets target spacing S and the easiest bits, pinned; the same S starts it again', () => {
+    const dataDir = join(dir, 'paced');
+    const p = loadChainParams({ network: 'native-devnet', dataDir, blockTime: 2 }, () => 1_700_000_000);
+    expect(p.targetSpacing).toBe(2);
+    expect(p.genesis.bits).toBe(p.powLimitBits);
+    expect(p.genesis.bits).toBe(0x207fffff);
+    expect(JSON.parse(readFileSync(join(dataDir, 'genesis.json'), 'utf8')).targetSpacing).toBe(2);
+    expect(loadChainParams({ network: 'native-devnet', dataDir, blockTime: 2 }).genesis.time).toBe(1_700_000_000);
+    expect(isPacedGenesis(p)).toBe(true);
+    // Without --block-time it still runs (the node warns).
+    expect(loadChainParams({ network: 'native-devnet', dataDir }).targetSpacing).toBe(2);
+  });
+  test('a pinned genesis made otherwise is refused with config_genesis_mismatch', () => {
+    const paced = join(dir, 'paced3');
+    loadChainParams({ network: 'native-devnet', dataDir: paced, blockTime: 3 });
+    const e = errorOf(() => loadChainParams({ network: 'native-devnet', dataDir: paced, blockTime: 1 }));
+    expect(e.code).toBe('config_genesis_mismatch');
+    expect(e.message).toContain('new --data-dir');
+    expect(e.payload.targetSpacing).toBe(3);
+    const pow = join(dir, 'pow');
+    const p = loadChainParams({ network: 'native-devnet', dataDir: pow });
+    expect(isPacedGenesis(p)).toBe(false);
+    expect(errorOf(() => loadChainParams({ network: 'native-devnet', dataDir: pow, blockTime: 3 })).code).toBe('config_genesis_mismatch');
   });
 });
 
