@@ -271,6 +271,8 @@ function signPayment(sign: Signer, kp: HybridKeyPair, t: Terms, nonce: bigint, z
 /** The outcome of one timed call. */
 interface CallRecord {
   submitAt: number;
+  /** When the node answered the payment's POST /api/v1/tx as accepted (performance.now()). */
+  acceptedAt?: number;
   /** Open loop: when the call was due to start (performance.now()). */
   scheduledAt?: number;
   resultAt?: number;
@@ -376,6 +378,7 @@ async function paidCall(url: string, agent: Agent, p: Signed, terms: Terms, wait
     return r;
   }
   r.accepted = true;
+  r.acceptedAt = performance.now();
   for (;;) {
     let a: Answer;
     try {
@@ -691,6 +694,8 @@ export async function run(args: string[]): Promise<void> {
       console.log(`| offered calls/s in the window (calls due) | ${f1(due.length / (seconds - warmup))} |`);
       console.log(`| scheduled start → result ms, p50 / p99 / max | ${f0(sched.p50)} / ${f0(sched.p99)} / ${f0(sched.max)} |`);
     }
+    const admission = summary(timed.filter((r) => r.acceptedAt !== undefined).map((r) => r.acceptedAt! - r.submitAt));
+    console.log(`| submit → payment accepted (mempool admission, HTTP round trip) ms, p50 / p99 | ${f0(admission.p50)} / ${f0(admission.p99)} |`);
     console.log(`| block seen → result ms, p50 / p99 | ${f0(afterBlock.p50)} / ${f0(afterBlock.p99)} |`);
     console.log(`| calls in the first block found after their submit | ${timed.length ? f1((100 * inFirst) / timed.length) : 'n/a'} % |`);
     console.log(`| blocks in the window; interval ms mean / p50 / p99 / max (seen by the watcher) | ${blocks.length}; ${f0(iv.mean)} / ${f0(iv.p50)} / ${f0(iv.p99)} / ${f0(iv.max)} |`);

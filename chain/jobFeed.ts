@@ -10,6 +10,12 @@
  * new tip, once the mempool's queued work (the re-checks after a reorganisation) is done, a
  * mempool job follows at once if the mempool changed meanwhile.
  *
+ * Nobody listening, no work: while the feed has no 'job' listener (a node mining by slots with
+ * `--block-time`, Stratum off and no getblocktemplate long poll waiting) it builds nothing after
+ * its first job and `current` is undefined once that job is stale; the first 'job' listener gets
+ * a fresh job at once. A template of a full block costs the main thread tens of ms, which the
+ * paced miner's slot would otherwise share.
+ *
  * Before building for a new tip the feed emits 'tip' synchronously, so a consumer can drop stale
  * work before the job for the new parent is ready (the CPU miner stops its workers there).
  *
@@ -106,19 +112,27 @@ export class JobFeed extends EventEmitter<JobFeedEvents> {
   /** The mempool changed since the last build started. */
   private mempoolDirty = false;
   private last: MiningJob | undefined;
+  /** A build was skipped because nobody listened (the first listener gets one at once). */
+  private skipped = false;
+  /** …for a new tip or new mempool work: `last` is stale (a skipped keep-alive leaves it valid). */
+  private stale = false;
 
   constructor(
     private readonly opts: JobFeedOptions,
     private readonly m: JobFeedModules,
   ) {
     super();
+    (this as EventEmitter).on('newListener', (event: string | symbol) => {
+      // The first listener after skipped builds: a fresh job, once it is subscribed.
+      if (event === 'job' && this.skipped && this.running) queueMicrotask(() => void this.refresh('keepalive'));
+    });
     this.log = m.logger ?? silentLogger;
     this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
   }
 
-  /** The latest job (undefined before the first build). */
+  /** The latest job (undefined before the first build, and while nobody listens once the chain or mempool moved on). */
   get current(): MiningJob | undefined {
-    return this.last;
+    return this.stale ? undefined : this.last;
   }
 
   /** Follows the chain and the mempool and builds the first job. */
@@ -128,7 +142,7 @@ export class JobFeed extends EventEmitter<JobFeedEvents> {
     this.m.chain.on('tip', this.onTip);
     this.m.mempool.on('added', this.onMempool);
     this.m.mempool.on('removed', this.onMempool);
-    await this.refresh('keepalive');
+    await this.refresh('keepalive', true);
   }
 
   /** Stops following; no job is emitted afterwards. */
@@ -178,8 +192,14 @@ export class JobFeed extends EventEmitter<JobFeedEvents> {
   }
 
   /** Builds a template and emits it when it is new work (see module comment). */
-  async refresh(reason: JobReason): Promise<void> {
+  async refresh(reason: JobReason, evenUnheard = false): Promise<void> {
     if (!this.running) return;
+    if (!evenUnheard && this.listenerCount('job') === 0) {
+      this.skipped = true;
+      if (reason !== 'keepalive') this.stale = true;
+      this.mempoolDirty = false;
+      return;
+    }
     if (!this.pendingReason || REASON_RANK[reason] > REASON_RANK[this.pendingReason]) this.pendingReason = reason;
     if (this.building) {
       this.again = true;
@@ -207,6 +227,7 @@ export class JobFeed extends EventEmitter<JobFeedEvents> {
           const tipSeenAt = clean && this.tipSeen?.hash === tpl.parentHash ? this.tipSeen.at : undefined;
           if (tipSeenAt !== undefined) this.tipSeen = undefined;
           this.last = { template: tpl, reason: clean ? 'tip' : why, clean, tipSeenAt };
+          this.skipped = this.stale = false;
           this.armKeepAlive();
           this.emit('job', this.last);
         }

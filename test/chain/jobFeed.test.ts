@@ -31,6 +31,32 @@ function next(jobs: MiningJob[], after: number, pred: (j: MiningJob) => boolean,
 }
 
 describe('the mining job feed', () => {
+  test('with no job listener it builds nothing after its first job, and the first listener gets a fresh job at once', async () => {
+    const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 60 });
+    const { chain, pool: mempool, close } = await openChainAndPool(params);
+    const feed = createJobFeed({ mempoolRefreshMs: 50, keepAliveMs: 100, tag: 'test' }, { chain, mempool, params });
+    try {
+      await feed.start();
+      // The start builds once, listener or not.
+      expect(feed.current?.template.parentHash).toBe(chain.tip.hashHex);
+      const first = feed.current;
+      await new Promise((r) => setTimeout(r, 250)); // two keep-alive periods: nothing is built for nobody
+      expect(feed.current).toBe(first);
+      await mineExternal(chain, params);
+      await new Promise((r) => setTimeout(r, 150));
+      expect(feed.current).toBeUndefined(); // the job for the old tip is stale and no new one was built
+      const jobs: MiningJob[] = [];
+      feed.on('job', (j) => jobs.push(j));
+      const job = await next(jobs, 0, () => true);
+      expect(job.template.parentHash).toBe(chain.tip.hashHex);
+      expect(job.clean).toBe(true);
+      expect(feed.current).toBe(job);
+    } finally {
+      feed.stop();
+      await close();
+    }
+  });
+
   test('a first job at start, a clean job for each new tip, keep-alives on the same parent, silence after stop', async () => {
     const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 60 });
     const { chain, pool: mempool, close } = await openChainAndPool(params);

@@ -217,7 +217,7 @@ describe('createMiner', () => {
     expect(miner.stats().blocksFound).toBe(0);
   });
 
-  test('on a shared job feed (as in the node): new tips reach every worker, stopping leaves the feed running, a restart takes its latest job', async () => {
+  test('on a shared job feed (as in the node): new tips reach every worker, stopping leaves the feed running, a restart gets a job for the new tip', async () => {
     const { chain, pool } = await setup();
     const feed = createJobFeed({ mempoolRefreshMs: 200, keepAliveMs: 25_000, tag: 'shared', now }, { chain, mempool: pool, params: hardParams });
     cleanups.push(async () => feed.stop());
@@ -239,12 +239,13 @@ describe('createMiner', () => {
     await miner.stop();
     expect(feed.listenerCount('job')).toBe(0);
     expect(feed.listenerCount('tip')).toBe(0);
-    // The feed still follows the chain for its other consumers.
+    // With nobody listening the feed still runs but builds nothing: its last job is stale and not offered.
     await addExternalBlock(chain);
-    await waitUntil(() => feed.current?.template.parentHash === chain.tip.hashHex);
-    // A restarted miner (the sync gate) picks up the feed's latest job at once.
+    expect(feed.current).toBeUndefined();
+    // A restarted miner (the sync gate) subscribes, and the feed builds for the new tip at once.
     await miner.start();
-    expect(miner.stats().height).toBe(chain.tip.height + 1);
+    await waitUntil(() => miner.stats().height === chain.tip.height + 1);
+    expect(feed.current?.template.parentHash).toBe(chain.tip.hashHex);
   });
 
   test('on a shared job feed, mined blocks pay the miner address, not the feed template’s zero payee', async () => {
