@@ -65,7 +65,7 @@
 import { createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -86,6 +86,7 @@ import { requestHashOf } from '../x402/wire.js';
 import { FacilitatorControl, startFacilitatorProcess, type FacilitatorProcess } from '../test/helpers/facilitator.js';
 import { BIN, childEnv, ROOT } from '../test/helpers/nodeProcess.js';
 import { percentile } from './percentile.js';
+import { cpuDelta, splitCpu, threadCpu, type ThreadCpu } from './threadCpu.js';
 
 const SERVICE = 'native-world-clock';
 const ZONES = ['Europe/Berlin', 'Asia/Tokyo', 'America/New_York', 'UTC', 'Australia/Sydney', 'Africa/Cairo'];
@@ -166,25 +167,6 @@ const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
-
-// ---------------------------------------------------------------- node CPU by thread (/proc)
-
-const TICK_S = 0.01; // USER_HZ is 100 on Linux
-/** CPU seconds (user + system) of every thread of `pid`, by thread id. */
-async function threadCpu(pid: number): Promise<Map<number, number>> {
-  const out = new Map<number, number>();
-  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
-    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields.length > 13) out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * TICK_S);
-  }
-  return out;
-}
-function cpuDelta(a: Map<number, number>, b: Map<number, number>): Map<number, number> {
-  const d = new Map<number, number>();
-  for (const [tid, s] of b) d.set(tid, s - (a.get(tid) ?? 0));
-  return d;
-}
 
 // ---------------------------------------------------------------- node and payments
 
@@ -586,7 +568,7 @@ export async function run(args: string[]): Promise<void> {
       const idle0 = await threadCpu(pid);
       await sleep(2000);
       const idle = cpuDelta(idle0, await threadCpu(pid));
-      minerTid = [...idle].filter(([t]) => t !== pid).sort((a, b) => b[1] - a[1])[0]?.[0];
+      minerTid = [...idle].filter(([t]) => t !== pid).sort((a, b) => b[1].seconds - a[1].seconds)[0]?.[0];
     }
 
     // ---- the timed phase
@@ -596,8 +578,8 @@ export async function run(args: string[]): Promise<void> {
     const t0 = performance.now();
     const tEnd = t0 + seconds * 1000;
     const tWarm = t0 + warmup * 1000;
-    let cpuWarm: Map<number, number> | undefined;
-    let cpuEnd: Map<number, number> | undefined;
+    let cpuWarm: Map<number, ThreadCpu> | undefined;
+    let cpuEnd: Map<number, ThreadCpu> | undefined;
     let heightWarm = 0;
     let agentsCpuWarm: NodeJS.CpuUsage | undefined;
     let agentsCpuEnd: NodeJS.CpuUsage | undefined;
@@ -723,12 +705,10 @@ export async function run(args: string[]): Promise<void> {
     if (cpuWarm && cpuEnd) {
       const d = cpuDelta(cpuWarm, cpuEnd);
       const span = seconds - warmup;
-      const main = d.get(pid) ?? 0;
-      const miner = minerTid ? d.get(minerTid) ?? 0 : 0;
-      const others = [...d].filter(([t]) => t !== pid && t !== minerTid).sort((a, b) => b[1] - a[1]);
-      const pool = others.slice(0, 2).reduce((s, [, v]) => s + v, 0);
-      const rest = others.slice(2).reduce((s, [, v]) => s + v, 0);
-      const total = [...d.values()].reduce((s, v) => s + v, 0);
+      const miner = minerTid ? d.get(minerTid)?.seconds ?? 0 : 0;
+      if (minerTid) d.delete(minerTid);
+      const { main, busiest: pool, rest, total: notMiner } = splitCpu(d, pid, 2);
+      const total = notMiner + miner;
       console.log(`| node CPU s in the window (${span} s): total | ${f1(total)} (${f2(total / span)} cores) |`);
       console.log(`| … main thread / miner thread / two busiest other threads (verify pool) / rest | ${f1(main)} / ${f1(miner)} / ${f1(pool)} / ${f1(rest)} |`);
       console.log(`| … main thread CPU ms per settled call | ${f2((main * 1000) / Math.max(1, inWindow.length))} |`);

@@ -28,6 +28,7 @@ import { createVerifyPool } from '../chain/verifyPool.js';
 import type { SignatureVerifier } from '../chain/types.js';
 import { createP2PNetwork, type P2PNetwork } from '../p2p/network.js';
 import { buildTransferChain } from './transferChain.js';
+import { cpuDelta, splitCpu, threadCpu, type ThreadCpu } from './threadCpu.js';
 
 const trusting: SignatureVerifier = { verifyBatch: async (jobs) => jobs.map(() => true) };
 
@@ -151,8 +152,10 @@ export async function run(args: string[]): Promise<void> {
     const client = await node(join(root, 'client'), prep.params, pool, [server.addr]);
     let syncSecs = 0;
     let cpu = { client: NaN, server: NaN };
+    let syncThreads: ReturnType<typeof splitCpu> | undefined;
     try {
       const cpu0 = { client: ownCpuSeconds(), server: await processCpuSeconds(server.pid) };
+      const threads0 = await threadCpu();
       const start = performance.now();
       await client.p2p.start();
       const deadline = Date.now() + 30 * 60_000;
@@ -163,6 +166,7 @@ export async function run(args: string[]): Promise<void> {
       syncSecs = (performance.now() - start) / 1000;
       cpu = { client: ownCpuSeconds() - cpu0.client, server: (await processCpuSeconds(server.pid)) - cpu0.server };
       const st = pool.stats();
+      syncThreads = splitCpu(cpuDelta(threads0, await threadCpu()), process.pid, st.threads);
       console.log(`sync: ${st.verified} signatures checked by the pool, ${st.cacheHits} answered from its cache (checked ahead of the chain)`);
     } finally {
       await client.stop();
@@ -172,12 +176,14 @@ export async function run(args: string[]): Promise<void> {
 
     let importSecs = 0;
     let importCpu = NaN;
+    let importThreads: ReturnType<typeof splitCpu> | undefined;
     if (values.import) {
       const pool2 = await createVerifyPool(poolOpts);
       const chain = await openChain({ dataDir: join(root, 'import'), params: prep.params, verifier: pool2 });
       try {
         const start = performance.now();
         const cpu0 = ownCpuSeconds();
+        const threads0: Map<number, ThreadCpu> = await threadCpu();
         const inflight: ReturnType<typeof chain.addBlock>[] = [];
         const settle = async (p: ReturnType<typeof chain.addBlock>) => {
           const r = await p;
@@ -190,6 +196,7 @@ export async function run(args: string[]): Promise<void> {
         for (const p of inflight) await settle(p);
         importSecs = (performance.now() - start) / 1000;
         importCpu = ownCpuSeconds() - cpu0;
+        importThreads = splitCpu(cpuDelta(threads0, await threadCpu()), process.pid, pool2.stats().threads);
       } finally {
         await chain.close();
         await pool2.stop();
@@ -206,6 +213,8 @@ export async function run(args: string[]): Promise<void> {
     row('blocks per second', both((s) => (nBlocks / s).toFixed(1)));
     row('transfers per second', both((s) => String(Math.round(prep.txs / s))));
     row('CPU seconds, this node (all threads)', `${cpu.client.toFixed(2)} | ${values.import ? importCpu.toFixed(2) : '—'}`);
+    const split = (t: ReturnType<typeof splitCpu> | undefined) => (t ? `${t.main.toFixed(2)} / ${t.busiest.toFixed(2)} / ${t.rest.toFixed(2)}` : '—');
+    row('… main thread / verify pool (its busiest threads) / rest (LevelDB, libuv, V8 GC)', `${split(syncThreads)} | ${split(importThreads)}`);
     row('CPU seconds, the serving peer (same machine)', `${cpu.server.toFixed(2)} | —`);
     if (values.import) {
       console.log('');
