@@ -24,6 +24,18 @@ import { nativeNumber } from './pricing.js';
 import { requestHashOf } from './wire.js';
 import type { UnhonoredPayments } from './unhonored.js';
 
+/** Settles woken per turn of the event loop when a block arrives (see `wakeTipWaiters`). */
+const TIP_WAKE_CHUNK = 64;
+
+/** Calls `wakers` in order, `chunk` of them now and each next chunk on a later turn of the event loop (`defer`, default setImmediate). */
+export function wakeInChunks(wakers: readonly (() => void)[], chunk: number, defer: (next: () => void) => void = setImmediate): void {
+  const wake = (from: number): void => {
+    for (const w of wakers.slice(from, from + chunk)) w();
+    if (from + chunk < wakers.length) defer(() => wake(from + chunk));
+  };
+  wake(0);
+}
+
 /** Options of the native rail's settlement. */
 export interface NativeSettlementOptions {
   /** Confirmations an invoke needs (1 = mined). */
@@ -244,9 +256,14 @@ export class NativeSettlement implements NativeRail {
   }
 
   private readonly tipWaiters = new Set<() => void>();
-  private readonly wakeTipWaiters = (): void => {
-    for (const done of [...this.tipWaiters]) done();
-  };
+  /**
+   * Wakes the waiting settles oldest first, TIP_WAKE_CHUNK at a time with a turn of the event
+   * loop between chunks: a block of 1,500 payments woke 1,500 settles at once, whose reads and
+   * writes then interleaved, so even the calls that had waited longest answered only when nearly
+   * all were done (the p99 from submit to result was one block interval + ~250 ms at 1,500
+   * payments per block). Oldest first, the longest waits end first.
+   */
+  private readonly wakeTipWaiters = (): void => wakeInChunks([...this.tipWaiters], TIP_WAKE_CHUNK);
 
   /** Every check of a mined payment against the call. */
   private checkInvoke(stored: StoredTx, def: ServiceDefinition, reqHash: string): AgentInvokePayload {

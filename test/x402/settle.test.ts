@@ -20,7 +20,7 @@ import { ServiceError, type ServiceContext } from '../../services/types.js';
 import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
 import { RefundManager } from '../../x402/refunds.js';
 import type { SettleOutcome } from '../../x402/outcome.js';
-import { NativeSettlement } from '../../x402/settle.js';
+import { NativeSettlement, wakeInChunks } from '../../x402/settle.js';
 import { requestHashOf } from '../../x402/wire.js';
 import { createReferencePriceSource } from '../../x402/pricing.js';
 import { testKey } from '../helpers/keys.js';
@@ -180,6 +180,19 @@ describe('native settlement', () => {
     expect(reads).toBe(20);
     expect(e.chain.listenerCount('tip')).toBe(listenersBefore);
     await teardown(e);
+  });
+
+  test('settles woken by a block go oldest first, a chunk per turn of the event loop', () => {
+    const order: number[] = [];
+    const deferred: (() => void)[] = [];
+    wakeInChunks(Array.from({ length: 150 }, (_, i) => () => order.push(i)), 64, (next) => deferred.push(next));
+    expect(order).toEqual(Array.from({ length: 64 }, (_, i) => i)); // the 64 that waited longest, now
+    expect(deferred).toHaveLength(1);
+    deferred.shift()!();
+    expect(order).toHaveLength(128);
+    deferred.shift()!();
+    expect(order).toEqual(Array.from({ length: 150 }, (_, i) => i));
+    expect(deferred).toHaveLength(0);
   });
 
   test('50 concurrent settles of one payment execute the service exactly once', async () => {
