@@ -71,6 +71,27 @@ interface Entry extends MempoolEntry {
   readonly sender: string;
 }
 
+
+/** A transaction as admission checks it: decoded, within the stateless rules, with its id and (on demand, once) its sighash. */
+interface DecodedTx {
+  readonly tx: Tx;
+  readonly id: string;
+  readonly sighash: () => Uint8Array;
+}
+
+/** Decodes `bytes` and checks the stateless rules (throws CodecError / ValidationError with their codes). */
+function decodeForAdmission(bytes: Uint8Array, params: ChainParams): DecodedTx {
+  const tx = decodeTx(bytes);
+  validateTx(tx, bytes.length, params);
+  return { tx, id: toHex(computeTxId(bytes)), sighash: sighashOnce(tx) };
+}
+
+/** `txSighash(tx)`, computed at the first call only. */
+function sighashOnce(tx: Tx): () => Uint8Array {
+  let h: Uint8Array | undefined;
+  return () => (h ??= txSighash(tx));
+}
+
 /** The mempool (see module comment). */
 export class Mempool extends EventEmitter implements MempoolReader {
   private readonly byId = new Map<string, Entry>();
@@ -175,9 +196,17 @@ export class Mempool extends EventEmitter implements MempoolReader {
     if (bytes.length > this.params.limits.maxTxBytes) {
       return Promise.reject(new ValidationError(TxErrorCode.TOO_LARGE, `tx is ${bytes.length} bytes, limit ${this.params.limits.maxTxBytes}`));
     }
+    // Decoded once: the early check and the admission share it. Bytes that do not decode or break
+    // a stateless rule get no early check, and the admission reports why.
+    let pre: DecodedTx | undefined;
+    try {
+      pre = decodeForAdmission(bytes, this.params);
+    } catch {
+      pre = undefined;
+    }
     // The check starts now; the admission keeps its place in the queue (arrival order) and waits for it there.
-    const signed = this.preverify(bytes).catch(() => undefined);
-    return this.serial(async () => this.addNow(bytes, opts.addedAt, await signed));
+    const signed = pre ? this.preverify(pre).catch(() => undefined) : Promise.resolve(undefined);
+    return this.serial(async () => this.addNow(bytes, opts.addedAt, await signed, 0, pre));
   }
 
   /**
@@ -190,16 +219,9 @@ export class Mempool extends EventEmitter implements MempoolReader {
    * Resolves to the answer (a sender has one key: its address is the key's hash), or undefined
    * when it did not check.
    */
-  private async preverify(bytes: Uint8Array): Promise<boolean | undefined> {
-    let tx: Tx;
-    try {
-      tx = decodeTx(bytes);
-      validateTx(tx, bytes.length, this.params);
-    } catch {
-      return undefined;
-    }
+  private async preverify(pre: DecodedTx): Promise<boolean | undefined> {
+    const { tx, id } = pre;
     // A transaction already pending is refused as a duplicate without a signature check.
-    const id = toHex(computeTxId(bytes));
     if (this.byId.has(id)) return undefined;
     const sender = toHex(tx.from);
     let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? [...(this.bySender.get(sender)?.values() ?? [])].find((e) => e.tx.publicKey)?.tx.publicKey;
@@ -208,7 +230,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
       if (pub) this.rememberKey(sender, pub);
     }
     if (!pub) return undefined;
-    return this.verifySoon({ id, pub, msg: txSighash(tx), sig: tx.signature });
+    return this.verifySoon({ id, pub, msg: pre.sighash(), sig: tx.signature });
   }
 
   /** Public keys of recent senders read from the chain (an address is its key's hash: a key never changes). */
@@ -238,11 +260,17 @@ export class Mempool extends EventEmitter implements MempoolReader {
     });
   }
 
-  private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean, attempt = 0): Promise<{ id: string; status: 'accepted' }> {
-    const tx = decodeTx(bytes);
-    const id = toHex(computeTxId(bytes));
+  private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean, attempt = 0, decoded?: DecodedTx): Promise<{ id: string; status: 'accepted' }> {
+    let pre = decoded;
+    if (!pre) {
+      const tx = decodeTx(bytes);
+      const id = toHex(computeTxId(bytes));
+      if (this.byId.has(id)) throw new NodeError(MempoolErrorCode.DUPLICATE, `transaction ${id} is already in the mempool`);
+      validateTx(tx, bytes.length, this.params);
+      pre = { tx, id, sighash: sighashOnce(tx) };
+    }
+    const { tx, id } = pre;
     if (this.byId.has(id)) throw new NodeError(MempoolErrorCode.DUPLICATE, `transaction ${id} is already in the mempool`);
-    validateTx(tx, bytes.length, this.params);
     const sender = toHex(tx.from);
     // A block connecting during an await below mines some of the sender's pending transactions
     // (its 'connect' removes them at once) while the state read here is the old tip's: checked
@@ -251,7 +279,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
     const tip = this.chain.tip.hashHex;
     const again = () => {
       if (attempt >= MAX_TIP_RETRIES) throw new NodeError(MempoolErrorCode.TIP_MOVING, 'the chain tip kept changing while the transaction was checked; send it again');
-      return this.addNow(bytes, addedAt, signed, attempt + 1);
+      return this.addNow(bytes, addedAt, signed, attempt + 1, pre);
     };
     const pending = this.bySender.get(sender) ?? new Map<bigint, Entry>();
     const chainKeys = [...pending.values()].flatMap((e) => txTouchedKeys(e.tx));
@@ -274,7 +302,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
     if (!pub) throw new ValidationError(TxErrorCode.MISSING_KEYS, "the account's first transaction must carry its public keys");
     // A signature found bad before queueing is not checked a second time.
     if (signed === false) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, 'signature does not verify');
-    await this.checkSignature(id, tx, pub);
+    await this.checkSignature(id, tx, pub, pre.sighash());
     if (this.chain.tip.hashHex !== tip) return again();
 
     const entry: Entry = { tx, id, bytes, size: bytes.length, feeRate, addedAt: Math.min(addedAt ?? Infinity, this.now()), sender };
@@ -296,8 +324,8 @@ export class Mempool extends EventEmitter implements MempoolReader {
     return { id, status: 'accepted' };
   }
 
-  private async checkSignature(id: string, tx: Tx, pub: HybridPublicKey): Promise<void> {
-    const [ok] = await this.verifier.verifyBatch([{ id, pub, msg: txSighash(tx), sig: tx.signature }]);
+  private async checkSignature(id: string, tx: Tx, pub: HybridPublicKey, sighash: Uint8Array): Promise<void> {
+    const [ok] = await this.verifier.verifyBatch([{ id, pub, msg: sighash, sig: tx.signature }]);
     if (!ok) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, 'signature does not verify');
   }
 
