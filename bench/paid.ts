@@ -402,9 +402,11 @@ interface UsdcResult {
   readonly errors: Map<string, number>;
   readonly verifyMs: number[];
   readonly settleMs: number[];
+  /** CPU seconds in the round. */
+  readonly cpu: { readonly nodeMain: number; readonly nodeTotal: number; readonly facilitator: number; readonly agents: number };
 }
 
-async function usdcRound(url: string, facilitator: FacilitatorProcess, seconds: number, connections: number, signed: string[]): Promise<UsdcResult> {
+async function usdcRound(url: string, facilitator: FacilitatorProcess, seconds: number, connections: number, signed: string[], nodePid: number): Promise<UsdcResult> {
   const endpoint = `${url}/api/x402/${SERVICE}`;
   const control = new FacilitatorControl(facilitator.url);
   await control.reset();
@@ -424,11 +426,24 @@ async function usdcRound(url: string, facilitator: FacilitatorProcess, seconds: 
       } else errors.set(codeOf(a), (errors.get(codeOf(a)) ?? 0) + 1);
     }
   };
+  // Who is busy during the round: the node (its main thread), the facilitator process, this one.
+  const cpu0 = { node: await threadCpu(nodePid), facilitator: await threadCpu(facilitator.child.pid!), agents: process.cpuUsage() };
   const t0 = performance.now();
   await Promise.all(Array.from({ length: connections }, loop));
   const elapsed = (performance.now() - t0) / 1000;
+  const nodeCpu = splitCpu(cpuDelta(cpu0.node, await threadCpu(nodePid)), nodePid, 2);
+  const facilitatorCpu = splitCpu(cpuDelta(cpu0.facilitator, await threadCpu(facilitator.child.pid!)), facilitator.child.pid!, 0).total;
+  const agents = process.cpuUsage(cpu0.agents);
   const calls = await control.calls();
-  return { seconds: elapsed, ok, latencies, errors, verifyMs: calls.handledMs.verify, settleMs: calls.handledMs.settle };
+  return {
+    seconds: elapsed,
+    ok,
+    latencies,
+    errors,
+    verifyMs: calls.handledMs.verify,
+    settleMs: calls.handledMs.settle,
+    cpu: { nodeMain: nodeCpu.main, nodeTotal: nodeCpu.total, facilitator: facilitatorCpu, agents: (agents.user + agents.system) / 1e6 },
+  };
 }
 
 // ---------------------------------------------------------------- the run
@@ -739,7 +754,7 @@ export async function run(args: string[]): Promise<void> {
     }
 
     if (usdcSigned) {
-      const u = await usdcRound(url, facilitator, usdcSeconds, usdcConnections, usdcSigned);
+      const u = await usdcRound(url, facilitator, usdcSeconds, usdcConnections, usdcSigned, pid);
       const l = summary(u.latencies);
       const v = summary(u.verifyMs);
       const s = summary(u.settleMs);
@@ -752,6 +767,8 @@ export async function run(args: string[]): Promise<void> {
       console.log(`| call ms p50 / p99 (${l.n} calls) | ${f1(l.p50)} / ${f1(l.p99)} |`);
       console.log(`| facilitator's own /verify ms p50 / p99 (${v.n}) | ${f2(v.p50)} / ${f2(v.p99)} |`);
       console.log(`| facilitator's own /settle ms p50 / p99 (${s.n}) | ${f2(s.p50)} / ${f2(s.p99)} |`);
+      const share = (cpuS: number) => `${f1(cpuS)} s (${f2(cpuS / u.seconds)} cores)`;
+      console.log(`| CPU in the round: node main thread / node all threads / facilitator process / agents (this process) | ${share(u.cpu.nodeMain)} / ${share(u.cpu.nodeTotal)} / ${share(u.cpu.facilitator)} / ${share(u.cpu.agents)} |`);
       console.log(`| errors by code | ${u.errors.size ? [...u.errors].map(([c, n]) => `${c}: ${n}`).join(', ') : 'none'} |`);
       if (u.ok + [...u.errors.values()].reduce((a, b) => a + b, 0) >= usdcSigned.length) console.log('(every authorization signed ahead was used: the round ended early; its rate stands)');
     } else if (usdcSkip) console.log(`\nUSDC round skipped: ${usdcSkip}`);

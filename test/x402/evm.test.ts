@@ -1,7 +1,9 @@
 /** The node's own EIP-55 and EIP-712 (x402/evm.ts) against viem, the reference implementation (from reference/). */
 import { describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { checksumAddress, recoverTransferAuthorizationSigner, transferAuthorizationDigest } from '../../x402/evm.js';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { checksumAddress, recoverAddress, recoverTransferAuthorizationSigner, transferAuthorizationDigest } from '../../x402/evm.js';
 import { BASE_USDC } from '../../x402/quote.js';
 import { EIP3009_TYPES, referenceViem, requireViem } from '../helpers/facilitatorPayments.js';
 
@@ -46,5 +48,61 @@ describeViem('x402/evm.ts agrees with viem', () => {
     expect(() => recoverTransferAuthorizationSigner(domain, auth, `${hex(64)}05`)).toThrow(RangeError);
     expect(() => transferAuthorizationDigest(domain, { ...auth, value: (1n << 256n).toString() })).toThrow(RangeError);
     expect(() => transferAuthorizationDigest(domain, { ...auth, nonce: '0x12' })).toThrow(RangeError);
+  });
+});
+
+describe('x402/evm.ts public-key recovery (libsecp256k1 in WASM) agrees with @noble', () => {
+  const rsv = (rs: Uint8Array, recovery: number) => `0x${Buffer.from(rs).toString('hex')}${(27 + recovery).toString(16)}`;
+  const addressOf = (pub: Uint8Array) => checksumAddress(`0x${Buffer.from(keccak_256(pub.subarray(1)).subarray(12)).toString('hex')}`);
+  const nobleRecover = (digest: Uint8Array, rs: Uint8Array, recovery: number): string | undefined => {
+    try {
+      return addressOf(secp256k1.Signature.fromBytes(rs, 'compact').addRecoveryBit(recovery).recoverPublicKey(digest).toBytes(false));
+    } catch {
+      return undefined;
+    }
+  };
+  const ours = (digest: Uint8Array, sig: string): string | undefined => {
+    try {
+      return recoverAddress(digest, sig);
+    } catch {
+      return undefined;
+    }
+  };
+
+  test('random keys and digests recover to the signer; the other recovery bit does not', () => {
+    for (let i = 0; i < 200; i++) {
+      const sk = secp256k1.utils.randomSecretKey();
+      const digest = new Uint8Array(randomBytes(32));
+      const sig = secp256k1.sign(digest, sk, { prehash: false, format: 'recovered' });
+      const [recovery, rs] = [sig[0], sig.subarray(1)];
+      const signer = addressOf(secp256k1.getPublicKey(sk, false));
+      expect(recoverAddress(digest, rsv(rs, recovery))).toBe(signer);
+      const flipped = ours(digest, rsv(rs, recovery ^ 1));
+      expect(flipped).toBe(nobleRecover(digest, rs, recovery ^ 1));
+      expect(flipped).not.toBe(signer);
+    }
+  });
+
+  test('r or s of 0 or at least the group order, and an r that is no point, recover nothing in either', () => {
+    const digest = new Uint8Array(randomBytes(32));
+    const n = secp256k1.Point.CURVE().n;
+    const word = (x: bigint) => Buffer.from(x.toString(16).padStart(64, '0'), 'hex');
+    let notX = 1n;
+    for (;;) {
+      try {
+        secp256k1.Point.fromHex(`02${notX.toString(16).padStart(64, '0')}`);
+        notX++;
+      } catch {
+        break;
+      }
+    }
+    const cases: [bigint, bigint][] = [[0n, 1n], [1n, 0n], [n, 1n], [1n, n], [notX, 1n]];
+    for (const [r, s] of cases) {
+      const rs = new Uint8Array(Buffer.concat([word(r), word(s)]));
+      for (const recovery of [0, 1]) {
+        expect(nobleRecover(digest, rs, recovery)).toBeUndefined();
+        expect(() => recoverAddress(digest, rsv(rs, recovery))).toThrow();
+      }
+    }
   });
 });
