@@ -1,6 +1,7 @@
 /**
  * CPU seconds by thread from /proc (Linux): what the node's main thread, its verify pool, its
- * miner and the background threads (LevelDB, libuv, V8) each cost. Shared by the paid and import benches.
+ * miner and the background threads (LevelDB, libuv, V8) each cost. Shared by the paid, import
+ * and sync benches (threads that exited between two readings are not counted).
  */
 import { readdir, readFile } from 'node:fs/promises';
 
