@@ -697,7 +697,7 @@ export async function run(args: string[]): Promise<void> {
     console.log(`| calls in the first block found after their submit | ${timed.length ? f1((100 * inFirst) / timed.length) : 'n/a'} % |`);
     console.log(`| blocks in the window; interval ms mean / p50 / p99 / max (seen by the watcher) | ${blocks.length}; ${f0(iv.mean)} / ${f0(iv.p50)} / ${f0(iv.p99)} / ${f0(iv.max)} |`);
     const stamps = [...blocks].sort((a, b) => a.height - b.height);
-    const stampGaps = stamps.slice(1).filter((b, i) => b.height === stamps[i].height + 1).map((b, i) => b.time - stamps[i].time);
+    const stampGaps = stamps.slice(1).flatMap((b, i) => (b.height === stamps[i].height + 1 ? [b.time - stamps[i].time] : []));
     const stampIv = summary(stampGaps);
     console.log(`| block timestamps: interval s mean / max | ${f2(stampIv.mean)} / ${f0(stampIv.max)} |`);
     // Issue 19's latency goal: p99 submit → result under one block interval + 200 ms (the paced interval, else the mean seen).

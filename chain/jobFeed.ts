@@ -116,6 +116,8 @@ export class JobFeed extends EventEmitter<JobFeedEvents> {
   private skipped = false;
   /** …for a new tip or new mempool work: `last` is stale (a skipped keep-alive leaves it valid). */
   private stale = false;
+  /** Skipped builds so far: a build during which one was skipped does not clear the flags above. */
+  private skips = 0;
 
   constructor(
     private readonly opts: JobFeedOptions,
@@ -195,9 +197,11 @@ export class JobFeed extends EventEmitter<JobFeedEvents> {
   async refresh(reason: JobReason, evenUnheard = false): Promise<void> {
     if (!this.running) return;
     if (!evenUnheard && this.listenerCount('job') === 0) {
+      this.skips++;
       this.skipped = true;
       if (reason !== 'keepalive') this.stale = true;
       this.mempoolDirty = false;
+      this.tipSeen = undefined; // the job a later listener gets is not this tip's first job
       return;
     }
     if (!this.pendingReason || REASON_RANK[reason] > REASON_RANK[this.pendingReason]) this.pendingReason = reason;
@@ -213,6 +217,7 @@ export class JobFeed extends EventEmitter<JobFeedEvents> {
         this.pendingReason = undefined;
         this.lastBuildMs = Date.now();
         this.mempoolDirty = false;
+        const skipsBefore = this.skips;
         const tpl = await createBlockTemplate(this.m.chain, this.m.mempool, this.m.params, { miner: NOBODY, tag: this.opts.tag, now: this.now });
         if (!this.running) return;
         if (tpl.parentHash !== this.m.chain.tip.hashHex) {
@@ -226,8 +231,10 @@ export class JobFeed extends EventEmitter<JobFeedEvents> {
         if (clean || why === 'keepalive' || !sameTemplateWork(prev, tpl) || prev.bits !== tpl.bits) {
           const tipSeenAt = clean && this.tipSeen?.hash === tpl.parentHash ? this.tipSeen.at : undefined;
           if (tipSeenAt !== undefined) this.tipSeen = undefined;
-          this.last = { template: tpl, reason: clean ? 'tip' : why, clean, tipSeenAt };
-          this.skipped = this.stale = false;
+          // A job with other transactions is new mempool work whatever asked for it (a keep-alive,
+          // or the first listener's job after skipped builds): a getblocktemplate long poll ends on it.
+          this.last = { template: tpl, reason: clean ? 'tip' : prev && !sameTemplateWork(prev, tpl) ? 'mempool' : why, clean, tipSeenAt };
+          if (this.skips === skipsBefore) this.skipped = this.stale = false;
           this.armKeepAlive();
           this.emit('job', this.last);
         }

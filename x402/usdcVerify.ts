@@ -8,7 +8,7 @@
  *   - `validAfter` ≤ now and `validBefore` ≥ now + 6 s (the reference facilitator's margin);
  *   - the signature is a 65-byte ECDSA signature with low `s` (what the USDC contract accepts)
  *     over the EIP-712 typed data in the USDC domain of the quote (`extra.name`/`extra.version`,
- *     chain 8453, the USDC contract), and it recovers to `from` (x402/evm.ts, over @noble).
+ *     chain 8453, the USDC contract), and it recovers to `from` (x402/evm.ts: libsecp256k1 in WASM).
  *
  * Smart-wallet signatures (ERC-1271 / ERC-6492) need an RPC and are refused here.
  */

@@ -9,7 +9,9 @@ import { type Chain } from '../../chain/chain.js';
 import { createJobFeed, type MiningJob } from '../../chain/jobFeed.js';
 import { testKey } from '../helpers/keys.js';
 import { cleanupTmp } from '../helpers/tmp.js';
-import { mineEmptyBlock, openChainAndPool } from '../helpers/chainRig.js';
+import { mineEmptyBlock, openChainAndPool, transferTx } from '../helpers/chainRig.js';
+import { getDevKeyPair } from '../../consensus/devnet.js';
+import { encodeTx } from '../../consensus/tx.js';
 
 afterAll(cleanupTmp);
 
@@ -51,6 +53,27 @@ describe('the mining job feed', () => {
       expect(job.template.parentHash).toBe(chain.tip.hashHex);
       expect(job.clean).toBe(true);
       expect(feed.current).toBe(job);
+    } finally {
+      feed.stop();
+      await close();
+    }
+  });
+
+  test('work that arrived while nobody listened reaches the first listener as a mempool job (a getblocktemplate long poll ends on it)', async () => {
+    const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 60 });
+    const { chain, pool: mempool, close } = await openChainAndPool(params);
+    const feed = createJobFeed({ mempoolRefreshMs: 20, keepAliveMs: 60_000, tag: 'test' }, { chain, mempool, params });
+    try {
+      await feed.start();
+      expect(feed.current?.template.txIds).toHaveLength(0);
+      await mempool.add(encodeTx(transferTx(params, getDevKeyPair(), 0n, other.address, 1n)));
+      await new Promise((r) => setTimeout(r, 100)); // past the mempool refresh: skipped, nobody listens
+      expect(feed.current).toBeUndefined();
+      const jobs: MiningJob[] = [];
+      feed.on('job', (j) => jobs.push(j));
+      const job = await next(jobs, 0, () => true);
+      expect(job).toMatchObject({ clean: false, reason: 'mempool' });
+      expect(job.template.txIds).toHaveLength(1);
     } finally {
       feed.stop();
       await close();

@@ -80,6 +80,11 @@ describe('x402/evm.ts public-key recovery (libsecp256k1 in WASM) agrees with @no
       const flipped = ours(digest, rsv(rs, recovery ^ 1));
       expect(flipped).toBe(nobleRecover(digest, rs, recovery ^ 1));
       expect(flipped).not.toBe(signer);
+      // The high-s twin (n − s, the other recovery bit) recovers the same key in both (x402/usdcVerify.ts refuses it before).
+      const n = secp256k1.Point.CURVE().n;
+      const highS = new Uint8Array(Buffer.concat([Buffer.from(rs.subarray(0, 32)), Buffer.from((n - BigInt(`0x${Buffer.from(rs.subarray(32)).toString('hex')}`)).toString(16).padStart(64, '0'), 'hex')]));
+      expect(ours(digest, rsv(highS, recovery ^ 1))).toBe(signer);
+      expect(nobleRecover(digest, highS, recovery ^ 1)).toBe(signer);
     }
   });
 
