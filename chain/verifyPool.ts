@@ -49,10 +49,11 @@ export interface VerifyJob {
   readonly sig: HybridSignature;
 }
 
-/** Counters of a pool: worker threads, jobs answered from the cache, jobs checked by workers (valid or not). */
+/** Counters of a pool: worker threads, jobs answered from the cache, jobs that joined a check of the same id in progress, jobs checked by workers (valid or not). */
 export interface VerifyPoolStats {
   readonly threads: number;
   readonly cacheHits: number;
+  readonly joined: number;
   readonly verified: number;
 }
 
@@ -255,6 +256,7 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
   let broken: NodeError | undefined;
   let stopping: Promise<void> | undefined;
   let cacheHits = 0;
+  let joined = 0;
   let verified = 0;
   let nextTaskId = 0;
   let startupFailures = 0;
@@ -458,6 +460,7 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
           cacheHits++;
         } else if (id !== undefined && (inProgress.has(id) || seen.has(id))) {
           follow.push([id, i]);
+          joined++;
         } else {
           if (id !== undefined) seen.add(id);
           pending.push(i);
@@ -491,7 +494,7 @@ export async function createVerifyPool(opts: VerifyPoolOptions = {}): Promise<Ve
       return cache.has(id.toLowerCase());
     },
     stats(): VerifyPoolStats {
-      return { threads, cacheHits, verified };
+      return { threads, cacheHits, joined, verified };
     },
     stop,
   };

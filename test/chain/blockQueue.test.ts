@@ -57,10 +57,12 @@ describe('blocks queued in the chain', () => {
       const results = await Promise.all(blocks.map((b) => chain.addBlock(b)));
       expect(results.map((r) => r.status)).toEqual(['connected', 'connected', 'connected']);
       expect(chain.tip.height).toBe(3);
-      // Blocks 2 and 3 were checked while block 1 connected: the chain's own checks of them hit the cache.
+      // Blocks 2 and 3 were checked ahead while block 1 connected: no signature was checked twice,
+      // and of each pair of requests for one (ahead, then the chain's own) the second hit the cache
+      // or joined the first still in progress (which of the two depends on timing).
       const st = pool.stats();
       expect(st.verified).toBe(12);
-      expect(st.cacheHits).toBeGreaterThanOrEqual(4);
+      expect(st.cacheHits + st.joined).toBeGreaterThanOrEqual(4);
     } finally {
       await chain.close();
       await pool.stop();

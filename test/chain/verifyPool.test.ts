@@ -222,6 +222,7 @@ describe('verify pool lifecycle', () => {
       expect(a).toEqual(jobs.map((_, i) => i !== 37));
       expect(pool.stats().verified).toBe(40); // each job checked once
       expect(pool.stats().cacheHits).toBe(0);
+      expect(pool.stats().joined).toBe(10); // the foreground batch's ten jobs joined the background checks
     } finally {
       await pool.stop();
     }
@@ -233,6 +234,7 @@ describe('verify pool lifecycle', () => {
       const [a, b] = validJobs(kp, 2, 'twice');
       expect(await pool.verifyBatch([a, a, b, a])).toEqual([true, true, true, true]);
       expect(pool.stats().verified).toBe(2);
+      expect(pool.stats().joined).toBe(2);
     } finally {
       await pool.stop();
     }
