@@ -6,7 +6,9 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { createDevnetChainParams } from '../../consensus/devnet.js';
 import { type Chain } from '../../chain/chain.js';
-import { createJobFeed, type MiningJob } from '../../chain/jobFeed.js';
+import { createJobFeed, type JobFeed, type MiningJob } from '../../chain/jobFeed.js';
+import type { Mempool } from '../../chain/mempool.js';
+import type { ChainParams } from '../../consensus/params.js';
 import { testKey } from '../helpers/keys.js';
 import { cleanupTmp } from '../helpers/tmp.js';
 import { mineEmptyBlock, openChainAndPool, transferTx } from '../helpers/chainRig.js';
@@ -33,12 +35,22 @@ function next(jobs: MiningJob[], after: number, pred: (j: MiningJob) => boolean,
 }
 
 describe('the mining job feed', () => {
-  test('with no job listener it builds nothing after its first job, and the first listener gets a fresh job at once', async () => {
+  /** A started feed with no listener over a fresh chain and mempool; stopped and closed after `fn`. */
+  async function unheardFeed(timing: { mempoolRefreshMs: number; keepAliveMs: number }, fn: (rig: { feed: JobFeed; chain: Chain; mempool: Mempool; params: ChainParams }) => Promise<void>): Promise<void> {
     const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 60 });
     const { chain, pool: mempool, close } = await openChainAndPool(params);
-    const feed = createJobFeed({ mempoolRefreshMs: 50, keepAliveMs: 100, tag: 'test' }, { chain, mempool, params });
+    const feed = createJobFeed({ ...timing, tag: 'test' }, { chain, mempool, params });
     try {
       await feed.start();
+      await fn({ feed, chain, mempool, params });
+    } finally {
+      feed.stop();
+      await close();
+    }
+  }
+
+  test('with no job listener it builds nothing after its first job, and the first listener gets a fresh job at once', () =>
+    unheardFeed({ mempoolRefreshMs: 50, keepAliveMs: 100 }, async ({ feed, chain, params }) => {
       // The start builds once, listener or not.
       expect(feed.current?.template.parentHash).toBe(chain.tip.hashHex);
       const first = feed.current;
@@ -53,18 +65,10 @@ describe('the mining job feed', () => {
       expect(job.template.parentHash).toBe(chain.tip.hashHex);
       expect(job.clean).toBe(true);
       expect(feed.current).toBe(job);
-    } finally {
-      feed.stop();
-      await close();
-    }
-  });
+    }));
 
-  test('work that arrived while nobody listened reaches the first listener as a mempool job (a getblocktemplate long poll ends on it)', async () => {
-    const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 60 });
-    const { chain, pool: mempool, close } = await openChainAndPool(params);
-    const feed = createJobFeed({ mempoolRefreshMs: 20, keepAliveMs: 60_000, tag: 'test' }, { chain, mempool, params });
-    try {
-      await feed.start();
+  test('work that arrived while nobody listened reaches the first listener as a mempool job (a getblocktemplate long poll ends on it)', () =>
+    unheardFeed({ mempoolRefreshMs: 20, keepAliveMs: 60_000 }, async ({ feed, mempool, params }) => {
       expect(feed.current?.template.txIds).toHaveLength(0);
       await mempool.add(encodeTx(transferTx(params, getDevKeyPair(), 0n, other.address, 1n)));
       await new Promise((r) => setTimeout(r, 100)); // past the mempool refresh: skipped, nobody listens
@@ -74,11 +78,7 @@ describe('the mining job feed', () => {
       const job = await next(jobs, 0, () => true);
       expect(job).toMatchObject({ clean: false, reason: 'mempool' });
       expect(job.template.txIds).toHaveLength(1);
-    } finally {
-      feed.stop();
-      await close();
-    }
-  });
+    }));
 
   test('a first job at start, a clean job for each new tip, keep-alives on the same parent, silence after stop', async () => {
     const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 60 });
