@@ -17,7 +17,7 @@ import { openChain } from '../chain/chain.js';
 import { createMempool } from '../chain/mempool.js';
 import { createJobFeed } from '../chain/jobFeed.js';
 import { createMiner, type MinerJobEvent } from '../chain/miner.js';
-import type { SignatureVerifier } from '../chain/types.js';
+import { acceptAllVerifier } from './acceptAllVerifier.js';
 import { percentile } from './percentile.js';
 
 function option(args: string[], name: string, fallback: string): string {
@@ -28,7 +28,7 @@ function option(args: string[], name: string, fallback: string): string {
 export async function run(args: string[]): Promise<void> {
   const tips = Number(option(args, 'tips', '20'));
   const threads = Number(option(args, 'threads', '2'));
-  const verifier: SignatureVerifier = { verifyBatch: async (jobs) => jobs.map(() => true) };
+  const verifier = acceptAllVerifier;
   const dir = await mkdtemp(join(tmpdir(), 'bench-miner-'));
   const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: Math.floor(Date.now() / 1000) - 60 });
   // The miner's own view: far harder bits, so it never solves and keeps hashing.

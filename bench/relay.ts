@@ -15,12 +15,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { SignatureVerifier } from '../chain/types.js';
+import { acceptAllVerifier } from './acceptAllVerifier.js';
 import { createVerifyPool } from '../chain/verifyPool.js';
 import { buildTransferChain } from './transferChain.js';
 import { node } from './sync.js';
-
-const trusting: SignatureVerifier = { verifyBatch: async (jobs) => jobs.map(() => true) };
 
 /** Runs the relay benchmark. */
 export async function run(args: string[]): Promise<void> {
@@ -32,7 +30,7 @@ export async function run(args: string[]): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'native-bench-relay-'));
   const pool = await createVerifyPool();
   const load0 = loadavg();
-  const a = await node(join(root, 'a'), prep.params, trusting, []);
+  const a = await node(join(root, 'a'), prep.params, acceptAllVerifier, []);
   await a.p2p.start();
   const b = await node(join(root, 'b'), prep.params, pool, [a.p2p.listen[0]]);
   try {

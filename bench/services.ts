@@ -26,7 +26,8 @@ import { createMempool } from '../chain/mempool.js';
 import { encodeAddress } from '../consensus/address.js';
 import { chainAddressLabels } from '../services/providerRegistry.js';
 import { BRIDGE_NETWORK_NAMES } from '../consensus/params.js';
-import { acceptAllVerifier, buildMarketChain, defaultMarketChainOptions, type MarketChain } from './marketChain.js';
+import { buildMarketChain, defaultMarketChainOptions, type MarketChain } from './marketChain.js';
+import { acceptAllVerifier } from './acceptAllVerifier.js';
 import { percentile } from './percentile.js';
 
 const registry = createServiceRegistry();

@@ -26,11 +26,11 @@ import { openChain, type Chain } from '../chain/chain.js';
 import { createMempool } from '../chain/mempool.js';
 import { createVerifyPool } from '../chain/verifyPool.js';
 import type { SignatureVerifier } from '../chain/types.js';
+import { acceptAllVerifier } from './acceptAllVerifier.js';
 import { createP2PNetwork, type P2PNetwork } from '../p2p/network.js';
 import { buildTransferChain } from './transferChain.js';
 import { cpuDelta, splitCpu, threadCpu, type ThreadCpu } from './threadCpu.js';
 
-const trusting: SignatureVerifier = { verifyBatch: async (jobs) => jobs.map(() => true) };
 
 /** `--verbose`: the p2p layer's log on stderr. */
 let verbose = false;
@@ -83,7 +83,7 @@ function ownCpuSeconds(): number {
 /** Child-process mode: serves the chain in `dir` until stdin closes; prints its address. */
 async function serve(dir: string): Promise<void> {
   const params = createParamsFromJson(JSON.parse(await readFile(join(dir, 'genesis.json'), 'utf8')));
-  const server = await node(dir, params, trusting, []);
+  const server = await node(dir, params, acceptAllVerifier, []);
   await server.p2p.start();
   process.stdout.write(`${JSON.stringify({ addr: server.p2p.listen[0], tip: server.chain.tip.hashHex })}\n`);
   await new Promise<void>((r) => process.stdin.once('close', r).resume());
@@ -138,7 +138,7 @@ export async function run(args: string[]): Promise<void> {
   try {
     // The serving peer's data: the chain imported without signature checks (they are not what is measured).
     const serverDir = join(root, 'server');
-    const seed = await openChain({ dataDir: join(serverDir, 'chain'), params: prep.params, verifier: trusting });
+    const seed = await openChain({ dataDir: join(serverDir, 'chain'), params: prep.params, verifier: acceptAllVerifier });
     for (const raw of prep.blocks) {
       const r = await seed.addBlock(raw);
       if (r.status !== 'connected') throw new Error(`server block not connected: ${r.status}`);
