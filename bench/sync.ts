@@ -29,7 +29,7 @@ import type { SignatureVerifier } from '../chain/types.js';
 import { acceptAllVerifier } from './acceptAllVerifier.js';
 import { createP2PNetwork, type P2PNetwork } from '../p2p/network.js';
 import { buildTransferChain } from './transferChain.js';
-import { cpuDelta, splitCpu, threadCpu, type ThreadCpu } from './threadCpu.js';
+import { cpuDelta, processCpuSeconds, splitCpu, threadCpu, type ThreadCpu } from './threadCpu.js';
 
 
 /** `--verbose`: the p2p layer's log on stderr. */
@@ -60,18 +60,6 @@ export async function node(dir: string, params: ChainParams, verifier: Signature
 
 function row(metric: string, value: string): void {
   console.log(`| ${metric} | ${value} |`);
-}
-
-/** CPU seconds (user + system, all threads) a process has used so far, from /proc (Linux); NaN elsewhere. */
-async function processCpuSeconds(pid: number): Promise<number> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100 on Linux)
-  } catch {
-    return NaN;
-  }
 }
 
 /** CPU seconds of this process (every thread, the verification workers included). */

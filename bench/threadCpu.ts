@@ -13,18 +13,29 @@ export interface ThreadCpu {
   readonly seconds: number;
 }
 
+/** Name and CPU seconds (utime + stime) of a `/proc/…/stat` line; undefined when it is not one. */
+function parseStat(stat: string): ThreadCpu | undefined {
+  // The command name is in parentheses and may contain spaces: the fields follow the last ')'.
+  const open = stat.indexOf('(');
+  const close = stat.lastIndexOf(')');
+  const fields = stat.slice(close + 2).split(' ');
+  if (open < 0 || fields.length <= 13) return undefined;
+  return { name: stat.slice(open + 1, close), seconds: (Number(fields[11]) + Number(fields[12])) * TICK_S };
+}
+
 /** CPU seconds of every thread of `pid` (default: this process), by thread id; empty where /proc is missing. */
 export async function threadCpu(pid: number = process.pid): Promise<Map<number, ThreadCpu>> {
   const out = new Map<number, ThreadCpu>();
   for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
-    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
-    const open = stat.indexOf('(');
-    const close = stat.lastIndexOf(')');
-    const fields = stat.slice(close + 2).split(' ');
-    if (open < 0 || fields.length <= 13) continue;
-    out.set(Number(tid), { name: stat.slice(open + 1, close), seconds: (Number(fields[11]) + Number(fields[12])) * TICK_S });
+    const t = parseStat(await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => ''));
+    if (t) out.set(Number(tid), t);
   }
   return out;
+}
+
+/** CPU seconds a whole process has used so far (exited threads included); NaN where /proc is missing. */
+export async function processCpuSeconds(pid: number): Promise<number> {
+  return parseStat(await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''))?.seconds ?? NaN;
 }
 
 /** CPU seconds each thread spent between two readings (threads started in between count from zero). */
