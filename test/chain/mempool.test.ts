@@ -36,6 +36,25 @@ function pay(from: HybridKeyPair, nonce: bigint, amount = 1000n, fee = 20_000n, 
   return signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, nonce, fee, payload: transfer.encodePayload({ to, amount }), publicKey: withKey ? from.publicKey : undefined }, from);
 }
 
+/** Alice's transfers of nonces 0 … count − 1, each admitted and mined in a block of its own. */
+async function payAndMine(chain: Chain, pool: Mempool, count: number): Promise<Tx[]> {
+  const sent: Tx[] = [];
+  for (let n = 0n; n < BigInt(count); n++) {
+    const tx = pay(alice, n);
+    sent.push(tx);
+    await pool.add(encodeTx(tx));
+    await mineFromPool(chain, pool);
+  }
+  return sent;
+}
+
+/** Builds an empty block on `other`'s tip (one second later, paying bob) and hands it to `chain`. */
+async function extendBranch(other: MemChain, chain: Chain): Promise<void> {
+  const b = other.build([], bob.address, other.tip.block.header.time + 1);
+  other.connect(b);
+  await chain.addBlock(b);
+}
+
 async function setup(opts: MempoolOptions = {}): Promise<{ chain: Chain; pool: Mempool; verifier: CountingVerifier }> {
   const verifier = new CountingVerifier();
   const chain = await openChain({ dataDir: await tmpDir(), params, verifier, now });
@@ -199,22 +218,12 @@ describe('mempool', () => {
 
   test('a 5-block reorganisation: the heavier branch wins, the mempool takes back every disconnected transfer, the state equals a replay', async () => {
     const { chain, pool } = await setup();
-    const sent: Tx[] = [];
-    for (let n = 0n; n < 5n; n++) {
-      const tx = pay(alice, n);
-      sent.push(tx);
-      await pool.add(encodeTx(tx));
-      await mineFromPool(chain, pool);
-    }
+    const sent = await payAndMine(chain, pool, 5);
     expect(chain.tip.height).toBe(5);
     expect(pool.count).toBe(0);
     // A heavier branch of 6 blocks without those transfers.
     const other = new MemChain(params);
-    for (let i = 0; i < 6; i++) {
-      const b = other.build([], bob.address, other.tip.block.header.time + 1);
-      other.connect(b);
-      await chain.addBlock(b);
-    }
+    for (let i = 0; i < 6; i++) await extendBranch(other, chain);
     await pool.idle();
     expect(chain.tip.hashHex).toBe(toHex(other.tip.hash));
     expect(await chain.exportState()).toEqual(other.state);
@@ -225,19 +234,9 @@ describe('mempool', () => {
 
   test('a reorganisation while the tip keeps moving: what the re-admission could not place is re-admitted at the next tip change, nothing lost', async () => {
     const { chain, pool } = await setup();
-    const sent: Tx[] = [];
-    for (let n = 0n; n < 3n; n++) {
-      const tx = pay(alice, n);
-      sent.push(tx);
-      await pool.add(encodeTx(tx));
-      await mineFromPool(chain, pool);
-    }
+    const sent = await payAndMine(chain, pool, 3);
     const other = new MemChain(params);
-    const extend = async () => {
-      const b = other.build([], bob.address, other.tip.block.header.time + 1);
-      other.connect(b);
-      await chain.addBlock(b);
-    };
+    const extend = () => extendBranch(other, chain);
     // Every state read of alice's account (the re-admission of her transfers) sees a new block
     // connect: the first transfer's admission gives up with mempool_tip_moving after its retries.
     const read = chain.getStateView.bind(chain);
