@@ -83,13 +83,8 @@ interface DecodedTx {
 function decodeForAdmission(bytes: Uint8Array, params: ChainParams): DecodedTx {
   const tx = decodeTx(bytes);
   validateTx(tx, bytes.length, params);
-  return { tx, id: toHex(computeTxId(bytes)), sighash: sighashOnce(tx) };
-}
-
-/** `txSighash(tx)`, computed at the first call only. */
-function sighashOnce(tx: Tx): () => Uint8Array {
-  let h: Uint8Array | undefined;
-  return () => (h ??= txSighash(tx));
+  let sighash: Uint8Array | undefined;
+  return { tx, id: toHex(computeTxId(bytes)), sighash: () => (sighash ??= txSighash(tx)) };
 }
 
 /** The mempool (see module comment). */
@@ -261,14 +256,9 @@ export class Mempool extends EventEmitter implements MempoolReader {
   }
 
   private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean, attempt = 0, decoded?: DecodedTx): Promise<{ id: string; status: 'accepted' }> {
-    let pre = decoded;
-    if (!pre) {
-      const tx = decodeTx(bytes);
-      const id = toHex(computeTxId(bytes));
-      if (this.byId.has(id)) throw new NodeError(MempoolErrorCode.DUPLICATE, `transaction ${id} is already in the mempool`);
-      validateTx(tx, bytes.length, this.params);
-      pre = { tx, id, sighash: sighashOnce(tx) };
-    }
+    // A transaction with the bytes of a pending one passes the stateless rules as that one did, so
+    // checking them before the duplicate check changes no answer.
+    const pre = decoded ?? decodeForAdmission(bytes, this.params);
     const { tx, id } = pre;
     if (this.byId.has(id)) throw new NodeError(MempoolErrorCode.DUPLICATE, `transaction ${id} is already in the mempool`);
     const sender = toHex(tx.from);
