@@ -16,11 +16,28 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openChain } from '../chain/chain.js';
+import { openChain, type Chain } from '../chain/chain.js';
 import { buildTransferChain } from './transferChain.js';
 import { buildEconomyChain } from './economyChain.js';
 import { createVerifyPool } from '../chain/verifyPool.js';
 import { cpuDelta, splitCpu, threadCpu } from './threadCpu.js';
+
+/**
+ * Hands `blocks` to `chain` with up to `ahead` of them waiting behind the one connecting (as a
+ * node reading them from disk or a peer has them), in order; throws if one does not connect.
+ */
+export async function importAhead(chain: Chain, blocks: readonly Uint8Array[], ahead: number): Promise<void> {
+  const inflight: ReturnType<Chain['addBlock']>[] = [];
+  const settle = async (p: ReturnType<Chain['addBlock']>) => {
+    const r = await p;
+    if (r.status !== 'connected') throw new Error(`block not connected: ${r.status}`);
+  };
+  for (const raw of blocks) {
+    inflight.push(chain.addBlock(raw));
+    if (inflight.length >= ahead) await settle(inflight.shift()!);
+  }
+  for (const p of inflight) await settle(p);
+}
 
 /** Runs the import benchmark. */
 export async function run(args: string[]): Promise<void> {
@@ -57,16 +74,7 @@ export async function run(args: string[]): Promise<void> {
     const cpu0 = process.cpuUsage();
     const threads0 = await threadCpu();
     const t0 = performance.now();
-    const inflight: ReturnType<typeof chain.addBlock>[] = [];
-    const settle = async (p: ReturnType<typeof chain.addBlock>) => {
-      const r = await p;
-      if (r.status !== 'connected') throw new Error(`block not connected: ${r.status}`);
-    };
-    for (const raw of blocks) {
-      inflight.push(chain.addBlock(raw));
-      if (inflight.length >= ahead) await settle(inflight.shift()!);
-    }
-    for (const p of inflight) await settle(p);
+    await importAhead(chain, blocks, ahead);
     const secs = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const threads = cpuDelta(threads0, await threadCpu());

@@ -29,6 +29,7 @@ import type { SignatureVerifier } from '../chain/types.js';
 import { acceptAllVerifier } from './acceptAllVerifier.js';
 import { createP2PNetwork, type P2PNetwork } from '../p2p/network.js';
 import { buildTransferChain } from './transferChain.js';
+import { importAhead } from './import.js';
 import { cpuDelta, processCpuSeconds, splitCpu, threadCpu, type ThreadCpu } from './threadCpu.js';
 
 
@@ -172,16 +173,7 @@ export async function run(args: string[]): Promise<void> {
         const start = performance.now();
         const cpu0 = ownCpuSeconds();
         const threads0: Map<number, ThreadCpu> = await threadCpu();
-        const inflight: ReturnType<typeof chain.addBlock>[] = [];
-        const settle = async (p: ReturnType<typeof chain.addBlock>) => {
-          const r = await p;
-          if (r.status !== 'connected') throw new Error(`import block not connected: ${r.status}`);
-        };
-        for (const raw of prep.blocks) {
-          inflight.push(chain.addBlock(raw));
-          if (inflight.length >= 4) await settle(inflight.shift()!);
-        }
-        for (const p of inflight) await settle(p);
+        await importAhead(chain, prep.blocks, 4);
         importSecs = (performance.now() - start) / 1000;
         importCpu = ownCpuSeconds() - cpu0;
         importThreads = splitCpu(cpuDelta(threads0, await threadCpu()), process.pid, pool2.stats().threads);
