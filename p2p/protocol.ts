@@ -27,6 +27,7 @@
  * all-zero `stop` means none); with no match it starts after genesis.
  */
 import { HEADER_SIZE, decodeHeader, encodeHeader, type BlockHeader } from '../consensus/block.js';
+import { Uint8ArrayList } from 'uint8arraylist';
 import { Reader, Writer, decodeAll } from '../consensus/codec.js';
 import { CodecError, CodecErrorCode } from '../consensus/errors.js';
 import { toHex } from '../consensus/hash.js';
@@ -210,13 +211,15 @@ export function decodeHeaders(frame: Uint8Array, max = MAX_HEADERS): BlockHeader
   });
 }
 
-/** Encodes a BLOCK frame around block bytes. */
-export function encodeBlockFrame(bytes: Uint8Array): Uint8Array {
-  const out = new Uint8Array(bytes.length + 1);
-  out[0] = MsgType.BLOCK;
-  out.set(bytes, 1);
-  return out;
+/**
+ * Encodes a BLOCK frame around block bytes, as a list of the type byte and the block: a served
+ * block (megabytes) is written as it was read, not copied into a frame of its own first.
+ */
+export function encodeBlockFrame(bytes: Uint8Array): Uint8ArrayList {
+  return new Uint8ArrayList(BLOCK_FRAME_TYPE, bytes);
 }
+
+const BLOCK_FRAME_TYPE = Uint8Array.of(MsgType.BLOCK);
 
 /** Encodes a NOT_FOUND frame. */
 export function encodeNotFound(hash: Uint8Array): Uint8Array {
