@@ -11,9 +11,17 @@
  * `decodeRpc` does not receive the peer, so the read loop's input (`pipePeerReadStream`) is
  * wrapped too, to know whose frame each decoded buffer is. A test (test/integration/p2p-ban.test.ts) fails if an
  * upgrade renames them.
+ *
+ * Outbound, gossipsub 17 cannot send a frame over 4 MiB at all: its outbound stream length-prefixes
+ * each RPC with it-length-prefixed's default limit and the publish quietly reaches no peer
+ * (libp2p/js-libp2p#3427; the option that fixes it, `maxOutboundDataLength`, is an open pull
+ * request, #3486). A full block is up to 8 MB, so `sendLargeGossipFrames` gives each outbound
+ * stream the same limit as inbound frames (test/p2p/gossipLarge.test.ts fails without it).
  */
 import type { GossipSub } from '@libp2p/gossipsub';
 import type { PeerId } from '@libp2p/interface';
+import { encode } from 'it-length-prefixed';
+import type { Uint8ArrayList } from 'uint8arraylist';
 import { Offence } from './scoring.js';
 
 /** The private surface of @libp2p/gossipsub 17 that is wrapped (see module comment). */
@@ -78,4 +86,27 @@ export function reportBadGossipFrames(pubsub: GossipSub, penalize: (peer: string
     }
   };
   return stats;
+}
+
+/** The outbound stream of @libp2p/gossipsub 17 (`OutboundStream`, not exported): what is replaced. */
+interface GossipOutboundStream {
+  push(data: Uint8Array): void;
+  pushPrefixed(data: Uint8Array | Uint8ArrayList): void;
+}
+
+/**
+ * Lets `pubsub` send frames up to `maxBytes` (see module comment): every outbound stream it
+ * opens length-prefixes its RPCs with that limit instead of 4 MiB. Call before the host starts.
+ * Throws when the surface it replaces is missing (a gossipsub upgrade changed it).
+ */
+export function sendLargeGossipFrames(pubsub: GossipSub, maxBytes: number): void {
+  const outbound = (pubsub as unknown as { streamsOutbound?: unknown }).streamsOutbound;
+  if (!(outbound instanceof Map)) throw new Error('@libp2p/gossipsub has no streamsOutbound map: p2p/gossipFrames.ts needs updating');
+  const streams = outbound as Map<string, GossipOutboundStream>;
+  const set = streams.set.bind(streams);
+  streams.set = (id, stream) => {
+    if (typeof stream.pushPrefixed !== 'function') throw new Error('@libp2p/gossipsub outbound stream has no pushPrefixed: p2p/gossipFrames.ts needs updating');
+    stream.push = (data) => stream.pushPrefixed(encode.single(data, { maxDataLength: maxBytes }));
+    return set(id, stream);
+  };
 }

@@ -19,6 +19,7 @@ import type { PeerId, PrivateKey } from '@libp2p/interface';
 import { sha256 } from '../consensus/hash.js';
 import { NodeError } from '../consensus/errors.js';
 import type { ProtocolIds } from './protocol.js';
+import { sendLargeGossipFrames } from './gossipFrames.js';
 
 /** The services of the host. */
 export type HostServices = { identify: Identify; ping: Ping; pubsub: GossipSub; dht: KadDHT };
@@ -40,7 +41,7 @@ export interface HostOptions {
   /** Multiaddrs dialled at start (those with `/p2p/<id>` also feed the bootstrap discovery). */
   readonly bootstrap: readonly string[];
   readonly ids: ProtocolIds;
-  /** Largest gossip message accepted by the transport, bytes. */
+  /** Largest gossip frame received or sent, bytes. */
   readonly maxMessageBytes: number;
   readonly maxConnections: number;
   /** `native-node/<version>`, sent in identify. */
@@ -70,7 +71,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const withId = parseBootstrap(opts.bootstrap)
     .filter((ma) => ma.getComponents().some((c) => c.name === 'p2p'))
     .map(String);
-  return createLibp2p({
+  const node = await createLibp2p({
     start: false,
     privateKey: opts.privateKey,
     nodeInfo: { userAgent: opts.agentVersion },
@@ -104,4 +105,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       dht: kadDHT({ protocol: opts.ids.kad, clientMode: false, peerInfoMapper: passthroughMapper }),
     },
   });
+  // A full block is one gossip frame of up to maxMessageBytes; gossipsub alone stops at 4 MiB.
+  sendLargeGossipFrames(node.services.pubsub, opts.maxMessageBytes);
+  return node;
 }
