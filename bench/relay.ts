@@ -72,6 +72,13 @@ export async function run(args: string[]): Promise<void> {
     console.log('');
     console.log(`hop, blocks 2…${nBlocks} (keys already published): median ${Math.round(later[Math.floor(later.length / 2)])} ms`);
     console.log(`load average (1/5/15 min) before: ${load0.map((l) => l.toFixed(2)).join(' ')}, after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    // A block B did not take from gossip came by the sync's status poll: that is no hop.
+    // (The gossip verdict is counted once the chain's addBlock returns, just after 'connect'.)
+    const until = Date.now() + 2_000;
+    while (b.p2p.gossipStats().blocks.accept < nBlocks && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    const byGossip = b.p2p.gossipStats().blocks.accept;
+    console.log(`blocks B accepted from gossip: ${byGossip} of ${nBlocks}`);
+    if (byGossip !== nBlocks) throw new Error(`only ${byGossip} of ${nBlocks} blocks were relayed by gossip: the figures above are not hops`);
   } finally {
     await b.stop();
     await a.stop();
