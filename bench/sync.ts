@@ -125,7 +125,7 @@ interface Round {
   fromCache: number;
 }
 
-/** A fresh node (own data dir, own pool with a cold cache) syncs from the server until its tip is `target`. */
+/** A fresh node (own data dir, own pool with a cold cache) syncs from the server until its tip is the server's. */
 async function syncRound(dir: string, params: ChainParams, server: { addr: string; tip: string; pid: number }, poolOpts: { threads?: number }): Promise<Pick<Round, 'syncSecs' | 'syncCpu' | 'serverCpu' | 'syncThreads' | 'checked' | 'fromCache'>> {
   const pool = await createVerifyPool(poolOpts);
   const client = await node(dir, params, pool, [server.addr]);
