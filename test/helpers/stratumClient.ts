@@ -109,7 +109,7 @@ export function hashValue(hash: Buffer): bigint {
  */
 export async function grind(
   job: Job,
-  opts: { extranonce1: string; extranonce2: string; difficulty?: number; ntime?: string; startNonce?: number; maxHashes?: number; blockOnly?: boolean; version?: number },
+  opts: { extranonce1: string; extranonce2: string; difficulty?: number; ntime?: string; startNonce?: number; maxHashes?: number; blockOnly?: boolean; notBlock?: boolean; version?: number },
 ): Promise<Share | undefined> {
   const ntime = opts.ntime ?? job.ntime;
   const blockTarget = compactTarget(job.nbits);
@@ -120,6 +120,8 @@ export async function grind(
     const nonce = ((opts.startNonce ?? 0) + i) >>> 0;
     base.writeUInt32LE(nonce, 76);
     const value = hashValue(sha256d(base));
+    // `notBlock`: a share that is not also a block (a block moves the tip and makes the job stale).
+    if (opts.notBlock && value <= blockTarget) continue;
     if (value <= shareTarget || value <= blockTarget) {
       return { extranonce2: opts.extranonce2, ntime, nonce: nonce.toString(16).padStart(8, '0'), value, isBlock: value <= blockTarget, hashes: i + 1 };
     }

@@ -3,6 +3,7 @@
  * to the previous one only) where only C mines: C's blocks reach A; a transaction sent to A is
  * gossiped to C and mined by C (the block's coinbase pays C's miner address); and A and C find
  * each other through the DHT although neither is on the other's bootstrap list.
+ * Blocks must arrive by gossip (A's gossip counters), not only by the sync's status poll.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { encodeAddress } from '../../consensus/address.js';
@@ -38,7 +39,10 @@ describe('gossip relay A – B – C', () => {
       60_000,
       'A to hold C’s blocks',
     );
-  }, 70_000);
+    // By gossip too, not only by the sync (its status poll would also bring them, 10 s later);
+    // C's first blocks may predate the links, so wait for one C mines once they are up.
+    await waitUntil(async () => (await getJson(a.url, '/api/v1/peers')).gossip.blocks.accept >= 1, 60_000, 'A to accept a block from gossip');
+  }, 130_000);
 
   test('a transaction sent to A is mined by C, and A sees it mined', async () => {
     const to = testKey('relay-recipient').address;
