@@ -194,7 +194,11 @@ export class Gossip {
 
   private async publish(topic: string, data: Uint8Array, kind: 'txs' | 'blocks', what: object): Promise<void> {
     try {
-      const r = await this.m.pubsub.publish(topic, data);
+      // A block (up to 8 MB) goes to the mesh (D = 6 peers), not flooded to every peer on the
+      // topic as a transaction is: up to 64 connections × 8 MB per block otherwise.
+      // (The class takes per-publish options; the exported GossipSub interface does not declare them.)
+      const pubsub = this.m.pubsub as unknown as { publish(topic: string, data: Uint8Array, opts?: { floodPublish?: boolean }): ReturnType<GossipSub['publish']> };
+      const r = await pubsub.publish(topic, data, kind === 'blocks' ? { floodPublish: false } : undefined);
       this.stats.published[kind]++;
       this.log.debug({ ...what, recipients: r.recipients.length }, `gossip published ${kind === 'txs' ? 'tx' : 'block'}`);
     } catch (e) {

@@ -16,7 +16,9 @@
  * each RPC with it-length-prefixed's default limit and the publish quietly reaches no peer
  * (libp2p/js-libp2p#3427; the option that fixes it, `maxOutboundDataLength`, is an open pull
  * request, #3486). A full block is up to 8 MB, so `sendLargeGossipFrames` gives each outbound
- * stream the same limit as inbound frames (test/p2p/gossipLarge.test.ts fails without it).
+ * stream the same limit as inbound frames, and splits an RPC that would pass that limit with
+ * several messages (an IWANT answer: a block and transactions, or two blocks, are one RPC) into
+ * one RPC per message (test/p2p/gossipLarge.test.ts fails without either).
  */
 import type { GossipSub } from '@libp2p/gossipsub';
 import type { PeerId } from '@libp2p/interface';
@@ -88,6 +90,13 @@ export function reportBadGossipFrames(pubsub: GossipSub, penalize: (peer: string
   return stats;
 }
 
+/** An RPC as gossipsub 17's `sendRpc` takes it (the fields read here). */
+interface GossipRpc {
+  subscriptions?: unknown[];
+  messages?: { data?: Uint8Array }[];
+  control?: unknown;
+}
+
 /** The outbound stream of @libp2p/gossipsub 17 (`OutboundStream`, not exported): what is replaced. */
 interface GossipOutboundStream {
   push(data: Uint8Array): void;
@@ -96,12 +105,28 @@ interface GossipOutboundStream {
 
 /**
  * Lets `pubsub` send frames up to `maxBytes` (see module comment): every outbound stream it
- * opens length-prefixes its RPCs with that limit instead of 4 MiB. Call before the host starts.
+ * opens length-prefixes its RPCs with that limit instead of 4 MiB, and an RPC of several messages
+ * over half of it is sent one message at a time. Call before the host starts.
  * Throws when the surface it replaces is missing (a gossipsub upgrade changed it).
  */
 export function sendLargeGossipFrames(pubsub: GossipSub, maxBytes: number): void {
-  const outbound = (pubsub as unknown as { streamsOutbound?: unknown }).streamsOutbound;
+  const inner = pubsub as unknown as { streamsOutbound?: unknown; sendRpc?: unknown; opts?: { batchPublish?: boolean } };
+  const outbound = inner.streamsOutbound;
   if (!(outbound instanceof Map)) throw new Error('@libp2p/gossipsub has no streamsOutbound map: p2p/gossipFrames.ts needs updating');
+  if (typeof inner.sendRpc !== 'function') throw new Error('@libp2p/gossipsub has no sendRpc: p2p/gossipFrames.ts needs updating');
+  // Batch publishing encodes with the 4 MiB default on a path of its own (sendRpcInBatch).
+  if (inner.opts?.batchPublish) throw new Error('gossipsub batchPublish bypasses the outbound frame limit: leave it off');
+  // One RPC carrying several messages over half the limit goes as one RPC per message (each
+  // message alone fits: none is accepted or published above maxBlockBytes), then its control part.
+  const sendRpc = (inner.sendRpc as (id: string, rpc: GossipRpc) => boolean).bind(pubsub);
+  inner.sendRpc = (id: string, rpc: GossipRpc): boolean => {
+    const messages = rpc.messages ?? [];
+    if (messages.length < 2 || messages.reduce((n, m) => n + (m.data?.length ?? 0), 0) <= maxBytes / 2) return sendRpc(id, rpc);
+    let sent = true;
+    for (const m of messages) sent = sendRpc(id, { subscriptions: [], messages: [m] }) && sent;
+    if ((rpc.subscriptions?.length ?? 0) > 0 || rpc.control !== undefined) sent = sendRpc(id, { ...rpc, messages: [] }) && sent;
+    return sent;
+  };
   const streams = outbound as Map<string, GossipOutboundStream>;
   const set = streams.set.bind(streams);
   streams.set = (id, stream) => {

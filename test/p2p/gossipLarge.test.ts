@@ -1,7 +1,8 @@
 /**
  * Gossip frames over 4 MiB between two real hosts on 127.0.0.1: gossipsub 17 alone publishes
  * them to nobody (its outbound length prefix stops at 4 MiB), so a full block would only travel
- * by the sync's status poll. The host lets frames up to its maxMessageBytes out, and no larger.
+ * by the sync's status poll. The host lets frames up to its maxMessageBytes out, and no larger,
+ * and splits an RPC of several large messages into one per message.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { generateKeyPair } from '@libp2p/crypto/keys';
@@ -48,5 +49,24 @@ describe('gossip of large frames', () => {
     expect(after.recipients.map(String)).toEqual([b.peerId.toString()]);
     await waitFor(() => received.length === 2, 10_000, 'B to receive the small message');
     expect(Array.from(received[1])).toEqual([1, 2, 3]);
+  }, 40_000);
+
+  test('an RPC of two 5 MB messages (as an IWANT answer may be) goes as one RPC per message', async () => {
+    const [a, b] = [await host(), await host()];
+    const topic = ids.blockTopic;
+    a.services.pubsub.subscribe(topic);
+    b.services.pubsub.subscribe(topic);
+    const received: Uint8Array[] = [];
+    b.services.pubsub.addEventListener('message', (evt) => received.push(evt.detail.data));
+    await a.dial(b.getMultiaddrs()[0]);
+    await waitFor(() => a.services.pubsub.getSubscribers(topic).some((p) => p.equals(b.peerId)), 10_000, 'A to see B subscribed');
+
+    // gossipsub answers an IWANT with every asked message in one RPC, through sendRpc (wrapped).
+    const blocks = [5_000_000, 5_000_001].map((n, k) => new Uint8Array(n).fill(k + 1));
+    const sendRpc = (a.services.pubsub as unknown as { sendRpc(id: string, rpc: object): boolean }).sendRpc;
+    const sent = sendRpc.call(a.services.pubsub, b.peerId.toString(), { subscriptions: [], messages: blocks.map((data) => ({ topic, data })) });
+    expect(sent).toBe(true);
+    await waitFor(() => received.length === 2, 15_000, 'B to receive both messages');
+    expect(received.map((d) => d.length).sort()).toEqual([5_000_000, 5_000_001]);
   }, 40_000);
 });
