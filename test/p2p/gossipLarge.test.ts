@@ -25,16 +25,22 @@ afterAll(async () => {
   for (const h of hosts) await h.stop();
 });
 
+/** Two started hosts on the block topic, A connected to B and seeing B subscribed; what B receives. */
+async function subscribedPair(): Promise<{ a: Host; b: Host; topic: string; received: Uint8Array[] }> {
+  const [a, b] = [await host(), await host()];
+  const topic = ids.blockTopic;
+  a.services.pubsub.subscribe(topic);
+  b.services.pubsub.subscribe(topic);
+  const received: Uint8Array[] = [];
+  b.services.pubsub.addEventListener('message', (evt) => received.push(evt.detail.data));
+  await a.dial(b.getMultiaddrs()[0]);
+  await waitFor(() => a.services.pubsub.getSubscribers(topic).some((p) => p.equals(b.peerId)), 10_000, 'A to see B subscribed');
+  return { a, b, topic, received };
+}
+
 describe('gossip of large frames', () => {
   test('a 7.9 MB message reaches the subscribed peer; one over the limit reaches nobody', async () => {
-    const [a, b] = [await host(), await host()];
-    const topic = ids.blockTopic;
-    a.services.pubsub.subscribe(topic);
-    b.services.pubsub.subscribe(topic);
-    const received: Uint8Array[] = [];
-    b.services.pubsub.addEventListener('message', (evt) => received.push(evt.detail.data));
-    await a.dial(b.getMultiaddrs()[0]);
-    await waitFor(() => a.services.pubsub.getSubscribers(topic).some((p) => p.equals(b.peerId)), 10_000, 'A to see B subscribed');
+    const { a, b, topic, received } = await subscribedPair();
 
     const block = new Uint8Array(7_908_639).map((_, i) => (i * 31) & 0xff);
     const sent = await a.services.pubsub.publish(topic, block);
@@ -52,14 +58,7 @@ describe('gossip of large frames', () => {
   }, 40_000);
 
   test('an RPC of two 5 MB messages (as an IWANT answer may be) goes as one RPC per message', async () => {
-    const [a, b] = [await host(), await host()];
-    const topic = ids.blockTopic;
-    a.services.pubsub.subscribe(topic);
-    b.services.pubsub.subscribe(topic);
-    const received: Uint8Array[] = [];
-    b.services.pubsub.addEventListener('message', (evt) => received.push(evt.detail.data));
-    await a.dial(b.getMultiaddrs()[0]);
-    await waitFor(() => a.services.pubsub.getSubscribers(topic).some((p) => p.equals(b.peerId)), 10_000, 'A to see B subscribed');
+    const { a, b, topic, received } = await subscribedPair();
 
     // gossipsub answers an IWANT with every asked message in one RPC, through sendRpc (wrapped).
     const blocks = [5_000_000, 5_000_001].map((n, k) => new Uint8Array(n).fill(k + 1));
