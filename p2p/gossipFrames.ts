@@ -31,6 +31,31 @@ interface GossipSubInternals {
   handlePeerReadStreamError(err: unknown, peerId: PeerId): void;
   decodeRpc(bytes: Uint8Array): unknown;
   pipePeerReadStream(peerId: PeerId, stream: AsyncIterable<unknown>): Promise<void>;
+  sendRpc(id: string, rpc: GossipRpc): boolean;
+  readonly streamsOutbound: Map<string, GossipOutboundStream>;
+  readonly opts: { readonly batchPublish?: boolean };
+}
+
+/** An RPC as gossipsub 17's `sendRpc` takes it (the fields read here). */
+interface GossipRpc {
+  subscriptions?: unknown[];
+  messages?: { data?: Uint8Array }[];
+  control?: unknown;
+}
+
+/** The outbound stream of @libp2p/gossipsub 17 (`OutboundStream`, not exported): what is replaced. */
+interface GossipOutboundStream {
+  push(data: Uint8Array): void;
+  pushPrefixed(data: Uint8Array | Uint8ArrayList): void;
+}
+
+/** `pubsub`'s private surface, once each of `methods` is found to be a function (an upgrade may rename them). */
+function internalsOf(pubsub: GossipSub, methods: readonly ('handlePeerReadStreamError' | 'decodeRpc' | 'pipePeerReadStream' | 'sendRpc')[]): GossipSubInternals {
+  const inner = pubsub as unknown as GossipSubInternals;
+  for (const m of methods) {
+    if (typeof inner[m] !== 'function') throw new Error(`@libp2p/gossipsub has no ${m}: p2p/gossipFrames.ts needs updating`);
+  }
+  return inner;
 }
 
 /** Counters of the frames reported. */
@@ -44,10 +69,7 @@ export interface BadFrameStats {
  * Throws when the wrapped methods are missing (a gossipsub upgrade changed them).
  */
 export function reportBadGossipFrames(pubsub: GossipSub, penalize: (peer: string, points: number, reason: string) => void): BadFrameStats {
-  const inner = pubsub as unknown as GossipSubInternals;
-  for (const m of ['handlePeerReadStreamError', 'decodeRpc', 'pipePeerReadStream'] as const) {
-    if (typeof inner[m] !== 'function') throw new Error(`@libp2p/gossipsub has no ${m}: p2p/gossipFrames.ts needs updating`);
-  }
+  const inner = internalsOf(pubsub, ['handlePeerReadStreamError', 'decodeRpc', 'pipePeerReadStream']);
   const stats: BadFrameStats = { oversized: 0, undecodable: 0 };
   const onReadError = inner.handlePeerReadStreamError.bind(inner);
   inner.handlePeerReadStreamError = (err, peerId) => {
@@ -90,19 +112,6 @@ export function reportBadGossipFrames(pubsub: GossipSub, penalize: (peer: string
   return stats;
 }
 
-/** An RPC as gossipsub 17's `sendRpc` takes it (the fields read here). */
-interface GossipRpc {
-  subscriptions?: unknown[];
-  messages?: { data?: Uint8Array }[];
-  control?: unknown;
-}
-
-/** The outbound stream of @libp2p/gossipsub 17 (`OutboundStream`, not exported): what is replaced. */
-interface GossipOutboundStream {
-  push(data: Uint8Array): void;
-  pushPrefixed(data: Uint8Array | Uint8ArrayList): void;
-}
-
 /**
  * Lets `pubsub` send frames up to `maxBytes` (see module comment): every outbound stream it
  * opens length-prefixes its RPCs with that limit instead of 4 MiB, and an RPC of several messages
@@ -110,15 +119,13 @@ interface GossipOutboundStream {
  * Throws when the surface it replaces is missing (a gossipsub upgrade changed it).
  */
 export function sendLargeGossipFrames(pubsub: GossipSub, maxBytes: number): void {
-  const inner = pubsub as unknown as { streamsOutbound?: unknown; sendRpc?: unknown; opts?: { batchPublish?: boolean } };
-  const outbound = inner.streamsOutbound;
-  if (!(outbound instanceof Map)) throw new Error('@libp2p/gossipsub has no streamsOutbound map: p2p/gossipFrames.ts needs updating');
-  if (typeof inner.sendRpc !== 'function') throw new Error('@libp2p/gossipsub has no sendRpc: p2p/gossipFrames.ts needs updating');
+  const inner = internalsOf(pubsub, ['sendRpc']);
+  if (!(inner.streamsOutbound instanceof Map)) throw new Error('@libp2p/gossipsub has no streamsOutbound map: p2p/gossipFrames.ts needs updating');
   // Batch publishing encodes with the 4 MiB default on a path of its own (sendRpcInBatch).
   if (inner.opts?.batchPublish) throw new Error('gossipsub batchPublish bypasses the outbound frame limit: leave it off');
   // One RPC carrying several messages over half the limit goes as one RPC per message (each
   // message alone fits: none is accepted or published above maxBlockBytes), then its control part.
-  const sendRpc = (inner.sendRpc as (id: string, rpc: GossipRpc) => boolean).bind(pubsub);
+  const sendRpc = inner.sendRpc.bind(inner);
   inner.sendRpc = (id: string, rpc: GossipRpc): boolean => {
     const messages = rpc.messages ?? [];
     if (messages.length < 2 || messages.reduce((n, m) => n + (m.data?.length ?? 0), 0) <= maxBytes / 2) return sendRpc(id, rpc);
@@ -127,7 +134,7 @@ export function sendLargeGossipFrames(pubsub: GossipSub, maxBytes: number): void
     if ((rpc.subscriptions?.length ?? 0) > 0 || rpc.control !== undefined) sent = sendRpc(id, { ...rpc, messages: [] }) && sent;
     return sent;
   };
-  const streams = outbound as Map<string, GossipOutboundStream>;
+  const streams = inner.streamsOutbound;
   const set = streams.set.bind(streams);
   streams.set = (id, stream) => {
     if (typeof stream.pushPrefixed !== 'function') throw new Error('@libp2p/gossipsub outbound stream has no pushPrefixed: p2p/gossipFrames.ts needs updating');

@@ -120,10 +120,10 @@ export async function grind(
     const nonce = ((opts.startNonce ?? 0) + i) >>> 0;
     base.writeUInt32LE(nonce, 76);
     const value = hashValue(sha256d(base));
+    const isBlock = value <= blockTarget;
     // `notBlock`: a share that is not also a block (a block moves the tip and makes the job stale).
-    if (opts.notBlock && value <= blockTarget) continue;
-    if (value <= shareTarget || value <= blockTarget) {
-      return { extranonce2: opts.extranonce2, ntime, nonce: nonce.toString(16).padStart(8, '0'), value, isBlock: value <= blockTarget, hashes: i + 1 };
+    if ((value <= shareTarget || isBlock) && !(opts.notBlock && isBlock)) {
+      return { extranonce2: opts.extranonce2, ntime, nonce: nonce.toString(16).padStart(8, '0'), value, isBlock, hashes: i + 1 };
     }
     if (i % 2_000 === 1_999) await new Promise((r) => setImmediate(r));
   }
