@@ -30,6 +30,8 @@ export interface RefundOptions {
 /** Signs, submits and tracks refunds (see module comment). */
 export class RefundManager implements Refunder {
   private readonly pending = new Map<string, PaymentRecord>();
+  /** Refunds asked for (`refund`) and not yet in `pending`. */
+  private readonly requested = new Set<string>();
   private readonly log: Logger;
   private readonly follower: TipFollower;
   /** A refund of ours leaving the best chain (reorganization): pending again until mined again. */
@@ -78,11 +80,15 @@ export class RefundManager implements Refunder {
 
   /** Refunds a claimed payment whose service failed; returns the refund tx id (when it could be submitted). */
   refund(id: string, error: { code: string; message: string }): Promise<PaymentRecord> {
-    return this.follower.serial(async () => {
-      const rec = await this.send(await this.ledger.refundPending(id, error));
-      this.pending.set(id, rec);
-      return rec;
-    });
+    // Pending from the call on: waiting for its turn and while it is signed and submitted too.
+    this.requested.add(id);
+    return this.follower
+      .serial(async () => {
+        const rec = await this.send(await this.ledger.refundPending(id, error));
+        this.pending.set(id, rec);
+        return rec;
+      })
+      .finally(() => this.requested.delete(id));
   }
 
   /**
@@ -141,8 +147,8 @@ export class RefundManager implements Refunder {
     }
   }
 
-  /** Ids of payments whose refund is not mined yet. */
+  /** Ids of payments whose refund is not mined yet (asked for, being sent, or sent). */
   pendingIds(): string[] {
-    return [...this.pending.keys()];
+    return [...new Set([...this.pending.keys(), ...this.requested])];
   }
 }

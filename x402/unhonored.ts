@@ -213,10 +213,13 @@ export class UnhonoredPayments {
       // A payment awaited thanks to a provider's start-up grace is judged again: the grace ended without the agent polling → refused now.
       const why = a.graced && a.deadline > now ? await this.intrinsicReasonOf(id) : undefined;
       if (a.deadline > now && !why) continue;
-      this.awaited.delete(id);
       const stored = await this.modules.chain.getTx(id);
       const invoke = stored && this.watchedInvoke(stored.tx);
-      if (!stored || !invoke) continue; // no longer mined: judged again if it is mined again
+      if (!stored || !invoke) {
+        this.awaited.delete(id); // no longer mined: judged again if it is mined again
+        continue;
+      }
+      // Awaited until the claim hands it to the refunds (refuseNow): never counted in neither.
       await this.refuse(id, stored.tx.from, invoke, why ?? { reason: UnhonoredReason.WINDOW_EXPIRED, message: `payment ${id} was not settled within ${Math.round(this.windowMs / 1000)} s of its block` });
     }
     await this.saveMark();
