@@ -83,7 +83,7 @@ export class NodeMetrics {
     gauge('native_sync_syncing', '1 while the node is more than 10 blocks behind the best peer (paid calls refused), else 0.', () => (sources.syncing() ? 1 : 0));
     gauge('native_mempool_transactions', 'Transactions in the mempool.', () => sources.mempool.count);
     gauge('native_mempool_bytes', 'Bytes of the transactions in the mempool.', () => sources.mempool.bytes);
-    gauge('native_refunds_pending', 'Refunds signed and not mined yet.', () => sources.refundsPending?.() ?? 0);
+    gauge('native_refunds_pending', 'Refunds asked for or signed and not mined yet.', () => sources.refundsPending?.() ?? 0);
     gauge('native_stratum_connections', 'Open Stratum connections.', () => sources.mining?.().connections ?? 0);
     gauge('native_pool_hashrate_hps', 'Hashrate of the Stratum and RPC miners, from their shares (hashes per second).', () => sources.mining?.().hashrate ?? 0);
     new Counter({
