@@ -7,7 +7,9 @@
 /** Longest line list of a document. */
 export const MAX_ITEMS = 200;
 
-const DATE = { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$', description: 'Date, YYYY-MM-DD.' } as const;
+const DATE = { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$', 'x-date': true, description: 'Date, YYYY-MM-DD (a day that exists).' } as const;
+/** A validity date: a day that exists, not before the document's issue date (the day of the call, UTC; checked before payment). */
+const VALID_UNTIL = { ...DATE, description: 'Date, YYYY-MM-DD, not before the issue date (today, UTC).' } as const;
 const NAME = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const ADDRESS = { type: 'string', minLength: 1, maxLength: 500 } as const;
 const DOC_NUMBER = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._/#-]*$' } as const;
@@ -52,7 +54,7 @@ function doc(numberField: string, properties: Record<string, unknown>): Record<s
 /** native-invoice-pdf: invoiceNumber; buyer {name, address}; items; vatRate; notes. */
 export const invoiceSchema = doc('invoiceNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE });
 /** native-invoice-proforma: proformaNumber; buyer {name, address}; items; vatRate; validUntil; currency. */
-export const proformaSchema = doc('proformaNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE, validUntil: DATE });
+export const proformaSchema = doc('proformaNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE, validUntil: VALID_UNTIL });
 /** native-receipt-payment: receiptNumber; buyer {name}; items; payment {method, reference, paidOn}; vatRate. */
 export const receiptSchema = doc('receiptNumber', {
   buyer: buyer(false),
@@ -68,7 +70,7 @@ export const receiptSchema = doc('receiptNumber', {
 /** native-credit-note: creditNoteNumber; buyer {name}; originalInvoice; items (negative unitPrice allowed); vatRate. */
 export const creditNoteSchema = doc('creditNoteNumber', { buyer: buyer(false), originalInvoice: DOC_NUMBER, items: items(true), vatRate: VAT_RATE });
 /** native-quote-estimate: quoteNumber; buyer {name, address}; items; vatRate; validUntil. */
-export const quoteSchema = doc('quoteNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE, validUntil: DATE });
+export const quoteSchema = doc('quoteNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE, validUntil: VALID_UNTIL });
 
 /** native-b2b-compliance-report: txs: array of {id, amount, counterparty, country}. */
 export const complianceReportSchema: Record<string, unknown> = {

@@ -2,6 +2,7 @@
  * Building blocks of the services' input schemas (JSON Schema, validated with ajv) and the
  * custom keywords they use where a pattern cannot say it: `x-timezone` (an IANA zone this
  * runtime knows), `x-url` (an absolute http(s) URL), `x-text-or-url` (a text of at least N characters, or such a URL), `x-ip` (an IPv4 or IPv6 address),
+ * `x-date` (a YYYY-MM-DD date that exists on the calendar: no 2031-02-30),
  * `x-address` (a valid address of a given family, checksum included) and `x-ens-name` (a name
  * ENSIP-15 normalization accepts). Custom keywords carry the
  * `x-` prefix of OpenAPI extensions, so MCP and OpenAPI consumers that do not know them ignore them.
@@ -33,6 +34,15 @@ export function isTimeZone(tz: string): boolean {
 
 const zoneCache = new Map<string, boolean>();
 
+/** Whether `s` is a YYYY-MM-DD date that exists (leap years counted: 2028-02-29 yes, 2031-02-30 no). */
+export function isCalendarDate(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const t = new Date(Date.UTC(y, mo - 1, d));
+  return t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d;
+}
+
 /** Whether `s` is an absolute http(s) URL with a host. */
 export function isHttpUrl(s: string): boolean {
   try {
@@ -60,6 +70,7 @@ export const inputKeywords: readonly KeywordDefinition[] = [
   keyword('x-url', 'boolean', (s) => (isHttpUrl(s) ? undefined : 'must be an absolute http:// or https:// URL')),
   // native-summarize: a text of at least N characters, or one http(s) URL (fetched and checked by its precheck).
   keyword('x-text-or-url', 'number', (s, min) => (/^\S+$/.test(s.trim()) && isHttpUrl(s.trim()) ? undefined : s.trim().length >= (min as number) ? undefined : `must be a text of at least ${min} characters or a public http(s) URL`)),
+  keyword('x-date', 'boolean', (s) => (isCalendarDate(s) ? undefined : 'is not a date of the calendar (YYYY-MM-DD)')),
   keyword('x-ip', 'boolean', (s) => (isIP(s) !== 0 ? undefined : 'must be an IPv4 or IPv6 address')),
   keyword('x-address', 'string', (s, family) => {
     const a = classifyAddress(s);
@@ -130,7 +141,8 @@ export function walletAddressInput(): Record<string, unknown> {
 
 /** A decimal NATIVE amount, at most 8 decimals; `positive` rejects zero. */
 export function nativeAmountInput(positive: boolean, description: string): Record<string, unknown> {
-  const zero = positive ? '(?!0+(\\.0+)?(\\s|$))' : '';
+  // Zero in any spelling (0, 0.0, 0native, 0 NATIVE) is refused here, before any quote.
+  const zero = positive ? '(?!0+(\\.0+)?(\\s*(NATIVE|native))?$)' : '';
   return { type: 'string', maxLength: 40, pattern: `^${zero}(0|[1-9][0-9]{0,9})(\\.[0-9]{1,8})?(\\s*(NATIVE|native))?$`, description };
 }
 

@@ -1,6 +1,6 @@
 /** native-invoice-proforma: pro forma invoice A4 PDF. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
-import { documentHealth, documentRun } from './documents/document.js';
+import { documentHealth, documentPrecheck, documentRun } from './documents/document.js';
 import { proformaSchema } from './documentSchemas.js';
 
 /** native-invoice-proforma. */
@@ -17,5 +17,6 @@ export const invoiceProforma = defineService({
   inputSchema: proformaSchema,
   inputIsJson: true,
   run: documentRun({ title: 'PRO FORMA INVOICE', numberField: 'proformaNumber', numberLabel: 'Pro forma no.', grossLabel: 'Total' }),
+  precheck: documentPrecheck,
   health: documentHealth,
 });

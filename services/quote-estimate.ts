@@ -1,6 +1,6 @@
 /** native-quote-estimate: quote/estimate A4 PDF with validity date. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
-import { documentHealth, documentRun } from './documents/document.js';
+import { documentHealth, documentPrecheck, documentRun } from './documents/document.js';
 import { quoteSchema } from './documentSchemas.js';
 
 /** native-quote-estimate. */
@@ -17,5 +17,6 @@ export const quoteEstimate = defineService({
   inputSchema: quoteSchema,
   inputIsJson: true,
   run: documentRun({ title: 'QUOTE / ESTIMATE', numberField: 'quoteNumber', numberLabel: 'Quote no.', grossLabel: 'Total quoted' }),
+  precheck: documentPrecheck,
   health: documentHealth,
 });

@@ -5,7 +5,8 @@
 import { computeTotals, formatMinor, type DocumentItem } from './money.js';
 import { documentFontsInstalled } from './fonts.js';
 import { renderDocument, type DocumentModel } from './render.js';
-import type { HealthStatus, SellerInfo, ServiceContext } from '../types.js';
+import { OutboundError } from '../outbound/types.js';
+import { ServiceError, type HealthStatus, type SellerInfo, type ServiceContext } from '../types.js';
 
 /** Currency of documents whose input does not name one. */
 export const DEFAULT_CURRENCY = 'EUR';
@@ -78,10 +79,29 @@ export function documentModel(kind: DocumentKind, input: DocumentInput, issueDat
   };
 }
 
+/** Why a document cannot be issued on `issueDate` (a validity date before it), or undefined. */
+function dateProblem(input: DocumentInput, issueDate: string): string | undefined {
+  if (input.validUntil !== undefined && input.validUntil < issueDate) return `validUntil ${input.validUntil} is before the issue date ${issueDate} (today, UTC)`;
+  return undefined;
+}
+
+/**
+ * The pre-payment check of the documents with a validity date (quote, pro forma): the date is
+ * not before the issue date, which is the day of the call (hence here, with the clock, and not
+ * in the schema). A caller's fault: 400 before any quote.
+ */
+export async function documentPrecheck(ctx: ServiceContext, input: unknown): Promise<void> {
+  const why = dateProblem(input as DocumentInput, new Date(ctx.now()).toISOString().slice(0, 10));
+  if (why) throw new OutboundError('valid_until_before_issue', why, true);
+}
+
 /** The `run` of a document service of `kind`. */
 export function documentRun(kind: DocumentKind): (ctx: ServiceContext, input: unknown) => Promise<DocumentResult> {
   return async (ctx, input) => {
     const issueDate = new Date(ctx.now()).toISOString().slice(0, 10);
+    // Checked before payment too; a call paid before midnight and run after it lands here (refunded).
+    const why = dateProblem(input as DocumentInput, issueDate);
+    if (why) throw new ServiceError('valid_until_before_issue', why);
     const model = documentModel(kind, input as DocumentInput, issueDate, ctx.seller ?? defaultSellerInfo);
     const { pdf, pages } = await renderDocument(model);
     const t = model.totals;

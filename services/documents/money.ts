@@ -102,3 +102,16 @@ export function displayMinor(minor: bigint, digits: number): string {
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return `${minor < 0n ? '-' : ''}${grouped}${frac === undefined ? '' : `.${frac}`}`;
 }
+
+/**
+ * `n` as the exact decimal it was given, with at least the currency's `digits` decimals and
+ * thousands separators: 33.335, 2 → "33.335"; 5, 2 → "5.00". Unit prices print this way, so
+ * that qty × unit price on paper gives the line total after the stated rounding (33.335 printed
+ * as 33.34 beside a total of 50.00 for 1.5 units did not add up).
+ */
+export function displayExact(n: number, digits: number): string {
+  const s = toScaled(n);
+  const scale = Math.max(s.scale, digits);
+  const int = s.int * 10n ** BigInt(scale - s.scale);
+  return displayMinor(int, scale);
+}

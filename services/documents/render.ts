@@ -10,7 +10,7 @@
  */
 import PDFDocument from 'pdfkit';
 import { CJK_CHAR, documentFonts } from './fonts.js';
-import { displayMinor, type DocumentTotals } from './money.js';
+import { displayExact, displayMinor, type DocumentTotals } from './money.js';
 import type { SellerInfo } from '../types.js';
 
 
@@ -135,8 +135,9 @@ function drawText(doc: PDFKit.PDFDocument, text: string, x: number, y: number, w
   return drawLines(doc, layoutText(doc, text, width, size, opts.base), x, y, size, width, opts.align);
 }
 
+/** A quantity as the exact decimal given (no exponent: 1e-7 prints 0.0000001). */
 function fmtQty(q: number): string {
-  return String(q);
+  return displayExact(q, 0);
 }
 
 /** Renders `m` to PDF bytes. */
@@ -209,7 +210,7 @@ export function renderDocument(m: DocumentModel): Promise<RenderedDocument> {
     drawText(doc, String(i + 1), L + COLS.no[0], y, COLS.no[1], size);
     drawLines(doc, desc, L + COLS.desc[0], y, size, COLS.desc[1] - 8);
     drawText(doc, fmtQty(line.qty), L + COLS.qty[0], y, COLS.qty[1] - 6, size, { align: 'right' });
-    drawText(doc, money(line.unitMinor), L + COLS.unit[0], y, COLS.unit[1] - 6, size, { align: 'right' });
+    drawText(doc, displayExact(line.unitPrice, totals.digits), L + COLS.unit[0], y, COLS.unit[1] - 6, size, { align: 'right' });
     drawText(doc, money(line.totalMinor), L + COLS.amount[0], y, COLS.amount[1], size, { align: 'right' });
     y += h;
     doc.moveTo(L, y - 2).lineTo(L + CONTENT_W, y - 2).lineWidth(0.3).strokeColor('#cccccc').stroke().strokeColor('black');
