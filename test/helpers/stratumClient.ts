@@ -103,17 +103,27 @@ export function hashValue(hash: Buffer): bigint {
 }
 
 /**
+ * The lowest hash value that surely misses the share target of `difficulty` at any pool: twice the
+ * miner's target, since pools accept a hash a little above it (floating-point targets; 1 % is usual).
+ */
+export function weakShareBound(difficulty: number): bigint {
+  return 2n * minerShareTarget(difficulty);
+}
+
+/**
  * Grinds nonces from `startNonce` until a hash meets the share target of `difficulty` (or, with
- * `blockOnly`, the job's block target); yields to the event loop every 2,000 hashes so a server in
- * the same process keeps running. Undefined after `maxHashes`.
+ * `blockOnly`, the job's block target; with `misses`, until one surely misses both: at least
+ * `weakShareBound`, so the pool must refuse it as low difficulty, 23); yields to the event loop every
+ * 2,000 hashes so a server in the same process keeps running. Undefined after `maxHashes`.
  */
 export async function grind(
   job: Job,
-  opts: { extranonce1: string; extranonce2: string; difficulty?: number; ntime?: string; startNonce?: number; maxHashes?: number; blockOnly?: boolean; notBlock?: boolean; version?: number },
+  opts: { extranonce1: string; extranonce2: string; difficulty?: number; ntime?: string; startNonce?: number; maxHashes?: number; blockOnly?: boolean; notBlock?: boolean; misses?: boolean; version?: number },
 ): Promise<Share | undefined> {
   const ntime = opts.ntime ?? job.ntime;
   const blockTarget = compactTarget(job.nbits);
   const shareTarget = opts.blockOnly ? blockTarget : minerShareTarget(opts.difficulty ?? job.difficulty);
+  const missBound = weakShareBound(opts.difficulty ?? job.difficulty);
   const max = opts.maxHashes ?? 5_000_000;
   const base = jobHeader(job, opts.extranonce1, opts.extranonce2, ntime, 0, opts.version);
   for (let i = 0; i < max; i++) {
@@ -122,7 +132,8 @@ export async function grind(
     const value = hashValue(sha256d(base));
     const isBlock = value <= blockTarget;
     // `notBlock`: a share that is not also a block (a block moves the tip and makes the job stale).
-    if ((value <= shareTarget || isBlock) && !(opts.notBlock && isBlock)) {
+    const found = opts.misses ? value >= missBound && !isBlock : (value <= shareTarget || isBlock) && !(opts.notBlock && isBlock);
+    if (found) {
       return { extranonce2: opts.extranonce2, ntime, nonce: nonce.toString(16).padStart(8, '0'), value, isBlock, hashes: i + 1 };
     }
     if (i % 2_000 === 1_999) await new Promise((r) => setImmediate(r));
@@ -130,13 +141,15 @@ export async function grind(
   return undefined;
 }
 
-/** A nonce whose hash does NOT meet the share target (for low-difficulty tests). */
+/** A nonce whose hash surely misses the share target (at least `weakShareBound`) and the block target (for low-difficulty tests). */
 export function findWeakNonce(job: Job, extranonce1: string, extranonce2: string, difficulty: number): string {
-  const target = minerShareTarget(difficulty);
+  const bound = weakShareBound(difficulty);
+  const blockTarget = compactTarget(job.nbits);
   const header = jobHeader(job, extranonce1, extranonce2, job.ntime, 0);
   for (let nonce = 0; ; nonce++) {
     header.writeUInt32LE(nonce, 76);
-    if (hashValue(sha256d(header)) > target) return nonce.toString(16).padStart(8, '0');
+    const value = hashValue(sha256d(header));
+    if (value >= bound && value > blockTarget) return nonce.toString(16).padStart(8, '0');
   }
 }
 
@@ -155,7 +168,8 @@ export class StratumTestClient {
   closed = false;
   private buffer = '';
   private nextId = 1;
-  private readonly waiting = new Map<unknown, (a: Answer) => void>();
+  /** Requests awaiting their answer: settled by the answer, or rejected when the connection closes. */
+  private readonly waiting = new Map<unknown, { done: (a: Answer) => void; fail: (e: Error) => void }>();
   private listeners: (() => void)[] = [];
   private closedPromise: Promise<void>;
 
@@ -166,6 +180,9 @@ export class StratumTestClient {
     this.closedPromise = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.once('close', () => {
       this.closed = true;
+      // No answer can come any more: the requests still waiting fail now, not at their timeouts.
+      for (const w of this.waiting.values()) w.fail(new Error('connection closed before the answer'));
+      this.waiting.clear();
       this.wake();
     });
     socket.on('error', () => undefined);
@@ -205,9 +222,9 @@ export class StratumTestClient {
         const p = msg.params as [string, string, string, string, string[], string, string, string, boolean];
         this.jobs.push({ jobId: p[0], prevhash: p[1], coinb1: p[2], coinb2: p[3], branch: p[4], version: p[5], nbits: p[6], ntime: p[7], clean: p[8], difficulty: this.difficulty, receivedAt: at });
       } else if (msg.id !== undefined && msg.id !== null && this.waiting.has(msg.id)) {
-        const done = this.waiting.get(msg.id)!;
+        const w = this.waiting.get(msg.id)!;
         this.waiting.delete(msg.id);
-        done({ id: msg.id, result: msg.result, error: msg.error });
+        w.done({ id: msg.id, result: msg.result, error: msg.error });
       }
     }
     this.wake();
@@ -251,17 +268,24 @@ export class StratumTestClient {
     this.socket.write(text);
   }
 
-  /** Sends a request and resolves with its answer. */
+  /** Sends a request and resolves with its answer; rejects after `timeoutMs`, or when the connection closes first. */
   request(method: string, params: unknown[], timeoutMs = 10_000): Promise<Answer> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
+      if (this.closed) return reject(new Error('connection closed before the request'));
       const timer = setTimeout(() => {
         this.waiting.delete(id);
         reject(new Error(`no answer to ${method} within ${timeoutMs} ms`));
       }, timeoutMs);
-      this.waiting.set(id, (a) => {
-        clearTimeout(timer);
-        resolve(a);
+      this.waiting.set(id, {
+        done: (a) => {
+          clearTimeout(timer);
+          resolve(a);
+        },
+        fail: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
       });
       this.socket.write(`${JSON.stringify({ id, method, params })}\n`);
     });
