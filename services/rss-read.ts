@@ -138,7 +138,6 @@ export const rssRead = defineService({
   ...CALLER_URL_SERVICE,
   run: async (ctx, input) => {
     const res = await fetchCallerUrl(ctx, input as string, { maxBytes: MAX_FEED_BYTES, headers: { accept: 'application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5' } });
-    if (res.status < 200 || res.status >= 300) throw new ServiceError('feed_http_error', `${res.url} answered HTTP ${res.status}`);
     return { url: res.url, status: res.status, contentType: res.contentType, ...readFeed(res.text(), res.url) };
   },
 });

@@ -12,7 +12,7 @@ import { precheckPublicUrl } from './outbound/index.js';
 import { summarizeText } from './text/analyse.js';
 import { textHealth } from './text/nlp.js';
 import { ServiceError } from './types.js';
-import { asServiceError, fetchReadableText, outboundOf } from './web/readable.js';
+import { asServiceError, fetchReadableText, outboundOf, requireUpstreamOk } from './web/readable.js';
 
 /** Shortest text summarised, characters (the spec's Limits table). */
 export const MIN_SUMMARY_TEXT = 80;
@@ -44,7 +44,7 @@ export const summarize = defineService({
   run: async (ctx, input) => {
     const url = urlOf(input as string);
     if (url === undefined) return summarizeText(input as string);
-    const page = await fetchReadableText(outboundOf(ctx), url, { signal: ctx.signal }).catch(asServiceError);
+    const page = requireUpstreamOk(await fetchReadableText(outboundOf(ctx), url, { signal: ctx.signal }).catch(asServiceError));
     const text = page.text?.trim() ?? '';
     if (text.length < MIN_SUMMARY_TEXT) throw new ServiceError('page_text_too_short', `${page.url} has ${text.length} characters of readable text (${page.contentType || 'no content type'}); at least ${MIN_SUMMARY_TEXT} are needed`);
     return { source: { url: page.url, status: page.status, title: page.title, extraction: page.extraction, truncated: page.truncated }, ...summarizeText(text) };

@@ -5,7 +5,7 @@
  */
 import { defineService } from './define.js';
 import { urlInput } from './inputs.js';
-import { asServiceError, CALLER_URL_SERVICE, fetchReadableText, outboundOf } from './web/readable.js';
+import { asServiceError, CALLER_URL_SERVICE, fetchReadableText, outboundOf, requireUpstreamOk } from './web/readable.js';
 
 /** native-web-fetch. */
 export const webFetch = defineService({
@@ -18,5 +18,6 @@ export const webFetch = defineService({
   requestFormat: 'public http(s) URL',
   inputSchema: urlInput('Public http(s) URL to fetch.'),
   ...CALLER_URL_SERVICE,
-  run: async (ctx, input) => fetchReadableText(outboundOf(ctx), input as string, { signal: ctx.signal }).catch(asServiceError),
+  // A page answering outside 2xx (404, 500) is refunded, not sold (docs/decisions.md, upstream failures after payment).
+  run: async (ctx, input) => requireUpstreamOk(await fetchReadableText(outboundOf(ctx), input as string, { signal: ctx.signal }).catch(asServiceError)),
 });

@@ -144,7 +144,20 @@ export function asServiceError(e: unknown): never {
 /** What every service fetching a caller's URL shares: optional input (refused before payment when absent), the external timeout, the public-URL precheck, health = an outbound client. */
 export const CALLER_URL_SERVICE = { requestRequired: false, timeoutMs: EXTERNAL_TIMEOUT_MS, precheck: precheckPublicUrl, health: outboundHealth } as const;
 
-/** Fetches a caller's URL inside a paid run, with the run's signal; an outbound failure becomes the service's coded failure (refund). */
-export function fetchCallerUrl(ctx: ServiceContext, url: string, req: Omit<OutboundRequest, 'url' | 'signal'>): Promise<OutboundResponse> {
-  return outboundOf(ctx).fetchPublic({ ...req, url, signal: ctx.signal }).catch(asServiceError);
+/** Code of a paid run whose upstream answered outside 2xx (docs/decisions.md, "Upstream failures after payment"): the caller is refunded. */
+export const UPSTREAM_HTTP_ERROR = 'upstream_http_error';
+
+/**
+ * The one rule for an upstream's answer after payment (docs/decisions.md): a status outside 2xx
+ * is no answer the service can sell, so the run fails with `upstream_http_error` naming the
+ * status, and the caller is refunded. Returns `res` when it is a 2xx.
+ */
+export function requireUpstreamOk<T extends { readonly url: string; readonly status: number }>(res: T): T {
+  if (res.status >= 200 && res.status < 300) return res;
+  throw new ServiceError(UPSTREAM_HTTP_ERROR, `${res.url} answered HTTP ${res.status}`);
+}
+
+/** Fetches a caller's URL inside a paid run, with the run's signal; an outbound failure or a status outside 2xx becomes the service's coded failure (refund). */
+export async function fetchCallerUrl(ctx: ServiceContext, url: string, req: Omit<OutboundRequest, 'url' | 'signal'>): Promise<OutboundResponse> {
+  return requireUpstreamOk(await outboundOf(ctx).fetchPublic({ ...req, url, signal: ctx.signal }).catch(asServiceError));
 }
