@@ -90,7 +90,7 @@ export const complianceReportSchema: Record<string, unknown> = {
           id: { type: 'string', minLength: 1, maxLength: 128 },
           amount: { type: ['number', 'string'], minimum: 0, maximum: 1e15, pattern: '^\\d{1,15}(\\.\\d{1,18})?$', description: 'Non-negative amount (number or decimal string).' },
           counterparty: { type: 'string', minLength: 1, maxLength: 200 },
-          country: { type: 'string', pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country code.' },
+          country: { type: 'string', pattern: '^[A-Za-z]{2}$', 'x-country': true, description: 'ISO 3166-1 alpha-2 country code (assigned codes only: XX or ZZ are refused).' },
         },
       },
     },

@@ -3,14 +3,18 @@
  * custom keywords they use where a pattern cannot say it: `x-timezone` (an IANA zone this
  * runtime knows), `x-url` (an absolute http(s) URL), `x-text-or-url` (a text of at least N characters, or such a URL), `x-ip` (an IPv4 or IPv6 address),
  * `x-date` (a YYYY-MM-DD date that exists on the calendar: no 2031-02-30),
+ * `x-country` (an assigned ISO 3166-1 alpha-2 code, any case: services/data/compliance/iso3166-alpha2.json),
  * `x-address` (a valid address of a given family, checksum included) and `x-ens-name` (a name
  * ENSIP-15 normalization accepts). Custom keywords carry the
  * `x-` prefix of OpenAPI extensions, so MCP and OpenAPI consumers that do not know them ignore them.
  */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { resolve } from 'node:path';
 import { ens_normalize } from '@adraffy/ens-normalize';
 import type { KeywordDefinition, SchemaValidateFunction } from 'ajv';
 import { classifyAddress, type AddressFamily } from './addresses.js';
+import { PROJECT_ROOT } from './projectRoot.js';
 
 /** Longest `request` string any service accepts (characters). */
 export const MAX_REQUEST_CHARS = 65_536;
@@ -43,6 +47,13 @@ export function isCalendarDate(s: string): boolean {
   return t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d;
 }
 
+let countries: ReadonlySet<string> | undefined;
+/** Whether `code` is an assigned ISO 3166-1 alpha-2 country code (any letter case; XX, ZZ, EU are not). */
+export function isCountryCode(code: string): boolean {
+  countries ??= new Set((JSON.parse(readFileSync(resolve(PROJECT_ROOT, 'services', 'data', 'compliance', 'iso3166-alpha2.json'), 'utf8')) as { codes: string[] }).codes);
+  return countries.has(code.toUpperCase());
+}
+
 /** Whether `s` is an absolute http(s) URL with a host. */
 export function isHttpUrl(s: string): boolean {
   try {
@@ -71,6 +82,7 @@ export const inputKeywords: readonly KeywordDefinition[] = [
   // native-summarize: a text of at least N characters, or one http(s) URL (fetched and checked by its precheck).
   keyword('x-text-or-url', 'number', (s, min) => (/^\S+$/.test(s.trim()) && isHttpUrl(s.trim()) ? undefined : s.trim().length >= (min as number) ? undefined : `must be a text of at least ${min} characters or a public http(s) URL`)),
   keyword('x-date', 'boolean', (s) => (isCalendarDate(s) ? undefined : 'is not a date of the calendar (YYYY-MM-DD)')),
+  keyword('x-country', 'boolean', (s) => (isCountryCode(s) ? undefined : 'is not an assigned ISO 3166-1 alpha-2 country code')),
   keyword('x-ip', 'boolean', (s) => (isIP(s) !== 0 ? undefined : 'must be an IPv4 or IPv6 address')),
   keyword('x-address', 'string', (s, family) => {
     const a = classifyAddress(s);

@@ -5,7 +5,7 @@
 import { computeTotals, formatMinor, type DocumentItem } from './money.js';
 import { documentFontsInstalled } from './fonts.js';
 import { renderDocument, type DocumentModel } from './render.js';
-import { OutboundError } from '../outbound/types.js';
+import { refuseInput } from '../outbound/index.js';
 import { ServiceError, type HealthStatus, type SellerInfo, type ServiceContext } from '../types.js';
 
 /** Currency of documents whose input does not name one. */
@@ -92,7 +92,7 @@ function dateProblem(input: DocumentInput, issueDate: string): string | undefine
  */
 export async function documentPrecheck(ctx: ServiceContext, input: unknown): Promise<void> {
   const why = dateProblem(input as DocumentInput, new Date(ctx.now()).toISOString().slice(0, 10));
-  if (why) throw new OutboundError('valid_until_before_issue', why, true);
+  if (why) throw refuseInput('valid_until_before_issue', why);
 }
 
 /** The `run` of a document service of `kind`. */

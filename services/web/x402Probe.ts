@@ -350,11 +350,13 @@ export async function validateX402Endpoint(outbound: OutboundClient, req: Valida
   const ok2xx = (p: ProbeReport) => p.status !== null && p.status >= 200 && p.status < 300;
   const checks = {
     reachable: probes.some((p) => p.status !== null),
-    root: byPath(0).status !== null && byPath(0).status! < 500,
+    // The endpoint itself answers: 2xx, or the 402 an x402 resource gives an unpaid request (a 404 or 500 does not pass).
+    root: byPath(0).status !== null && ((byPath(0).status! >= 200 && byPath(0).status! < 300) || byPath(0).status === 402),
     health: ok2xx(byPath(1)),
     ready: ok2xx(byPath(2)),
     discovery: discoveryProblem === undefined,
-    challenges: challenges.every((c) => c.wellFormed),
+    // At least one 402 challenge, all well formed: none at all is no x402 endpoint.
+    challenges: challenges.length > 0 && challenges.every((c) => c.wellFormed),
   };
   const correlation = req.correlation ? correlate(discoveryProblem === undefined ? discovery : undefined, challenges) : undefined;
   const problems: string[] = [];
@@ -363,6 +365,7 @@ export async function validateX402Endpoint(outbound: OutboundClient, req: Valida
   if (!checks.health && byPath(1).status !== null) problems.push(`/health answered HTTP ${byPath(1).status}`);
   if (!checks.ready && byPath(2).status !== null) problems.push(`/ready answered HTTP ${byPath(2).status}`);
   if (discoveryProblem && discoveryResponse) problems.push(discoveryProblem);
+  if (challenges.length === 0) problems.push('no probe answered with a 402 payment challenge');
   for (const c of challenges) for (const e of [c.v1, c.v2]) for (const msg of [...e.problems, ...e.accepts.flatMap((a) => a.problems)]) problems.push(`402 v${e === c.v1 ? 1 : 2}: ${msg}`);
   if (mcp && !mcp.ok) problems.push(`MCP: ${mcp.error ?? 'failed'}`);
   if (correlation?.status === 'disagree') problems.push(...correlation.mismatches);
