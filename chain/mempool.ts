@@ -1,28 +1,44 @@
 /**
  * The mempool: signed transactions valid on top of the best tip, waiting for a block.
  *
- * Rules: stateless consensus checks; signatures through the verifier (off-thread, cached,
- * checked while a transaction waits in the admission queue, so admissions do not wait for the
- * pool one by one);
- * per-sender nonce sequencing with up to `maxFuturePerSender` nonces beyond the next ready one;
- * each sender's ready chain is checked by applying it in nonce order to the tip state (only a
- * sender's own transactions debit its account, so other senders' pending transactions can
- * only add to what it has: a ready chain stays valid whatever else gets mined with it);
- * replacement of a (sender, nonce) by a fee rate at least `replaceBumpPct`% higher; a byte cap
- * that evicts the lowest fee rate (with the evicted sender's later nonces); expiry; removal of
- * mined transactions on connect, re-admission of disconnected ones after a reorganisation.
+ * Two parts, as geth's pending/queued split and Bitcoin Core's orphan pool:
+ * - the **ready pool**: each sender's run of transactions from its confirmed nonce on, with no
+ *   gap. The run is checked by applying it in nonce order to the tip state, so a transaction
+ *   enters only if its sender can pay its fee and value from the confirmed balance minus
+ *   everything its earlier pending transactions spend (only a sender's own transactions debit its
+ *   account, so other senders' pending transactions can only add to what it has). A byte cap
+ *   (`maxBytes`) evicts by package: each sender's run is ranked by the lowest descendant fee rate
+ *   over its suffixes (Core's descendant score: max(own rate, rate of it with its later nonces)),
+ *   kept in a heap of senders, so an admission costs O(log senders) besides its own sender's
+ *   run; a transaction that does not beat the lowest package is refused `mempool_full` with the
+ *   fee rate that would enter.
+ * - the **queue**: transactions beyond a gap (future nonces), at most `maxFuturePerSender` past
+ *   the sender's next ready nonce, `maxQueued` and `maxQueuedBytes` in all, dropped after
+ *   `queueExpirySeconds`. A queued transaction must be affordable as if the gap spent nothing:
+ *   applied (nonce forced) after the sender's ready run and its earlier queued transactions, on
+ *   the tip state; a sender that cannot pay is refused `mempool_unpayable` (a zero-balance key
+ *   can never queue anything). The queue has its own budget and never evicts a ready
+ *   transaction; when full, a queued transaction displaces only lower fee rates of the queue.
+ *   Queued transactions are neither relayed nor mined; when the gap fills (the missing nonce
+ *   arrives or is mined) they move to the ready pool, checked for funds again on the state then.
+ *
+ * Also: signatures through the verifier (off-thread, cached, checked while a transaction waits
+ * in the admission queue, so admissions do not wait for the pool one by one); replacement of a
+ * (sender, nonce) by a fee rate at least `replaceBumpPct`% higher; expiry; removal of mined
+ * transactions on connect, re-admission of disconnected ones after a reorganisation.
  */
 import { EventEmitter } from 'node:events';
-import { StateOverlay, accountKey, type StateView } from '../consensus/state.js';
+import { StateOverlay, type StateView } from '../consensus/state.js';
 import { applyTx, txTouchedKeys } from '../consensus/apply.js';
 import { decodeTx, encodeTx, txId as computeTxId, txSighash, type Tx } from '../consensus/tx.js';
 import { validateTx } from '../consensus/validate.js';
 import { isNodeError, NodeError, TxErrorCode, ValidationError } from '../consensus/errors.js';
-import { toHex } from '../consensus/hash.js';
+import { fromHex, toHex } from '../consensus/hash.js';
 import type { Block } from '../consensus/block.js';
 import type { HybridPublicKey } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from './chain.js';
+import { IndexedHeap, type HeapItem } from './indexedHeap.js';
 import { silentLogger, type ChainEntry, type Logger, type MempoolEntry, type MempoolReader, type SignatureVerifier } from './types.js';
 
 /** Senders whose chain keys the mempool remembers for its early signature checks. */
@@ -34,22 +50,36 @@ type SignatureJob = Parameters<SignatureVerifier['verifyBatch']>[0][number];
 /** Error codes of mempool policy (consensus failures keep their tx_* codes). */
 export const MempoolErrorCode = {
   DUPLICATE: 'mempool_duplicate',
+  /** The ready pool is at its byte cap and the transaction does not beat its lowest package; payload `minFeeRate` (to exceed), `minFee` (for this size). */
   FULL: 'mempool_full',
   REPLACEMENT_UNDERPRICED: 'mempool_replacement_underpriced',
   NONCE_TOO_FAR: 'mempool_nonce_too_far',
+  /** A future-nonce transaction its sender cannot pay from the confirmed balance (after its pending ones): it can never be mined as things stand. */
+  UNPAYABLE: 'mempool_unpayable',
+  /** The queue of future-nonce transactions is full of higher fee rates; payload `minFeeRate`. */
+  QUEUE_FULL: 'mempool_queue_full',
   /** Blocks kept connecting while a transaction was checked (it may be sent again). */
   TIP_MOVING: 'mempool_tip_moving',
 } as const;
+
+/** Stand-in public key for the funds check of a queued transaction whose key is not known yet (the key rule is checked apart). */
+const NO_KEY: HybridPublicKey = { mldsa: new Uint8Array(0), ed25519: new Uint8Array(0) };
 
 /** Times an admission starts again because a block connected while it was being checked. */
 const MAX_TIP_RETRIES = 5;
 
 /** Options of the mempool. */
 export interface MempoolOptions {
-  /** Byte cap over the signed sizes of all entries. */
+  /** Byte cap over the signed sizes of the ready pool's entries. */
   maxBytes?: number;
-  /** Nonces accepted beyond the sender's next ready one. */
+  /** Queued (future) nonces accepted beyond the sender's next ready one. */
   maxFuturePerSender?: number;
+  /** Queued transactions in all. */
+  maxQueued?: number;
+  /** Byte cap of the queue (its own budget, beside `maxBytes`). */
+  maxQueuedBytes?: number;
+  /** Queued transactions older than this are dropped, seconds. */
+  queueExpirySeconds?: number;
   /** Entries older than this are dropped. */
   expirySeconds?: number;
   /** Minimum fee-rate increase, in percent, to replace a pending (sender, nonce). */
@@ -63,14 +93,52 @@ export interface MempoolOptions {
 export const defaultMempoolOptions = {
   maxBytes: 64 * 1024 * 1024,
   maxFuturePerSender: 16,
+  maxQueued: 1024,
+  maxQueuedBytes: 8 * 1024 * 1024,
+  queueExpirySeconds: 20 * 60,
   expirySeconds: 3 * 3600,
   replaceBumpPct: 10,
 } as const;
 
-interface Entry extends MempoolEntry {
-  readonly sender: string;
+/** What `add` answers: `queued` when the transaction waits beyond a nonce gap (not relayed, not mineable yet). */
+export interface AddResult {
+  readonly id: string;
+  readonly status: 'accepted';
+  readonly queued?: true;
 }
 
+/** The mempool's sizes and limits, as `/api/v1/status` shows them. */
+export interface MempoolStats {
+  /** Ready transactions (mineable now) and their bytes. */
+  readonly count: number;
+  readonly bytes: number;
+  readonly maxBytes: number;
+  /** Fee rate (base units per byte) a transaction must exceed to enter while the pool is full: the lowest package's; null when empty. */
+  readonly evictionFeeRate: number | null;
+  readonly queued: { readonly count: number; readonly bytes: number; readonly maxCount: number; readonly maxBytes: number; readonly maxPerSender: number; readonly expirySeconds: number };
+}
+
+interface Entry extends MempoolEntry {
+  readonly sender: string;
+  /** State keys the transaction touches (decoded once). */
+  readonly keys: readonly string[];
+}
+
+/**
+ * One sender's pending transactions. Invariant: `ready` holds exactly the nonces
+ * `confirmed … confirmed + ready.size − 1`; `queued` holds nonces beyond a gap after them.
+ */
+interface SenderTxs extends HeapItem {
+  readonly sender: string;
+  /** The sender's nonce on the tip, as last seen. */
+  confirmed: bigint;
+  readonly ready: Map<bigint, Entry>;
+  readonly queued: Map<bigint, Entry>;
+  /** Lowest descendant fee rate over the ready run's suffixes: what eviction ranks (Infinity when none). */
+  score: number;
+  /** First nonce of that suffix: eviction removes it and the later ready nonces. */
+  evictFrom: bigint;
+}
 
 /** A transaction as admission checks it: decoded, within the stateless rules, with its id and (on demand, once) its sighash. */
 interface DecodedTx {
@@ -87,13 +155,22 @@ function decodeForAdmission(bytes: Uint8Array, params: ChainParams): DecodedTx {
   return { tx, id: toHex(computeTxId(bytes)), sighash: () => (sighash ??= txSighash(tx)) };
 }
 
+/** The smallest integer fee whose rate over `size` bytes exceeds `rate`. */
+function feeAbove(rate: number, size: number): bigint {
+  return BigInt(Math.floor(rate * size)) + 1n;
+}
+
 /** The mempool (see module comment). */
 export class Mempool extends EventEmitter implements MempoolReader {
+  /** Ready entries by id. */
   private readonly byId = new Map<string, Entry>();
-  private readonly bySender = new Map<string, Map<bigint, Entry>>();
-  /** Confirmed (tip) nonce of each sender with pending entries, as last seen. */
-  private readonly confirmedNonce = new Map<string, bigint>();
+  /** Queued entries by id. */
+  private readonly queuedById = new Map<string, Entry>();
+  private readonly senders = new Map<string, SenderTxs>();
+  /** Senders with ready entries, lowest package score first. */
+  private readonly packages = new IndexedHeap<SenderTxs>((a, b) => a.score < b.score);
   private totalBytes = 0;
+  private queuedBytes = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly opts: Required<Omit<MempoolOptions, 'logger' | 'now'>>;
   private readonly now: () => number;
@@ -113,11 +190,15 @@ export class Mempool extends EventEmitter implements MempoolReader {
     opts: MempoolOptions = {},
   ) {
     super();
+    const d = defaultMempoolOptions;
     this.opts = {
-      maxBytes: opts.maxBytes ?? defaultMempoolOptions.maxBytes,
-      maxFuturePerSender: opts.maxFuturePerSender ?? defaultMempoolOptions.maxFuturePerSender,
-      expirySeconds: opts.expirySeconds ?? defaultMempoolOptions.expirySeconds,
-      replaceBumpPct: opts.replaceBumpPct ?? defaultMempoolOptions.replaceBumpPct,
+      maxBytes: opts.maxBytes ?? d.maxBytes,
+      maxFuturePerSender: opts.maxFuturePerSender ?? d.maxFuturePerSender,
+      maxQueued: opts.maxQueued ?? d.maxQueued,
+      maxQueuedBytes: opts.maxQueuedBytes ?? d.maxQueuedBytes,
+      queueExpirySeconds: opts.queueExpirySeconds ?? d.queueExpirySeconds,
+      expirySeconds: opts.expirySeconds ?? d.expirySeconds,
+      replaceBumpPct: opts.replaceBumpPct ?? d.replaceBumpPct,
     };
     this.now = opts.now ?? Date.now;
     this.log = opts.logger ?? silentLogger;
@@ -140,6 +221,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
     if (this.timer) clearInterval(this.timer);
   }
 
+  /** Ready transactions (the queue is counted in `stats().queued`). */
   get count(): number {
     return this.byId.size;
   }
@@ -149,25 +231,45 @@ export class Mempool extends EventEmitter implements MempoolReader {
     return this.opts.expirySeconds;
   }
 
+  /** Bytes of the ready transactions. */
   get bytes(): number {
     return this.totalBytes;
   }
 
+  /** Sizes and limits of both parts. */
+  stats(): MempoolStats {
+    const o = this.opts;
+    return {
+      count: this.byId.size,
+      bytes: this.totalBytes,
+      maxBytes: o.maxBytes,
+      evictionFeeRate: this.packages.peek()?.score ?? null,
+      queued: { count: this.queuedById.size, bytes: this.queuedBytes, maxCount: o.maxQueued, maxBytes: o.maxQueuedBytes, maxPerSender: o.maxFuturePerSender, expirySeconds: o.queueExpirySeconds },
+    };
+  }
+
+  /** Whether the transaction is pending, ready or queued. */
   has(idHex: string): boolean {
-    return this.byId.has(idHex);
+    return this.byId.has(idHex) || this.queuedById.has(idHex);
   }
 
   get(idHex: string): MempoolEntry | undefined {
-    return this.byId.get(idHex);
+    return this.byId.get(idHex) ?? this.queuedById.get(idHex);
+  }
+
+  /** Whether the transaction waits in the queue (beyond a nonce gap). */
+  isQueued(idHex: string): boolean {
+    return this.queuedById.has(idHex);
   }
 
   pendingNonce(id: Uint8Array, confirmedNonce: bigint): bigint {
-    const pending = this.bySender.get(toHex(id));
+    const ready = this.senders.get(toHex(id))?.ready;
     let n = confirmedNonce;
-    while (pending?.has(n)) n++;
+    while (ready?.has(n)) n++;
     return n;
   }
 
+  /** Ready entries, highest fee rate first. */
   list(limit = Infinity): MempoolEntry[] {
     return [...this.byId.values()].sort((a, b) => b.feeRate - a.feeRate).slice(0, limit);
   }
@@ -187,7 +289,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
    * Admits a signed transaction; throws ValidationError / CodecError / NodeError with a stable code.
    * `addedAt`: when it first entered (a transaction restored from the mempool file keeps its age).
    */
-  add(bytes: Uint8Array, opts: { addedAt?: number } = {}): Promise<{ id: string; status: 'accepted' }> {
+  add(bytes: Uint8Array, opts: { addedAt?: number } = {}): Promise<AddResult> {
     if (bytes.length > this.params.limits.maxTxBytes) {
       return Promise.reject(new ValidationError(TxErrorCode.TOO_LARGE, `tx is ${bytes.length} bytes, limit ${this.params.limits.maxTxBytes}`));
     }
@@ -217,15 +319,24 @@ export class Mempool extends EventEmitter implements MempoolReader {
   private async preverify(pre: DecodedTx): Promise<boolean | undefined> {
     const { tx, id } = pre;
     // A transaction already pending is refused as a duplicate without a signature check.
-    if (this.byId.has(id)) return undefined;
+    if (this.has(id)) return undefined;
     const sender = toHex(tx.from);
-    let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? [...(this.bySender.get(sender)?.values() ?? [])].find((e) => e.tx.publicKey)?.tx.publicKey;
+    let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? this.pendingKey(sender);
     if (!pub) {
       pub = (await this.chain.getAccount(tx.from)).publicKey;
       if (pub) this.rememberKey(sender, pub);
     }
     if (!pub) return undefined;
     return this.verifySoon({ id, pub, msg: pre.sighash(), sig: tx.signature });
+  }
+
+  /** A public key carried by one of the sender's pending (ready or queued) transactions. */
+  private pendingKey(sender: string): HybridPublicKey | undefined {
+    const s = this.senders.get(sender);
+    if (!s) return undefined;
+    for (const e of s.ready.values()) if (e.tx.publicKey) return e.tx.publicKey;
+    for (const e of s.queued.values()) if (e.tx.publicKey) return e.tx.publicKey;
+    return undefined;
   }
 
   /** Public keys of recent senders read from the chain (an address is its key's hash: a key never changes). */
@@ -255,12 +366,12 @@ export class Mempool extends EventEmitter implements MempoolReader {
     });
   }
 
-  private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean, attempt = 0, decoded?: DecodedTx): Promise<{ id: string; status: 'accepted' }> {
+  private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean, attempt = 0, decoded?: DecodedTx): Promise<AddResult> {
     // A transaction with the bytes of a pending one passes the stateless rules as that one did, so
     // checking them before the duplicate check changes no answer.
     const pre = decoded ?? decodeForAdmission(bytes, this.params);
     const { tx, id } = pre;
-    if (this.byId.has(id)) throw new NodeError(MempoolErrorCode.DUPLICATE, `transaction ${id} is already in the mempool`);
+    if (this.has(id)) throw new NodeError(MempoolErrorCode.DUPLICATE, `transaction ${id} is already in the mempool`);
     const sender = toHex(tx.from);
     // A block connecting during an await below mines some of the sender's pending transactions
     // (its 'connect' removes them at once) while the state read here is the old tip's: checked
@@ -271,46 +382,77 @@ export class Mempool extends EventEmitter implements MempoolReader {
       if (attempt >= MAX_TIP_RETRIES) throw new NodeError(MempoolErrorCode.TIP_MOVING, 'the chain tip kept changing while the transaction was checked; send it again');
       return this.addNow(bytes, addedAt, signed, attempt + 1, pre);
     };
-    const pending = this.bySender.get(sender) ?? new Map<bigint, Entry>();
-    const chainKeys = [...pending.values()].flatMap((e) => txTouchedKeys(e.tx));
-    const view = await this.chain.getStateView([...txTouchedKeys(tx), ...chainKeys]);
+    const txKeys = txTouchedKeys(tx);
+    const view = await this.chain.getStateView([...txKeys, ...this.senderKeys(sender)]);
     if (this.chain.tip.hashHex !== tip) return again();
     const acc = new StateOverlay(view).getAccount(tx.from);
     if (tx.nonce < acc.nonce) {
       throw new ValidationError(TxErrorCode.BAD_NONCE, `nonce ${tx.nonce} already used; next is ${acc.nonce}`, { payload: { expected: acc.nonce.toString() } });
     }
-    const ready = this.pendingNonce(tx.from, acc.nonce);
-    if (tx.nonce > ready + BigInt(this.opts.maxFuturePerSender)) {
-      throw new NodeError(MempoolErrorCode.NONCE_TOO_FAR, `nonce ${tx.nonce} is more than ${this.opts.maxFuturePerSender} ahead of the next ready nonce ${ready}`);
+    const known = this.senders.get(sender);
+    if (known && known.confirmed !== acc.nonce) this.rebase(known, acc.nonce);
+    const readyEnd = acc.nonce + BigInt(this.senders.get(sender)?.ready.size ?? 0);
+    if (tx.nonce > readyEnd + BigInt(this.opts.maxFuturePerSender)) {
+      throw new NodeError(MempoolErrorCode.NONCE_TOO_FAR, `nonce ${tx.nonce} is more than ${this.opts.maxFuturePerSender} ahead of the next ready nonce ${readyEnd}`);
     }
-    const feeRate = Number(tx.fee) / bytes.length;
-    const replaced = pending.get(tx.nonce);
+    const size = bytes.length;
+    const feeRate = Number(tx.fee) / size;
+    const current = this.senders.get(sender);
+    const replaced = current?.ready.get(tx.nonce) ?? current?.queued.get(tx.nonce);
     if (replaced && feeRate < replaced.feeRate * (1 + this.opts.replaceBumpPct / 100)) {
       throw new NodeError(MempoolErrorCode.REPLACEMENT_UNDERPRICED, `replacing a pending nonce needs a fee rate ${this.opts.replaceBumpPct}% above ${replaced.feeRate.toFixed(3)}`);
     }
-    const pub = tx.publicKey ?? acc.publicKey ?? [...pending.values()].find((e) => e.tx.publicKey)?.tx.publicKey;
+    const ready = tx.nonce <= readyEnd;
+    // Policy refusals that need no signature come first (Core checks the pool's minimum fee before the scripts).
+    if (ready && !replaced) this.checkRoom(size, feeRate);
+    if (!ready) this.queueVictims(size, feeRate, replaced);
+    const pub = tx.publicKey ?? acc.publicKey ?? this.pendingKey(sender);
+    const entry: Entry = { tx, id, bytes, size, feeRate, addedAt: Math.min(addedAt ?? Infinity, this.now()), sender, keys: txKeys };
+    // Funds before keys and signature, as Core looks up inputs before running scripts: a flood of
+    // unpayable future nonces costs no signature check, and is refused as unpayable with or without keys.
+    if (!ready) this.checkAffordable(view, this.senders.get(sender), entry);
     if (!pub) throw new ValidationError(TxErrorCode.MISSING_KEYS, "the account's first transaction must carry its public keys");
     // A signature found bad before queueing is not checked a second time.
     if (signed === false) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, 'signature does not verify');
     await this.checkSignature(id, tx, pub, pre.sighash());
     if (this.chain.tip.hashHex !== tip) return again();
 
-    const entry: Entry = { tx, id, bytes, size: bytes.length, feeRate, addedAt: Math.min(addedAt ?? Infinity, this.now()), sender };
-    const trial = new Map(pending);
+    const s = this.senders.get(sender) ?? this.newSender(sender, acc.nonce);
+    if (!ready) {
+      if (replaced) this.dropQueued(s, replaced);
+      for (const v of this.queueVictims(size, feeRate)) this.dropQueued(this.senders.get(v.sender)!, v);
+      s.queued.set(tx.nonce, entry);
+      this.queuedById.set(id, entry);
+      this.queuedBytes += size;
+      this.log.debug({ id, sender, nonce: tx.nonce.toString(), feeRate }, 'tx queued');
+      return { id, status: 'accepted', queued: true };
+    }
+    // The sender's ready run, this transaction included, must apply in order on the tip state.
+    const trial = new Map(s.ready);
     trial.set(tx.nonce, entry);
-    // The sender's ready chain, this transaction included, must apply in order on the tip state.
-    if (tx.nonce < this.contiguousEnd(trial, acc.nonce)) this.simulate(view, trial, acc.nonce, true);
-
-    if (replaced) this.removeEntry(replaced, 'replaced');
-    pending.set(tx.nonce, entry);
-    this.bySender.set(sender, pending);
-    this.confirmedNonce.set(sender, acc.nonce);
+    let state: StateOverlay;
+    try {
+      state = this.applyRun(view, trial, acc.nonce);
+    } catch (e) {
+      if (s.ready.size === 0 && s.queued.size === 0) this.senders.delete(sender);
+      throw e;
+    }
+    if (replaced) {
+      s.ready.delete(tx.nonce);
+      this.byId.delete(replaced.id);
+      this.totalBytes -= replaced.size;
+      this.emit('removed', replaced, 'replaced');
+    }
+    s.ready.set(tx.nonce, entry);
     this.byId.set(id, entry);
-    this.totalBytes += entry.size;
+    this.totalBytes += size;
+    const promoted = this.promote(s, state);
+    this.touch(s);
     this.evictOverCap();
-    if (!this.byId.has(id)) throw new NodeError(MempoolErrorCode.FULL, `mempool is full and fee rate ${feeRate.toFixed(3)} is too low to enter`);
-    this.log.debug({ id, sender, nonce: tx.nonce.toString(), feeRate }, 'tx accepted');
+    if (!this.byId.has(id)) throw this.fullError(size, feeRate);
+    this.log.debug({ id, sender, nonce: tx.nonce.toString(), feeRate, promoted: promoted.length }, 'tx accepted');
     this.emit('added', entry);
+    for (const p of promoted) if (this.byId.has(p.id)) this.emit('added', p);
     return { id, status: 'accepted' };
   }
 
@@ -319,60 +461,242 @@ export class Mempool extends EventEmitter implements MempoolReader {
     if (!ok) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, 'signature does not verify');
   }
 
-  private contiguousEnd(pending: Map<bigint, Entry>, from: bigint): bigint {
-    let n = from;
-    while (pending.has(n)) n++;
-    return n;
+  /** State keys the sender's pending transactions touch. */
+  private senderKeys(sender: string): string[] {
+    const s = this.senders.get(sender);
+    if (!s) return [];
+    const keys: string[] = [];
+    for (const e of s.ready.values()) keys.push(...e.keys);
+    for (const e of s.queued.values()) keys.push(...e.keys);
+    return keys;
+  }
+
+  private newSender(sender: string, confirmed: bigint): SenderTxs {
+    const s: SenderTxs = { sender, confirmed, ready: new Map(), queued: new Map(), score: Infinity, evictFrom: confirmed, heapIndex: -1 };
+    this.senders.set(sender, s);
+    return s;
+  }
+
+  /** Refuses a new ready transaction of `size` bytes that would have to evict a package paying at least its fee rate. */
+  private checkRoom(size: number, feeRate: number): void {
+    if (this.totalBytes + size <= this.opts.maxBytes) return;
+    const lowest = this.packages.peek();
+    if (!lowest || feeRate <= lowest.score || size > this.opts.maxBytes) throw this.fullError(size, feeRate);
+  }
+
+  private fullError(size: number, feeRate: number): NodeError {
+    const floor = this.packages.peek()?.score ?? 0;
+    return new NodeError(MempoolErrorCode.FULL, `mempool is full: fee rate ${feeRate.toFixed(3)} does not exceed the lowest package's ${floor.toFixed(3)} (base units per byte); a fee of ${feeAbove(floor, size)} would enter`, {
+      minFeeRate: floor,
+      minFee: feeAbove(floor, size).toString(),
+    });
   }
 
   /**
-   * Applies a sender's ready chain (nonces from `from` upward) to the tip state. With `strict`
-   * the first failure throws; otherwise it returns the nonce of the first failing entry.
+   * The queued entries a new queued transaction of `size` bytes and `feeRate` would displace to
+   * fit the queue's caps (lowest fee rates first, `freed` excluded as it leaves anyway); throws
+   * `mempool_queue_full` when that would displace a rate at least its own. Linear in the queue,
+   * which is small and bounded (`maxQueued`).
    */
-  private simulate(view: StateView, pending: Map<bigint, Entry>, from: bigint, strict: boolean): bigint | undefined {
-    const state = new StateOverlay(view);
-    for (let n = from; pending.has(n); n++) {
-      const e = pending.get(n)!;
-      try {
-        applyTx(state, e.tx, Buffer.from(e.id, 'hex'), this.chain.tip.height + 1, this.params);
-      } catch (err) {
-        if (strict) throw err;
-        return n;
-      }
+  private queueVictims(size: number, feeRate: number, freed?: Entry): Entry[] {
+    let count = this.queuedById.size + 1 - (freed ? 1 : 0);
+    let bytes = this.queuedBytes + size - (freed?.size ?? 0);
+    if (count <= this.opts.maxQueued && bytes <= this.opts.maxQueuedBytes) return [];
+    const victims: Entry[] = [];
+    const byRate = [...this.queuedById.values()].filter((e) => e !== freed).sort((a, b) => a.feeRate - b.feeRate);
+    for (const v of byRate) {
+      if (count <= this.opts.maxQueued && bytes <= this.opts.maxQueuedBytes) break;
+      if (v.feeRate >= feeRate) break;
+      victims.push(v);
+      count--;
+      bytes -= v.size;
     }
-    return undefined;
+    if (count > this.opts.maxQueued || bytes > this.opts.maxQueuedBytes) {
+      const floor = byRate[victims.length]?.feeRate ?? 0;
+      throw new NodeError(MempoolErrorCode.QUEUE_FULL, `the queue of future-nonce transactions is full: fee rate ${feeRate.toFixed(3)} does not exceed ${floor.toFixed(3)}; send the missing nonces first`, { minFeeRate: floor });
+    }
+    return victims;
   }
 
-  private removeEntry(e: Entry, reason: string): void {
-    if (!this.byId.delete(e.id)) return;
-    this.totalBytes -= e.size;
-    const pending = this.bySender.get(e.sender);
-    pending?.delete(e.tx.nonce);
-    if (pending && pending.size === 0) {
-      this.bySender.delete(e.sender);
-      this.confirmedNonce.delete(e.sender);
+  /**
+   * A queued transaction must be affordable as if the nonce gap before it spent nothing: the
+   * sender's ready run, then its earlier queued transactions (nonces forced; one that fails is
+   * skipped, it will be dropped when the gap fills), then this one, applied on the tip state.
+   * Throws `mempool_unpayable` when the sender's balance does not cover it.
+   */
+  private checkAffordable(view: StateView, s: SenderTxs | undefined, entry: Entry): void {
+    const height = this.chain.tip.height + 1;
+    const state = new StateOverlay(view);
+    try {
+      for (let n = s?.confirmed ?? 0n; s?.ready.has(n); n++) this.applyEntry(state, s.ready.get(n)!, height);
+    } catch {
+      // The run no longer applies (the tip moved): afterTipChange trims it; judge on what did apply.
     }
+    const earlier = [...(s?.queued.values() ?? [])].filter((e) => e.tx.nonce < entry.tx.nonce).sort((a, b) => (a.tx.nonce < b.tx.nonce ? -1 : 1));
+    for (const e of [...earlier, entry]) {
+      const trial = new StateOverlay(state);
+      const acc = trial.getAccount(e.tx.from);
+      // Nonce forced past the gap; the key rule is checked apart (after this), so a stand-in key lets the funds decide.
+      trial.setAccount(e.tx.from, { balance: acc.balance, nonce: e.tx.nonce, publicKey: acc.publicKey ?? e.tx.publicKey ?? NO_KEY });
+      try {
+        this.applyEntry(trial, e, height);
+      } catch (err) {
+        if (e !== entry) continue;
+        if (isNodeError(err, TxErrorCode.INSUFFICIENT_FUNDS)) {
+          const balance = new StateOverlay(view).getAccount(entry.tx.from).balance;
+          throw new NodeError(MempoolErrorCode.UNPAYABLE, `the sender cannot pay this future-nonce transaction from its confirmed balance ${balance} after its pending ones (${err.message})`, { balance: balance.toString() });
+        }
+        throw err;
+      }
+      for (const [k, v] of trial.changes()) state.set(k, v);
+    }
+  }
+
+  private applyEntry(state: StateOverlay, e: Entry, height: number): void {
+    applyTx(state, e.tx, fromHex(e.id), height, this.params);
+  }
+
+  /** Applies a ready run (nonces from `from` upward, no gap) to the tip state; throws at the first failure, else returns the state after it. */
+  private applyRun(view: StateView, run: Map<bigint, Entry>, from: bigint): StateOverlay {
+    const state = new StateOverlay(view);
+    const height = this.chain.tip.height + 1;
+    for (let n = from; run.has(n); n++) this.applyEntry(state, run.get(n)!, height);
+    return state;
+  }
+
+  /**
+   * Moves the sender's queued transactions that continue its ready run into the ready pool, each
+   * applied on `state` (the state after the run) first: the first that fails is dropped and the
+   * rest stay queued. Returns the promoted entries (the caller emits 'added' once they survived eviction).
+   */
+  private promote(s: SenderTxs, state: StateOverlay): Entry[] {
+    const height = this.chain.tip.height + 1;
+    const promoted: Entry[] = [];
+    for (let n = s.confirmed + BigInt(s.ready.size); s.queued.has(n); n++) {
+      const e = s.queued.get(n)!;
+      const trial = new StateOverlay(state);
+      try {
+        this.applyEntry(trial, e, height);
+      } catch {
+        this.dropQueued(s, e);
+        break;
+      }
+      for (const [k, v] of trial.changes()) state.set(k, v);
+      s.queued.delete(n);
+      this.queuedById.delete(e.id);
+      this.queuedBytes -= e.size;
+      s.ready.set(n, e);
+      this.byId.set(e.id, e);
+      this.totalBytes += e.size;
+      promoted.push(e);
+    }
+    return promoted;
+  }
+
+  /**
+   * Brings a sender to its confirmed nonce `nonce` on the tip: drops what is below it; when the
+   * ready run no longer starts there (the nonce went back in a reorganisation), the run waits in
+   * the queue until the missing nonces come back. Promotion needs the state: the callers do it.
+   */
+  private rebase(s: SenderTxs, nonce: bigint): void {
+    for (const e of [...s.ready.values()]) if (e.tx.nonce < nonce) this.dropReady(s, e, 'stale');
+    for (const e of [...s.queued.values()]) if (e.tx.nonce < nonce) this.dropQueued(s, e);
+    s.confirmed = nonce;
+    if (s.ready.size > 0 && !s.ready.has(nonce)) {
+      for (const e of [...s.ready.values()]) {
+        this.dropReady(s, e, 'demoted');
+        s.queued.set(e.tx.nonce, e);
+        this.queuedById.set(e.id, e);
+        this.queuedBytes += e.size;
+      }
+    }
+    this.touch(s);
+  }
+
+  /** Removes one ready entry (callers keep the run contiguous, or call `touch` after). */
+  private dropReady(s: SenderTxs, e: Entry, reason: string): void {
+    if (s.ready.get(e.tx.nonce) !== e) return;
+    s.ready.delete(e.tx.nonce);
+    this.byId.delete(e.id);
+    this.totalBytes -= e.size;
     this.emit('removed', e, reason);
   }
 
-  /** Removes an entry and the same sender's later nonces (they can no longer be ready). */
-  private removeWithDescendants(e: Entry, reason: string): void {
-    const pending = this.bySender.get(e.sender);
-    const later = pending ? [...pending.values()].filter((x) => x.tx.nonce >= e.tx.nonce) : [e];
-    for (const x of later) this.removeEntry(x, reason);
+  private dropQueued(s: SenderTxs, e: Entry): void {
+    if (s.queued.get(e.tx.nonce) !== e) return;
+    s.queued.delete(e.tx.nonce);
+    this.queuedById.delete(e.id);
+    this.queuedBytes -= e.size;
+    if (s.ready.size === 0 && s.queued.size === 0) this.forget(s);
   }
 
+  /** Removes a ready entry and the sender's later ready nonces (they can no longer apply). */
+  private dropReadyFrom(s: SenderTxs, from: bigint, reason: string): void {
+    const end = s.confirmed + BigInt(s.ready.size);
+    for (let n = end - 1n; n >= from; n--) {
+      const e = s.ready.get(n);
+      if (e) this.dropReady(s, e, reason);
+    }
+    this.touch(s);
+  }
+
+  /**
+   * Recomputes the sender's package score after its ready run changed and restores the heap:
+   * walking the run from its last nonce back, each suffix's descendant rate is
+   * max(own rate, fees / bytes of it and its later nonces); the lowest is the score.
+   */
+  private touch(s: SenderTxs): void {
+    if (s.ready.size === 0) {
+      this.packages.delete(s);
+      s.score = Infinity;
+      if (s.queued.size === 0) this.forget(s);
+      return;
+    }
+    let fee = 0;
+    let bytes = 0;
+    let best = Infinity;
+    let from = s.confirmed;
+    for (let n = s.confirmed + BigInt(s.ready.size) - 1n; n >= s.confirmed; n--) {
+      const e = s.ready.get(n)!;
+      fee += Number(e.tx.fee);
+      bytes += e.size;
+      const score = Math.max(e.feeRate, fee / bytes);
+      if (score < best) {
+        best = score;
+        from = n;
+      }
+    }
+    s.score = best;
+    s.evictFrom = from;
+    this.packages.update(s);
+  }
+
+  private forget(s: SenderTxs): void {
+    this.packages.delete(s);
+    if (this.senders.get(s.sender) === s) this.senders.delete(s.sender);
+  }
+
+  /** While over the byte cap: evicts the lowest package (O(log senders) to find it). */
   private evictOverCap(): void {
-    while (this.totalBytes > this.opts.maxBytes && this.byId.size > 0) {
-      let worst: Entry | undefined;
-      for (const e of this.byId.values()) if (!worst || e.feeRate < worst.feeRate) worst = e;
-      this.removeWithDescendants(worst!, 'evicted');
+    while (this.totalBytes > this.opts.maxBytes) {
+      const lowest = this.packages.peek();
+      if (!lowest) break;
+      this.dropReadyFrom(lowest, lowest.evictFrom, 'evicted');
     }
   }
 
   private expire(): void {
-    const cutoff = this.now() - this.opts.expirySeconds * 1000;
-    for (const e of [...this.byId.values()]) if (e.addedAt < cutoff && this.byId.has(e.id)) this.removeWithDescendants(e, 'expired');
+    const now = this.now();
+    const cutoff = now - this.opts.expirySeconds * 1000;
+    for (const e of [...this.byId.values()]) {
+      const s = this.senders.get(e.sender);
+      if (e.addedAt < cutoff && s && this.byId.has(e.id)) this.dropReadyFrom(s, e.tx.nonce, 'expired');
+    }
+    const queueCutoff = now - this.opts.queueExpirySeconds * 1000;
+    for (const e of [...this.queuedById.values()]) {
+      const s = this.senders.get(e.sender);
+      if (e.addedAt < queueCutoff && s) this.dropQueued(s, e);
+    }
   }
 
   /** Synchronous on 'connect': drop what the block mined and every lower nonce of its senders. */
@@ -382,15 +706,23 @@ export class Mempool extends EventEmitter implements MempoolReader {
       const s = toHex(tx.from);
       if ((maxNonce.get(s) ?? -1n) < tx.nonce) maxNonce.set(s, tx.nonce);
     }
-    for (const [s, n] of maxNonce) {
-      for (const e of [...(this.bySender.get(s)?.values() ?? [])]) if (e.tx.nonce <= n) this.removeEntry(e, 'mined');
-      if (this.bySender.has(s)) this.confirmedNonce.set(s, n + 1n);
+    for (const [sender, n] of maxNonce) {
+      const s = this.senders.get(sender);
+      if (!s) continue;
+      for (const e of [...s.ready.values()]) if (e.tx.nonce <= n) this.dropReady(s, e, 'mined');
+      for (const e of [...s.queued.values()]) if (e.tx.nonce <= n) this.dropQueued(s, e);
+      // What remains of the run starts at n + 1 (the nonces it had were contiguous); a run that
+      // emptied leaves queued nonces that may now follow the confirmed one: afterTipChange promotes them.
+      if (s.confirmed <= n) s.confirmed = n + 1n;
+      if (s.ready.size > 0 && !s.ready.has(s.confirmed)) this.rebase(s, s.confirmed);
+      else this.touch(s);
     }
   }
 
   /**
    * After the tip changed: re-admit transactions of disconnected blocks, then re-check the
-   * ready chain of every sender (balances and nonces may have moved).
+   * ready run of every sender (balances and nonces may have moved) and promote queued
+   * transactions whose gap the new blocks filled.
    */
   private async afterTipChange(): Promise<void> {
     // Disconnections arrive tip first; re-admit in chain order so nonces (and key publication) stay sequenced.
@@ -411,27 +743,41 @@ export class Mempool extends EventEmitter implements MempoolReader {
         }
       }
     }
-    for (const [sender, pending] of [...this.bySender]) {
-      const keys = [...pending.values()].flatMap((e) => txTouchedKeys(e.tx));
-      const view = await this.chain.getStateView(keys);
-      const acc = new StateOverlay(view).getAccount(Buffer.from(sender, 'hex'));
-      for (const e of [...pending.values()]) if (e.tx.nonce < acc.nonce) this.removeEntry(e, 'stale');
-      if (!this.bySender.has(sender)) continue;
-      this.confirmedNonce.set(sender, acc.nonce);
-      const failed = this.simulate(view, pending, acc.nonce, false);
-      if (failed !== undefined) this.removeWithDescendants(pending.get(failed)!, 'invalid');
+    const added: Entry[] = [];
+    for (const [sender, s] of [...this.senders]) {
+      const view = await this.chain.getStateView(this.senderKeys(sender));
+      if (this.senders.get(sender) !== s) continue;
+      const acc = new StateOverlay(view).getAccount(fromHex(sender));
+      this.rebase(s, acc.nonce);
+      if (this.senders.get(sender) !== s) continue;
+      // The run: the first transaction that no longer applies goes, with the later ones.
+      const state = new StateOverlay(view);
+      const height = this.chain.tip.height + 1;
+      for (let n = s.confirmed; s.ready.has(n); n++) {
+        const trial = new StateOverlay(state);
+        try {
+          this.applyEntry(trial, s.ready.get(n)!, height);
+        } catch {
+          this.dropReadyFrom(s, n, 'invalid');
+          break;
+        }
+        for (const [k, v] of trial.changes()) state.set(k, v);
+      }
+      if (s.queued.size > 0) added.push(...this.promote(s, state));
+      if (this.senders.get(sender) === s) this.touch(s);
     }
-    if (blocks.length) this.log.info({ readmitted: blocks.reduce((s, b) => s + b.txs.length, 0), count: this.count }, 'mempool updated after reorganization');
+    this.evictOverCap();
+    for (const e of added) if (this.byId.has(e.id)) this.emit('added', e);
+    if (blocks.length) this.log.info({ readmitted: blocks.reduce((n, b) => n + b.txs.length, 0), count: this.count }, 'mempool updated after reorganization');
   }
 
   /** Ready transactions for a block: highest fee rate first, each sender's nonces in order. */
   blockCandidates(maxBytes: number, maxCount: number): MempoolEntry[] {
     const heads: Entry[][] = [];
-    for (const [sender, pending] of this.bySender) {
-      // Only the contiguous run from the confirmed nonce is ready; later nonces wait for the gap.
+    for (const s of this.senders.values()) {
       const run: Entry[] = [];
-      for (let n = this.confirmedNonce.get(sender) ?? -1n; pending.has(n); n++) run.push(pending.get(n)!);
-      heads.push(run);
+      for (let n = s.confirmed; s.ready.has(n); n++) run.push(s.ready.get(n)!);
+      if (run.length) heads.push(run);
     }
     const out: MempoolEntry[] = [];
     let bytes = 0;

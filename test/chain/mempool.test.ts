@@ -259,4 +259,132 @@ describe('mempool', () => {
     expect(pool.blockCandidates(1e9, 100).map((e) => e.tx.nonce)).toEqual([0n, 1n, 2n]);
     await teardown(chain, pool);
   });
+
+  test('zero-balance keys × future nonces: every one refused mempool_unpayable (nonce 0 tx_insufficient_funds), nothing queued, relayed or verified', async () => {
+    const { chain, pool, verifier } = await setup();
+    const added: string[] = [];
+    pool.on('added', (e: { id: string }) => added.push(e.id));
+    verifier.calls = 0;
+    for (let k = 0; k < 4; k++) {
+      const key = testKey(`zero-${k}`);
+      expect(await codeOf(pool.add(encodeTx(pay(key, 0n, 1n, 20_000n))))).toBe('tx_insufficient_funds');
+      for (let n = 1n; n <= 16n; n++) {
+        // A claimed fee of 10,000 NATIVE each: a balance of 0 pays none of it.
+        expect(await codeOf(pool.add(encodeTx(pay(key, n, 1n, 10_000n * COIN, carol.address, n === 1n))))).toBe(MempoolErrorCode.UNPAYABLE);
+      }
+    }
+    expect(pool.count).toBe(0);
+    expect(pool.stats().queued.count).toBe(0);
+    expect(added).toEqual([]);
+    // The keyless future nonces (15 per key) cost no signature check: only the two key-carrying
+    // transactions per key were checked early, and nonce 0 once more on the ready path.
+    expect(verifier.calls).toBeLessThanOrEqual(3 * 4);
+    await teardown(chain, pool);
+  });
+
+  test('a queued transaction must be affordable after the pending ones; it is promoted when the gap fills, checked for funds again then', async () => {
+    const { chain, pool } = await setup();
+    // alice has 10 NATIVE: 4 ready, then 7 beyond a gap is more than she has left.
+    await pool.add(encodeTx(pay(alice, 0n, 4n * COIN)));
+    expect(await codeOf(pool.add(encodeTx(pay(alice, 2n, 7n * COIN))))).toBe(MempoolErrorCode.UNPAYABLE);
+    const q2 = pay(alice, 2n, 3n * COIN);
+    expect(await pool.add(encodeTx(q2))).toEqual({ id: toHex(txId(q2)), status: 'accepted', queued: true });
+    // Later queued nonces count the earlier queued ones: 4 + 3 + 3 + fees is over 10.
+    expect(await codeOf(pool.add(encodeTx(pay(alice, 3n, 3n * COIN))))).toBe(MempoolErrorCode.UNPAYABLE);
+    expect(pool.has(toHex(txId(q2)))).toBe(true);
+    expect(pool.isQueued(toHex(txId(q2)))).toBe(true);
+    expect(pool.count).toBe(1);
+    expect(pool.pendingNonce(alice.address, 0n)).toBe(1n);
+    // The gap fills: nonce 2 moves to the ready pool (4 + 1 + 3 is affordable) and is relayed ('added').
+    const added: string[] = [];
+    pool.on('added', (e: { id: string }) => added.push(e.id));
+    await pool.add(encodeTx(pay(alice, 1n, 1n * COIN)));
+    expect(added).toEqual([toHex(txId(pay(alice, 1n, 1n * COIN))), toHex(txId(q2))]);
+    expect(pool.isQueued(toHex(txId(q2)))).toBe(false);
+    expect(pool.count).toBe(3);
+    expect(pool.stats().queued).toMatchObject({ count: 0, bytes: 0 });
+    const block = await mineFromPool(chain, pool);
+    expect(block.txs.length).toBe(3);
+
+    // bob: 4 ready, 5 queued (affordable while the gap spends nothing), then a gap filler of 2:
+    // 4 + 2 + 5 is over 10, so the queued one is dropped when it would move, the filler stays.
+    await pool.add(encodeTx(pay(bob, 0n, 4n * COIN)));
+    const b2 = pay(bob, 2n, 5n * COIN);
+    await pool.add(encodeTx(b2));
+    await pool.add(encodeTx(pay(bob, 1n, 2n * COIN)));
+    expect(pool.has(toHex(txId(b2)))).toBe(false);
+    expect(pool.count).toBe(2);
+    await teardown(chain, pool);
+  });
+
+  test('a queued transaction never evicts a ready one; the queue has its own caps and displaces only lower fee rates of its own', async () => {
+    const size = encodeTx(pay(alice, 0n)).length;
+    const { chain, pool } = await setup({ maxBytes: size * 2 + 100, maxQueued: 2 });
+    await pool.add(encodeTx(pay(alice, 0n, 1000n, 20_000n)));
+    await pool.add(encodeTx(pay(bob, 0n, 1000n, 20_000n)));
+    const ready = pool.list().map((e) => e.id);
+    // Far higher fee rates, but beyond a gap: queued, the ready pool untouched.
+    const q = [pay(dev, 5n, 1000n, 900_000n, carol.address, true), pay(dev, 6n, 1000n, 800_000n)];
+    for (const tx of q) expect((await pool.add(encodeTx(tx))).queued).toBe(true);
+    expect(pool.list().map((e) => e.id).sort()).toEqual(ready.sort());
+    expect(pool.stats().queued.count).toBe(2);
+    // Queue full: a lower rate is refused with the rate to beat, a higher one displaces the lowest.
+    const low = await pool.add(encodeTx(pay(alice, 3n, 1000n, 100_000n))).catch((e: unknown) => e);
+    expect(isNodeError(low, MempoolErrorCode.QUEUE_FULL)).toBe(true);
+    expect((low as { payload: { minFeeRate: number } }).payload.minFeeRate).toBeCloseTo(900_000 / encodeTx(q[0]).length, 6);
+    await pool.add(encodeTx(pay(alice, 3n, 1000n, 2_000_000n)));
+    expect(pool.has(toHex(txId(q[0])))).toBe(false);
+    expect(pool.has(toHex(txId(q[1])))).toBe(true);
+    expect(pool.list().map((e) => e.id).sort()).toEqual(ready.sort());
+    await teardown(chain, pool);
+  });
+
+  test('queued transactions expire after queueExpirySeconds, ready ones after expirySeconds', async () => {
+    let t = 1_000_000;
+    const { chain, pool } = await setup({ queueExpirySeconds: 60, expirySeconds: 600, now: () => t });
+    await pool.add(encodeTx(pay(alice, 0n)));
+    await pool.add(encodeTx(pay(alice, 2n)));
+    t += 61_000;
+    (pool as unknown as { expire(): void }).expire();
+    expect(pool.count).toBe(1);
+    expect(pool.stats().queued.count).toBe(0);
+    await teardown(chain, pool);
+  });
+
+  test('mempool_full names the fee rate (and fee) that would enter; eviction ranks packages (a low-fee nonce carried by a high-fee child)', async () => {
+    const size = encodeTx(pay(alice, 1n)).length;
+    const keyed = encodeTx(pay(alice, 0n)).length;
+    const { chain, pool } = await setup({ maxBytes: keyed * 2 + size + 100 });
+    // alice: 20k then 90k (package 55k per tx) — bob: 40k alone. bob's package is the lowest.
+    await pool.add(encodeTx(pay(alice, 0n, 1000n, 20_000n)));
+    await pool.add(encodeTx(pay(alice, 1n, 1000n, 90_000n)));
+    await pool.add(encodeTx(pay(bob, 0n, 1000n, 40_000n)));
+    expect(pool.stats().evictionFeeRate).toBeCloseTo(40_000 / keyed, 6);
+    const refused = await pool.add(encodeTx(pay(dev, 0n, 1000n, 30_000n))).catch((e: unknown) => e);
+    expect(isNodeError(refused, MempoolErrorCode.FULL)).toBe(true);
+    const payload = (refused as { payload: { minFeeRate: number; minFee: string } }).payload;
+    expect(payload.minFeeRate).toBeCloseTo(40_000 / keyed, 6);
+    // The fee it names enters, and evicts bob (not alice's 20k nonce, which her child pays for).
+    const entering = pay(dev, 0n, 1000n, BigInt(payload.minFee));
+    await pool.add(encodeTx(entering));
+    expect(pool.has(toHex(txId(entering)))).toBe(true);
+    expect(pool.pendingNonce(bob.address, 0n)).toBe(0n);
+    expect(pool.pendingNonce(alice.address, 0n)).toBe(2n);
+    expect(pool.bytes).toBeLessThanOrEqual(keyed * 2 + size + 100);
+    await teardown(chain, pool);
+  });
+
+  test('under a flood of unpayable future nonces with a small cap, an honest payment at the minimum fee is admitted and mined', async () => {
+    const size = encodeTx(pay(alice, 0n)).length;
+    const { chain, pool } = await setup({ maxBytes: size * 3 });
+    for (let k = 0; k < 3; k++) {
+      const key = testKey(`flood-${k}`);
+      for (let n = 1n; n <= 16n; n++) expect(await codeOf(pool.add(encodeTx(pay(key, n, 1n, 1_000n * COIN, carol.address, true))))).toBe(MempoolErrorCode.UNPAYABLE);
+    }
+    const honest = pay(alice, 0n, 1000n, BigInt(size) * params.minFeeRate);
+    await pool.add(encodeTx(honest));
+    const block = await mineFromPool(chain, pool);
+    expect(block.txs.map((t) => toHex(txId(t)))).toEqual([toHex(txId(honest))]);
+    await teardown(chain, pool);
+  });
 });
