@@ -2,7 +2,15 @@
 import { defineService } from './define.js';
 import { textInput } from './inputs.js';
 import { analyseKeywords } from './text/analyse.js';
-import { textHealth } from './text/nlp.js';
+import { refuseUnservedLanguage, textHealth } from './text/nlp.js';
+import { refuseInput } from './outbound/index.js';
+import type { ServiceContext } from './types.js';
+
+/** English only (the lexicons and model are English): another language is a 400 before payment. */
+async function precheck(_ctx: ServiceContext, input: unknown): Promise<void> {
+  const why = await refuseUnservedLanguage(input as string, ['en'], 'native-keywords');
+  if (why) throw refuseInput('language_not_served', why);
+}
 
 /** native-keywords. */
 export const keywords = defineService({
@@ -12,10 +20,11 @@ export const keywords = defineService({
   priceBase: 400_000n,
   description: 'keywords, named entities, topics',
   tags: ['keywords', 'entities', 'topics', 'nlp', 'text'],
-  requestFormat: 'text (up to 5000 characters)',
+  requestFormat: 'English text (up to 5000 characters; other languages are refused)',
   requestRequired: false,
   needsInput: true,
-  inputSchema: textInput('Text to analyse.', 5000),
+  inputSchema: textInput('English text to analyse (other languages are refused with 400).', 5000),
+  precheck,
   run: async (_ctx, input) => analyseKeywords(input as string),
   health: textHealth,
 });

@@ -2,7 +2,15 @@
 import { defineService } from './define.js';
 import { textInput } from './inputs.js';
 import { analyseSentiment } from './text/analyse.js';
-import { textHealth } from './text/nlp.js';
+import { refuseUnservedLanguage, textHealth } from './text/nlp.js';
+import { refuseInput } from './outbound/index.js';
+import type { ServiceContext } from './types.js';
+
+/** English only (the lexicons and model are English): another language is a 400 before payment. */
+async function precheck(_ctx: ServiceContext, input: unknown): Promise<void> {
+  const why = await refuseUnservedLanguage(input as string, ['en'], 'native-sentiment');
+  if (why) throw refuseInput('language_not_served', why);
+}
 
 /** native-sentiment. */
 export const sentiment = defineService({
@@ -12,10 +20,11 @@ export const sentiment = defineService({
   priceBase: 400_000n,
   description: 'sentiment, polarity score, confidence, emotion labels',
   tags: ['sentiment', 'polarity', 'emotion', 'nlp', 'text'],
-  requestFormat: 'text (up to 5000 characters)',
+  requestFormat: 'English text (up to 5000 characters; other languages are refused)',
   requestRequired: false,
   needsInput: true,
-  inputSchema: textInput('Text to analyse.', 5000),
+  inputSchema: textInput('English text to analyse (other languages are refused with 400).', 5000),
+  precheck,
   run: async (_ctx, input) => analyseSentiment(input as string),
   health: textHealth,
 });

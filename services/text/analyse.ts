@@ -12,6 +12,7 @@
  */
 import type { ItemSentence, ItemToken } from 'wink-nlp';
 import { emotionsOf, EMOTION_METHOD } from './emotions.js';
+import { ServiceError } from '../types.js';
 import { detectLanguage, namedEntities, readDoc, round3, winkNlp, type LanguageGuess } from './nlp.js';
 
 /** A sentence as the analyses see it. */
@@ -20,9 +21,16 @@ interface SentenceView {
   readonly sentiment: number;
   /** Lemmas of the content words (no stop words, no punctuation, no numbers), lower case. */
   readonly content: readonly string[];
+  /** The content lemmas not under a negation ("not good": not `good`): what the emotion lexicon reads. */
+  readonly affective: readonly string[];
   /** Lemmas of nouns/proper nouns/adjectives with their part of speech and token position in the sentence. */
   readonly tagged: readonly { lemma: string; pos: string; at: number }[];
 }
+
+/** Words that negate what follows them in their clause. */
+const NEGATIONS: ReadonlySet<string> = new Set(['not', "n't", 'n’t', 'no', 'never', 'nothing', 'nobody', 'none', 'neither', 'nor', 'without', 'hardly', 'barely', 'cannot', 'cant', 'dont', 'isnt', 'wasnt', 'doesnt', 'didnt', 'wont']);
+/** How many words after a negation it reaches ("not very good": good is negated). */
+const NEGATION_SCOPE = 3;
 
 function read(text: string): { sentences: SentenceView[]; overall: number; entities: { value: string; type: string }[] } {
   const nlp = winkNlp();
@@ -31,17 +39,30 @@ function read(text: string): { sentences: SentenceView[]; overall: number; entit
   const sentences: SentenceView[] = [];
   doc.sentences().each((s: ItemSentence) => {
     const content: string[] = [];
+    const affective: string[] = [];
     const tagged: { lemma: string; pos: string; at: number }[] = [];
+    // Words since the last negation ("not", "n't", "never", …) in this clause; punctuation ends its scope.
+    let sinceNegation = Infinity;
     s.tokens().each((t: ItemToken, at: number) => {
-      if (t.out(its.type) !== 'word' || t.out(its.stopWordFlag)) return;
+      const type = t.out(its.type);
+      if (type === 'punctuation') sinceNegation = Infinity;
+      if (type !== 'word') return;
+      const raw = String(t.out()).toLowerCase();
+      if (NEGATIONS.has(raw)) {
+        sinceNegation = 0;
+        return;
+      }
+      sinceNegation++;
+      if (t.out(its.stopWordFlag)) return;
       // The typings of its.lemma do not fit ItemToken.out's overloads; at run time it is an its function like the others.
       const lemma = String((t.out as (f: unknown) => unknown)(its.lemma)).toLowerCase();
       if (lemma.length < 2) return;
       content.push(lemma);
+      if (sinceNegation > NEGATION_SCOPE) affective.push(lemma);
       const pos = String(t.out(its.pos));
       if (pos === 'NOUN' || pos === 'PROPN' || pos === 'ADJ') tagged.push({ lemma, pos, at });
     });
-    sentences.push({ text: s.out().trim(), sentiment: Number(s.out(its.sentiment)), content, tagged });
+    sentences.push({ text: s.out().trim(), sentiment: Number(s.out(its.sentiment)), content, affective, tagged });
   });
   const entities = (doc.entities().out(its.detail) as unknown as { value: string; type: string }[]).map((e) => ({ value: e.value, type: e.type }));
   return { sentences, overall: Number(doc.out(its.sentiment)), entities };
@@ -54,25 +75,28 @@ function notEnglish(lang: LanguageGuess, what: string): string[] {
   return lang.english ? [] : [`${what} use English models and lexicons; the text is ${lang.name} (${lang.code}), so they were not computed`];
 }
 
-/** native-sentiment's result for `text`. */
-export function analyseSentiment(text: string) {
-  const language = detectLanguage(text);
+/** The coded failure of a run over a language the service does not serve (refused before payment by its precheck; refunded if it gets here). */
+function unserved(language: LanguageGuess, what: string): ServiceError {
+  return new ServiceError('language_not_served', `${what} serves English text only; this text is ${language.name} (${language.code})`);
+}
+
+/** native-sentiment's result for `text` (English; other languages are refused, never answered empty). */
+export async function analyseSentiment(text: string) {
+  const language = await detectLanguage(text);
+  if (!language.english) throw unserved(language, 'native-sentiment');
   const { sentences, overall } = read(text);
-  const limitations = notEnglish(language, 'sentiment and emotions');
-  if (!language.english) {
-    return { language, label: null, polarity: null, confidence: null, emotions: [], sentences: sentences.map((s) => ({ text: s.text })), limitations, method: null };
-  }
+  const limitations: string[] = [];
   const label = labelOf(overall);
   const agree = sentences.length ? sentences.filter((s) => labelOf(s.sentiment) === label).length / sentences.length : 0;
   const confidence = round3(0.5 * Math.min(1, Math.abs(overall) * 2) + 0.5 * agree);
-  const allContent = sentences.flatMap((s) => s.content);
+  const allAffective = sentences.flatMap((s) => s.affective);
   return {
     language,
     label,
     polarity: round3(overall),
     confidence,
-    emotions: emotionsOf(allContent),
-    sentences: sentences.map((s) => ({ text: s.text, label: labelOf(s.sentiment), polarity: round3(s.sentiment), emotions: emotionsOf(s.content).map((e) => e.emotion) })),
+    emotions: emotionsOf(allAffective),
+    sentences: sentences.map((s) => ({ text: s.text, label: labelOf(s.sentiment), polarity: round3(s.sentiment), emotions: emotionsOf(s.affective).map((e) => e.emotion) })),
     limitations,
     method: {
       sentiment: 'wink-nlp lexicon sentiment (wink-eng-lite-web-model) per sentence and overall, in [-1, 1]; positive > 0.05, negative < -0.05',
@@ -105,9 +129,10 @@ function keywordCounts(sentences: readonly SentenceView[]): { words: Map<string,
   return { words, phrases, nouns };
 }
 
-/** native-keywords' result for `text`. */
-export function analyseKeywords(text: string) {
-  const language = detectLanguage(text);
+/** native-keywords' result for `text` (English; other languages are refused, never answered empty). */
+export async function analyseKeywords(text: string) {
+  const language = await detectLanguage(text);
+  if (!language.english) throw unserved(language, 'native-keywords');
   const { sentences, entities } = read(text);
   const { words, phrases, nouns } = keywordCounts(sentences);
   const max = Math.max(1, ...words.values());
@@ -140,8 +165,8 @@ export function analyseKeywords(text: string) {
 }
 
 /** native-summarize's result for `text` (extractive; see module comment). */
-export function summarizeText(text: string) {
-  const language = detectLanguage(text);
+export async function summarizeText(text: string) {
+  const language = await detectLanguage(text);
   const { sentences } = read(text);
   const freq = new Map<string, number>();
   for (const s of sentences) for (const l of s.content) freq.set(l, (freq.get(l) ?? 0) + 1);

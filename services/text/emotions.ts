@@ -2,7 +2,8 @@
  * Emotion labels by lexicon: the eight basic emotions of Plutchik's wheel, each with a word list
  * written for this project (MIT, like the rest of the repository; not derived from NRC EmoLex,
  * whose licence forbids commercial use). A sentence's emotions are the lists its lemmas hit;
- * intensity = hits / content words. Negation is not handled ("not happy" counts as joy): the
+ * intensity = hits / content words. Words up to three after a negation in the same clause
+ * ("not good", "never really happy", "don't love") are left out (services/text/analyse.ts): the
  * method is stated in each result.
  */
 
@@ -45,4 +46,4 @@ export function emotionsOf(lemmas: readonly string[]): EmotionScore[] {
 }
 
 /** How the emotions are found, as stated in results. */
-export const EMOTION_METHOD = "lexicon of Plutchik's eight emotions written for this project (services/text/emotions.ts, MIT); labels = emotions whose words appear among the lemmas; intensity = hits / content words; negation not handled";
+export const EMOTION_METHOD = "lexicon of Plutchik's eight emotions written for this project (services/text/emotions.ts, MIT); labels = emotions whose words appear among the lemmas; intensity = hits / content words; words up to 3 after a negation (not, n't, never, no, without…) in the same clause are left out";

@@ -1,9 +1,9 @@
 /**
  * The text-analysis engines, loaded once at first use: wink-nlp with its English model
  * (wink-eng-lite-web-model: sentences, tokens, lemmas, part of speech, sentiment, pattern
- * entities), compromise (people, places, organizations) and franc-min (language, ISO 639-3).
+ * entities), compromise (people, places, organizations) and eld (language identification made
+ * for short text, 60 languages, ISO 639-1; loaded at first use: ~1.4 s and ~100 MB).
  */
-import { franc } from 'franc-min';
 import nlpCompromise from 'compromise';
 import winkNLP, { type Document, type WinkMethods } from 'wink-nlp';
 import model from 'wink-eng-lite-web-model';
@@ -30,27 +30,50 @@ export function namedEntities(text: string): { people: string[]; places: string[
 
 /** The detected language of a text. */
 export interface LanguageGuess {
-  /** ISO 639-3 code (`eng`), or `und` when the text is too short or unclear. */
+  /** ISO 639-1 code (`en`), or `und` when the text gives too little to tell. */
   readonly code: string;
   /** English name (`English`), or `undetermined`. */
   readonly name: string;
-  /** Whether this node's English models apply. */
+  /** Whether this node's English models apply (English, or undetermined). */
   readonly english: boolean;
 }
 
 const names = new Intl.DisplayNames(['en'], { type: 'language' });
 
-/** The language of `text` (franc-min: the ~80 languages with 8M+ speakers; 10 characters at least). */
-export function detectLanguage(text: string): LanguageGuess {
-  const code = franc(text, { minLength: 10 });
+interface LanguageDetector {
+  detect(text: string): { language: string };
+}
+let detector: Promise<LanguageDetector> | undefined;
+
+/**
+ * The language detector, eld's medium n-gram database (Apache-2.0). Chosen over franc-min, which
+ * read "I absolutely love this product, it made my day wonderful." as French: on 2,200 test
+ * sentences of up to 80 characters in 11 languages (lingua-rs's test data) eld was right on 99.0 %,
+ * franc-min on 85.0 %, tinyld on 91.2 % (`npm run bench -- quality`, docs/benchmarks.md).
+ */
+export function languageDetector(): Promise<LanguageDetector> {
+  detector ??= import('eld/medium').then((m) => m.eld as LanguageDetector);
+  return detector;
+}
+
+/** The language of `text` (eld; `und` when it finds none). */
+export async function detectLanguage(text: string): Promise<LanguageGuess> {
+  const code = (await languageDetector()).detect(text).language || 'und';
   if (code === 'und') return { code, name: 'undetermined', english: true };
   let name = code;
   try {
     name = names.of(code) ?? code;
   } catch {
-    // ICU does not know every ISO 639-3 code: the code stands for itself.
+    // A code ICU does not know stands for itself.
   }
-  return { code, name, english: code === 'eng' || code === 'sco' };
+  return { code, name, english: code === 'en' };
+}
+
+/** The languages a text service serves (ISO 639-1), and the refusal of a text in another one. */
+export async function refuseUnservedLanguage(text: string, served: readonly string[], what: string): Promise<string | undefined> {
+  const lang = await detectLanguage(text);
+  if (lang.code === 'und' || served.includes(lang.code)) return undefined;
+  return `${what} serves ${served.map((c) => names.of(c) ?? c).join(', ')} text only; this text is ${lang.name} (${lang.code})`;
 }
 
 /** Health of the text services: active once the English model has loaded (loads it at the first probe). */

@@ -4,7 +4,18 @@
  * does not get, and the inputs refused before payment (text to summarise shorter than 80 characters).
  */
 import { describe, expect, test } from '@jest/globals';
-import { callLocal, refusal } from './local.js';
+import { OutboundError } from '../../services/outbound/types.js';
+import { executeService, ServiceError, type ServiceContext } from '../../services/index.js';
+import { callLocal, localContext, refusal, registry } from './local.js';
+
+/** The pre-payment check of a service over `text`: the refusal's message, or undefined. */
+async function precheckRefusal(id: string, text: string): Promise<string | undefined> {
+  const e = await registry.get(id)!.precheck!({ ...localContext(), signal: new AbortController().signal } as ServiceContext, text).then(() => undefined, (x: unknown) => x);
+  if (e === undefined) return undefined;
+  expect(e).toBeInstanceOf(OutboundError);
+  expect((e as OutboundError).callerFault).toBe(true);
+  return (e as OutboundError).message;
+}
 
 const NEWS = 'Acme Robotics announced on March 3, 2026 that it raised $12 million to expand its warehouse robots in Berlin. Chief executive Maria Schmidt said the team was thrilled and proud of the launch. Customers in Germany and France reported that the robots were reliable and easy to use. However, some workers were worried about job losses, and one union called the plan unfair. Contact press@acme.example or visit https://acme.example/news for details. The company expects to hire 40 engineers next year.';
 
@@ -13,7 +24,7 @@ type Json = Record<string, any>;
 describe('native-sentiment', () => {
   test('per sentence and overall, with emotions and the method', async () => {
     const r = await callLocal<Json>('native-sentiment', NEWS);
-    expect(r.language).toEqual({ code: 'eng', name: 'English', english: true });
+    expect(r.language).toEqual({ code: 'en', name: 'English', english: true });
     expect(r.label).toBe('positive');
     expect(r.polarity).toBeCloseTo(0.136, 3);
     expect(r.confidence).toBeGreaterThan(0);
@@ -32,10 +43,28 @@ describe('native-sentiment', () => {
     expect(r.emotions.map((e: Json) => e.emotion)).toContain('anger');
   });
 
-  test('non-English text: the language is named and the English-only parts say they were not computed', async () => {
-    const r = await callLocal<Json>('native-sentiment', 'Das Wetter ist heute sehr schön und ich bin glücklich, dass wir zusammen sind.');
-    expect(r).toMatchObject({ language: { code: 'deu', name: 'German', english: false }, label: null, polarity: null });
-    expect(r.limitations[0]).toContain('German');
+  test('issue 30: a short English review is English, positive and joyful (franc-min read it as French and computed nothing)', async () => {
+    const r = await callLocal<Json>('native-sentiment', 'I absolutely love this product, it made my day wonderful.');
+    expect(r.language).toEqual({ code: 'en', name: 'English', english: true });
+    expect(r.label).toBe('positive');
+    expect(r.emotions.map((e: Json) => e.emotion)).toContain('joy');
+    expect(await precheckRefusal('native-sentiment', 'I absolutely love this product, it made my day wonderful.')).toBeUndefined();
+  });
+
+  test('non-English text is refused before payment with the language named, and never answered empty', async () => {
+    const german = 'Das Wetter ist heute sehr schön und ich bin glücklich, dass wir zusammen sind.';
+    expect(await precheckRefusal('native-sentiment', german)).toBe('native-sentiment serves English text only; this text is German (de)');
+    expect(await precheckRefusal('native-keywords', 'Le produit est arrivé hier et il fonctionne très bien.')).toMatch(/this text is French \(fr\)/);
+    // A paid call that gets past the quote anyway (a native payment skips the precheck) fails, so it is refunded.
+    await expect(executeService(registry.get('native-sentiment')!, localContext(), german)).rejects.toBeInstanceOf(ServiceError);
+  });
+
+  test('negation: "not good" is not joy, and the sentence is negative', async () => {
+    const r = await callLocal<Json>('native-sentiment', 'The food was not good and the service was not great either.');
+    expect(r.emotions.map((e: Json) => e.emotion)).not.toContain('joy');
+    expect(r.label).toBe('negative');
+    const mixed = await callLocal<Json>('native-sentiment', "I don't love the colour, but the battery is excellent.");
+    expect(mixed.emotions.find((e: Json) => e.emotion === 'joy')).toMatchObject({ words: ['excellent'] });
   });
 
   test('over-long text refused before payment', () => {
