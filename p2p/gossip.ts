@@ -140,7 +140,9 @@ export class Gossip {
     if (this.m.mempool.has(id)) return this.verdict('tx', peer, 'ignore', 0, 'duplicate');
     this.networkTxs.add(id);
     try {
-      await this.m.mempool.add(data);
+      const r = await this.m.mempool.add(data);
+      // Kept beyond a nonce gap, not forwarded: a queued transaction is relayed once it is ready (geth does not broadcast its queue either).
+      if (r?.queued) return this.verdict('tx', peer, 'ignore', 0, 'queued');
       return this.verdict('tx', peer, 'accept', 0, '');
     } catch (e) {
       const v = verdictOf('tx', e);

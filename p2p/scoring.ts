@@ -36,6 +36,13 @@ export const Offence = {
   UNCONNECTED_HEADERS: 20,
   /** A request that timed out or a stream that broke mid-answer. */
   TIMEOUT: 5,
+  /**
+   * A relayed transaction its sender cannot pay (`mempool_unpayable`: a future nonce beyond what
+   * the confirmed balance covers). Nodes of this software never relay one (they relay only ready
+   * transactions, checked for funds); a peer a few blocks ahead may, rarely, so it is not an
+   * instant ban: five within the decay of 50 points ban.
+   */
+  UNPAYABLE: 20,
   /** A block it claimed to have but did not serve. */
   NOT_FOUND: 2,
 } as const;

@@ -30,7 +30,8 @@ export interface P2PChain {
 export interface P2PMempool {
   has(idHex: string): boolean;
   /** Admits a signed transaction; throws coded errors (ValidationError, CodecError, NodeError). */
-  add(bytes: Uint8Array): Promise<unknown>;
+  /** Admits a transaction; `queued`: it waits beyond a nonce gap (kept, not relayed). */
+  add(bytes: Uint8Array): Promise<{ readonly queued?: boolean } | void>;
   on(event: 'added', listener: (entry: MempoolEntry) => void): unknown;
   off(event: 'added', listener: (entry: MempoolEntry) => void): unknown;
 }

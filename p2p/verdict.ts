@@ -5,10 +5,12 @@
  */
 import { HEADER_SIZE, coinbaseId, merkleRoot } from '../consensus/block.js';
 import { Reader } from '../consensus/codec.js';
-import { BlockErrorCode, CodecError, NodeError, TxErrorCode, ValidationError, type PeerAction } from '../consensus/errors.js';
+import { BlockErrorCode, CodecError, NodeError, TxErrorCode, ValidationError, isNodeError, type PeerAction } from '../consensus/errors.js';
 import { bytesEqual, sha256d, toHex } from '../consensus/hash.js';
 import { txId } from '../consensus/tx.js';
 import { noteIdsCommitted, type PreparedBlock } from '../chain/blockQueue.js';
+import { MempoolErrorCode } from '../chain/mempool.js';
+import { Offence } from './scoring.js';
 
 /** Outcome of validating relayed data: deliver and forward, drop quietly, or drop and penalise. */
 export type GossipResult = 'accept' | 'ignore' | 'reject';
@@ -35,7 +37,9 @@ export function verdictOf(kind: 'tx' | 'block', e: unknown): Verdict {
     if (kind === 'tx' && STATEFUL_TX_CODES.has(e.code)) return { result: 'ignore', banScore: 0, code: e.code };
     return byAction(e.action, e.banScore, e.code);
   }
-  // Any other coded error is policy or a local condition (mempool_duplicate, mempool_full,
+  // A transaction that can never be mined as things stand costs the relaying peer as an invalid one does (points per offence).
+  if (kind === 'tx' && isNodeError(e, MempoolErrorCode.UNPAYABLE)) return { result: 'reject', banScore: Offence.UNPAYABLE, code: e.code };
+  // Any other coded error is policy or a local condition (mempool_duplicate, mempool_full, mempool_queue_full,
   // mempool_nonce_too_far, mempool_replacement_underpriced, chain_closed, verifier failures):
   // not the peer's fault. Uncoded errors are our own bugs.
   return { result: 'ignore', banScore: 0, code: e instanceof NodeError ? e.code : 'internal_error' };

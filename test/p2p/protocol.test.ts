@@ -110,6 +110,9 @@ describe('gossip verdicts (the one switch)', () => {
     expect(verdictOf('tx', new CodecError('codec_truncated', 'x'))).toMatchObject({ result: 'reject', banScore: 100 });
     expect(verdictOf('tx', new NodeError('mempool_duplicate', 'x'))).toMatchObject({ result: 'ignore', banScore: 0 });
     expect(verdictOf('tx', new NodeError('mempool_full', 'x'))).toMatchObject({ result: 'ignore' });
+    expect(verdictOf('tx', new NodeError('mempool_queue_full', 'x'))).toMatchObject({ result: 'ignore' });
+    // A transaction that can never be mined (a future nonce its sender cannot pay) is scored like invalid data, 20 points each.
+    expect(verdictOf('tx', new NodeError('mempool_unpayable', 'x'))).toEqual({ result: 'reject', banScore: 20, code: 'mempool_unpayable' });
     expect(verdictOf('block', new Error('bug'))).toEqual({ result: 'ignore', banScore: 0, code: 'internal_error' });
     expect(verdictOf('block', new ValidationError('block_bad_bits', 'x', { banScore: 20 }))).toMatchObject({ result: 'reject', banScore: 20 });
   });
