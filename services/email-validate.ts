@@ -1,6 +1,17 @@
 /** native-email-validate: syntax (RFC 5321/5322, IDN), disposable-provider detection from a shipped list, DNS MX check with null MX and A/AAAA fallback (services/identity/email.ts). */
 import { defineService } from './define.js';
 import { validateEmail } from './identity/email.js';
+import { ServiceError, type ServiceContext } from './types.js';
+
+/**
+ * The check, or the failure of a DNS that did not answer: "could not check" is no answer the
+ * caller pays for (docs/decisions.md, upstream failures after payment: refunded).
+ */
+async function run(_ctx: ServiceContext, input: unknown) {
+  const r = await validateEmail(input as string);
+  if (r.mx.status === 'unknown') throw new ServiceError('dns_unavailable', `could not check ${r.asciiDomain ?? r.domain}: ${r.mx.reason}`);
+  return r;
+}
 
 /** native-email-validate. */
 export const emailValidate = defineService({
@@ -14,7 +25,7 @@ export const emailValidate = defineService({
   requestRequired: false,
   needsInput: true,
   inputSchema: { type: 'string', maxLength: 320, pattern: '^[^\\s@]{1,64}@[^\\s@]{1,255}$', description: 'Email address.' },
-  run: async (_ctx, input) => validateEmail(input as string),
-  // The syntax and disposable checks always work; a DNS outage makes single answers `mx: "unknown"`, not the service down.
+  run,
+  // The syntax and disposable checks always work; a DNS outage fails single calls (refunded), not the service down.
   health: async () => 'active',
 });

@@ -88,6 +88,38 @@ export async function checkMx(domain: string): Promise<MxCheck> {
   return { status: 'none', reason: 'no MX, A or AAAA record: the domain cannot receive mail' };
 }
 
+/** Mail providers whose domains callers mistype most; an NXDOMAIN for one of them is the resolver's failure, not the domain's. */
+export const COMMON_MAIL_DOMAINS: readonly string[] = [
+  'gmail.com', 'googlemail.com', 'yahoo.com', 'yahoo.co.uk', 'yahoo.fr', 'hotmail.com', 'hotmail.co.uk', 'hotmail.fr', 'outlook.com', 'live.com', 'msn.com', 'icloud.com', 'me.com', 'mac.com',
+  'aol.com', 'proton.me', 'protonmail.com', 'gmx.de', 'gmx.net', 'gmx.com', 'web.de', 't-online.de', 'mail.com', 'mail.ru', 'yandex.ru', 'zoho.com', 'fastmail.com', 'orange.fr', 'free.fr', 'comcast.net', 'qq.com', '163.com',
+];
+const COMMON = new Set(COMMON_MAIL_DOMAINS);
+
+/** The common provider domain `domain` is probably a typo of (gmial.com → gmail.com: one edit or a swap of two neighbours), or undefined. */
+export function suggestDomain(domain: string): string | undefined {
+  const d = domain.toLowerCase();
+  if (COMMON.has(d) || d.length < 4) return undefined;
+  let best: { domain: string; distance: number } | undefined;
+  for (const c of COMMON_MAIL_DOMAINS) {
+    const dist = editDistance(d, c);
+    if (dist <= (c.length >= 8 ? 2 : 1) && (!best || dist < best.distance)) best = { domain: c, distance: dist };
+  }
+  return best?.domain;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of adjacent letters each cost 1. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
 /** Result of native-email-validate. */
 export async function validateEmail(input: string) {
   const email = input.trim();
@@ -100,7 +132,10 @@ export async function validateEmail(input: string) {
     ? { valid: false as const, code: problem.code, reason: problem.error }
     : { valid: true as const };
   const isDisposable = ascii !== '' && isDisposableDomain(ascii);
-  const mx: MxCheck | { status: 'skipped'; reason: string } = syntax.valid ? await checkMx(ascii) : { status: 'skipped', reason: 'the address is not syntactically valid' };
+  let mx: MxCheck | { status: 'skipped'; reason: string } = syntax.valid ? await checkMx(ascii) : { status: 'skipped', reason: 'the address is not syntactically valid' };
+  // gmail.com "does not exist" only when the resolver is broken (a captive or empty resolver answers NXDOMAIN for everything).
+  if (mx.status === 'none' && COMMON.has(ascii)) mx = { status: 'unknown', reason: `the resolver says ${ascii} has no mail records, which is not true of a major mail provider: its answers cannot be trusted` };
+  const suggested = ascii ? suggestDomain(ascii) : undefined;
   const acceptsMail = mx.status === 'found' || mx.status === 'fallback-a' ? true : mx.status === 'unknown' ? 'unknown' : false;
   const valid = !syntax.valid ? false : acceptsMail === 'unknown' ? 'unknown' : acceptsMail;
   return {
@@ -111,6 +146,8 @@ export async function validateEmail(input: string) {
     idn: ascii !== '' && ascii !== domain.toLowerCase(),
     syntax,
     disposable: isDisposable,
+    /** The address with a common provider's domain when this one looks like a typo of it (gmial.com → gmail.com), else null. */
+    suggestion: suggested ? `${local}@${suggested}` : null,
     mx,
     acceptsMail,
     /** true: syntax valid and the domain accepts mail; false: it cannot receive mail; "unknown": DNS did not answer. */

@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createSocket, type Socket } from 'node:dgram';
 import * as dnsPacket from '@dnsquery/dns-packet';
-import { configureEmailDns } from '../../services/identity/email.js';
+import { configureEmailDns, suggestDomain, validateEmail } from '../../services/identity/email.js';
+import { ServiceError } from '../../services/types.js';
 import { ensureGeoIpPack } from '../helpers/dataPacks.js';
 import { callLocal, refusal } from './local.js';
 
@@ -130,19 +131,37 @@ describe('native-email-validate', () => {
     expect(await callLocal('native-email-validate', 'dave@no-such-domain-here.com')).toMatchObject({ mx: { status: 'none', reason: expect.stringContaining('NXDOMAIN') }, valid: false });
   });
 
-  test('DNS failing or unreachable: mx unknown with the reason, never invalid', async () => {
-    const failed = await callLocal<Json>('native-email-validate', 'erin@servfail.io');
+  test('DNS failing or unreachable: "could not check", a failed run (refunded), never invalid or charged', async () => {
+    const failed = await validateEmail('erin@servfail.io');
     expect(failed).toMatchObject({ mx: { status: 'unknown' }, acceptsMail: 'unknown', valid: 'unknown' });
     expect(failed.mx.reason).toContain('ESERVFAIL');
+    await expect(callLocal<Json>('native-email-validate', 'erin@servfail.io')).rejects.toMatchObject({ code: 'dns_unavailable', message: expect.stringContaining('could not check servfail.io') });
     configureEmailDns({ servers: [`127.0.0.1:${silent.address().port}`] });
     try {
       const t0 = Date.now();
-      const r = await callLocal<Json>('native-email-validate', 'frank@acme-mail.com');
+      const r = await validateEmail('frank@acme-mail.com');
       expect(r).toMatchObject({ mx: { status: 'unknown', reason: expect.stringContaining('ETIMEOUT') }, valid: 'unknown', syntax: { valid: true } });
       expect(Date.now() - t0).toBeLessThan(5_000);
+      await expect(callLocal<Json>('native-email-validate', 'frank@acme-mail.com')).rejects.toBeInstanceOf(ServiceError);
     } finally {
       configureEmailDns({ servers: [`127.0.0.1:${dns.port}`] });
     }
+  });
+
+  test('issue 30: a resolver that says gmail.com does not exist is not believed', async () => {
+    // The test DNS answers NXDOMAIN for every name outside its zone, gmail.com included.
+    await expect(callLocal<Json>('native-email-validate', 'alice@gmail.com')).rejects.toMatchObject({ code: 'dns_unavailable' });
+  });
+
+  test('typo suggestion: gmial.com → gmail.com, hotmial.com → hotmail.com; none for a real or unrelated domain', async () => {
+    expect(suggestDomain('gmial.com')).toBe('gmail.com');
+    expect(suggestDomain('gmail.con')).toBe('gmail.com');
+    expect(suggestDomain('hotmial.com')).toBe('hotmail.com');
+    expect(suggestDomain('yaho.com')).toBe('yahoo.com');
+    expect(suggestDomain('gmail.com')).toBeUndefined();
+    expect(suggestDomain('acme-mail.com')).toBeUndefined();
+    expect((await validateEmail('dave@gmial.com')).suggestion).toBe('dave@gmail.com');
+    expect((await callLocal<Json>('native-email-validate', 'alice@acme-mail.com')).suggestion).toBeNull();
   });
 
   test('a disposable provider is flagged', async () => {
