@@ -28,13 +28,19 @@ async function run(ctx: ServiceContext, input: unknown) {
       ...amountFields('totalAfterYear', amount + yearlyExact / 10_000n),
     };
   });
+  const eco = ctx.chain?.economy;
+  const chainStaking = eco ? await eco.staking() : undefined;
   return {
     ...amountFields('amount', amount),
     network: ctx.params.network,
     tiers,
     method: 'simple interest, no compounding: yearly = amount × APR; monthly = yearly / 12; daily = yearly / 365; each rounded down to whole base units (1 NATIVE = 100000000)',
-    stakingActive: false,
-    note: 'projection from the consensus APR tiers; staking transactions are not active on this chain yet',
+    // Staking is a consensus transaction type (stake / unstake) from genesis on.
+    stakingActive: true,
+    note: 'projection from the consensus APR tiers; a stake accrues amount × APR × blocks / blocks per year per block held (consensus/txTypes/stake.ts), paid at unstake',
+    ...(chainStaking
+      ? { chain: { height: ctx.chain.tip.height, ...amountFields('staked', chainStaking.staked), ...amountFields('locked', chainStaking.locked), stakes: chainStaking.count, ...amountFields('rewardsPaid', chainStaking.rewardsPaid) } }
+      : {}),
     baseUnitsPerNative: COIN.toString(),
   };
 }

@@ -108,7 +108,8 @@ describe('native-network-stats', () => {
         maxSupply: '1000000000',
         headroom: '998999800',
       },
-      staking: { staked: '0', stakedBase: '0', ratio: 0, active: false, note: expect.stringContaining('not active') },
+      // Staking from the chain's stake totals (none staked on this fixture).
+      staking: { staked: '0', stakedBase: '0', stakes: 0, rewardsPaidBase: '0', ratio: 0, active: true },
       totals: { blocks: 5, transactions: 3 },
       mempool: { count: 1 },
     });
@@ -243,7 +244,7 @@ describe('native-explorer-summary', () => {
 describe('native-staking-rewards', () => {
   test('daily, monthly and yearly rewards per consensus tier, exact and rounded down', async () => {
     const r = await call('native-staking-rewards', '1000');
-    expect(r).toMatchObject({ amount: '1000', amountBase: '100000000000', stakingActive: false, network: 'native-devnet' });
+    expect(r).toMatchObject({ amount: '1000', amountBase: '100000000000', stakingActive: true, network: 'native-devnet', chain: { stakedBase: '0', stakes: 0 } });
     expect(at(r, 'tiers')).toEqual([
       { tier: 'flexible', minLockDays: 0, aprBps: 300, apr: '3%', daily: '0.08219178', dailyBase: '8219178', monthly: '2.5', monthlyBase: '250000000', yearly: '30', yearlyBase: '3000000000', totalAfterYear: '1030', totalAfterYearBase: '103000000000' },
       expect.objectContaining({ tier: '30-day', aprBps: 500, yearly: '50', monthly: '4.16666666', daily: '0.1369863' }),
