@@ -134,7 +134,7 @@ describe('native-email-validate', () => {
   test('DNS failing or unreachable: "could not check", a failed run (refunded), never invalid or charged', async () => {
     const failed = await validateEmail('erin@servfail.io');
     expect(failed).toMatchObject({ mx: { status: 'unknown' }, acceptsMail: 'unknown', valid: 'unknown' });
-    expect(failed.mx.reason).toContain('ESERVFAIL');
+    expect((failed.mx as { reason: string }).reason).toContain('ESERVFAIL');
     await expect(callLocal<Json>('native-email-validate', 'erin@servfail.io')).rejects.toMatchObject({ code: 'dns_unavailable', message: expect.stringContaining('could not check servfail.io') });
     configureEmailDns({ servers: [`127.0.0.1:${silent.address().port}`] });
     try {
