@@ -39,7 +39,7 @@ import type { HybridPublicKey } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from './chain.js';
 import { IndexedHeap, type HeapItem } from './indexedHeap.js';
-import { silentLogger, type ChainEntry, type Logger, type MempoolEntry, type MempoolReader, type SignatureVerifier } from './types.js';
+import { silentLogger, type ChainEntry, type Logger, type MempoolEntry, type MempoolReader, type MempoolStats, type SignatureVerifier } from './types.js';
 
 /** Senders whose chain keys the mempool remembers for its early signature checks. */
 const KNOWN_KEYS_MAX = 10_000;
@@ -105,17 +105,6 @@ export interface AddResult {
   readonly id: string;
   readonly status: 'accepted';
   readonly queued?: true;
-}
-
-/** The mempool's sizes and limits, as `/api/v1/status` shows them. */
-export interface MempoolStats {
-  /** Ready transactions (mineable now) and their bytes. */
-  readonly count: number;
-  readonly bytes: number;
-  readonly maxBytes: number;
-  /** Fee rate (base units per byte) a transaction must exceed to enter while the pool is full: the lowest package's; null when empty. */
-  readonly evictionFeeRate: number | null;
-  readonly queued: { readonly count: number; readonly bytes: number; readonly maxCount: number; readonly maxBytes: number; readonly maxPerSender: number; readonly expirySeconds: number };
 }
 
 interface Entry extends MempoolEntry {

@@ -95,7 +95,21 @@ export interface MempoolReader {
   pendingNonce(id: Uint8Array, confirmedNonce: bigint): bigint;
   /** Entries ordered by fee rate, highest first. */
   list(limit?: number): MempoolEntry[];
+  /** Sizes and limits for `/api/v1/status` (absent in stubs). */
+  stats?(): MempoolStats;
 }
+
+/** The mempool's sizes and limits, as `/api/v1/status` shows them. */
+export interface MempoolStats {
+  /** Ready transactions (mineable now) and their bytes. */
+  readonly count: number;
+  readonly bytes: number;
+  readonly maxBytes: number;
+  /** Fee rate (base units per byte) a transaction must exceed to enter while the pool is full: the lowest package's; null when empty. */
+  readonly evictionFeeRate: number | null;
+  readonly queued: { readonly count: number; readonly bytes: number; readonly maxCount: number; readonly maxBytes: number; readonly maxPerSender: number; readonly expirySeconds: number };
+}
+
 
 /** The logging calls the chain makes (pino's signature: structured object first, then message). */
 export interface Logger {

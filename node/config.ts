@@ -19,6 +19,7 @@ import { NodeError } from '../consensus/errors.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import { createDevnetChainParams } from '../consensus/devnet.js';
 import { createParamsFromJson, DEVNET_POW_LIMIT_BITS, DEVNET_TARGET_SPACING, paramsToJson, type ChainParams } from '../consensus/params.js';
+import type { MempoolOptions } from '../chain/mempool.js';
 import type { OutboundOptions } from '../services/outbound/client.js';
 import type { ProviderSettings } from '../services/outbound/types.js';
 import { OUTBOUND_CONFIG_OPTIONS, outboundOptionsOf } from './outboundConfig.js';
@@ -137,6 +138,16 @@ export interface NodeConfig {
   readonly persistMempool: boolean;
   /** Seconds between saves of a changed mempool (0: only at shutdown). */
   readonly mempoolSaveInterval: number;
+  /** Byte cap of the mempool's ready pool, MiB (chain/mempool.ts `maxBytes`). */
+  readonly mempoolMaxMb: number;
+  /** Future-nonce transactions queued in all. */
+  readonly mempoolQueueMax: number;
+  /** Byte cap of the future-nonce queue, MiB. */
+  readonly mempoolQueueMaxMb: number;
+  /** Future nonces queued per sender beyond its next ready one. */
+  readonly mempoolQueuePerSender: number;
+  /** Seconds a queued transaction waits for its gap to fill. */
+  readonly mempoolQueueExpiry: number;
   /** Port of the Prometheus `GET /metrics` listener; undefined: no metrics listener. */
   readonly metricsPort: number | undefined;
   /** Interface of the metrics listener. */
@@ -183,12 +194,29 @@ export const defaultNodeConfig = {
   refundWindow: 3600,
   persistMempool: true,
   mempoolSaveInterval: 10,
+  mempoolMaxMb: 64,
+  mempoolQueueMax: 1024,
+  mempoolQueueMaxMb: 8,
+  mempoolQueuePerSender: 16,
+  mempoolQueueExpiry: 1200,
   metricsHost: '127.0.0.1',
   logFormat: 'auto',
 } as const satisfies Partial<NodeConfig>;
 
+/** The mempool's options from the node's configuration (MiB to bytes). */
+export function mempoolOptionsOf(c: Pick<NodeConfig, 'mempoolMaxMb' | 'mempoolQueueMax' | 'mempoolQueueMaxMb' | 'mempoolQueuePerSender' | 'mempoolQueueExpiry'>): MempoolOptions {
+  const MiB = 1024 * 1024;
+  return {
+    maxBytes: Math.floor(c.mempoolMaxMb * MiB),
+    maxQueued: c.mempoolQueueMax,
+    maxQueuedBytes: Math.floor(c.mempoolQueueMaxMb * MiB),
+    maxFuturePerSender: c.mempoolQueuePerSender,
+    queueExpirySeconds: c.mempoolQueueExpiry,
+  };
+}
+
 /** `list`: a repeatable flag, a JSON array in the file, comma-separated in the environment. */
-type OptionKind = 'string' | 'integer' | 'boolean' | 'list';
+type OptionKind = 'string' | 'integer' | 'number' | 'boolean' | 'list';
 
 /** One configurable option: its key in the config file, its flag, its environment variable. */
 export interface ConfigOption {
@@ -234,6 +262,11 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'refundWindow', flag: 'refund-window', env: 'NATIVE_REFUND_WINDOW', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 30 * 86_400 }, description: 'seconds a valid native payment waits for its settle before the node refunds it', defaultText: '3600' },
   { key: 'persistMempool', flag: 'persist-mempool', env: 'NATIVE_PERSIST_MEMPOOL', kind: 'boolean', schema: { type: 'boolean' }, description: 'keep the mempool in <data-dir>/mempool.dat across restarts (--no-persist-mempool to disable)', defaultText: 'on' },
   { key: 'mempoolSaveInterval', flag: 'mempool-save-interval', env: 'NATIVE_MEMPOOL_SAVE_INTERVAL', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 86_400 }, description: 'seconds between saves of a changed mempool (0: only at shutdown)', defaultText: '10' },
+  { key: 'mempoolMaxMb', flag: 'mempool-max-mb', env: 'NATIVE_MEMPOOL_MAX_MB', kind: 'number', schema: { type: 'number', minimum: 0.01, maximum: 65_536 }, description: 'byte cap of the mempool (ready transactions), MiB; over it the lowest-fee-rate package is evicted', defaultText: '64' },
+  { key: 'mempoolQueueMax', flag: 'mempool-queue-max', env: 'NATIVE_MEMPOOL_QUEUE_MAX', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 1_000_000 }, description: 'future-nonce transactions (after a nonce gap) queued in all', defaultText: '1024' },
+  { key: 'mempoolQueueMaxMb', flag: 'mempool-queue-max-mb', env: 'NATIVE_MEMPOOL_QUEUE_MAX_MB', kind: 'number', schema: { type: 'number', minimum: 0, maximum: 65_536 }, description: 'byte cap of the future-nonce queue, MiB (its own budget beside --mempool-max-mb)', defaultText: '8' },
+  { key: 'mempoolQueuePerSender', flag: 'mempool-queue-per-sender', env: 'NATIVE_MEMPOOL_QUEUE_PER_SENDER', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 1024 }, description: 'future nonces a sender may queue beyond its next ready one', defaultText: '16' },
+  { key: 'mempoolQueueExpiry', flag: 'mempool-queue-expiry', env: 'NATIVE_MEMPOOL_QUEUE_EXPIRY', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 86_400 }, description: 'seconds a queued transaction waits for its nonce gap to fill', defaultText: '1200' },
   { key: 'mineThreads', flag: 'mine-threads', env: 'NATIVE_MINE_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 256 }, description: 'miner worker threads', defaultText: 'cores - 1 (at least 1)' },
   { key: 'blockTime', flag: 'block-time', env: 'NATIVE_BLOCK_TIME', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 600 }, description: 'devnet only: one block every this many seconds (1 to 600), no hashing in between (a new data dir gets a genesis at the easiest difficulty with this spacing)', defaultText: 'none (free-running miner)' },
   { key: 'stratum', flag: 'stratum', env: 'NATIVE_STRATUM', kind: 'boolean', schema: { type: 'boolean' }, description: 'Stratum v1 mining server (--no-stratum to disable)', defaultText: 'on' },
@@ -300,6 +333,10 @@ function coerce(opt: ConfigOption, raw: string, source: ConfigSource, name: stri
   if (opt.kind === 'list') return raw.split(/[\s,]+/).filter((x) => x.length > 0);
   if (opt.kind === 'integer') {
     if (!/^-?\d+$/.test(raw.trim())) throw invalid(opt.key, source, `${name} must be an integer, got "${raw}"`);
+    return Number(raw.trim());
+  }
+  if (opt.kind === 'number') {
+    if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw invalid(opt.key, source, `${name} must be a number, got "${raw}"`);
     return Number(raw.trim());
   }
   if (opt.kind === 'boolean') {
@@ -493,6 +530,11 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     refundWindow: merged.refundWindow as number,
     persistMempool: merged.persistMempool as boolean,
     mempoolSaveInterval: merged.mempoolSaveInterval as number,
+    mempoolMaxMb: merged.mempoolMaxMb as number,
+    mempoolQueueMax: merged.mempoolQueueMax as number,
+    mempoolQueueMaxMb: merged.mempoolQueueMaxMb as number,
+    mempoolQueuePerSender: merged.mempoolQueuePerSender as number,
+    mempoolQueueExpiry: merged.mempoolQueueExpiry as number,
     metricsPort: merged.metricsPort as number | undefined,
     metricsHost: merged.metricsHost as string,
     logFormat: merged.logFormat as LogFormat,

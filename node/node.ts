@@ -27,7 +27,7 @@ import { createMempool, type Mempool } from '../chain/mempool.js';
 import { createMempoolStore, MEMPOOL_FILE, type MempoolStore } from '../chain/mempoolStore.js';
 import { createMiner, type Miner } from '../chain/miner.js';
 import { createPacedMiner } from '../chain/pacedMiner.js';
-import { ConfigErrorCode, isPacedGenesis, loadChainParams, type NodeConfig } from './config.js';
+import { ConfigErrorCode, isPacedGenesis, loadChainParams, mempoolOptionsOf, type NodeConfig } from './config.js';
 import { createHttpServer, type HttpServer } from './api/http.js';
 import { createP2PNetwork, type P2PNetwork } from '../p2p/network.js';
 import { createPeersRouter } from './api/p2pRoutes.js';
@@ -122,7 +122,7 @@ export class FullNode {
       // The chain needs the verifier.
       chain = await openChain({ dataDir: join(config.dataDir, CHAIN_DIR), params, verifier, logger: log.child({ module: 'chain' }) });
       // The mempool needs the chain (tip state, connect/disconnect events) and the verifier.
-      const mempool = createMempool(chain, verifier, params, { logger: log.child({ module: 'mempool' }) });
+      const mempool = createMempool(chain, verifier, params, { ...mempoolOptionsOf(config), logger: log.child({ module: 'mempool' }) });
       // The mempool file needs the mempool (saved at shutdown and periodically, re-admitted at start).
       const mempoolStore = config.persistMempool
         ? createMempoolStore(mempool, params, { path: join(config.dataDir, MEMPOOL_FILE), intervalMs: config.mempoolSaveInterval * 1000, logger: log.child({ module: 'mempool' }) })

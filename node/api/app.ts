@@ -52,6 +52,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   mempool_duplicate: 409,
   mempool_replacement_underpriced: 409,
   mempool_full: 503,
+  mempool_queue_full: 503,
   chain_closed: 503,
   node_syncing: 503,
   internal_error: 500,

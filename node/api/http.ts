@@ -276,7 +276,7 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
       hashrate: estimateHashrate(chain),
       minFeeRate: params.minFeeRate.toString(),
       supply: { minted: formatAmount(supply.minted), mintedBase: supply.minted.toString(), burned: formatAmount(supply.burned), burnedBase: supply.burned.toString() },
-      mempool: { count: mempool.count, bytes: mempool.bytes },
+      mempool: mempool.stats?.() ?? { count: mempool.count, bytes: mempool.bytes },
       peers: 0,
       syncing: false,
       version: opts.version,
