@@ -8,6 +8,8 @@ import { toHex } from '../consensus/hash.js';
 import { COIN, type ChainParams } from '../consensus/params.js';
 import { txId as computeTxId, type Tx } from '../consensus/tx.js';
 import { getTxType } from '../consensus/txTypes/index.js';
+import { payloadView } from '../consensus/txTypes/amountUnits.js';
+import type { ChainReader } from '../chain/types.js';
 
 /** Decimal places of NATIVE. */
 export const NATIVE_DECIMALS = 8;
@@ -64,16 +66,12 @@ export function txTypeName(type: number): string {
   }
 }
 
-/** Amount fields of a payload's JSON: `amount` and names ending in `Amount` (base-unit strings by the TxTypeModule contract). */
-function isAmountKey(k: string): boolean {
-  return k === 'amount' || k.endsWith('Amount');
-}
-
 /**
  * JSON view of a transaction: id, type, sender, nonce, fee, size, and the decoded payload with
- * every amount as a NATIVE decimal beside its base-unit string. An undecodable payload is shown as hex.
+ * every amount as a decimal at its own asset's decimals (NATIVE 8, a token's from chain state)
+ * beside its base-unit string. An undecodable payload is shown as hex.
  */
-export function txJson(tx: Tx, bytes: Uint8Array, params: ChainParams): Record<string, unknown> {
+export async function txJson(tx: Tx, bytes: Uint8Array, params: ChainParams, chain: Pick<ChainReader, 'economy'>): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {
     txId: toHex(computeTxId(bytes)),
     type: txTypeName(tx.type),
@@ -87,15 +85,9 @@ export function txJson(tx: Tx, bytes: Uint8Array, params: ChainParams): Record<s
     feeRate: Number(tx.fee) / bytes.length,
     publicKeyIncluded: tx.publicKey !== undefined,
   };
-  const payload: Record<string, unknown> = {};
-  try {
-    const mod = getTxType(tx.type);
-    for (const [k, v] of Object.entries(mod.toJson(mod.decodePayload(tx.payload), params))) {
-      if (isAmountKey(k) && typeof v === 'string' && /^\d+$/.test(v)) Object.assign(payload, amountFields(k, BigInt(v)));
-      else payload[k] = v;
-    }
-    out.payload = payload;
-  } catch {
+  const view = await payloadView(tx, params, async (symbol) => (await chain.economy?.getTokenRecord(symbol))?.decimals);
+  if (view) out.payload = view.json;
+  else {
     out.payload = null;
     out.payloadHex = toHex(tx.payload);
   }

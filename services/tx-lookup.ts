@@ -34,7 +34,7 @@ async function run(ctx: ServiceContext, input: unknown) {
   const pending = ctx.mempool.get(id);
   if (pending) {
     return {
-      ...txJson(pending.tx, pending.bytes, ctx.params),
+      ...(await txJson(pending.tx, pending.bytes, ctx.params, ctx.chain)),
       status: 'pending',
       height: null,
       blockHash: null,
@@ -47,7 +47,7 @@ async function run(ctx: ServiceContext, input: unknown) {
   if (!mined) return { txId: id, status: 'not_found', found: false, note: 'neither in this node\'s mempool nor mined on its best chain' };
   const entry = ctx.chain.getEntryByHeight(mined.height);
   return {
-    ...txJson(mined.tx, mined.bytes, ctx.params),
+    ...(await txJson(mined.tx, mined.bytes, ctx.params, ctx.chain)),
     status: 'mined',
     height: mined.height,
     blockHash: mined.blockHash,

@@ -31,7 +31,7 @@ import {
   type HybridSignature,
 } from '../keys.js';
 import { bridgeRefKey, bridgeTotalsKey, encodeBridgeTotals, getBridgeTotals } from '../economyState.js';
-import { checkedAdd } from '../ledger.js';
+import { checkedAdd, NATIVE } from '../ledger.js';
 import { TxType } from '../tx.js';
 import { refuse, reject, requirePositive } from './economyRules.js';
 import type { ChainParams } from '../params.js';
@@ -132,6 +132,7 @@ export const bridgeRecord: TxTypeModule<BridgeRecordPayload> = {
   touchedKeys(_tx, p) {
     return [bridgeTotalsKey(String(p.network)), bridgeRefKey(String(p.network), p.ref)];
   },
+  amountUnits: () => ({ amount: { asset: NATIVE }, fee: { asset: NATIVE } }),
   toJson(p, params) {
     return {
       network: params.economy.bridgeNetworks[p.network]?.name ?? p.network,

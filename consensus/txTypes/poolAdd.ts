@@ -61,6 +61,7 @@ export const poolAdd: TxTypeModule<PoolAddPayload> = {
   touchedKeys(tx, p) {
     return liquidityKeys(p.assetX, p.assetY, tx.from);
   },
+  amountUnits: (p) => ({ desiredX: { asset: p.assetX }, desiredY: { asset: p.assetY }, minX: { asset: p.assetX }, minY: { asset: p.assetY } }),
   toJson(p) {
     return { pool: poolId(p.assetX, p.assetY), assetX: p.assetX, assetY: p.assetY, desiredX: p.desiredX.toString(), desiredY: p.desiredY.toString(), minShares: p.minShares.toString() };
   },

@@ -57,6 +57,7 @@ export const poolCreate: TxTypeModule<PoolCreatePayload> = {
   touchedKeys(tx, p) {
     return liquidityKeys(p.assetX, p.assetY, tx.from);
   },
+  amountUnits: (p) => ({ amountX: { asset: p.assetX }, amountY: { asset: p.assetY } }),
   toJson(p) {
     return { pool: poolId(p.assetX, p.assetY), assetX: p.assetX, assetY: p.assetY, amountX: p.amountX.toString(), amountY: p.amountY.toString() };
   },

@@ -57,6 +57,8 @@ export const poolRemove: TxTypeModule<PoolRemovePayload> = {
   touchedKeys(tx, p) {
     return liquidityKeys(p.assetX, p.assetY, tx.from);
   },
+  // LP shares have no decimals of their own: they stay a plain integer.
+  amountUnits: (p) => ({ minX: { asset: p.assetX }, minY: { asset: p.assetY } }),
   toJson(p) {
     return { pool: poolId(p.assetX, p.assetY), assetX: p.assetX, assetY: p.assetY, shares: p.shares.toString(), minX: p.minX.toString(), minY: p.minY.toString() };
   },

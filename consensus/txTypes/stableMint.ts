@@ -59,6 +59,7 @@ export const stableMint: TxTypeModule<StableMintPayload> = {
   touchedKeys(tx, p) {
     return [...assetKeys(p.symbol, tx.from), stablePoolKey(p.symbol)];
   },
+  amountUnits: (p) => ({ amount: { asset: p.symbol }, collateral: { asset: NATIVE } }),
   toJson(p) {
     return { symbol: p.symbol, collateral: p.collateral.toString(), amount: p.amount.toString() };
   },

@@ -119,6 +119,7 @@ export const swap: TxTypeModule<SwapPayload> = {
     for (let i = 0; i + 1 < p.path.length; i++) keys.push(poolKey(poolId(p.path[i], p.path[i + 1])));
     return keys;
   },
+  amountUnits: (p) => ({ amountIn: { asset: p.path[0] }, minOut: { asset: p.path[p.path.length - 1] } }),
   toJson(p) {
     return { path: [...p.path], amountIn: p.amountIn.toString(), minOut: p.minOut.toString(), expiryHeight: p.expiryHeight };
   },

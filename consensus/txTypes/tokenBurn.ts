@@ -13,6 +13,7 @@ export const tokenBurn: TxTypeModule<TokenBurnPayload> = {
   type: TxType.token_burn,
   name: 'token_burn',
   ...symbolAmountPayload('burn amount'),
+  amountUnits: (p) => ({ amount: { asset: p.symbol } }),
   apply(state, tx, p, ctx) {
     requireToken(state, p.symbol);
     debit(state, tx.from, p.symbol, p.amount, 'burn amount');

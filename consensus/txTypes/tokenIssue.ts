@@ -87,6 +87,7 @@ export const tokenIssue: TxTypeModule<TokenIssuePayload> = {
   touchedKeys(tx, p) {
     return [tokenKey(p.symbol), ...assetKeys(p.symbol, tx.from)];
   },
+  amountUnits: (p) => ({ maxSupply: { asset: p.symbol, decimals: p.decimals }, initialSupply: { asset: p.symbol, decimals: p.decimals } }),
   toJson(p) {
     return { symbol: p.symbol, name: p.name, decimals: p.decimals, maxSupply: p.maxSupply.toString(), initialSupply: p.initialSupply.toString(), kind: p.kind === TokenKind.usdStable ? 'usd-stable' : 'token' };
   },

@@ -15,6 +15,7 @@ export const tokenMint: TxTypeModule<TokenMintPayload> = {
   type: TxType.token_mint,
   name: 'token_mint',
   ...symbolToAmountPayload('mint amount'),
+  amountUnits: (p) => ({ amount: { asset: p.symbol } }),
   apply(state, tx, p, ctx) {
     const t = requireToken(state, p.symbol);
     if (!bytesEqual(t.issuer, tx.from)) throw refuse(EconomyErrorCode.NOT_ISSUER, `only the issuer of ${p.symbol} can mint it`);

@@ -33,6 +33,7 @@ export const tokenRedeem: TxTypeModule<TokenRedeemPayload> = {
   type: TxType.token_redeem,
   name: 'token_redeem',
   ...symbolAmountPayload('redeem amount'),
+  amountUnits: (p) => ({ amount: { asset: p.symbol } }),
   apply(state, tx, p, ctx) {
     const t = requireToken(state, p.symbol);
     const out = redeemValue(state, p.symbol, t, p.amount, ctx.params);

@@ -12,6 +12,7 @@ export const tokenTransfer: TxTypeModule<TokenTransferPayload> = {
   type: TxType.token_transfer,
   name: 'token_transfer',
   ...symbolToAmountPayload('transfer amount'),
+  amountUnits: (p) => ({ amount: { asset: p.symbol } }),
   apply(state, tx, p, ctx) {
     requireMovable(state, p.symbol);
     move(state, tx.from, p.to, p.symbol, p.amount);

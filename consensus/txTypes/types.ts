@@ -15,6 +15,12 @@ export interface ApplyContext {
   readonly emit?: (e: EconomyEvent) => void;
 }
 
+/** The unit of an amount field of a payload's JSON: an asset (NATIVE, or a token whose decimals are in state), or explicit decimals (a token the payload itself issues). */
+export interface AmountUnit {
+  readonly asset: string;
+  readonly decimals?: number;
+}
+
 /** One transaction type: payload codec, stateless checks, state transition. */
 export interface TxTypeModule<P> {
   /** Numeric id on the wire. */
@@ -32,4 +38,9 @@ export interface TxTypeModule<P> {
   touchedKeys(tx: Tx, p: P): string[];
   /** JSON view of the payload for the API and explorers (amounts as base-unit strings). */
   toJson(p: P, params: ChainParams): Record<string, unknown>;
+  /**
+   * The asset of each amount field of `toJson` (base-unit strings), for renderers that print
+   * decimals (txTypes/amountUnits.ts). Absent: `amount` and fields ending in `Amount` are NATIVE.
+   */
+  amountUnits?(p: P): Readonly<Record<string, AmountUnit>>;
 }
