@@ -22,6 +22,7 @@ import { fromHex, isHex, toHex } from '../../consensus/hash.js';
 import { difficultyOfBits } from '../../consensus/pow.js';
 import { encodeTx, txId as computeTxId, type Tx } from '../../consensus/tx.js';
 import { getTxType } from '../../consensus/txTypes/index.js';
+import { payloadView } from '../../consensus/txTypes/amountUnits.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { silentLogger, type ChainEntry, type ChainReader, type Logger, type MempoolReader } from '../../chain/types.js';
 import { formatAmount } from '../../consensus/amount.js';
@@ -83,13 +84,11 @@ function intQuery(value: unknown, name: string, min: number, max: number): numbe
   return n;
 }
 
-/** Amount fields of a payload's JSON: `amount` and names ending in `Amount` (base-unit strings by the TxTypeModule contract). */
-function isAmountKey(k: string): boolean {
-  return k === 'amount' || k.endsWith('Amount');
-}
-
-/** JSON view of a transaction: envelope, type name, addresses, NATIVE decimals beside base units. */
-export function txToJson(tx: Tx, bytes: Uint8Array, params: ChainParams): Record<string, unknown> {
+/**
+ * JSON view of a transaction: envelope, type name, addresses, each payload amount as a decimal at
+ * its own asset's decimals (NATIVE 8, a token's from chain state) beside its base units.
+ */
+export async function txToJson(tx: Tx, bytes: Uint8Array, params: ChainParams, chain: Pick<ChainReader, 'economy'>): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {
     txId: toHex(computeTxId(bytes)),
     type: 'unknown',
@@ -103,21 +102,18 @@ export function txToJson(tx: Tx, bytes: Uint8Array, params: ChainParams): Record
     size: bytes.length,
     publicKeyIncluded: tx.publicKey !== undefined,
   };
-  try {
-    const mod = getTxType(tx.type);
-    out.type = mod.name;
-    const payload = mod.toJson(mod.decodePayload(tx.payload), params);
-    for (const [k, v] of Object.entries(payload)) {
-      if (isAmountKey(k) && typeof v === 'string' && /^\d+$/.test(v)) {
-        out[k] = formatAmount(BigInt(v));
-        out[`${k}Base`] = v;
-      } else {
-        out[k] = v;
-      }
+  const view = await payloadView(tx, params, async (symbol) => (await chain.economy?.getTokenRecord(symbol))?.decimals);
+  if (!view) {
+    try {
+      out.type = getTxType(tx.type).name;
+    } catch {
+      // unknown type: stays 'unknown'
     }
-  } catch {
     out.payloadHex = toHex(tx.payload);
+    return out;
   }
+  out.type = view.type;
+  Object.assign(out, view.json);
   return out;
 }
 
@@ -172,13 +168,13 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
     const id = requireTxId(ctx.params.id);
     const pending = mempool.get(id);
     if (pending) {
-      ctx.body = { ...txToJson(pending.tx, pending.bytes, params), status: 'pending', height: null, blockHash: null, confirmations: 0, addedAt: pending.addedAt };
+      ctx.body = { ...(await txToJson(pending.tx, pending.bytes, params, chain)), status: 'pending', height: null, blockHash: null, confirmations: 0, addedAt: pending.addedAt };
       return;
     }
     const mined = await chain.getTx(id);
     if (!mined) throw new NodeError(HttpErrorCode.TX_NOT_FOUND, `transaction ${id} is neither pending nor mined`);
     ctx.body = {
-      ...txToJson(mined.tx, mined.bytes, params),
+      ...(await txToJson(mined.tx, mined.bytes, params, chain)),
       status: 'mined',
       height: mined.height,
       blockHash: mined.blockHash,
