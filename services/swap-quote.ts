@@ -1,11 +1,11 @@
 /** native-swap-quote: exact AMM quote (output, price impact, fee, route, minimum received at a stated slippage) of `AMOUNT FROM -> TO`. */
 import { defineService } from './define.js';
 import { TOKEN_SYMBOL_PATTERN } from './inputs.js';
-import { NATIVE } from '../consensus/ledger.js';
 import { chainHealth } from './health.js';
-import { decimalsOf, economyOf, formatUnits, parseUnits, round } from './market/economy.js';
+import type { EconomyReader } from '../chain/economyReader.js';
+import { decimalsOf, economyOf, formatUnits, inputRefusal, parseUnits, round } from './market/economy.js';
 import { bestQuote } from './market/quote.js';
-import type { ServiceContext } from './types.js';
+import { ServiceError, type ServiceContext } from './types.js';
 
 
 /** Slippage tolerance of the stated minimum received, basis points. */
@@ -17,21 +17,36 @@ export function parseSwapRequest(text: string): { amount: string; from: string; 
   return m ? { amount: m[1], from: m[2].toUpperCase(), to: m[3].toUpperCase() } : undefined;
 }
 
+/** The request's assets and amount in smallest units, or why this chain cannot quote it (an unknown token, too many decimals, the same asset twice). */
+async function resolveRequest(eco: EconomyReader, text: string): Promise<{ req: { amount: string; from: string; to: string }; df: number; dt: number; amountIn: bigint } | { code: string; reason: string }> {
+  const req = parseSwapRequest(text)!;
+  if (req.from === req.to) return { code: 'same_asset', reason: 'FROM and TO are the same asset' };
+  const [df, dt] = await Promise.all([decimalsOf(eco, req.from), decimalsOf(eco, req.to)]);
+  if (df === undefined || dt === undefined) return { code: 'unknown_token', reason: `no token ${df === undefined ? req.from : req.to} on this chain` };
+  const amountIn = parseUnits(req.amount, df);
+  if (amountIn === undefined) return { code: 'too_many_decimals', reason: `${req.from} has ${df} decimals: ${req.amount} has more` };
+  if (amountIn === 0n) return { code: 'zero_amount', reason: 'the amount is zero' };
+  return { req, df, dt, amountIn };
+}
+
+/** Refuses, before any quote, a request this chain cannot quote (400 `invalid_request`). */
+async function precheck(ctx: ServiceContext, input: unknown): Promise<void> {
+  const r = await resolveRequest(economyOf(ctx), String(input));
+  if ('code' in r) throw inputRefusal(r.code, r.reason);
+}
+
 async function run(ctx: ServiceContext, input: unknown) {
   const eco = economyOf(ctx);
   const height = ctx.chain.tip.height;
-  const req = parseSwapRequest(String(input))!;
+  const resolved = await resolveRequest(eco, String(input));
+  // Reached only by a paid call whose payment skipped the precheck: no answer, so a refund.
+  if ('code' in resolved) throw new ServiceError(resolved.code, resolved.reason);
+  const { req, df, dt, amountIn } = resolved;
   const base = { request: String(input), from: req.from, to: req.to, amountIn: req.amount, height };
-  if (req.from === req.to) return { ...base, feasible: false, reason: 'FROM and TO are the same asset' };
-  const [df, dt] = await Promise.all([decimalsOf(eco, req.from), decimalsOf(eco, req.to)]);
-  if (df === undefined || dt === undefined) return { ...base, feasible: false, reason: `no token ${df === undefined ? req.from : req.to} on this chain` };
-  const amountIn = parseUnits(req.amount, df);
-  if (amountIn === undefined) return { ...base, feasible: false, reason: `${req.from} has ${df} decimals: ${req.amount} has more` };
-  if (amountIn === 0n) return { ...base, feasible: false, reason: 'the amount is zero' };
   const feeBps = ctx.params.economy.swapFeeBps;
   const { best, considered } = await bestQuote(eco, req.from, req.to, amountIn, feeBps);
   const routes = considered.map((c) => ({ path: c.path.join(' -> '), available: c.available, ...(c.amountOut ? { amountOut: formatUnits(BigInt(c.amountOut), dt) } : {}) }));
-  if (!best) return { ...base, feasible: false, reason: `no pool route from ${req.from} to ${req.to} can fill this amount (direct or via ${NATIVE})`, routes };
+  if (!best) return { ...base, feasible: false, reason: considered.length ? `no pool route from ${req.from} to ${req.to} can fill this amount` : `no pool route from ${req.from} to ${req.to} (1-3 hops)`, routes };
   const minOut = (best.amountOut * BigInt(10_000 - QUOTE_SLIPPAGE_BPS)) / 10_000n;
   const decimals = async (a: string) => (await decimalsOf(eco, a))!;
   const hops = await Promise.all(best.hops.map(async (h) => ({ pool: `${h.pool.a}-${h.pool.b}`, assetIn: h.assetIn, amountIn: formatUnits(h.amountIn, await decimals(h.assetIn)), assetOut: h.assetOut, amountOut: formatUnits(h.amountOut, await decimals(h.assetOut)), fee: formatUnits(h.fee, await decimals(h.assetIn)), feeAsset: h.assetIn })));
@@ -46,14 +61,14 @@ async function run(ctx: ServiceContext, input: unknown) {
     priceImpactPct: round(best.priceImpactPct, 4),
     feeBps,
     fees: hops.map((h) => ({ amount: h.fee, asset: h.feeAsset, pool: h.pool })),
-    route: best.path.length === 2 ? 'direct' : `via ${NATIVE}`,
+    route: best.path.length === 2 ? 'direct' : `via ${best.path.slice(1, -1).join(', ')}`,
     path: best.path,
     hops,
     routes,
     slippageBps: QUOTE_SLIPPAGE_BPS,
     minimumReceived: formatUnits(minOut, dt),
     minimumReceivedUnits: minOut.toString(),
-    method: 'exact constant-product output per hop as consensus computes it (floor, fee kept by the pool); price impact = 1 - output / output at spot after fees; the better of the direct route and the route via NATIVE',
+    method: 'exact constant-product output per hop as consensus computes it (floor, fee kept by the pool); price impact = 1 - output / output at spot after fees; the best of every path of 1-3 hops over this chain\'s pools (the paths its swap transaction accepts), each asset at most once',
   };
 }
 
@@ -65,9 +80,10 @@ export const swapQuote = defineService({
   priceBase: 600_000n,
   description: 'exact AMM quote with outcome, price impact, fees',
   tags: ['swap', 'quote', 'amm', 'price-impact', 'fees', 'trading', 'dex'],
-  requestFormat: 'amount, space, FROM, arrow, TO, e.g. "100 NATIVE -> USDC"',
+  requestFormat: 'positive amount, space, FROM, arrow, TO (assets of this chain: NATIVE or a token issued on it), e.g. "100 NATIVE -> USDN"',
   requestRequired: true,
-  inputSchema: { type: 'string', maxLength: 80, pattern: `^[0-9]{1,20}(\\.[0-9]{1,18})?\\s+${TOKEN_SYMBOL_PATTERN}\\s*(->|=>|→|>)\\s*${TOKEN_SYMBOL_PATTERN}$`, description: 'Amount, FROM symbol, arrow, TO symbol: 100 NATIVE -> USDC.' },
+  inputSchema: { type: 'string', maxLength: 80, pattern: `^(?!0+(\\.0+)?\\s)[0-9]{1,20}(\\.[0-9]{1,18})?\\s+${TOKEN_SYMBOL_PATTERN}\\s*(->|=>|→|>)\\s*${TOKEN_SYMBOL_PATTERN}$`, description: 'Positive amount, FROM symbol, arrow, TO symbol, both tokens of this chain: 100 NATIVE -> USDN.' },
+  precheck,
   run,
   health: chainHealth,
 });

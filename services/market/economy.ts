@@ -1,8 +1,9 @@
 /** Helpers shared by the chain-data services on the economy (issue 14): the reader, asset and pool resolution, unit formatting. */
 import type { EconomyReader, PoolView } from '../../chain/economyReader.js';
-import { encodeAddress } from '../../consensus/address.js';
+import { encodeAddress, tryDecodeAddress } from '../../consensus/address.js';
 import { fromHex } from '../../consensus/hash.js';
 import { NATIVE } from '../../consensus/ledger.js';
+import { OutboundError } from '../outbound/types.js';
 import { ServiceError, type ServiceContext } from '../types.js';
 
 /** The chain's economy reader; a ServiceError (refund) on a chain that has none. */
@@ -10,6 +11,29 @@ export function economyOf(ctx: ServiceContext): EconomyReader {
   const eco = ctx.chain.economy;
   if (!eco) throw new ServiceError('economy_unavailable', 'this node keeps no economy index');
   return eco;
+}
+
+/**
+ * The refusal of an input that names nothing on this chain (an unknown token, a foreign address),
+ * thrown by a service's `precheck`: the paid-call core answers 400 `invalid_request` with `code`
+ * as its reason, before any quote (services/types.ts `precheck`).
+ */
+export function inputRefusal(code: string, message: string): OutboundError {
+  return new OutboundError(code, message, true);
+}
+
+/** Why `address` names no account of this chain (another network's prefix, or not an address of this chain at all). */
+export function foreignAddressReason(address: string, hrp: string): string {
+  const prefix = /^([a-z]+)1/i.exec(address)?.[1]?.toLowerCase();
+  return prefix && prefix !== hrp && /^t?native$/.test(prefix)
+    ? `${address} is an address of another network of this chain (${prefix}1…): this node serves ${hrp}1… addresses`
+    : `${address} is not an address of this chain: this node serves ${hrp}1… addresses only`;
+}
+
+/** Precheck of the services that read one wallet of this chain: refuses (400, before any quote) an address of another network. */
+export async function thisChainAddress(ctx: ServiceContext, input: unknown): Promise<void> {
+  const address = String(input).trim();
+  if (!tryDecodeAddress(address.toLowerCase(), ctx.params.hrp)) throw inputRefusal('foreign_address', foreignAddressReason(address, ctx.params.hrp));
 }
 
 /** Decimal text of `units` smallest units at `decimals` (exact). */

@@ -1,8 +1,7 @@
 /** Exact AMM quotes over the chain's pools for the trading services: routes, output, fees, price impact. */
 import type { EconomyReader } from '../../chain/economyReader.js';
 import { poolId, type PoolRecord } from '../../consensus/economyState.js';
-import { NATIVE } from '../../consensus/ledger.js';
-import { simulateSwap, type SwapHop } from '../../consensus/txTypes/swap.js';
+import { MAX_SWAP_PATH, simulateSwap, type SwapHop } from '../../consensus/txTypes/swap.js';
 
 /** An exact quote of a path. */
 export interface PathQuote {
@@ -13,18 +12,6 @@ export interface PathQuote {
   readonly idealOut: number;
   /** Percent of the ideal output lost to the curve: (1 − out / ideal) · 100; fees excluded. */
   readonly priceImpactPct: number;
-}
-
-/** The pools a path needs, or undefined when one is missing or empty. */
-async function poolsOf(eco: EconomyReader, path: readonly string[]): Promise<Map<string, PoolRecord> | undefined> {
-  const out = new Map<string, PoolRecord>();
-  for (let i = 0; i + 1 < path.length; i++) {
-    const id = poolId(path[i], path[i + 1]);
-    const p = await eco.getPoolRecord(id);
-    if (!p || p.reserveA === 0n || p.reserveB === 0n) return undefined;
-    out.set(id, p);
-  }
-  return out;
 }
 
 /** Quotes `amountIn` over `path` against the pool states `pools` (see PathQuote), or undefined when a pool cannot pay out. */
@@ -45,20 +32,54 @@ export function quoteOnPools(pools: Map<string, PoolRecord>, path: readonly stri
   return { path, hops, amountOut, idealOut: ideal, priceImpactPct: ideal > 0 ? (1 - Number(amountOut) / ideal) * 100 : 0 };
 }
 
-/** Candidate routes of `from → to`: the direct pool and the route via NATIVE. */
-export function candidatePaths(from: string, to: string): string[][] {
-  const paths = [[from, to]];
-  if (from !== NATIVE && to !== NATIVE) paths.push([from, NATIVE, to]);
-  return paths;
+/**
+ * Every path of 1 to `MAX_SWAP_PATH - 1` hops from `from` to `to` over the non-empty pools, each
+ * asset at most once. The chain's swap also accepts paths that revisit an asset (A → B → A → C),
+ * but such a path is never better: a round trip gives back less than it put in (every hop keeps
+ * its fee and rounds down) and a hop's output grows with its input, so dropping the cycle pays
+ * at least as much.
+ */
+export function candidatePaths(pools: readonly PoolRecord[], from: string, to: string): string[][] {
+  const next = new Map<string, string[]>();
+  const link = (x: string, y: string) => (next.get(x) ?? next.set(x, []).get(x)!).push(y);
+  for (const p of pools) {
+    if (p.reserveA === 0n || p.reserveB === 0n) continue;
+    link(p.a, p.b);
+    link(p.b, p.a);
+  }
+  const out: string[][] = [];
+  const walk = (path: string[]) => {
+    const last = path[path.length - 1];
+    if (last === to) {
+      out.push(path);
+      return;
+    }
+    if (path.length === MAX_SWAP_PATH) return;
+    for (const y of [...(next.get(last) ?? [])].sort()) if (!path.includes(y)) walk([...path, y]);
+  };
+  if (from !== to) walk([from]);
+  // Shorter paths first, then by name: the order routes are listed in.
+  return out.sort((x, y) => x.length - y.length || x.join('>').localeCompare(y.join('>')));
 }
 
-/** The best exact quote of `from → to` among the candidate routes, with the routes that exist. */
-export async function bestQuote(eco: EconomyReader, from: string, to: string, amountIn: bigint, feeBps: number): Promise<{ best?: PathQuote; considered: { path: string[]; available: boolean; amountOut?: string }[] }> {
-  const considered: { path: string[]; available: boolean; amountOut?: string }[] = [];
+/** One route considered: its path, whether its pools can fill the amount, and what it pays. */
+export interface ConsideredRoute {
+  readonly path: string[];
+  readonly available: boolean;
+  readonly amountOut?: string;
+}
+
+/**
+ * The best exact quote of `from → to` over every path the chain's swap accepts (1-3 hops, see
+ * `candidatePaths`), with every route considered; ties go to the shorter path.
+ */
+export async function bestQuote(eco: EconomyReader, from: string, to: string, amountIn: bigint, feeBps: number): Promise<{ best?: PathQuote; considered: ConsideredRoute[] }> {
+  const records = await eco.poolRecords();
+  const pools = new Map(records.map((p) => [poolId(p.a, p.b), p]));
+  const considered: ConsideredRoute[] = [];
   let best: PathQuote | undefined;
-  for (const path of candidatePaths(from, to)) {
-    const pools = await poolsOf(eco, path);
-    const q = pools && quoteOnPools(pools, path, amountIn, feeBps);
+  for (const path of candidatePaths(records, from, to)) {
+    const q = quoteOnPools(pools, path, amountIn, feeBps);
     considered.push({ path, available: !!q, ...(q ? { amountOut: q.amountOut.toString() } : {}) });
     if (q && (!best || q.amountOut > best.amountOut)) best = q;
   }
