@@ -6,13 +6,19 @@ import { classifyAddress } from './addresses.js';
 import { chainHealth } from './health.js';
 import { addressOf, economyOf } from './market/economy.js';
 import { fromHex } from '../consensus/hash.js';
-import { flashLoanPattern, washTrading, type ActivityEntry } from './market/riskHeuristics.js';
+import { washTrading, type ActivityEntry } from './market/riskHeuristics.js';
 import { sanctionsIndex, type ScreenResult } from './sanctions/screen.js';
 import type { ServiceContext } from './types.js';
 
 
-/** Points each flag adds to the score (capped at 100). */
-export const RISK_WEIGHTS = { sanctionHit: 60, mixerInteraction: 25, exploitContract: 25, flashLoanAttack: 20, washTrading: 15 } as const;
+/**
+ * Points each flag adds to the score (capped at 100). flashLoanAttack weighs 0: this chain has
+ * no flash loans (no contracts; a transaction cannot borrow and repay within itself), so the flag
+ * is never raised here and stays in the result only because the catalog names it.
+ */
+export const RISK_WEIGHTS = { sanctionHit: 60, mixerInteraction: 25, exploitContract: 25, flashLoanAttack: 0, washTrading: 15 } as const;
+/** Why flashLoanAttack is never raised on this chain. */
+const NO_FLASH_LOANS = 'flash loans do not exist on this chain: it runs no contracts, and a transaction cannot borrow and repay within itself; opposite trades in one block are ordinary trades (counted as round trips by washTrading)';
 /** Activity entries read for the on-chain heuristics (newest first). */
 export const RISK_ACTIVITY_LIMIT = 1_000;
 /** Names on the shipped lists that mark a mixer, and a hack/exploit group. */
@@ -50,25 +56,14 @@ async function run(ctx: ServiceContext, input: unknown) {
   const screened: { address: string; role: 'wallet' | 'counterparty'; result: ScreenResult }[] = [{ address, role: 'wallet', result: index.screenAddress(address) }];
   const id = tryDecodeAddress(address.toLowerCase(), ctx.params.hrp);
   let wash: ReturnType<typeof washTrading> | null = null;
-  let flash: ReturnType<typeof flashLoanPattern> | null = null;
   let activityRead = 0;
   let labelHits: LabelHit[] | null = null;
   if (id) {
     const eco = economyOf(ctx);
-    const [entries, records] = await Promise.all([eco.activity(id, { limit: RISK_ACTIVITY_LIMIT }), eco.poolRecords()]);
+    const entries = await eco.activity(id, { limit: RISK_ACTIVITY_LIMIT });
     const acts = entries as ActivityEntry[];
     activityRead = acts.length;
-    const values = eco.nativeValues(records);
-    const v = (asset: string, amount: unknown) => {
-      const per = values.get(asset);
-      return per === undefined ? null : (Number(amount as string) * per) / 1e8;
-    };
     wash = washTrading(acts);
-    flash = flashLoanPattern(acts, (e) => {
-      if (e.kind === 'swap') return Math.max(v(e.assetIn as string, e.amountIn) ?? 0, v(e.assetOut as string, e.amountOut) ?? 0);
-      const [a, b] = String(e.pool).split('-');
-      return (v(a, e.amountA) ?? 0) + (v(b, e.amountB) ?? 0);
-    });
     const counterpartyIds = [...new Set(acts.map((e) => e.counterparty).filter((c): c is string => typeof c === 'string' && /^[0-9a-f]{40}$/.test(c)))];
     const counterparties = counterpartyIds.map((c) => addressOf(c, ctx.params.hrp));
     for (const c of counterparties) screened.push({ address: c, role: 'counterparty', result: index.screenAddress(c) });
@@ -91,7 +86,7 @@ async function run(ctx: ServiceContext, input: unknown) {
       : `the chain's moderation labels of the wallet and its ${screened.length - 1} transfer counterparties`;
   const flags = {
     washTrading: { flagged: wash?.flagged ?? false, evidence: wash ? { roundTrips: wash.roundTrips, counterparties: wash.counterparties, examples: wash.examples } : notHere },
-    flashLoanAttack: { flagged: flash?.flagged ?? false, evidence: flash ? { blocks: flash.blocks } : notHere },
+    flashLoanAttack: { flagged: false, applicable: false, evidence: onChain ? NO_FLASH_LOANS : notHere },
     sanctionHit: { flagged: hits.length > 0, evidence: { matches: hits, screened: screened.length, listsUsed: screened[0].result.listsUsed, listsNotLoaded: screened[0].result.listsNotLoaded } },
     mixerInteraction: { flagged: mixer.length + mixerLabels.length > 0, evidence: { matches: mixer, labelled: mixerLabels, lists: 'mixers named on the shipped sanctions lists (e.g. Tornado Cash)', labels: labelSource } },
     exploitContract: { flagged: exploit.length + exploitLabels.length > 0, evidence: { matches: exploit, labelled: exploitLabels, lists: 'hack/exploit groups named on the shipped sanctions lists (e.g. Lazarus Group)', labels: labelSource } },

@@ -3,9 +3,9 @@
  * pure so they can be checked by hand. Definitions (also in docs/agents-guide.md):
  * - wash trading: round trips — a swap followed, within WASH_WINDOW_BLOCKS, by the opposite swap in
  *   the same pool, or a transfer to a counterparty answered by a transfer back of the same asset —
- *   at least WASH_MIN_ROUND_TRIPS of them, with at most WASH_MAX_COUNTERPARTIES distinct pools/counterparties;
- * - flash-loan pattern: in one block, the wallet goes in and out of the same pool (opposite swaps, or
- *   liquidity added and removed) for at least FLASH_MIN_NATIVE NATIVE.
+ *   at least WASH_MIN_ROUND_TRIPS of them, with at most WASH_MAX_COUNTERPARTIES distinct pools/counterparties.
+ * There is no flash-loan heuristic: this chain has no flash loans (no contracts, no borrowing within
+ * a transaction), and opposite trades in one block are ordinary round trips.
  */
 
 /** Blocks within which a reversal counts as a round trip (5 minutes at 3 s). */
@@ -14,8 +14,6 @@ export const WASH_WINDOW_BLOCKS = 100;
 export const WASH_MIN_ROUND_TRIPS = 3;
 /** Most distinct pools/counterparties of the round trips for the flag ("few counterparties"). */
 export const WASH_MAX_COUNTERPARTIES = 3;
-/** Least NATIVE value of an in-and-out within one block for the flash-loan flag. */
-export const FLASH_MIN_NATIVE = 100;
 
 /** An activity entry as the index stores it (the fields the heuristics read). */
 export type ActivityEntry = Record<string, unknown> & { height: number; kind: string };
@@ -42,28 +40,4 @@ export function washTrading(entries: readonly ActivityEntry[]) {
   const counterparties = new Set(trips.map((t) => t.with));
   const flagged = trips.length >= WASH_MIN_ROUND_TRIPS && counterparties.size <= WASH_MAX_COUNTERPARTIES;
   return { flagged, roundTrips: trips.length, counterparties: [...counterparties], examples: trips.slice(0, 5) };
-}
-
-/** In-and-out within one block, valued by `valueNative` (NATIVE of an entry's larger side, null when unpriced). */
-export function flashLoanPattern(entries: readonly ActivityEntry[], valueNative: (e: ActivityEntry) => number | null) {
-  const byBlockPool = new Map<string, ActivityEntry[]>();
-  for (const e of entries) {
-    if (e.kind !== 'swap' && e.kind !== 'liquidity_add' && e.kind !== 'liquidity_remove') continue;
-    const k = `${e.height}:${String(e.pool)}`;
-    byBlockPool.set(k, [...(byBlockPool.get(k) ?? []), e]);
-  }
-  const hits = [];
-  for (const [k, list] of byBlockPool) {
-    const inOut =
-      list.some((a) => a.kind === 'liquidity_add') && list.some((a) => a.kind === 'liquidity_remove')
-        ? true
-        : list.some((a) => a.kind === 'swap' && list.some((b) => b.kind === 'swap' && b.assetIn === a.assetOut && b.assetOut === a.assetIn));
-    if (!inOut) continue;
-    const value = Math.max(...list.map((e) => valueNative(e) ?? 0));
-    if (value >= FLASH_MIN_NATIVE) {
-      const [height, pool] = [Number(k.split(':')[0]), k.slice(k.indexOf(':') + 1)];
-      hits.push({ height, pool, entries: list.length, valueNative: Math.round(value * 1e8) / 1e8 });
-    }
-  }
-  return { flagged: hits.length > 0, blocks: hits };
 }
