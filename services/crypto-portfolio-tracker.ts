@@ -1,12 +1,11 @@
-/** native-crypto-portfolio-tracker: holdings with USD values, allocation % and profit/loss (average cost from the wallet's own swaps) of an address of this chain. */
+/** native-crypto-portfolio-tracker: holdings with USD values, allocation % and profit/loss (average cost from the wallet's own swaps) of an address of this chain (other chains' addresses are refused before payment). */
 import { defineService } from './define.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import { NATIVE } from '../consensus/ledger.js';
-import { classifyAddress } from './addresses.js';
 import { chainHealth } from './health.js';
-import { economyOf, formatUnits, round } from './market/economy.js';
+import { economyOf, foreignAddressReason, formatUnits, round, thisChainAddress } from './market/economy.js';
 import { valuePortfolio } from './market/portfolio.js';
-import type { ServiceContext } from './types.js';
+import { ServiceError, type ServiceContext } from './types.js';
 
 
 /** Swaps of the wallet read for the cost basis (its newest activity entries). */
@@ -42,10 +41,8 @@ async function run(ctx: ServiceContext, input: unknown) {
   const eco = economyOf(ctx);
   const address = String(input).trim().replace(/^portfolio:\s*/i, '');
   const id = tryDecodeAddress(address.toLowerCase(), ctx.params.hrp);
-  if (!id) {
-    const a = classifyAddress(address);
-    return { address, found: false, reason: a.valid ? `a ${a.family} address: this node tracks addresses of its own chain (${ctx.params.hrp}1…) only` : `not an address: ${a.reason ?? 'unrecognised format'}` };
-  }
+  // Reached only by a paid call whose payment skipped the precheck: no answer, so a refund.
+  if (!id) throw new ServiceError('foreign_address', foreignAddressReason(address, ctx.params.hrp));
   const [p, activity, tokens] = await Promise.all([valuePortfolio(ctx.chain, eco, id), eco.activity(id, { limit: PNL_ACTIVITY_LIMIT }), eco.tokenRecords()]);
   const swaps = activity
     .filter((a) => a.kind === 'swap')
@@ -113,9 +110,11 @@ export const cryptoPortfolioTracker = defineService({
   priceBase: 500_000_000n,
   description: 'profit/loss, allocation, top holdings with USD values',
   tags: ['portfolio', 'pnl', 'allocation', 'holdings', 'usd', 'wallet'],
-  requestFormat: 'wallet address, or "portfolio:" followed by the address',
+  requestFormat: 'wallet address of this chain (native1… on mainnet, tnative1… elsewhere), or "portfolio:" followed by it; other chains\' addresses are refused before payment',
   requestRequired: false,
-  inputSchema: { type: 'string', maxLength: 100, pattern: '^([Pp][Oo][Rr][Tt][Ff][Oo][Ll][Ii][Oo]:\\s*)?[0-9A-Za-z]{25,90}$', description: 'Wallet address, optionally prefixed with portfolio:.' },
+  needsInput: true,
+  inputSchema: { type: 'string', maxLength: 100, pattern: '^([Pp][Oo][Rr][Tt][Ff][Oo][Ll][Ii][Oo]:\\s*)?(t?native|T?NATIVE)1[02-9ac-hj-np-zAC-HJ-NP-Z]{6,83}$', description: 'Wallet address of this chain (native1… / tnative1…), optionally prefixed with portfolio:.' },
+  precheck: (ctx, input) => thisChainAddress(ctx, String(input).trim().replace(/^portfolio:\s*/i, '')),
   run,
   health: chainHealth,
 });

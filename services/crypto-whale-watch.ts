@@ -1,21 +1,38 @@
-/** native-crypto-whale-watch: one wallet's large movements with alert levels and a holding analysis (concentration, changes over 1 h and 24 h) on this chain. */
+/** native-crypto-whale-watch: one wallet's large movements with relative alert levels and a holding analysis (concentration, changes over 1 h and 24 h) of an address of this chain. */
 import { defineService } from './define.js';
-import { walletAddressInput } from './inputs.js';
+import { nativeAddressInput } from './inputs.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import { NATIVE } from '../consensus/ledger.js';
-import { classifyAddress } from './addresses.js';
 import { chainHealth } from './health.js';
-import { addressOf, economyOf, formatUnits, round } from './market/economy.js';
+import { addressOf, economyOf, foreignAddressReason, formatUnits, round, thisChainAddress } from './market/economy.js';
 import { valuePortfolio } from './market/portfolio.js';
-import type { ServiceContext } from './types.js';
+import { ServiceError, type ServiceContext } from './types.js';
 
 
-/** Alert levels by a movement's NATIVE value (lowest first); smaller movements are not listed. */
+/**
+ * Alert levels, relative (lowest first). A movement is rated against the wallet's own value now
+ * (`minWalletPct`: its share of the wallet, capped at 100 %) once it is at least
+ * `WALLET_ALERT_MIN_SUPPLY_PCT` of the circulating NATIVE supply (dust in a small wallet is no
+ * whale), and against the market (`minSupplyPct`: its share of the circulating NATIVE supply,
+ * minted − burned); its level is the higher of the two. Smaller movements are not listed.
+ */
 export const WALLET_ALERT_LEVELS = [
-  { level: 'medium', minNative: 100 },
-  { level: 'high', minNative: 1_000 },
-  { level: 'critical', minNative: 10_000 },
+  { level: 'medium', minWalletPct: 10, minSupplyPct: 0.1 },
+  { level: 'high', minWalletPct: 25, minSupplyPct: 1 },
+  { level: 'critical', minWalletPct: 50, minSupplyPct: 5 },
 ] as const;
+/** Least share of the circulating NATIVE supply (%) a movement needs to be rated against the wallet. */
+export const WALLET_ALERT_MIN_SUPPLY_PCT = 0.01;
+
+/** The alert level of a movement worth `sharePct` % of the wallet and `supplyPct` % of the circulating supply, or undefined. */
+export function alertLevel(walletPct: number, supplyPct: number): (typeof WALLET_ALERT_LEVELS)[number]['level'] | undefined {
+  let out: (typeof WALLET_ALERT_LEVELS)[number]['level'] | undefined;
+  for (const l of WALLET_ALERT_LEVELS) {
+    if (supplyPct >= l.minSupplyPct || (supplyPct >= WALLET_ALERT_MIN_SUPPLY_PCT && walletPct >= l.minWalletPct)) out = l.level;
+  }
+  return out;
+}
+
 /** Activity entries read (newest first). */
 export const WALLET_ACTIVITY_LIMIT = 500;
 /** Windows of the flow analysis, in blocks (1 h and 24 h at 3 s). */
@@ -25,11 +42,10 @@ async function run(ctx: ServiceContext, input: unknown) {
   const eco = economyOf(ctx);
   const address = String(input).trim();
   const id = tryDecodeAddress(address.toLowerCase(), ctx.params.hrp);
-  if (!id) {
-    const a = classifyAddress(address);
-    return { address, found: false, reason: a.valid ? `a ${a.family} address: this node watches addresses of its own chain (${ctx.params.hrp}1…) only` : `not an address: ${a.reason ?? 'unrecognised format'}` };
-  }
-  const [p, activity, records, tokens] = await Promise.all([valuePortfolio(ctx.chain, eco, id), eco.activity(id, { limit: WALLET_ACTIVITY_LIMIT }), eco.poolRecords(), eco.tokenRecords()]);
+  // Reached only by a paid call whose payment skipped the precheck: no answer, so a refund.
+  if (!id) throw new ServiceError('foreign_address', foreignAddressReason(address, ctx.params.hrp));
+  const [p, activity, records, tokens, supply] = await Promise.all([valuePortfolio(ctx.chain, eco, id), eco.activity(id, { limit: WALLET_ACTIVITY_LIMIT }), eco.poolRecords(), eco.tokenRecords(), ctx.chain.getSupply()]);
+  const circulating = Number(supply.minted - supply.burned) / 1e8;
   const values = eco.nativeValues(records);
   const dec = (a: string) => (a === NATIVE ? 8 : (tokens.get(a)?.decimals ?? 0));
   const valueOf = (asset: string, amount: unknown) => {
@@ -39,6 +55,7 @@ async function run(ctx: ServiceContext, input: unknown) {
   const tip = ctx.chain.tip.height;
   const flows = WALLET_FLOW_WINDOWS.map((blocks) => ({ blocks, fromHeight: Math.max(0, tip - blocks + 1), inNative: 0, outNative: 0 }));
   const movements = [];
+  let movementsRead = 0;
   for (const a of activity) {
     const kind = a.kind as string;
     let asset = NATIVE;
@@ -76,14 +93,18 @@ async function run(ctx: ServiceContext, input: unknown) {
     } else continue;
     const v = valueOf(asset, amount);
     if (v === null) continue;
+    movementsRead++;
     for (const f of flows) {
       if ((a.height as number) < f.fromHeight) continue;
       if (direction === 'in') f.inNative += v;
       if (direction === 'out') f.outNative += v;
     }
-    const level = [...WALLET_ALERT_LEVELS].reverse().find((l) => v >= l.minNative)?.level;
+    // Share of the wallet's value now, capped at 100 % (a wallet that sent out more than it holds now).
+    const walletPct = v > 0 ? (v / Math.max(p.totalNative, v)) * 100 : 0;
+    const supplyPct = circulating > 0 ? (v / circulating) * 100 : 0;
+    const level = alertLevel(walletPct, supplyPct);
     if (!level) continue;
-    movements.push({ height: a.height as number, tx: a.tx as string, kind, direction, asset, amount: formatUnits(BigInt(amount), dec(asset)), valueNative: round(v, 8), valueUsd: round(v * p.nativeUsd, 2), counterparty, alertLevel: level, shareOfPortfolioPct: p.totalNative > 0 ? round((v / p.totalNative) * 100, 4) : null });
+    movements.push({ height: a.height as number, tx: a.tx as string, kind, direction, asset, amount: formatUnits(BigInt(amount), dec(asset)), valueNative: round(v, 8), valueUsd: round(v * p.nativeUsd, 2), counterparty, alertLevel: level, shareOfPortfolioPct: round(walletPct, 4), shareOfSupplyPct: round(supplyPct, 6) });
   }
   const valued = p.all.filter((h) => h.valueNative !== null && h.valueNative > 0);
   const shares = valued.map((h) => h.valueNative! / (p.totalNative || 1));
@@ -102,9 +123,10 @@ async function run(ctx: ServiceContext, input: unknown) {
       concentrationHhi: round(hhi, 2),
       changes: flows.map((f) => ({ windowBlocks: f.blocks, fromHeight: f.fromHeight, inNative: round(f.inNative, 8), outNative: round(f.outNative, 8), netNative: round(f.inNative - f.outNative, 8), netPctOfHoldings: p.totalNative > 0 ? round(((f.inNative - f.outNative) / p.totalNative) * 100, 4) : null })),
     },
-    thresholds: WALLET_ALERT_LEVELS,
+    thresholds: { levels: WALLET_ALERT_LEVELS, walletRatingMinSupplyPct: WALLET_ALERT_MIN_SUPPLY_PCT, circulatingNative: round(circulating, 8) },
+    movementsRead: movementsRead,
     activityRead: activity.length,
-    method: 'movements are the wallet\'s transfers, swaps (the side given), bridge records, stakes, liquidity (both sides) and collateral moves among its newest 500 activity entries, valued in NATIVE at NATIVE-pool spot prices; alert level by value: medium >= 100, high >= 1,000, critical >= 10,000 NATIVE; concentration = HHI of the holdings\' value shares; changes = value in and out over the last 1,200 and 28,800 blocks (1 h and 24 h)',
+    method: 'movements are the wallet\'s transfers, swaps (the side given), bridge records, stakes, liquidity (both sides) and collateral moves among its newest 500 activity entries, valued in NATIVE at NATIVE-pool spot prices; alert level relative to the wallet and the market: the higher of its share of the circulating NATIVE supply (medium >= 0.1 %, high >= 1 %, critical >= 5 %) and, for movements of at least 0.01 % of that supply, its share of the wallet\'s value now capped at 100 % (medium >= 10 %, high >= 25 %, critical >= 50 %); smaller movements are counted in movementsRead but not listed; concentration = HHI of the holdings\' value shares; changes = value in and out over the last 1,200 and 28,800 blocks (1 h and 24 h)',
     height: tip,
   };
 }
@@ -117,9 +139,11 @@ export const cryptoWhaleWatch = defineService({
   priceBase: 2_500_000_000n,
   description: 'large-wallet movement alert and holding analysis',
   tags: ['whale', 'wallet', 'movements', 'holdings', 'alerts'],
-  requestFormat: 'wallet address (native, EVM, Solana, Bitcoin or Litecoin)',
+  requestFormat: 'wallet address of this chain (native1… on mainnet, tnative1… elsewhere); other chains\' addresses are refused before payment',
   requestRequired: false,
-  inputSchema: walletAddressInput(),
+  needsInput: true,
+  inputSchema: nativeAddressInput(),
+  precheck: thisChainAddress,
   run,
   health: chainHealth,
 });

@@ -187,7 +187,7 @@ const SAMPLES: Record<string, { ok: string[]; bad: string[] }> = {
   'native-image-gen': { ok: ['a red fox in the snow'], bad: ['hi', 'x'.repeat(1001)] },
   'native-market-summary': { ok: [''], bad: ['x'.repeat(300)] },
   'native-crypto-prices': { ok: [''], bad: ['x'.repeat(300)] },
-  'native-swap-quote': { ok: ['100 NATIVE -> USDC', '0.5 USDC → NATIVE'], bad: ['100 NATIVE USDC', 'NATIVE -> USDC'] },
+  'native-swap-quote': { ok: ['100 NATIVE -> USDC', '0.5 USDC → NATIVE'], bad: ['100 NATIVE USDC', 'NATIVE -> USDC', '0 NATIVE -> USDC', '0.00 NATIVE -> USDC'] },
   'native-wallet-portfolio': { ok: [encodeAddress(new Uint8Array(20).fill(7), 'tnative'), encodeAddress(new Uint8Array(20).fill(7), 'native')], bad: ['0x52908400098527886E0F7030069857D2E4169EE7', 'native1abc', encodeAddress(new Uint8Array(20).fill(7), 'tnative').slice(0, -1) + 'q'] },
   'native-llm-chat': { ok: ['Hello'], bad: ['x'.repeat(8001)] },
   'native-address-validator': { ok: ['1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa', 'not0a0valid0address0but0alnum'], bad: ['hello world', 'short'] },
@@ -203,7 +203,7 @@ const SAMPLES: Record<string, { ok: string[]; bad: string[] }> = {
   'native-arb-scan': { ok: [''], bad: ['x'.repeat(257)] },
   'native-market-report': { ok: [''], bad: ['x'.repeat(257)] },
   'native-holder-stats': { ok: ['USDC'], bad: ['U S D C'] },
-  'native-staking-rewards': { ok: ['1000', '2500.5', '0.00000001', '10 NATIVE'], bad: ['0', '0.000', '-5', '1.123456789', 'ten'] },
+  'native-staking-rewards': { ok: ['1000', '2500.5', '0.00000001', '10 NATIVE', '0.00000001native'], bad: ['0', '0.000', '0native', '0.0native', '0NATIVE', '0 NATIVE', '-5', '1.123456789', 'ten'] },
   'native-whale-watch': { ok: ['', '10000'], bad: ['0', 'big'] },
   'native-tx-lookup': { ok: ['ab'.repeat(32), 'AB'.repeat(32)], bad: ['ab'.repeat(31), 'zz'.repeat(32)] },
   'native-block-inspect': { ok: ['0', '1024', 'cd'.repeat(32)], bad: ['-1', 'latest', 'cd'.repeat(31)] },
@@ -255,8 +255,9 @@ const SAMPLES: Record<string, { ok: string[]; bad: string[] }> = {
   },
   'native-bridge-route-check': { ok: ['ethereum-solana-100', 'base-native-0.5'], bad: ['ethereum to solana 100', 'ethereum-solana'] },
   'native-risk-score': { ok: ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa'], bad: ['0x5AAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNb'] },
-  'native-crypto-whale-watch': { ok: ['bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq'], bad: ['bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdx'] },
-  'native-crypto-portfolio-tracker': { ok: ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', 'portfolio:0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'], bad: ['portfolio 0x5aAe', 'folio:0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'] },
+  // Addresses of this chain only (issue 30): another chain's address is refused before the quote.
+  'native-crypto-whale-watch': { ok: ['tnative1ntasr0sx2hvqvjv79sadxwvvw2jnc4pl32r2lq'], bad: ['bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', 'tnative1ntasr0sx2hvqvjv79sadxwvvw2jnc4pl32r2lx'] },
+  'native-crypto-portfolio-tracker': { ok: ['tnative1ntasr0sx2hvqvjv79sadxwvvw2jnc4pl32r2lq', 'portfolio:tnative1ntasr0sx2hvqvjv79sadxwvvw2jnc4pl32r2lq'], bad: ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', 'portfolio:0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', 'portfolio tnative1ntasr0sx2hvqvjv79sadxwvvw2jnc4pl32r2lq'] },
   'native-aml-sanctions-scan': { ok: ['{"entity":"ACME Corp","lists":["OFAC","EU"]}', '{"entity":"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}'], bad: ['{"entity":"ACME","lists":["FBI"]}', '{"lists":["UN"]}', '{"entity":"ACME","lists":["UN","UN"]}'] },
 };
 

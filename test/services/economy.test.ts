@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createServiceRegistry, executeService, type ServiceContext } from '../../services/index.js';
+import { precheckRefusal } from '../../x402/paidCall.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { cleanupTmp } from '../helpers/tmp.js';
 import { createEconomyFixture, eaddr, ealice, ebob, ecarol, economyContext, type EconomyFixture } from './economyFixture.js';
@@ -164,9 +165,12 @@ describe('native-swap-quote', () => {
     const n1 = (100_000n * 9970n * 100n * 10n ** 8n) / (1_000_000n * 10_000n + 100_000n * 9970n);
     const n2 = (n1 * 9970n * R_USDN) / (R_NATIVE * 10_000n + n1 * 9970n);
     expect(r).toMatchObject({ feasible: true, route: 'via NATIVE', amountOutUnits: n2.toString() });
-    expect(r.routes).toEqual([{ path: 'GOLD -> USDN', available: false }, { path: 'GOLD -> NATIVE -> USDN', available: true, amountOut: r.amountOut }]);
-    expect(await call('native-swap-quote', '1 NOPE -> USDN')).toMatchObject({ feasible: false, reason: 'no token NOPE on this chain' });
-    expect(await call('native-swap-quote', '1.001 GOLD -> USDN')).toMatchObject({ feasible: false, reason: 'GOLD has 2 decimals: 1.001 has more' });
+    // The only path over the fixture's two pools.
+    expect(r.routes).toEqual([{ path: 'GOLD -> NATIVE -> USDN', available: true, amountOut: r.amountOut }]);
+    // Requests this chain cannot quote are refused before any quote (400); a paid run of one is refunded.
+    expect(await precheckRefusal(registry.get('native-swap-quote')!, '1 NOPE -> USDN', ctx)).toMatchObject({ code: 'invalid_request', message: 'no token NOPE on this chain', reason: 'unknown_token' });
+    expect(await precheckRefusal(registry.get('native-swap-quote')!, '1.001 GOLD -> USDN', ctx)).toMatchObject({ code: 'invalid_request', message: 'GOLD has 2 decimals: 1.001 has more' });
+    await expect(call('native-swap-quote', '1 NOPE -> USDN')).rejects.toMatchObject({ code: 'unknown_token' });
   });
 });
 
@@ -340,30 +344,37 @@ describe('native-crypto-portfolio-tracker', () => {
     expect(pos.get('AAA')).toEqual({ units: 5n, cost: 75, realized: 30 });
     expect(pos.get('BBB')).toEqual({ units: 50n, cost: 75, realized: 0 });
   });
-  test('an EVM address is well-formed but names nothing on this chain', async () => {
-    expect(await call('native-crypto-portfolio-tracker', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed')).toMatchObject({ found: false, reason: expect.stringContaining('evm address') });
+  test('an EVM address names nothing on this chain: refused before any quote', async () => {
+    const def = registry.get('native-crypto-portfolio-tracker')!;
+    expect(registry.validateInput(def, '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed')).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
   });
 });
 
 describe('native-crypto-whale-watch', () => {
-  test('alice (newest first): GOLD-NATIVE liquidity is medium, NATIVE-USDN liquidity and the 3,000 NATIVE collateral high; the 50 NATIVE gift is below the levels', async () => {
+  test('alice (newest first): levels relative to the circulating supply and her wallet; the 200 NATIVE GOLD-NATIVE liquidity and the 50 NATIVE gift are below them', async () => {
     const r = await call('native-crypto-whale-watch', eaddr(ealice));
+    const supply = await f.chain.getSupply();
+    const circulating = Number(supply.minted - supply.burned) / 1e8;
     // NATIVE-USDN add: 1,000 NATIVE + 500 USDN at 1010e8 / R_USDN base units each = 1,000 + 1,020.07… NATIVE.
     const usdnSide = (500_000_000 * 1010) / Number(R_USDN);
-    expect(r.movements.map((m: Json) => [m.kind, m.alertLevel])).toEqual([['liquidity_add', 'medium'], ['liquidity_add', 'high'], ['token_stable_mint', 'high']]);
-    expect(r.movements[1].valueNative).toBeCloseTo(1000 + usdnSide, 6);
-    // GOLD-NATIVE add: 100 NATIVE + 1,000,000 GOLD units × 10,000 base units = 200 NATIVE.
-    expect(r.movements[0].valueNative).toBe(200);
-    expect(r.movements[2]).toMatchObject({ valueNative: 3000, asset: 'NATIVE' });
+    // Both are 0.1-1 % of the ~300,000 NATIVE in circulation (medium) and under 10 % of alice's wallet.
+    expect(r.movements.map((m: Json) => [m.kind, m.alertLevel])).toEqual([['liquidity_add', 'medium'], ['token_stable_mint', 'medium']]);
+    expect(r.movements[0].valueNative).toBeCloseTo(1000 + usdnSide, 6);
+    expect(r.movements[0].shareOfSupplyPct).toBeCloseTo(((1000 + usdnSide) / circulating) * 100, 4);
+    expect(r.movements[1]).toMatchObject({ valueNative: 3000, asset: 'NATIVE' });
+    expect(r.movements[1].shareOfSupplyPct).toBeCloseTo((3000 / circulating) * 100, 4);
+    expect(r.movements.every((m: Json) => m.shareOfPortfolioPct < 10)).toBe(true);
+    // Read: the two liquidity adds, the mint, the GOLD and NATIVE transfers.
+    expect(r.movementsRead).toBeGreaterThan(r.alertCount);
     // Flows: out 50 NATIVE (to carol) + 5,000 GOLD units (to bob) = 0.5 NATIVE; in nothing.
     expect(r.holdingAnalysis.changes[0]).toMatchObject({ windowBlocks: 1200, inNative: 0, outNative: 50.5, netNative: -50.5 });
   });
-  test('carol: one holding, HHI 10,000; foreign addresses are a clear not-found', async () => {
+  test('carol: one holding, HHI 10,000; the gift that is all her wallet (and 0.0166 % of the supply) is critical; foreign addresses are refused', async () => {
     const r = await call('native-crypto-whale-watch', eaddr(ecarol));
-    expect(r).toMatchObject({ alertCount: 0, totalValueNative: 50 });
+    expect(r).toMatchObject({ alertCount: 1, totalValueNative: 50, movements: [{ kind: 'transfer_in', valueNative: 50, shareOfPortfolioPct: 100, alertLevel: 'critical' }] });
     expect(r.holdingAnalysis).toMatchObject({ largestHolding: { asset: 'NATIVE', sharePct: 100 }, concentrationHhi: 10000 });
     expect(r.holdingAnalysis.changes[1]).toMatchObject({ windowBlocks: 28800, inNative: 50, netPctOfHoldings: 100 });
-    expect(await call('native-crypto-whale-watch', '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa')).toMatchObject({ found: false });
+    expect(registry.validateInput(registry.get('native-crypto-whale-watch')!, '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa').ok).toBe(false);
   });
 });
 
@@ -423,17 +434,14 @@ describe('native-risk-score', () => {
       await g.close();
     }
   });
-  test('the heuristics by hand: 3 swap round trips in one pool flag wash trading; opposite swaps of 150 NATIVE in one block flag a flash-loan pattern', async () => {
-    const { washTrading, flashLoanPattern } = await import('../../services/market/riskHeuristics.js');
+  test('the heuristics by hand: 3 swap round trips in one pool flag wash trading', async () => {
+    const { washTrading } = await import('../../services/market/riskHeuristics.js');
     const sw = (height: number, assetIn: string, assetOut: string, amountIn = '100') => ({ height, kind: 'swap', pool: 'NATIVE-USDN', assetIn, assetOut, amountIn, amountOut: '1' });
     const acts = [sw(10, 'NATIVE', 'USDN'), sw(20, 'USDN', 'NATIVE'), sw(30, 'NATIVE', 'USDN'), sw(40, 'USDN', 'NATIVE'), sw(50, 'NATIVE', 'USDN'), sw(60, 'USDN', 'NATIVE')];
     expect(washTrading(acts)).toMatchObject({ flagged: true, roundTrips: 3, counterparties: ['NATIVE-USDN'] });
     // Two round trips are not enough; a reversal 101 blocks later is outside the window.
     expect(washTrading(acts.slice(0, 4)).flagged).toBe(false);
     expect(washTrading([sw(10, 'NATIVE', 'USDN'), sw(111, 'USDN', 'NATIVE')]).roundTrips).toBe(0);
-    const flash = flashLoanPattern([sw(7, 'NATIVE', 'USDN'), sw(7, 'USDN', 'NATIVE')], () => 150);
-    expect(flash).toEqual({ flagged: true, blocks: [{ height: 7, pool: 'NATIVE-USDN', entries: 2, valueNative: 150 }] });
-    expect(flashLoanPattern([sw(7, 'NATIVE', 'USDN'), sw(8, 'USDN', 'NATIVE')], () => 150).flagged).toBe(false);
-    expect(flashLoanPattern([sw(7, 'NATIVE', 'USDN'), sw(7, 'USDN', 'NATIVE')], () => 99).flagged).toBe(false);
   });
+
 });
