@@ -31,7 +31,7 @@ import { PayoutManager, withProviderPayouts } from '../x402/payouts.js';
 import { Boards, BOARD_HTTP_STATUS } from './boards.js';
 import { createProviderRouter } from './api/providerRoutes.js';
 import { createOutboundClient } from '../services/outbound/client.js';
-import type { NativeUsdSource, SellerInfo, ServiceContext } from '../services/types.js';
+import type { NativeUsdSource, SellerInfo, ServiceContext, ServiceHealthReader } from '../services/types.js';
 import { defaultSellerInfo } from '../services/documents/document.js';
 import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
 import { useSanctionsDir } from '../services/sanctions/screen.js';
@@ -130,7 +130,11 @@ export async function createPayments(
   const serviceLog = log.child({ module: 'services' });
   // Every request a service makes outside the node goes through this one client (SSRF checks, limits, per-host concurrency).
   const outbound = createOutboundClient(config.outbound);
-  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, outbound, providers: config.providers, seller: sellerOf(config), addressLabels: chainAddressLabels(chain) };
+  // The prober is built with discovery, after the context it probes with: the services that list
+  // others (roster, search) read its answers through this late binding.
+  let healthOf: ServiceHealthReader['get'] | undefined;
+  const health: ServiceHealthReader = { get: (id) => healthOf?.(id) ?? { status: 'unknown', lastVerifiedAt: 0 } };
+  const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, outbound, providers: config.providers, seller: sellerOf(config), addressLabels: chainAddressLabels(chain), health };
   const refunds = payee ? new RefundManager(chain, mempool, ledger, payee, params, { logger: log.child({ module: 'refunds' }) }) : undefined;
   const unhonored =
     payee && refunds
@@ -178,6 +182,8 @@ export async function createPayments(
     { version: NODE_VERSION, defaultNodeUrl: DEFAULT_NODE_URL, facilitatorUrl: config.facilitatorUrl, usdcAuthVerified: usdcSettlement !== undefined },
     { registry, usage: ledger, nativeUsd, paidCalls, params, context, logger: log.child({ module: 'discovery' }) },
   );
+  // What the catalog shows: a provider agent's live state first, else the prober's last check.
+  healthOf = (id) => registry.liveHealth(id) ?? discovery.prober.get(id);
   return {
     registry,
     inbox,

@@ -1,9 +1,10 @@
-/** native-agent-roster: the registered provider agents (today only the node's own, `native-node`) with their services. */
+/** native-agent-roster: the registered provider agents (the node's own, `native-node`, and provider agents) with their services and each one's real availability (the health prober's). */
 import { formatAmount } from '../consensus/amount.js';
 import { defineService } from './define.js';
 import { pureHealth } from './health.js';
 import { priceFields } from './pricing.js';
 import { noInput } from './inputs.js';
+import { availabilityOf } from './availability.js';
 import type { ServiceContext, ServiceDefinition } from './types.js';
 
 async function run(ctx: ServiceContext) {
@@ -21,9 +22,9 @@ async function run(ctx: ServiceContext) {
       nodeOperated: defs.every((d) => d.nodeOperated),
       network: ctx.params.network,
       serviceCount: defs.length,
-      availableCount: defs.filter((d) => typeof d.run === 'function').length,
+      availableCount: defs.filter((d) => availabilityOf(ctx, d).available).length,
       capabilities: [...new Set(defs.map((d) => d.category))].sort(),
-      services: defs.map((d) => ({ serviceId: d.id, name: d.name, category: d.category, ...priceFields(d, ctx.nativeUsd), available: typeof d.run === 'function' })),
+      services: defs.map((d) => ({ serviceId: d.id, name: d.name, category: d.category, ...priceFields(d, ctx.nativeUsd), ...availabilityOf(ctx, d) })),
       ...usageOf(ctx, defs),
     }));
   return {
@@ -31,6 +32,8 @@ async function run(ctx: ServiceContext) {
     agentCount: agents.length,
     agents,
     callStatsTracked: ctx.usage !== undefined,
+    healthTracked: ctx.health !== undefined,
+    availability: 'available = implemented on this node and not seen down by its health prober (a down service answers 503 before any quote); healthStatus is the prober\'s last status',
     ...(ctx.usage ? {} : { note: 'no settlement ledger runs here: call counts and volumes are null' }),
   };
 }

@@ -1,10 +1,12 @@
 /**
  * native-service-search: keyword or capability search over the service registry (id, name,
- * description, tags, category), ranked by how many query words match and where.
+ * description, tags, category), services that can be bought now (services/availability.ts) first,
+ * then ranked by how many query words match and where.
  */
 import { defineService } from './define.js';
 import { pureHealth } from './health.js';
 import { priceFields } from './pricing.js';
+import { availabilityOf, type Availability } from './availability.js';
 import type { ServiceContext, ServiceDefinition } from './types.js';
 
 /** Most results returned. */
@@ -82,10 +84,11 @@ async function run(ctx: ServiceContext, input: unknown) {
   const terms = [...new Set(meaningful.length ? meaningful : all)];
   const hits = ctx.registry
     .list()
-    .map((def) => ({ def, s: score(def, query, terms) }))
-    .filter((h): h is { def: ServiceDefinition; s: NonNullable<ReturnType<typeof score>> } => h.s !== undefined)
-    // More query words matched first, then the weighted score, then the cheaper service, then id.
-    .sort((a, b) => b.s.matchedTerms - a.s.matchedTerms || b.s.score - a.s.score || (a.def.priceBase < b.def.priceBase ? -1 : a.def.priceBase > b.def.priceBase ? 1 : 0) || a.def.id.localeCompare(b.def.id));
+    .map((def) => ({ def, s: score(def, query, terms), a: availabilityOf(ctx, def) }))
+    .filter((h): h is { def: ServiceDefinition; s: NonNullable<ReturnType<typeof score>>; a: Availability } => h.s !== undefined)
+    // Services that can be bought now first (a down one answers 503), then more query words
+    // matched, then the weighted score, then the cheaper service, then id.
+    .sort((a, b) => Number(b.a.available) - Number(a.a.available) || b.s.matchedTerms - a.s.matchedTerms || b.s.score - a.s.score || (a.def.priceBase < b.def.priceBase ? -1 : a.def.priceBase > b.def.priceBase ? 1 : 0) || a.def.id.localeCompare(b.def.id));
   return {
     query,
     terms,
@@ -100,7 +103,7 @@ async function run(ctx: ServiceContext, input: unknown) {
       ...priceFields(h.def, ctx.nativeUsd),
       requestFormat: h.def.requestFormat,
       requestRequired: h.def.requestRequired,
-      available: typeof h.def.run === 'function',
+      ...h.a,
       score: h.s.score,
       matchedTerms: h.s.matchedTerms,
       matchedFields: h.s.matchedFields,

@@ -72,6 +72,14 @@ export interface ServiceContext {
   readonly seller?: SellerInfo;
   /** Moderation labels of addresses on chain (`mixer`, `exploit`, …; issue 17), for risk scoring; absent in pure tools. */
   readonly addressLabels?: AddressLabelReader;
+  /** The health the node's prober last saw of each service (what the catalog shows); absent where no prober runs. */
+  readonly health?: ServiceHealthReader;
+}
+
+/** Read side of the node's health prober (services/prober.ts), for the services that list other services. */
+export interface ServiceHealthReader {
+  /** Last known health of a service (`unknown` before its first check). */
+  get(serviceId: string): { readonly status: HealthStatus; readonly lastVerifiedAt: number };
 }
 
 /** Reads the moderation labels of addresses (20-byte account ids) at the tip, in one state read. */

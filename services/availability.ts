@@ -1,0 +1,28 @@
+/**
+ * Whether a service of the registry can be bought right now, as the roster and the search report
+ * it: it has an implementation, and the node's health prober does not see it `down` (a service
+ * whose provider, data pack or configuration is missing answers 503 and is probed `down`).
+ */
+import type { HealthStatus, ServiceContext, ServiceDefinition } from './types.js';
+
+/** A service's availability with the health behind it. */
+export interface Availability {
+  readonly available: boolean;
+  /** The prober's last status; null where no prober runs (tools, tests): then only the implementation counts. */
+  readonly healthStatus: HealthStatus | null;
+  /** Unix ms of that check (0: not checked yet); null without a prober. */
+  readonly lastVerifiedAt: number | null;
+}
+
+/**
+ * `def`'s availability: unavailable without `run`; with a prober, unavailable while `down`.
+ * `unknown` (no check yet, the first seconds after start) counts as available: the first round
+ * runs at start and answers within the probes' time limit.
+ */
+export function availabilityOf(ctx: Pick<ServiceContext, 'health'>, def: ServiceDefinition): Availability {
+  const implemented = typeof def.run === 'function';
+  if (!ctx.health) return { available: implemented, healthStatus: null, lastVerifiedAt: null };
+  const h = ctx.health.get(def.id);
+  const status: HealthStatus = implemented ? h.status : 'down';
+  return { available: implemented && status !== 'down', healthStatus: status, lastVerifiedAt: h.lastVerifiedAt };
+}
