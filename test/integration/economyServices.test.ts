@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeAddress } from '../../consensus/address.js';
 import { getAmountOut } from '../../consensus/amm.js';
+import { formatUnits } from '../../node/api/economyAccount.js';
 import { getDevKeyPair, getDevnetActor } from '../../consensus/devnet.js';
 import { toHex } from '../../consensus/hash.js';
 import { createKeyPairFromSeed } from '../../consensus/keys.js';
@@ -142,10 +143,15 @@ test('the bazaar lists the nineteen active; a paid native call of each returns r
   expect(r['native-price-feed']).toMatchObject({ source: 'pool', pool: { id: 'NATIVE-USDN', stablecoin: 'USDN' } });
   expect(r['native-price-feed'].priceUsd).toBeCloseTo(price.price, 8);
   expect(r['native-price-feed'].priceUsd).toBeCloseTo(Number(rUsdn) / 1e6 / (Number(rNative) / 1e8), 8);
-  // Swap quote: the exact constant-product output from the reserves the API reports.
+  // Swap quote: the direct route's exact constant-product output from the reserves the API reports
+  // is among the routes; the quote is the best route (issue 30: 1-3 hops), so never less than it.
   const fee = r['native-swap-quote'].feeBps as number;
-  const out = getAmountOut(100n * COIN, BigInt(rNative), BigInt(rUsdn), fee);
-  expect(r['native-swap-quote']).toMatchObject({ feasible: true, route: 'direct', amountOutUnits: out.toString(), minimumReceivedUnits: ((out * 9950n) / 10_000n).toString() });
+  const direct = getAmountOut(100n * COIN, BigInt(rNative), BigInt(rUsdn), fee);
+  const quoted = BigInt(r['native-swap-quote'].amountOutUnits);
+  expect(r['native-swap-quote']).toMatchObject({ feasible: true, minimumReceivedUnits: ((quoted * 9950n) / 10_000n).toString() });
+  expect(r['native-swap-quote'].routes.find((x: Json) => x.path === 'NATIVE -> USDN')).toMatchObject({ available: true, amountOut: formatUnits(direct, 6) });
+  expect(quoted >= direct).toBe(true);
+  if (r['native-swap-quote'].route === 'direct') expect(quoted).toBe(direct);
   expect(r['native-pool-analytics']).toMatchObject({ found: true, pool: 'NATIVE-USDN', reservesUnits: { a: rNative, b: rUsdn } });
   expect(r['native-token-audit']).toMatchObject({ symbol: 'USDN', found: true, kind: 'usd-stable', holders: usdn.token.holders });
   expect(r['native-holder-stats'].tokens[0]).toMatchObject({ symbol: 'USDN', holders: usdn.token.holders });
@@ -168,3 +174,17 @@ test('the bazaar lists the nineteen active; a paid native call of each returns r
   expect(r['native-risk-score'].flags.mixerInteraction).toMatchObject({ flagged: true, evidence: { labelled: [{ address: mixerAddr, role: 'counterparty', label: 'mixer' }] } });
   expect(r['native-risk-score'].score).toBeGreaterThanOrEqual(25);
 }, 180_000);
+
+test('a paid native-agent-roster call lists each service available exactly when the bazaar does not show it down (issue 30)', async () => {
+  const client = createAgentClient({ nodeUrl: node!.url, key: dev });
+  const q = await client.quote('native-agent-roster', '');
+  const pay = await client.sendPayment(q);
+  const roster = (await client.settle(q, pay.txId, { timeoutMs: 90_000 })).result as Json;
+  const bazaar = await get('/api/x402/bazaar');
+  const status = new Map<string, string>(bazaar.resources.map((x: Json) => [x.serviceId, x.healthStatus]));
+  const services = roster.agents.flatMap((a: Json) => a.services) as Json[];
+  expect(roster.healthTracked).toBe(true);
+  // Services without their provider or data pack are down on this node: the roster must say so.
+  expect(services.some((x) => status.get(x.serviceId) === 'down')).toBe(true);
+  for (const x of services) expect({ id: x.serviceId, available: x.available }).toEqual({ id: x.serviceId, available: status.get(x.serviceId) !== 'down' });
+}, 120_000);
