@@ -22,6 +22,7 @@ const benches: Readonly<Record<string, () => Promise<Bench>>> = {
   services: () => import('./services.js'),
   install: () => import('./install.js'),
   startup: () => import('./startup.js'),
+  mempool: () => import('./mempool.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -159,7 +159,8 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
     if (!bytes?.length) throw new NodeError(HttpErrorCode.INVALID_TX_HEX, 'tx must be a non-empty, even-length hex string');
     const result = await mempool.add(bytes);
     log.info({ txId: result.id }, 'tx accepted');
-    ctx.body = { txId: result.id, status: result.status };
+    // queued: kept beyond a nonce gap, neither relayed nor mined until the missing nonces come (docs/operators-guide.md#mempool-policy).
+    ctx.body = { txId: result.id, status: result.status, ...('queued' in result && result.queued ? { queued: true } : {}) };
   };
   router.post('/api/v1/tx', submitTx);
   router.post('/api/tx', submitTx);
