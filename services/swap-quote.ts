@@ -8,6 +8,9 @@ import { bestQuote } from './market/quote.js';
 import { ServiceError, type ServiceContext } from './types.js';
 
 
+/** Most routes listed in an answer (every route is priced; the best is always the quote). */
+export const MAX_LISTED_ROUTES = 50;
+
 /** Slippage tolerance of the stated minimum received, basis points. */
 export const QUOTE_SLIPPAGE_BPS = 50;
 
@@ -45,7 +48,8 @@ async function run(ctx: ServiceContext, input: unknown) {
   const base = { request: String(input), from: req.from, to: req.to, amountIn: req.amount, height };
   const feeBps = ctx.params.economy.swapFeeBps;
   const { best, considered } = await bestQuote(eco, req.from, req.to, amountIn, feeBps);
-  const routes = considered.map((c) => ({ path: c.path.join(' -> '), available: c.available, ...(c.amountOut ? { amountOut: formatUnits(BigInt(c.amountOut), dt) } : {}) }));
+  // Shorter paths first; a chain with many pools lists the first MAX_LISTED_ROUTES (all are priced).
+  const routes = considered.slice(0, MAX_LISTED_ROUTES).map((c) => ({ path: c.path.join(' -> '), available: c.available, ...(c.amountOut ? { amountOut: formatUnits(BigInt(c.amountOut), dt) } : {}) }));
   if (!best) return { ...base, feasible: false, reason: considered.length ? `no pool route from ${req.from} to ${req.to} can fill this amount` : `no pool route from ${req.from} to ${req.to} (1-3 hops)`, routes };
   const minOut = (best.amountOut * BigInt(10_000 - QUOTE_SLIPPAGE_BPS)) / 10_000n;
   const decimals = async (a: string) => (await decimalsOf(eco, a))!;
@@ -65,6 +69,7 @@ async function run(ctx: ServiceContext, input: unknown) {
     path: best.path,
     hops,
     routes,
+    routesConsidered: considered.length,
     slippageBps: QUOTE_SLIPPAGE_BPS,
     minimumReceived: formatUnits(minOut, dt),
     minimumReceivedUnits: minOut.toString(),
