@@ -131,6 +131,8 @@ export interface CatalogSnapshot {
   readonly now: number;
   /** Native payee (bech32m); undefined when this node has none (nothing is sold). */
   readonly payTo?: string;
+  /** The seller id native payments commit to and the confirmations they need (with `payTo`). */
+  readonly seller?: { readonly sellerId: string; readonly confirmations: number };
   readonly usdc?: UsdcRail;
   /** Software version of the node. */
   readonly nodeVersion: string;

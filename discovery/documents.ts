@@ -67,7 +67,7 @@ export function freeSurfaces(baseUrl: string, network: string): Record<string, s
 export function howToPay(snap: Pick<CatalogSnapshot, 'baseUrl' | 'usdc'>): string {
   const native =
     `Native rail: POST ${snap.baseUrl}/api/x402/{serviceId} with {"request": "…"} → 402 quote; sign an agent_invoke for exactly the quoted ` +
-    `maxAmountRequired (NATIVE base units) to the quoted payTo (with the quoted requestHash), broadcast it with POST ${snap.baseUrl}${BROADCAST_PATH}, ` +
+    `maxAmountRequired (NATIVE base units) to the quoted payTo, its requestHash the commitment of extra.commitment (seller id, service, request and a 32-byte secret salt of yours), broadcast it with POST ${snap.baseUrl}${BROADCAST_PATH}, ` +
     `wait for the block (about 3 s), then POST the same request again with {"payment": {"txId": "…"}} → 200 {paid, result, receipt}. ` +
     '`native-node call <serviceId> [request]` does all of it.';
   const usdc = snap.usdc
@@ -229,9 +229,9 @@ export function buildProtocolDescriptor(snap: CatalogSnapshot): Record<string, u
       decimals: 8,
       payTo: snap.payTo ?? null,
       broadcast: `${b}${BROADCAST_PATH}`,
-      step1: `POST ${b}/api/x402/{serviceId} with {"request": "…"} (or POST ${b}/api/x402 with {"serviceId", "request"}): the 402 quote names the exact price (maxAmountRequired, base units), payTo and requestHash.`,
-      step2: `Sign an agent_invoke for exactly that amount to payTo (serviceId and requestHash in its payload) and broadcast it: POST ${b}${BROADCAST_PATH} {"tx": "<hex>"}; the block follows in about 3 seconds.`,
-      step3: `POST the same request again with {"payment": {"txId": "<id>"}} (add ?wait=N to wait up to N seconds for the block): 200 {paid, result, receipt}; a failed run is refunded on-chain.`,
+      step1: `POST ${b}/api/x402/{serviceId} with {"request": "…"} (or POST ${b}/api/x402 with {"serviceId", "request"}): the 402 quote names the exact price (maxAmountRequired, base units), payTo, the seller id (extra.sellerId) and the confirmations a payment needs.`,
+      step2: `Pick a random 32-byte salt and keep it secret; sign an agent_invoke for exactly that amount to payTo with serviceId and requestHash = the commitment of extra.commitment (sellerId ‖ service ‖ request ‖ salt, see the agents\' guide) in its payload and broadcast it: POST ${b}${BROADCAST_PATH} {"tx": "<hex>"}; the block follows in about 3 seconds.`,
+      step3: `POST the same request again with {"payment": {"txId": "<id>", "salt": "<your salt, 64 hex>"}} (only the salt proves you are the payer) (add ?wait=N to wait up to N seconds for the block): 200 {paid, result, receipt}; a failed run is refunded on-chain.`,
     },
     baseUsdc: {
       mode: usdc ? 'facilitator' : 'disabled',
@@ -281,9 +281,18 @@ export function buildProtocolDescriptor(snap: CatalogSnapshot): Record<string, u
 // ---------------------------------------------------------------------------------------------
 // x402 discovery list and services.json
 
-/** The payment options of a service as its 402 would list them (no request hash: that binds one request). */
+/** The payment options of a service as its 402 lists them. */
 export function acceptsOf(def: ServiceDefinition, snap: CatalogSnapshot): PaymentRequirements[] {
-  const q = { resource: `${snap.baseUrl}/api/x402/${def.id}`, network: snap.network, chainId: snap.chainId, payTo: snap.payTo ?? '', microUsd: snap.nativeUsd.microUsd, usdc: snap.usdc };
+  const q = {
+    resource: `${snap.baseUrl}/api/x402/${def.id}`,
+    network: snap.network,
+    chainId: snap.chainId,
+    payTo: snap.payTo ?? '',
+    sellerId: snap.seller?.sellerId ?? '',
+    confirmations: snap.seller?.confirmations ?? 1,
+    microUsd: snap.nativeUsd.microUsd,
+    usdc: snap.usdc,
+  };
   const accepts = [nativeRequirements(def, q)];
   if (snap.usdc) accepts.push(usdcRequirements(def, { ...q, usdc: snap.usdc }));
   return accepts;

@@ -65,6 +65,8 @@ const EXAMPLES: Readonly<Record<string, string | ((n: { payTo?: string }) => str
 
 /** Placeholder shown where an example needs a value only the caller has (a transaction id). */
 export const TX_ID_PLACEHOLDER = '<txId>';
+/** Stands for the payer's secret salt (64 hex characters) in the example settle. */
+export const SALT_PLACEHOLDER = '<salt>';
 
 /**
  * An example `request` for a service: a valid input, undefined for services that take none,
@@ -87,7 +89,7 @@ export function exampleCalls(def: ServiceDefinition, baseUrl: string, node: { pa
   const request = exampleRequest(def, node);
   const url = `${baseUrl}/api/x402/${def.id}`;
   const body = request === undefined ? {} : { request };
-  const paidBody = { ...body, payment: { txId: TX_ID_PLACEHOLDER } };
+  const paidBody = { ...body, payment: { txId: TX_ID_PLACEHOLDER, salt: SALT_PLACEHOLDER } };
   const curl = (u: string, b: unknown) => `curl -s -X POST ${shellQuote(u)} -H 'content-type: application/json' -d ${shellQuote(JSON.stringify(b))}`;
   const nodeFlag = node.defaultNodeUrl !== undefined && baseUrl === node.defaultNodeUrl ? '' : ` --node ${shellQuote(baseUrl)}`;
   return {

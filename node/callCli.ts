@@ -37,7 +37,7 @@ function quoteLines(q: AgentQuote): string[] {
     `network  ${q.network} (chain id ${q.chainId})`,
     `valid    ${q.requirement.maxTimeoutSeconds} s`,
   ];
-  if (q.requestHash) lines.push(`request  sha256 ${q.requestHash}`);
+  lines.push(`seller   ${q.sellerId} (${q.confirmations} confirmation(s))`);
   if (q.usdc) lines.push(`usdc     ${formatUsdc(q.usdc.maxAmountRequired)} USDC on base to ${q.usdc.payTo}`);
   return lines;
 }
@@ -59,7 +59,8 @@ function quoteJson(q: AgentQuote): Record<string, unknown> {
     payTo: q.payTo,
     network: q.network,
     chainId: q.chainId,
-    requestHash: q.requestHash ?? null,
+    sellerId: q.sellerId,
+    confirmations: q.confirmations,
     maxTimeoutSeconds: q.requirement.maxTimeoutSeconds,
     resource: q.requirement.resource,
     native: q.requirement,
@@ -84,6 +85,8 @@ export async function callCommand(ctx: Ctx, values: Values, serviceId: string, r
   const timeoutMs = timeoutOption(values) * 1000;
   const payTx = typeof values.tx === 'string' ? values.tx.toLowerCase() : undefined;
   if (payTx !== undefined && !isHex(payTx, 32)) throw new NodeError(CliErrorCode.INVALID_TX_ID, '--tx takes the 64-hex-character id of an earlier agent_invoke');
+  const saltFlag = typeof values.salt === 'string' ? values.salt.toLowerCase() : undefined;
+  if (saltFlag !== undefined && (payTx === undefined || !isHex(saltFlag, 32))) throw new NodeError(CliErrorCode.USAGE, '--salt takes the 64-hex-character salt of the earlier payment named by --tx');
   const wallet = payTx === undefined ? await unlockWallet(ctx, walletRef(ctx, status.network), status.network) : undefined;
   // Signed payments are kept on disk until mined, so `--tx` can broadcast one again that the node lost.
   const pendingPayments = createFilePaymentStore(join(dirname(defaultWalletPath(ctx.env.home)), 'payments', status.network));
@@ -113,7 +116,10 @@ export async function callCommand(ctx: Ctx, values: Values, serviceId: string, r
       r = await client.call(serviceId, request, { maxPriceBase, timeoutMs, onEvent: progress });
     } else {
       const q = await client.quote(serviceId, request);
-      r = await client.settle(q, payTx, { timeoutMs, onEvent: progress });
+      // The salt the payment committed to: given, or kept with the signed payment until it settled.
+      const salt = saltFlag ?? (await pendingPayments.get(payTx))?.salt;
+      if (salt === undefined) throw new NodeError(CliErrorCode.USAGE, `no salt known for ${payTx} (it is kept only until the payment settles): pass the one printed by the call with --salt`);
+      r = await client.settle(q, payTx, { timeoutMs, onEvent: progress, salt });
     }
     waiting?.stop();
     const rc = r.receipt;
@@ -124,7 +130,7 @@ export async function callCommand(ctx: Ctx, values: Values, serviceId: string, r
       `tx       ${rc.txId}${rc.height !== undefined ? ` (block ${rc.height}${rc.blockHash ? ` ${rc.blockHash}` : ''})` : ''}`,
       ...(r.feeBase > 0n ? [`fee      ${formatAmount(r.feeBase)} NATIVE`] : []),
     ].join('\n');
-    ctx.out.print(human, { serviceId, result: r.result, receipt: rc, txId: r.txId, price: r.quote.priceNative, priceBase: r.quote.amount.toString(), fee: formatAmount(r.feeBase), feeBase: r.feeBase.toString() });
+    ctx.out.print(human, { serviceId, result: r.result, receipt: rc, txId: r.txId, salt: r.salt, price: r.quote.priceNative, priceBase: r.quote.amount.toString(), fee: formatAmount(r.feeBase), feeBase: r.feeBase.toString() });
     return 0;
   } catch (e) {
     // With --json, keep what the caller needs to recover (txId to settle again, refundTxId).

@@ -76,6 +76,9 @@ Commands:
                                    (native-geo-ip, 191 MB; the service is down without it)
   usdc-payments [--status <s>]     list the ledger's USDC payments (settled, settle_pending,
                                    expired_unsettled, failed); run with the node stopped
+  ledger gap [--refund|--forget]   stretches of chain the payment ledger never judged (restored
+                                   backup, new ledger): list them, or have the node refund their
+                                   payments at its next start, or forget them; node stopped
   token issue|mint|burn|send|flags|back|info|list, pool create|add|remove|list|info,
   swap "100 NATIVE -> USDN" [--max-slippage 1%], stake, unstake, stable mint|redeem,
   bridge record, simulate --node <url> [--rate N]   the chain's economy (docs/economy.md)
@@ -275,7 +278,7 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         return await quoteCommand(context(values, out, cenv), positionals[0], positionals[1]);
       }
       case 'call': {
-        const { values, positionals } = parseCallArgs(rest, { 'max-price': { type: 'string' }, timeout: { type: 'string' }, tx: { type: 'string' } });
+        const { values, positionals } = parseCallArgs(rest, { 'max-price': { type: 'string' }, timeout: { type: 'string' }, tx: { type: 'string' }, salt: { type: 'string' } });
         return await callCommand(context(values, out, cenv), values, positionals[0], positionals[1]);
       }
       case 'agent':
@@ -337,6 +340,13 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         const st = await packs.installDataPack(pack);
         out.print(`${st.name}: installed (${Object.entries(st.packages).map(([k, v]) => `${k}@${v}`).join(', ')}) in ${st.dir}; paid calls to its service work at once, the catalog shows it active after the next health check (about a minute)`, st);
         return 0;
+      }
+      case 'ledger': {
+        const [sub, ...args] = rest;
+        if (sub !== 'gap') throw new NodeError(CliErrorCode.USAGE, 'usage: native-node ledger gap [--refund | --forget]');
+        const { values } = parse(args, { refund: { type: 'boolean' }, forget: { type: 'boolean' } }, 0);
+        const ctx = context(values, out, cenv);
+        return await (await import('./ledgerGapCommand.js')).ledgerGapCommand(ctx.config, ctx.out, { refund: values.refund === true, forget: values.forget === true });
       }
       case 'usdc-payments': {
         const { values } = parse(rest, { status: { type: 'string' } }, 0);

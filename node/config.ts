@@ -134,6 +134,8 @@ export interface NodeConfig {
   readonly sellerVatId: string | undefined;
   /** Seconds a valid native payment waits for its settle before it is refunded (x402/unhonored.ts). */
   readonly refundWindow: number;
+  /** Confirmations a native payment needs before its call runs (the quote's extra.confirmations). */
+  readonly confirmations: number;
   /** Keep the mempool in `<dataDir>/mempool.dat` across restarts (chain/mempoolStore.ts). */
   readonly persistMempool: boolean;
   /** Seconds between saves of a changed mempool (0: only at shutdown). */
@@ -259,6 +261,15 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'sellerName', flag: 'seller-name', env: 'NATIVE_SELLER_NAME', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'seller name on invoices, receipts, credit notes and quotes', defaultText: 'a devnet placeholder' },
   { key: 'sellerAddress', flag: 'seller-address', env: 'NATIVE_SELLER_ADDRESS', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 500 }, description: 'seller postal address on the documents (\\n for new lines in a file)', defaultText: 'a devnet placeholder' },
   { key: 'sellerVatId', flag: 'seller-vat-id', env: 'NATIVE_SELLER_VAT_ID', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 64 }, description: 'seller VAT identification number on the documents', defaultText: 'a devnet placeholder' },
+  {
+    key: 'confirmations',
+    flag: 'confirmations',
+    env: 'NATIVE_CONFIRMATIONS',
+    kind: 'integer',
+    schema: { type: 'integer', minimum: 1, maximum: 100 },
+    description: 'confirmations a native payment needs before its call runs (1 = mined; more waits longer and survives deeper reorganizations)',
+    defaultText: '1 on the devnet, 3 elsewhere',
+  },
   { key: 'refundWindow', flag: 'refund-window', env: 'NATIVE_REFUND_WINDOW', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 30 * 86_400 }, description: 'seconds a valid native payment waits for its settle before the node refunds it', defaultText: '3600' },
   { key: 'persistMempool', flag: 'persist-mempool', env: 'NATIVE_PERSIST_MEMPOOL', kind: 'boolean', schema: { type: 'boolean' }, description: 'keep the mempool in <data-dir>/mempool.dat across restarts (--no-persist-mempool to disable)', defaultText: 'on' },
   { key: 'mempoolSaveInterval', flag: 'mempool-save-interval', env: 'NATIVE_MEMPOOL_SAVE_INTERVAL', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 86_400 }, description: 'seconds between saves of a changed mempool (0: only at shutdown)', defaultText: '10' },
@@ -528,6 +539,9 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     sellerAddress: merged.sellerAddress as string | undefined,
     sellerVatId: merged.sellerVatId as string | undefined,
     refundWindow: merged.refundWindow as number,
+    // Devnet: one block (a newcomer's call answers in one block time). Elsewhere three: with 3 s
+    // blocks a 1-block reorganization is routine, a 3-block one rare, and ~9 s is still an interactive wait.
+    confirmations: (merged.confirmations as number | undefined) ?? (devnet ? 1 : 3),
     persistMempool: merged.persistMempool as boolean,
     mempoolSaveInterval: merged.mempoolSaveInterval as number,
     mempoolMaxMb: merged.mempoolMaxMb as number,

@@ -165,6 +165,8 @@ export class FullNode {
               syncing: isSyncing,
               peers: () => p2p?.peerCount() ?? 0,
               refundsPending: () => payments!.refunds?.pendingIds().length ?? 0,
+              refundsStuck: () => payments!.refunds?.stuck().count ?? 0,
+              ledgerGapPayments: () => (payments!.unhonored?.gapList() ?? []).reduce((n, g) => n + (g.invokes ?? 0), 0),
               paymentStatuses: () => payments!.ledger.counts(),
               mining: () => {
                 const t = mining.stats.snapshot().totals;
@@ -174,7 +176,7 @@ export class FullNode {
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
       payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing, observePaidCall: metrics?.recordPaidCall });
       // /health, /ready and the descriptor's .json alias, mounted first (the alias passes on to discovery).
-      const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: isSyncing, serving: () => lifecycle.serving }) });
+      const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: isSyncing, serving: () => lifecycle.serving, refundsStuck: () => payments!.refunds?.stuck().count ?? 0 }) });
       const metricsServer = metrics && createMetricsServer({ host: config.metricsHost, port: config.metricsPort! }, metrics, log.child({ module: 'metrics' }));
       // Per-address limit on the expensive endpoints (tx submission, paid calls, MCP).
       const httpLimits = createHttpLimits({ ratePerSecond: config.httpExpensiveRate, burst: config.httpExpensiveBurst });
@@ -182,7 +184,7 @@ export class FullNode {
       // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(
         { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION, guard: httpLimits.middleware },
-        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), middleware: metrics ? [metrics.middleware()] : [], routers: [ops, payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers, createEconomyRouter(chain.economy, params)], errorStatuses: { ...payments.errorStatuses, ...economyErrorStatuses }, statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras, () => ({ httpLimits: httpLimits.info() })] },
+        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), middleware: metrics ? [metrics.middleware()] : [], routers: [ops, payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers, createEconomyRouter(chain.economy, params)], errorStatuses: { ...payments.errorStatuses, ...economyErrorStatuses }, admitTx: (bytes) => payments!.admitTx(bytes), statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras, () => ({ httpLimits: httpLimits.info() })] },
       );
       if (devnet) {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);

@@ -19,6 +19,11 @@ import { mkdir } from 'node:fs/promises';
 import Router from '@koa/router';
 import { Level } from 'level';
 import { getDevPayeeKeyPair } from '../consensus/devnet.js';
+import { NodeError } from '../consensus/errors.js';
+import { bytesEqual } from '../consensus/hash.js';
+import { decodeTx, TxType } from '../consensus/tx.js';
+import { agentInvoke } from '../consensus/txTypes/agentInvoke.js';
+import { sellerOfCommitment } from '../x402/wire.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from '../chain/chain.js';
@@ -50,6 +55,12 @@ import { NODE_VERSION } from './version.js';
 import { DEFAULT_NODE_URL } from './client.js';
 import { openWallet, createPassphraseSource } from './wallet.js';
 
+/** Codes of the node's own policy on submitted payments (`admitTx`). */
+export const AdmissionErrorCode = {
+  COMMITMENT_MISSING: 'invoke_commitment_missing',
+  WRONG_SELLER: 'invoke_wrong_seller',
+} as const;
+
 /** Name of the ledger database directory inside the data directory. */
 export const LEDGER_DIR = 'ledger';
 /** Name of the provider agents' database (inbox jobs and stats, payouts, boards) inside the data directory. */
@@ -77,6 +88,12 @@ export interface Payments {
   readonly errorStatuses: Readonly<Record<string, number>>;
   /** The free discovery surfaces, the MCP endpoint and the health prober (node/api/discovery.ts). */
   readonly discovery: Discovery;
+  /**
+   * The node's policy on transactions submitted to it: an agent_invoke paying this node's payee
+   * must carry a commitment to this node's ledger (x402/wire.ts), or no settle could ever claim
+   * it (`invoke_commitment_missing`, `invoke_wrong_seller`, both 422). Throws to refuse.
+   */
+  admitTx(bytes: Uint8Array): void;
   /** The `payments` field of `GET /api/v1/status`: settled calls and refunds still to be mined. */
   statusExtra(): Record<string, unknown>;
   start(): Promise<void>;
@@ -140,7 +157,7 @@ export async function createPayments(
     payee && refunds
       ? createUnhonoredPayments({ chain, ledger, catalog: registry, payees: [{ address: payee.address, refunds }], params }, { windowMs: config.refundWindow * 1000, logger: log.child({ module: 'unhonored' }) })
       : undefined;
-  const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }), unhonored }) : undefined;
+  const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }), unhonored, confirmations: config.confirmations }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
   // The USDC rail needs both the payee address and a facilitator; with one of them only it stays off.
   // Loaded only then: it brings viem (about 0.3 s of start-up).
@@ -167,7 +184,18 @@ export async function createPayments(
       : undefined;
   if ((config.usdcPayTo === undefined) !== (config.facilitatorUrl === undefined)) log.warn({}, 'the USDC rail needs both --usdc-pay-to and --facilitator-url: it stays off');
   // One paid-call core for every transport: the HTTP routes and MCP are adapters of it.
-  const core = createPaidCallCore({ catalog: registry, native: settlement, usdc: usdcSettlement, params, nativeUsd, isSyncing: modules.isSyncing, requestBudgetMs: config.httpTimeout, context, observe: modules.observePaidCall });
+  const core = createPaidCallCore({
+    catalog: registry,
+    native: settlement,
+    usdc: usdcSettlement,
+    params,
+    nativeUsd,
+    isSyncing: modules.isSyncing,
+    requestBudgetMs: config.httpTimeout,
+    context,
+    observe: modules.observePaidCall,
+    stuckRefunds: refunds && (() => refunds.stuck()),
+  });
   // Provider services are paid to the payee (escrow) on either rail; a delivered call owes the provider its NATIVE share.
   const payouts = payee
     ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress, priceBaseOf: (id) => registry.providerService(id)?.record.price }, { logger: log.child({ module: 'payouts' }) })
@@ -196,7 +224,30 @@ export async function createPayments(
     paidCalls,
     unhonored,
     router,
-    errorStatuses: { ...PAYMENT_HTTP_STATUS, ...INBOX_HTTP_STATUS, ...BOARD_HTTP_STATUS },
+    errorStatuses: { ...PAYMENT_HTTP_STATUS, ...INBOX_HTTP_STATUS, ...BOARD_HTTP_STATUS, [AdmissionErrorCode.COMMITMENT_MISSING]: 422, [AdmissionErrorCode.WRONG_SELLER]: 422 },
+    admitTx(bytes) {
+      if (!payee) return;
+      let tx;
+      try {
+        tx = decodeTx(bytes);
+      } catch {
+        return; // the mempool refuses it with its own code
+      }
+      if (tx.type !== TxType.agent_invoke) return;
+      let p;
+      try {
+        p = agentInvoke.decodePayload(tx.payload);
+      } catch {
+        return;
+      }
+      if (!bytesEqual(p.payTo, payee.address)) return;
+      if (!p.requestHash) {
+        throw new NodeError(AdmissionErrorCode.COMMITMENT_MISSING, 'this payment to the node\'s payee carries no request commitment (requestHash): no settle could claim it and it would be refunded; build it as the quote\'s extra.commitment describes');
+      }
+      if (sellerOfCommitment(p.requestHash) !== ledger.sellerId) {
+        throw new NodeError(AdmissionErrorCode.WRONG_SELLER, `this payment commits to seller ${sellerOfCommitment(p.requestHash)}, not to this node's ledger (${ledger.sellerId}); broadcast it to the node that quoted it`);
+      }
+    },
     discovery,
     statusExtra() {
       let settled = 0;
@@ -207,11 +258,19 @@ export async function createPayments(
         settledUsdc += v.callsUsdc;
       }
       const counts = ledger.counts();
+      const stuck = refunds?.stuck() ?? { count: 0, amountBase: 0n };
       return {
         payments: {
           settled,
           settledUsdc,
           refundsPending: refunds?.pendingIds().length ?? 0,
+          // Refunds owed that could not be sent (the payee's balance): no new quotes while any.
+          refundsStuck: stuck.count,
+          refundsStuckBase: stuck.amountBase.toString(),
+          sellerId: ledger.sellerId,
+          confirmations: config.confirmations,
+          // Stretches of chain the ledger never judged (x402/unhonored.ts): payments there wait for `native-node ledger gap`.
+          ledgerGaps: unhonored?.gapList() ?? [],
           // Refunded payments (service failures and refusals), refusals alone, and valid payments mined and awaiting their settle.
           refunded: counts.refunded,
           refused: counts.refused,

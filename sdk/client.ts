@@ -6,10 +6,13 @@
  *   pay     GET /api/v1/status (chain id, fee rate), GET /api/v1/account/:address (pending nonce,
  *           whether the chain knows the key), sign an `agent_invoke` for exactly
  *           `maxAmountRequired` to `payTo`, POST /api/v1/tx {"tx": hex}  → txId
- *   settle  POST {node}/api/x402/{serviceId}?wait=N {"request", "payment": {"txId"}}
+ *   settle  POST {node}/api/x402/{serviceId}?wait=N {"request", "payment": {"txId", "salt"}}
  *           → 200 result + receipt | 202 payment_pending (retried) | 502 refunded | coded error
  *
- * Settling is idempotent on the server (same tx id and request → the stored answer), so the
+ * The payment's requestHash commits to the seller, the service, the request and a random salt
+ * the client keeps (x402/wire.ts requestCommitment); only the settle reveals the salt, so nobody
+ * watching the mempool can claim the payment or read its result. Settling is idempotent on the
+ * server (same tx id, request and salt → the stored answer), so the
  * client retries pending payments, `settlement_in_progress` and dropped connections until its
  * time budget is spent; the payment is never sent twice. The signed payment is kept
  * (sdk/pendingPayments.ts) until a settle proves it mined: when a settle answers
@@ -32,7 +35,7 @@ import { createMemoryPaymentStore, type PendingPaymentStore } from './pendingPay
 // The SDK's whole API from this one module.
 export { AgentClientError, AgentErrorCode, isAgentClientError, type AgentErrorPayload } from './errors.js';
 export { parseQuote, type AgentQuote, type AgentReceipt } from './quote.js';
-export { requestHashOf, type NativePaymentRequirement, type NativeRequirementExtra } from '../x402/wire.js';
+export { requestCommitment, COMMITMENT_SCHEME, type NativePaymentRequirement, type NativeRequirementExtra } from '../x402/wire.js';
 
 /** A completed paid call. */
 export interface AgentCallResult {
@@ -41,6 +44,8 @@ export interface AgentCallResult {
   readonly receipt: AgentReceipt;
   /** The agent_invoke transaction that paid. */
   readonly txId: string;
+  /** The salt the payment commits to: with the request and txId, what fetches this result again. */
+  readonly salt: string;
   readonly quote: AgentQuote;
   /** Fee of the payment, base units (0n when settling an earlier payment). */
   readonly feeBase: bigint;
@@ -51,6 +56,8 @@ export interface AgentPayment {
   readonly txId: string;
   readonly feeBase: bigint;
   readonly nonce: bigint;
+  /** The secret the payment's requestHash commits to (send it in the settle, keep it to settle again). */
+  readonly salt: string;
 }
 
 /** Progress of a call, for interfaces that show it (the CLI prints it on stderr). */
@@ -69,6 +76,8 @@ export interface SettleOptions {
   /** Total time budget of the settle, all retries included; default 120 000 ms. */
   readonly timeoutMs?: number;
   readonly onEvent?: (e: AgentEvent) => void;
+  /** The salt the payment committed to, when it is not the quote's (settling an earlier payment: see the stored payment). */
+  readonly salt?: string;
 }
 
 /** Options of `call`. */
@@ -202,7 +211,7 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
       // The key travels until the chain knows it (a pending first transaction may not be mined yet).
       includeKey: acc.publicKeyKnown !== true,
       feeRate,
-      ...(q.requestHash ? { requestHash: fromHex(q.requestHash) } : {}),
+      requestHash: fromHex(q.requestHash),
     });
     const balance = parseBaseUnits(acc.balanceBase, 'balanceBase');
     if (balance < q.amount + built.tx.fee) {
@@ -211,7 +220,7 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
     const broadcast = typeof q.requirement.extra.broadcast === 'string' && q.requirement.extra.broadcast.startsWith('/') ? q.requirement.extra.broadcast : '/api/v1/tx';
     const hex = Buffer.from(built.bytes).toString('hex');
     // Kept before it leaves: if the node loses it (or we lose the answer), the same bytes go again.
-    await pending.put({ txId: built.id, tx: hex, nonce: nonce.toString(), serviceId: q.serviceId, createdAt: now() });
+    await pending.put({ txId: built.id, tx: hex, nonce: nonce.toString(), serviceId: q.serviceId, createdAt: now(), salt: q.salt, ...(q.request !== undefined ? { request: q.request } : {}) });
     const a = await http('POST', `${nodeUrl}${broadcast}`, { tx: hex }, requestTimeoutMs);
     if (a.status !== 200 && a.status !== 201 && a.status !== 202) {
       await pending.delete(built.id); // refused: it never entered a mempool
@@ -221,7 +230,7 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
     if (txId !== built.id) throw new AgentClientError(AgentErrorCode.BAD_RESPONSE, `the node accepted tx ${txId}, we sent ${built.id}`);
     nextNonce = nonce + 1n;
     log.info({ serviceId: q.serviceId, txId, amount: q.amount.toString(), fee: built.tx.fee.toString(), nonce: nonce.toString() }, 'payment sent');
-    return { txId, feeBase: built.tx.fee, nonce };
+    return { txId, feeBase: built.tx.fee, nonce, salt: q.salt };
   }
 
   function sendPayment(q: AgentQuote): Promise<AgentPayment> {
@@ -245,7 +254,9 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
       }
       const code = errorBody(a.json)?.code;
       if (code === 'mempool_duplicate') continue;
-      if (code === 'tx_bad_nonce') await pending.delete(p.txId);
+      // Its nonce is used: mined (maybe this very payment, after the node answered), or replaced.
+      // The target stays stored: its settle looks again before calling it lost.
+      if (code === 'tx_bad_nonce' && p.txId !== target) await pending.delete(p.txId);
       if (p.txId === target) refusal = answerError('POST /api/v1/tx (broadcast again)', a, { txId: p.txId, serviceId: p.serviceId });
     }
     return refusal;
@@ -256,8 +267,9 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
     const waitSeconds = Math.min(MAX_SETTLE_WAIT_SECONDS, Math.max(0, Math.floor(o.waitSeconds ?? DEFAULT_SETTLE_WAIT_SECONDS)));
     const deadline = now() + (o.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
     const url = `${q.endpoint}?wait=${waitSeconds}`;
-    const body = { ...(q.request !== undefined ? { request: q.request } : {}), payment: { txId } };
-    const ctx = { serviceId: q.serviceId, txId };
+    const salt = o.salt ?? (await pending.get(txId))?.salt ?? q.salt;
+    const body = { ...(q.request !== undefined ? { request: q.request } : {}), payment: { txId, salt } };
+    const ctx = { serviceId: q.serviceId, txId, salt };
     let attempt = 0;
     let rebroadcasts = 0;
     let lastWhy = 'no answer yet';
@@ -283,7 +295,7 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
         const { result, receipt } = parseSettlement(a.json, q, txId);
         await pending.delete(txId);
         log.info({ serviceId: q.serviceId, txId, height: receipt.height }, 'call settled');
-        return { result, receipt, txId, quote: q, feeBase };
+        return { result, receipt, txId, salt, quote: q, feeBase };
       }
       if (a.status === 202) {
         const retryAfter = isObject(a.json) && typeof a.json.retryAfter === 'number' && a.json.retryAfter >= 0 ? a.json.retryAfter : 1;
@@ -324,6 +336,15 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
           await sleep(Math.min(Math.max(0, deadline - now()), 1_000));
           continue;
         }
+        if (refusal?.code === 'tx_bad_nonce' && rebroadcasts < MAX_REBROADCASTS) {
+          // The nonce is used: the payment may have been mined between the node's answer and the
+          // broadcast (a block, a restart). Settle again: a mined payment is found then.
+          lastWhy = 'payment nonce used: looking for it again';
+          o.onEvent?.({ type: 'retry', txId, reason: 'payment_nonce_used' });
+          await sleep(Math.min(Math.max(0, deadline - now()), 1_000));
+          continue;
+        }
+        if (refusal?.code === 'tx_bad_nonce') await pending.delete(txId);
         if (refusal) throw new AgentClientError(err.code, `${err.message}; broadcasting it again was refused (${refusal.code}: ${refusal.message})`, { ...ctx, status: a.status, details: { rebroadcast: { code: refusal.code, message: refusal.message } } });
         lastWhy = 'payment broadcast again';
         o.onEvent?.({ type: 'rebroadcast', txId });

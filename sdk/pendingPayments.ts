@@ -19,6 +19,10 @@ export interface PendingPayment {
   readonly serviceId: string;
   /** Unix ms when it was signed. */
   readonly createdAt: number;
+  /** The secret its requestHash commits to (the settle reveals it); absent in payments stored by older versions. */
+  readonly salt?: string;
+  /** The request it commits to (absent: none). */
+  readonly request?: string;
 }
 
 /** A store of pending payments. */

@@ -1,12 +1,14 @@
 /**
  * Reading the node's answers on the agent side: a 402 body into a checked `AgentQuote` (the
- * `native-x402` option, bound to the request about to be sent), and a 200 settlement into the
- * result and a checked receipt. Wire shapes come from `x402/wire.ts`, the server's own.
+ * `native-x402` option, with a fresh secret salt and the commitment the payment will carry to
+ * the request about to be sent, x402/wire.ts), and a 200 settlement into the result and a
+ * checked receipt. Wire shapes come from `x402/wire.ts`, the server's own.
  */
 import { formatAmount, parseAmount, parseBaseUnits } from '../consensus/amount.js';
 import { AgentClientError, AgentErrorCode } from './errors.js';
 import { isObject } from './http.js';
-import { requestHashOf, type NativePaymentRequirement } from '../x402/wire.js';
+import { randomBytes } from 'node:crypto';
+import { COMMITMENT_SCHEME, SALT_BYTES, SELLER_ID_BYTES, requestCommitment, type NativePaymentRequirement } from '../x402/wire.js';
 
 /** A parsed quote: the native requirement plus what paying it needs, checked and typed. */
 export interface AgentQuote {
@@ -22,8 +24,14 @@ export interface AgentQuote {
   readonly payTo: string;
   readonly network: string;
   readonly chainId: number;
-  /** Hex sha256 of the request when the payment must carry it. */
-  readonly requestHash: string | undefined;
+  /** The seller (settlement ledger) that quoted: the payment commits to it. */
+  readonly sellerId: string;
+  /** The payer's secret (64 hex): revealed only in the settle; keep it to settle again. */
+  readonly salt: string;
+  /** The payment's requestHash: the commitment to seller, service, request and salt. */
+  readonly requestHash: string;
+  /** Confirmations the node wants before it runs the call. */
+  readonly confirmations: number;
   /** Until when (Unix ms, local clock) the quoted price is guaranteed. */
   readonly validUntil: number;
   /** Where the quote came from and where the settle goes. */
@@ -56,9 +64,10 @@ export function badQuote(why: string, serviceId: string): AgentClientError {
 
 /**
  * Parses a 402 body into a quote: finds the `native-x402` option, checks its fields and that it
- * is for `serviceId` and bound to `request` (never pays a quote for something else).
+ * is for `serviceId` (never pays a quote for something else), and commits to `request` with
+ * `salt` (default: 32 fresh random bytes).
  */
-export function parseQuote(body: unknown, serviceId: string, request: string | undefined, endpoint: string, now: number): AgentQuote {
+export function parseQuote(body: unknown, serviceId: string, request: string | undefined, endpoint: string, now: number, salt: string = randomBytes(SALT_BYTES).toString('hex')): AgentQuote {
   if (!isObject(body) || !Array.isArray(body.accepts)) throw badQuote('no accepts[] array', serviceId);
   if (body.x402Version !== undefined && body.x402Version !== 1) throw badQuote(`x402Version ${String(body.x402Version)} is not 1`, serviceId);
   const options = body.accepts.filter(isObject);
@@ -79,10 +88,10 @@ export function parseQuote(body: unknown, serviceId: string, request: string | u
   if (!Number.isInteger(extra.chainId) || (extra.chainId as number) < 0) throw badQuote('extra.chainId is not an integer', serviceId);
   const priceNative = typeof extra.priceNative === 'string' ? extra.priceNative : undefined;
   if (priceNative !== undefined && parseAmount(priceNative, 'priceNative') !== amount) throw badQuote(`priceNative ${priceNative} disagrees with maxAmountRequired ${native.maxAmountRequired}`, serviceId);
-  // Bind the payment to the request we are about to send, whatever the node put in the quote.
-  const ours = request !== undefined && request !== '' ? requestHashOf(request) : undefined;
-  const theirs = typeof extra.requestHash === 'string' ? extra.requestHash.toLowerCase() : undefined;
-  if (theirs !== undefined && theirs !== (request !== undefined ? requestHashOf(request) : undefined)) throw badQuote('extra.requestHash is not sha256 of our request', serviceId);
+  if (extra.commitment !== COMMITMENT_SCHEME) throw badQuote(`extra.commitment ${String(extra.commitment)} is not ${COMMITMENT_SCHEME}, the only commitment this client makes`, serviceId);
+  const sellerId = typeof extra.sellerId === 'string' && new RegExp(`^[0-9a-f]{${SELLER_ID_BYTES * 2}}$`).test(extra.sellerId) ? extra.sellerId : undefined;
+  if (!sellerId) throw badQuote(`extra.sellerId is not ${SELLER_ID_BYTES * 2} lowercase hex characters`, serviceId);
+  const confirmations = Number.isInteger(extra.confirmations) && (extra.confirmations as number) >= 1 ? (extra.confirmations as number) : 1;
   const maxTimeoutSeconds = Number.isInteger(native.maxTimeoutSeconds) && (native.maxTimeoutSeconds as number) > 0 ? (native.maxTimeoutSeconds as number) : 60;
   const usdcRaw = options.find((o) => o.scheme === 'exact' && o.network === 'base');
   const usdc =
@@ -99,7 +108,10 @@ export function parseQuote(body: unknown, serviceId: string, request: string | u
     payTo: native.payTo,
     network: native.network,
     chainId: extra.chainId as number,
-    requestHash: theirs ?? ours,
+    sellerId,
+    salt,
+    requestHash: requestCommitment({ sellerId, serviceId, request, salt }),
+    confirmations,
     validUntil: now + maxTimeoutSeconds * 1000,
     endpoint,
     requirement,

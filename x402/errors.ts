@@ -18,6 +18,12 @@ export const PaymentErrorCode = {
   SERVICE_TIMEOUT: 'service_timeout',
   /** The payment was refunded without a call (x402/unhonored.ts); the body names the refund tx and the reason. */
   PAYMENT_REFUNDED: 'payment_refunded',
+  /** The payment commits to another seller (ledger): it was quoted by another node sharing this payee. */
+  WRONG_SELLER: 'wrong_seller',
+  /** The payment was mined in a stretch of chain this ledger never judged; the operator decides (`native-node ledger gap`). */
+  PAYMENT_IN_LEDGER_GAP: 'payment_in_ledger_gap',
+  /** The payee cannot cover the refunds it owes: no new quotes until it can. */
+  PAYEE_UNDERFUNDED: 'payee_underfunded',
 } as const;
 export type PaymentErrorCode = (typeof PaymentErrorCode)[keyof typeof PaymentErrorCode];
 
@@ -37,6 +43,9 @@ export const PAYMENT_HTTP_STATUS: Readonly<Record<string, number>> = {
   payment_already_used: 409,
   settlement_in_progress: 409,
   payment_refunded: 409,
+  wrong_seller: 402,
+  payment_in_ledger_gap: 409,
+  payee_underfunded: 503,
   // The "Payment" HTTP auth scheme's credential checks (node/api/paymentDialects.ts): a bad
   // credential is a 400; a forged, stale or foreign challenge a 402 with fresh challenges.
   invalid_payment_credential: 400,

@@ -13,8 +13,14 @@
  * watcher either executes or is refunded, never both.
  *
  * Keys:  p:<payment id>  → JSON record (below)
- *        m:<name>        → JSON marks of the payment watchers (x402/unhonored.ts: its scan height)
+ *        m:<name>        → JSON marks of the payment watchers (x402/unhonored.ts: its scan height,
+ *                          the ledger's creation height and any gap of chain it never judged)
+ *        m:seller        → {sellerId, createdAt}: this ledger's random id, written when it is
+ *                          created; quotes name it and native payments commit to it
+ *                          (x402/wire.ts requestCommitment), so a payment quoted against one
+ *                          ledger is never honoured by another (two nodes sharing a payee)
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { Level } from 'level';
 
@@ -72,6 +78,8 @@ export interface PaymentRecord {
   readonly error?: { code: string; message: string };
   /** Hex id of the refund transaction (refund_pending, refunded). */
   readonly refundTxId?: string;
+  /** refund_pending without a refund tx: why the refund could not be sent yet (the payee's balance, …). */
+  readonly refundStuck?: string;
   /**
    * Refunded without a call: the node will not honour this payment (`error.code` says why:
    * amount_mismatch, unknown_service, service_unavailable, settle_window_expired). A settle of
@@ -112,14 +120,23 @@ export class SettlementLedger {
    */
   private claims = 0;
 
-  private constructor(private readonly db: Level<string, string>) {}
+  private constructor(
+    private readonly db: Level<string, string>,
+    /** This ledger's id (16 hex characters): the seller id of the quotes (see module comment). */
+    readonly sellerId: string,
+  ) {}
 
   /** Opens (or creates) the ledger database in `dir` and loads the per-service totals. */
   static async open(dir: string): Promise<SettlementLedger> {
     await mkdir(dir, { recursive: true });
     const db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
     await db.open();
-    const ledger = new SettlementLedger(db);
+    let seller = await db.get('m:seller');
+    if (seller === undefined) {
+      seller = JSON.stringify({ sellerId: randomBytes(8).toString('hex'), createdAt: Date.now() });
+      await db.put('m:seller', seller);
+    }
+    const ledger = new SettlementLedger(db, (JSON.parse(seller) as { sellerId: string }).sellerId);
     for await (const rec of ledger.records()) {
       if (rec.status === 'settled') ledger.count(rec);
       ledger.tally(undefined, rec.status, rec.refused);
@@ -230,10 +247,13 @@ export class SettlementLedger {
     return rec;
   }
 
-  /** claimed → refund_pending (or a new refund tx id for a pending refund; '' for none). */
-  async refundPending(id: string, error: { code: string; message: string }, refundTxId?: string): Promise<PaymentRecord> {
+  /**
+   * claimed → refund_pending (or a new refund tx id for a pending refund; '' for none, with
+   * `stuck`: why it could not be sent).
+   */
+  async refundPending(id: string, error: { code: string; message: string }, refundTxId?: string, stuck?: string): Promise<PaymentRecord> {
     // '' forgets a refund tx id that never left (see RefundManager.send).
-    return this.update(id, { status: 'refund_pending', error, ...(refundTxId ? { refundTxId } : refundTxId === '' ? { refundTxId: undefined } : {}) });
+    return this.update(id, { status: 'refund_pending', error, ...(refundTxId ? { refundTxId, refundStuck: undefined } : refundTxId === '' ? { refundTxId: undefined, refundStuck: stuck } : {}) });
   }
 
   /** claimed → failed (USDC rail: not charged, no result; the authorization stays used). */

@@ -14,8 +14,10 @@
  *      public address: 400 with the check's code, or 503 when its provider is down) — all
  *      before any quote; a call carrying a native payment (already on chain) skips the
  *      pre-payment check: it settles, and a failing run is refunded;
- *   4. the quote, built once per call (both rails' options, bound to the request's hash);
- *   5. no payment → 402 with the quote; a payment the transport could not read → refused;
+ *   4. the quote, built once per call (both rails' options; the native one names the seller id
+ *      and the commitment scheme a payment's requestHash follows, x402/wire.ts);
+ *   5. no payment → 402 with the quote (503 `payee_underfunded` instead while the payee cannot
+ *      cover the refunds it owes); a payment the transport could not read → refused;
  *      a USDC payment while the rail is off → 402 `unsupported_scheme`; while the node is far
  *      behind the network → 503 `node_syncing`;
  *   6. the rail's settlement (x402/settle.ts, x402/usdcSettle.ts), against the quoted option.
@@ -30,7 +32,7 @@ import { refusal, type PaidCallOutcome, type Rail } from './outcome.js';
 import { isHonorable, type NativeRail, type NativeUsdSource, type QuoteChain, type ServiceCatalog, type ServiceDefinition, type ServiceRunContext, type UsdcRail } from './ports.js';
 import { buildQuote, type QuoteContext } from './quote.js';
 import { UsdcErrorCode } from './usdcWire.js';
-import { requestHashOf, type PaymentError } from './wire.js';
+import type { PaymentError } from './wire.js';
 
 /** Default and largest wait for a native payment's block, seconds (`?wait=` over HTTP). */
 export const DEFAULT_WAIT_SECONDS = 10;
@@ -42,7 +44,7 @@ export const MAX_WAIT_SECONDS = 60;
  * carrier the transport found malformed (refused with its error after the checks before a quote).
  */
 export type PaymentProof =
-  | { readonly rail: 'native'; readonly txId: string; readonly waitMs?: number }
+  | { readonly rail: 'native'; readonly txId: string; readonly salt?: string; readonly waitMs?: number }
   | { readonly rail: 'usdc'; readonly header: string }
   | { readonly rail: 'usdc'; readonly payload: object }
   | { readonly rail?: Rail; readonly malformed: PaymentError };
@@ -88,12 +90,16 @@ export interface PaidCallModules {
   readonly context?: ServiceRunContext;
   /** Told every answered call of a known service (the metrics); must not throw. */
   readonly observe?: (r: PaidCallRecord) => void;
+  /** Refunds owed that the payee could not send (its balance): while any, no new quotes (503 `payee_underfunded`). */
+  readonly stuckRefunds?: () => { readonly count: number; readonly amountBase: bigint };
 }
 
 /** The paid-call core (see module comment). */
 export interface PaidCallCore {
   /** The native payee address; undefined when the node sells nothing. */
   readonly nativePayTo: string | undefined;
+  /** The seller id native payments commit to and the confirmations they need; undefined when the node sells nothing. */
+  readonly nativeSeller: { readonly sellerId: string; readonly confirmations: number } | undefined;
   /** The USDC payee address when the rail is on. */
   readonly usdcPayTo: string | undefined;
   /** Whether a service is for sale on this node now (available, and the node has a payee). */
@@ -174,14 +180,21 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
       network: m.params.network,
       chainId: m.params.chainId,
       payTo: native.payTo,
-      requestHash: request === undefined ? undefined : requestHashOf(request),
+      sellerId: native.sellerId,
+      confirmations: native.requiredConfirmations,
       microUsd: m.nativeUsd.get().microUsd,
       // Provider services too: the node is paid (escrow) and pays the provider its NATIVE share (x402/payouts.ts).
       usdc: m.usdc ? { payTo: m.usdc.payTo } : undefined,
     };
     const quote = buildQuote(def, quoteContext);
     const p = c.payment;
-    if (!p) return { kind: 'quote', status: 402, quote };
+    if (!p) {
+      const stuck = m.stuckRefunds?.();
+      if (stuck && stuck.count > 0) {
+        return rejected(PaymentErrorCode.PAYEE_UNDERFUNDED, `this node owes ${stuck.count} refund(s) its payee cannot cover yet; it sells again once they are sent`, { refundsStuck: stuck.count, refundsStuckBase: stuck.amountBase.toString() });
+      }
+      return { kind: 'quote', status: 402, quote };
+    }
     const refused = (rail: Rail | undefined, status: number, code: string, message: string) => ({ ...refusal(status, error(code, message), { rail, ...('txId' in p ? { txId: p.txId } : {}) }), quote });
 
     if ('malformed' in p) return { ...refusal(statusOf(p.malformed.code), p.malformed, { rail: p.rail }), quote };
@@ -195,7 +208,7 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
     }
     // The wait for the block and the service's own run must both fit in the request's time.
     const waitMs = settleWaitMs(m.requestBudgetMs, def, p.waitMs ?? DEFAULT_WAIT_SECONDS * 1000);
-    const out = await native.settle(def, request, checked.input, p.txId, waitMs);
+    const out = await native.settle(def, request, checked.input, { txId: p.txId, ...(p.salt !== undefined ? { salt: p.salt } : {}) }, waitMs);
     return { ...out, quote };
   }
 
@@ -214,6 +227,9 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
   return {
     get nativePayTo() {
       return m.native?.payTo;
+    },
+    get nativeSeller() {
+      return m.native && { sellerId: m.native.sellerId, confirmations: m.native.requiredConfirmations };
     },
     get usdcPayTo() {
       return m.usdc?.payTo;

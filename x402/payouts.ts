@@ -286,6 +286,9 @@ export function withProviderPayouts(core: PaidCallCore, payouts: Pick<PayoutMana
     get nativePayTo() {
       return core.nativePayTo;
     },
+    get nativeSeller() {
+      return core.nativeSeller;
+    },
     get usdcPayTo() {
       return core.usdcPayTo;
     },

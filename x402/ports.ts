@@ -54,15 +54,26 @@ export interface Refunder {
 /** The chain facts the quotes name. */
 export type QuoteChain = Pick<ChainParams, 'network' | 'chainId'>;
 
+/** A native payment as a settle presents it: the invoke's id and the payer's secret its requestHash commits to. */
+export interface NativePaymentProof {
+  readonly txId: string;
+  /** 64 hex characters (x402/wire.ts requestCommitment); without it nothing is settled or told. */
+  readonly salt?: string;
+}
+
 /** The native rail as the core uses it (`NativeSettlement`). */
 export interface NativeRail {
   /** This node's payee address (bech32m). */
   readonly payTo: string;
+  /** The seller id payments commit to (the ledger's id). */
+  readonly sellerId: string;
+  /** Confirmations a payment needs before its call runs. */
+  readonly requiredConfirmations: number;
   /**
-   * Settles `txId` for a call of `def` with `request` (validated into `input`), waiting up to
-   * `waitMs` for its block. Refusals are outcomes, never throws.
+   * Settles the payment `proof` names for a call of `def` with `request` (validated into
+   * `input`), waiting up to `waitMs` for its block. Refusals are outcomes, never throws.
    */
-  settle(def: ServiceDefinition, request: string | undefined, input: unknown, txId: string, waitMs: number): Promise<SettleOutcome>;
+  settle(def: ServiceDefinition, request: string | undefined, input: unknown, proof: NativePaymentProof, waitMs: number): Promise<SettleOutcome>;
   /**
    * A settle at a service that is unknown or not for sale here: the refusal naming the refund of
    * a payment the node will not honour (or 202 / payment_not_found while it is not mined);

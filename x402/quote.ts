@@ -7,7 +7,7 @@
 import { formatAmount } from '../consensus/amount.js';
 import type { ServiceDefinition } from '../services/types.js';
 import { nativeNumber, usdcAtomicOf } from './pricing.js';
-import { BROADCAST_PATH, type NativeRequirementExtra, type PaymentRequirements, type UsdcRequirementExtra, type QuoteBody } from './wire.js';
+import { BROADCAST_PATH, COMMITMENT_SCHEME, type NativeRequirementExtra, type PaymentRequirements, type UsdcRequirementExtra, type QuoteBody } from './wire.js';
 
 /** Base's USDC contract and its EIP-712 domain name/version. */
 export const BASE_USDC = { asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', chainId: 8453, name: 'USD Coin', version: '2' } as const;
@@ -25,8 +25,10 @@ export interface QuoteContext {
   readonly chainId: number;
   /** bech32m address paid on the native rail. */
   readonly payTo: string;
-  /** Hex sha256 of the request string (binds the invoke to this request). */
-  readonly requestHash?: string;
+  /** The seller (ledger) id payments commit to (x402/wire.ts requestCommitment). */
+  readonly sellerId: string;
+  /** Confirmations a payment needs before its call runs. */
+  readonly confirmations: number;
   /** USD per NATIVE in micro-USD. */
   readonly microUsd: bigint;
   /** USDC rail, when configured. */
@@ -43,7 +45,9 @@ export function nativeRequirements(def: ServiceDefinition, q: QuoteContext): Pay
     priceNative: formatAmount(def.priceBase),
     decimals: 8,
     broadcast: BROADCAST_PATH,
-    ...(q.requestHash ? { requestHash: q.requestHash } : {}),
+    sellerId: q.sellerId,
+    commitment: COMMITMENT_SCHEME,
+    confirmations: q.confirmations,
   } satisfies NativeRequirementExtra;
   return {
     scheme: 'native-x402',

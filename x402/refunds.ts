@@ -113,10 +113,27 @@ export class RefundManager implements Refunder {
       this.log.info({ invoke: rec.id, refundTxId: id, amount: rec.amount }, 'refund submitted');
       return written;
     } catch (e) {
-      this.log.warn({ invoke: rec.id, err: (e as Error).message }, 'refund could not be submitted yet');
+      const code = (e as { code?: string }).code;
+      const stuck = code === 'tx_insufficient_funds' ? `the payee cannot cover the refund and its fee yet (${(e as Error).message})` : `the refund could not be submitted yet (${code ?? (e as Error).message})`;
+      this.log.warn({ invoke: rec.id, amount: rec.amount, err: (e as Error).message }, 'refund could not be submitted yet');
       // Not in any mempool: name no refund (the next check sends a new one).
-      return this.ledger.refundPending(rec.id, error, '');
+      return this.ledger.refundPending(rec.id, error, '', stuck);
     }
+  }
+
+  /**
+   * Refunds owed but not sent (no refund tx in flight: the payee's balance did not cover them, or
+   * the mempool refused them), with their total: the node stops quoting while there are any.
+   */
+  stuck(): { count: number; amountBase: bigint } {
+    let count = 0;
+    let amountBase = 0n;
+    for (const rec of this.pending.values()) {
+      if (rec.refundTxId || !rec.refundStuck) continue;
+      count++;
+      amountBase += BigInt(rec.amount);
+    }
+    return { count, amountBase };
   }
 
   /** Refunded records whose refund left the best chain become pending again (`check` re-sends when needed). */

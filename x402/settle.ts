@@ -1,9 +1,11 @@
 /**
  * Settlement on the native rail, every check from local state (no RPC hop): the payment is an
  * `agent_invoke` mined with the configured confirmations, for this service, paid to this node's
- * payee, for exactly the quoted price, bound to this request when it carries a request hash, and
- * not used before. One atomic claim per payment; the service runs once; its result is stored
- * and returned again to a repeated settle; a failure after payment is refunded on-chain.
+ * payee, for exactly the quoted price, committing to this seller, this service, this request and
+ * the salt the payer reveals in the settle (x402/wire.ts requestCommitment), and not used before.
+ * One atomic claim per payment; the service runs once; its result is stored and returned again
+ * to a repeated settle that proves the payer the same way (request and salt); a failure after
+ * payment is refunded on-chain. Nobody without the salt can claim a payment or read its result.
  */
 import { formatAmount } from '../consensus/amount.js';
 import { encodeAddress } from '../consensus/address.js';
@@ -18,10 +20,11 @@ import { ServiceError, type ServiceDefinition } from '../services/types.js';
 import { executeService } from '../services/execute.js';
 import { PAYMENT_HTTP_STATUS, PaymentErrorCode } from './errors.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
+import type { RefundedBody } from './wire.js';
 import { refusal, type PendingOutcome, type RefusedOutcome, type SettleOutcome } from './outcome.js';
-import type { NativeRail, PaymentChain, PaymentMempool, Refunder, ServiceRunContext } from './ports.js';
+import type { NativePaymentProof, NativeRail, PaymentChain, PaymentMempool, Refunder, ServiceRunContext } from './ports.js';
 import { nativeNumber } from './pricing.js';
-import { requestHashOf } from './wire.js';
+import { requestCommitment, sellerOfCommitment, SALT_BYTES } from './wire.js';
 import type { UnhonoredPayments } from './unhonored.js';
 
 /** Settles woken per turn of the event loop when a block arrives (see `wakeTipWaiters`). */
@@ -44,7 +47,7 @@ export interface NativeSettlementOptions {
   /** Unix ms (injected in tests). */
   now?: () => number;
   /** The payment watcher: a payment the node will not honour is refunded, not executed (x402/unhonored.ts). */
-  unhonored?: Pick<UnhonoredPayments, 'refuseIfUnhonored' | 'withRefund'>;
+  unhonored?: Pick<UnhonoredPayments, 'refuseIfUnhonored' | 'withRefund' | 'inGap'>;
 }
 
 /** Settlement of native payments (see module comment). */
@@ -76,26 +79,43 @@ export class NativeSettlement implements NativeRail {
     return encodeAddress(this.payee.address, this.params.hrp);
   }
 
+  /** The seller id payments commit to: the ledger's. */
+  get sellerId(): string {
+    return this.ledger.sellerId;
+  }
+
+  /** Confirmations a payment needs. */
+  get requiredConfirmations(): number {
+    return this.confirmations;
+  }
+
+  /** The commitment `request` and `salt` make for `def` at this seller; undefined without a well-formed salt. */
+  private commitmentOf(def: ServiceDefinition, request: string | undefined, salt: string | undefined): string | undefined {
+    return isHex(salt, SALT_BYTES) ? requestCommitment({ sellerId: this.sellerId, serviceId: def.id, request, salt }) : undefined;
+  }
+
   /**
    * Settles `txId` for a call of `def` with `request` (already validated into `input`), waiting
    * up to `waitMs` for the payment to be mined. A payment that does not prove a purchase of this
    * call is a `refused` outcome with its PaymentErrorCode and status (never a throw).
    */
-  async settle(def: ServiceDefinition, request: string | undefined, input: unknown, txId: string, waitMs: number): Promise<SettleOutcome> {
+  async settle(def: ServiceDefinition, request: string | undefined, input: unknown, proof: NativePaymentProof, waitMs: number): Promise<SettleOutcome> {
     try {
-      return await this.settleOrThrow(def, request, input, txId, waitMs);
+      return await this.settleOrThrow(def, request, input, proof, waitMs);
     } catch (e) {
       const status = isNodeError(e) ? PAYMENT_HTTP_STATUS[e.code] : undefined;
       if (!isNodeError(e) || status === undefined) throw e;
-      return refusal(status, { ...e.payload, code: e.code, message: e.message }, { rail: 'native', txId });
+      return refusal(status, { ...e.payload, code: e.code, message: e.message }, { rail: 'native', txId: proof.txId });
     }
   }
 
   /** `settle`, with the refusals thrown as NodeErrors (each check reads as one line). */
-  private async settleOrThrow(def: ServiceDefinition, request: string | undefined, input: unknown, txId: string, waitMs: number): Promise<SettleOutcome> {
+  private async settleOrThrow(def: ServiceDefinition, request: string | undefined, input: unknown, proof: NativePaymentProof, waitMs: number): Promise<SettleOutcome> {
+    const { txId, salt } = proof;
     if (!isHex(txId, 32)) throw new NodeError(PaymentErrorCode.INVALID_PAYMENT, 'payment.txId must be the 64-hex-character id of an agent_invoke transaction');
+    if (salt !== undefined && !isHex(salt, SALT_BYTES)) throw new NodeError(PaymentErrorCode.INVALID_PAYMENT, `payment.salt must be the ${SALT_BYTES * 2}-hex-character secret the payment's requestHash commits to`);
     const id = txId.toLowerCase();
-    const reqHash = requestHashOf(request);
+    const reqHash = this.commitmentOf(def, request, salt);
 
     // The ledger and the chain are read side by side: most settles are first settles. A payment
     // in the mempool is not in the chain (a block's connect takes what it mined out of it).
@@ -113,9 +133,12 @@ export class NativeSettlement implements NativeRail {
     const refused = await this.unhonored?.refuseIfUnhonored(stored);
     if (refused) return this.answerKnown(refused, def, reqHash);
     const invoke = this.checkInvoke(stored, def, reqHash);
+    // Mined in a stretch of chain this ledger never judged (a restored backup, a new ledger): it
+    // may have been served already; the operator decides (`native-node ledger gap`).
+    if (this.unhonored?.inGap(stored.height)) throw new NodeError(PaymentErrorCode.PAYMENT_IN_LEDGER_GAP, `payment ${id} was mined at height ${stored.height}, in a stretch of chain this node's ledger has no record of; it may have been served already, so it is neither served nor refunded until the operator decides`);
     const caller = encodeAddress(stored.tx.from, this.params.hrp);
 
-    const claim = await this.ledger.claim({ id, rail: 'native', serviceId: def.id, requestHash: reqHash, caller, amount: invoke.amount.toString() }, this.now(), absentToken);
+    const claim = await this.ledger.claim({ id, rail: 'native', serviceId: def.id, requestHash: toHex(invoke.requestHash!), caller, amount: invoke.amount.toString() }, this.now(), absentToken);
     if (!claim.claimed) return this.answerKnown(await this.withRefund(claim.record), def, reqHash);
 
     const started = this.now();
@@ -141,15 +164,16 @@ export class NativeSettlement implements NativeRail {
       const error = e instanceof ServiceError ? { code: e.code, message: e.message } : { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' };
       this.log.warn({ txId: id, serviceId: def.id, err: error.message }, 'paid call failed: refunding');
       const rec = await this.refunds.refund(id, error);
-      return { kind: 'failed', status: 502, rail: 'native', txId: id, body: { paid: true, refunded: true, refundTxId: rec.refundTxId ?? null, error } };
+      return { kind: 'failed', status: 502, rail: 'native', txId: id, body: refundBody(rec, error) };
     }
   }
 
   /** The answer for a payment the ledger already knows. */
-  private answerKnown(rec: PaymentRecord, def: ServiceDefinition, reqHash: string): SettleOutcome {
+  private answerKnown(rec: PaymentRecord, def: ServiceDefinition, reqHash: string | undefined): SettleOutcome {
     if (rec.refused) throw refusedError(rec);
-    if (rec.serviceId !== def.id) throw new NodeError(PaymentErrorCode.WRONG_SERVICE, `payment ${rec.id} was for ${rec.serviceId}`);
-    if (rec.requestHash !== reqHash) throw new NodeError(PaymentErrorCode.PAYMENT_ALREADY_USED, `payment ${rec.id} was already used for another request`);
+    // Only the payer knows the salt: without the proof, nothing about the call is told.
+    if (reqHash === undefined) throw saltRequired();
+    if (rec.serviceId !== def.id || rec.requestHash !== reqHash) throw new NodeError(PaymentErrorCode.PAYMENT_ALREADY_USED, `payment ${rec.id} was already used`);
     switch (rec.status) {
       case 'claimed':
         throw new NodeError(PaymentErrorCode.SETTLEMENT_IN_PROGRESS, `payment ${rec.id} is being settled; retry in a moment`);
@@ -160,7 +184,7 @@ export class NativeSettlement implements NativeRail {
       }
       case 'refund_pending':
       case 'refunded':
-        return { kind: 'failed', status: 502, rail: 'native', txId: rec.id, body: { paid: true, refunded: true, refundTxId: rec.refundTxId ?? null, error: rec.error ?? { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' } } };
+        return { kind: 'failed', status: 502, rail: 'native', txId: rec.id, body: refundBody(rec, rec.error ?? { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' }) };
       case 'failed': // USDC records only (their ids never look like a tx id)
       case 'settle_pending':
       case 'expired_unsettled':
@@ -266,16 +290,36 @@ export class NativeSettlement implements NativeRail {
   private readonly wakeTipWaiters = (): void => wakeInChunks([...this.tipWaiters], TIP_WAKE_CHUNK);
 
   /** Every check of a mined payment against the call. */
-  private checkInvoke(stored: StoredTx, def: ServiceDefinition, reqHash: string): AgentInvokePayload {
+  private checkInvoke(stored: StoredTx, def: ServiceDefinition, reqHash: string | undefined): AgentInvokePayload {
     if (stored.tx.type !== TxType.agent_invoke) throw new NodeError(PaymentErrorCode.PAYMENT_NOT_INVOKE, `transaction ${stored.id} is not an agent_invoke`);
     const p = agentInvoke.decodePayload(stored.tx.payload);
     if (p.serviceId !== def.id) throw new NodeError(PaymentErrorCode.WRONG_SERVICE, `payment is for ${p.serviceId}, not ${def.id}`);
     if (!bytesEqual(p.payTo, this.payee.address)) throw new NodeError(PaymentErrorCode.WRONG_PAYEE, `payment goes to ${encodeAddress(p.payTo, this.params.hrp)}, not this node's payee ${this.payTo}`);
     // Prices are fixed per service: the quote of any moment within maxTimeoutSeconds is the current price.
     if (p.amount !== def.priceBase) throw new NodeError(PaymentErrorCode.AMOUNT_MISMATCH, `payment is ${p.amount} base units, the price is ${def.priceBase}`);
-    if (p.requestHash && toHex(p.requestHash) !== reqHash) throw new NodeError(PaymentErrorCode.REQUEST_MISMATCH, 'payment is bound to another request (requestHash differs from sha256(request))');
+    // (An invoke without a commitment to this payee is refused by the watcher before this point.)
+    if (p.requestHash && sellerOfCommitment(p.requestHash) !== this.sellerId) {
+      throw new NodeError(PaymentErrorCode.WRONG_SELLER, `payment was quoted by seller ${sellerOfCommitment(p.requestHash)}, not by this node's ledger (${this.sellerId}); settle it where it was quoted`);
+    }
+    if (reqHash === undefined) throw saltRequired();
+    if (!p.requestHash || toHex(p.requestHash) !== reqHash) throw new NodeError(PaymentErrorCode.REQUEST_MISMATCH, 'payment commits to another request or salt (its requestHash differs from the commitment of this request and payment.salt)');
     return p;
   }
+}
+
+/** 400: a settle that does not reveal the payer's salt proves nothing. */
+function saltRequired(): NodeError {
+  return new NodeError(PaymentErrorCode.INVALID_PAYMENT, `payment.salt is required: the ${SALT_BYTES * 2}-hex-character secret the payment's requestHash commits to (see the quote's extra.commitment)`);
+}
+
+/**
+ * The 502 body of a payment whose run failed: refunded in a named transaction, or — when the
+ * refund could not be sent (the payee cannot cover it now) — `refunded: false, refund: "pending"`
+ * with the reason; the node sends it as soon as it can.
+ */
+export function refundBody(rec: PaymentRecord, error: { code: string; message: string }): RefundedBody {
+  if (rec.refundTxId) return { paid: true, refunded: true, refundTxId: rec.refundTxId, error };
+  return { paid: true, refunded: false, refund: 'pending', reason: rec.refundStuck ?? 'the refund is being prepared', refundTxId: null, error };
 }
 
 /** The `payment_refunded` answer of a refused payment: why, and the refund transaction. */

@@ -22,8 +22,23 @@
  * when that is earlier (a block's time may run up to 30 s ahead of the clock).
  *
  * Restarts: the ledger keeps a mark, the lowest height that may still hold an awaited invoke (or
- * the next height to scan); `start()` rescans from a few blocks below it to the tip. Every step
- * is idempotent (a ledger record ends the matter), so scanning a block twice is harmless.
+ * the next height to scan) and the next height to scan; `start()` rescans from a few blocks below
+ * it to the tip. Every step is idempotent (a ledger record ends the matter), so scanning a block
+ * twice is harmless.
+ *
+ * Seller: a payment commits to the seller (ledger) that quoted it, in clear in the first bytes of
+ * its requestHash (x402/wire.ts). An invoke to a watched payee without a commitment can never be
+ * settled (nobody can prove to be its payer) and is refused at once (`missing_commitment`); one
+ * committed to another seller is another ledger's to judge (another node sharing this payee) and
+ * is left alone — except those mined before this ledger first ran with commitments (`legacy`),
+ * which no other ledger can honour either: they are awaited and refunded as before.
+ *
+ * The ledger's gap: a ledger that has not judged the chain up to a few blocks below the tip (a
+ * restored backup, or a new ledger on a chain already holding invokes to the payee) may have
+ * served, or refunded, what it no longer remembers. The watcher never judges such a stretch by
+ * itself: the invokes in it without a record are counted (`gap()`), neither refunded nor served
+ * (a settle answers `payment_in_ledger_gap`), until the operator chooses with `native-node ledger
+ * gap --refund` (refund them at the next start) or `--forget` (they stay unserved and unrefunded).
  */
 import { encodeAddress } from '../consensus/address.js';
 import type { Block } from '../consensus/block.js';
@@ -34,6 +49,7 @@ import { agentInvoke, type AgentInvokePayload } from '../consensus/txTypes/agent
 import { silentLogger, type ChainEntry, type ChainReader, type Logger, type StoredTx } from '../chain/types.js';
 import type { ServiceDefinition } from '../services/types.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
+import { sellerOfCommitment } from './wire.js';
 import { isHonorable, type ServiceCatalog } from './ports.js';
 
 /** Why a payment is refunded without a call (the `reason` of a `payment_refunded` answer). */
@@ -46,6 +62,10 @@ export const UnhonoredReason = {
   SERVICE_UNAVAILABLE: 'service_unavailable',
   /** A valid payment that no settle claimed within the refund window. */
   WINDOW_EXPIRED: 'settle_window_expired',
+  /** The invoke carries no request commitment: nobody can prove to be its payer, so it can never be settled. */
+  MISSING_COMMITMENT: 'missing_commitment',
+  /** In a stretch of chain the ledger had not judged; the operator chose to refund (`native-node ledger gap --refund`). */
+  LEDGER_GAP: 'ledger_gap_refund',
 } as const;
 export type UnhonoredReason = (typeof UnhonoredReason)[keyof typeof UnhonoredReason];
 
@@ -65,8 +85,29 @@ export const defaultUnhonoredOptions = { windowMs: 3_600_000 } as const;
 
 /** Blocks below the mark rescanned at start (a reorganization the mark did not see). */
 const RESCAN_MARGIN = 6;
+/** How far the ledger's judged height may trail the chain's tip at start before the stretch is a gap. */
+export const GAP_TOLERANCE_BLOCKS = 12;
 /** Name of the watcher's mark in the ledger. */
 const MARK = 'unhonored';
+/** Name of the ledger's gaps mark. */
+export const GAPS_MARK = 'gaps';
+/** Name of the mark holding the first height judged with seller commitments. */
+const COMMITMENTS_MARK = 'commitments';
+
+/** A stretch of chain the ledger never judged (see module comment). */
+export interface LedgerGap {
+  /** First and last height of the stretch. */
+  readonly from: number;
+  readonly to: number;
+  /** Invokes to a watched payee in it without a ledger record, and their total (base units); undefined while counted. */
+  readonly invokes?: number;
+  readonly amountBase?: string;
+  /** When found (Unix ms) and why. */
+  readonly foundAt: number;
+  readonly cause: 'ledger_behind_chain' | 'new_ledger_on_old_chain';
+  /** The operator's choice (`native-node ledger gap`): refunded at the next start, or forgotten. */
+  readonly resolution?: 'refund' | 'forget';
+}
 
 /** What the watcher reads of the catalog: a service by id and whether it can run here (or still be served: `isHonorable`). */
 export type PayableCatalog = Pick<ServiceCatalog, 'get' | 'isAvailable' | 'isHonorable'>;
@@ -82,6 +123,14 @@ export interface WatchedChain extends ChainReader {
   /** `txIds`: the block's transaction ids, as the chain computed them when it connected the block. */
   on(event: 'connect' | 'disconnect', fn: (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void): unknown;
   off(event: 'connect' | 'disconnect', fn: (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void): unknown;
+}
+
+/** The watcher's mark as stored. */
+interface Mark {
+  /** Lowest height that may hold an awaited invoke (or the next to scan). */
+  readonly height: number;
+  /** Next height to scan (every lower block was judged); absent in marks of older versions. */
+  readonly scanned?: number;
 }
 
 /** An invoke waiting for its settle. */
@@ -105,11 +154,21 @@ export class UnhonoredPayments {
   /** Next height to scan (every lower block was processed). */
   private scanned = 0;
   private mark = -1;
+  private savedScanned = -1;
+  /** Stretches the ledger never judged (see module comment). */
+  private gaps: LedgerGap[] = [];
+  /** First height judged with seller commitments (see module comment). */
+  private commitmentsSince = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly onConnect = (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void this.serial(() => this.processBlock(entry, block, txIds));
   private readonly onDisconnect = (entry: ChainEntry) => void this.serial(() => this.forgetBlock(entry));
+  /**
+   * The chain's tip when the watcher was made (with the ledger, before the node's peers could
+   * move the chain on): what the ledger's marks are compared with at start.
+   */
+  private readonly tipAtOpen: number;
 
   constructor(
     private readonly modules: { readonly chain: WatchedChain; readonly ledger: SettlementLedger; readonly catalog: PayableCatalog; readonly payees: readonly WatchedPayee[]; readonly params: ChainParams },
@@ -119,15 +178,41 @@ export class UnhonoredPayments {
     this.now = opts.now ?? Date.now;
     this.windowMs = Math.max(0, opts.windowMs ?? defaultUnhonoredOptions.windowMs);
     this.checkMs = opts.checkMs ?? Math.min(30_000, Math.max(100, Math.floor(this.windowMs / 4)));
+    this.tipAtOpen = modules.chain.tip.height;
   }
 
-  /** Rescans from the stored mark to the tip, then follows the chain and checks deadlines. */
+  /**
+   * Finds any gap the ledger has not judged (see module comment), rescans from the stored mark to
+   * the tip, then follows the chain and checks deadlines.
+   */
   async start(): Promise<void> {
     const { chain, ledger } = this.modules;
+    const tip = this.tipAtOpen;
+    const stored = await ledger.getMark<Mark>(MARK);
+    this.gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+    const since = await ledger.getMark<{ height: number }>(COMMITMENTS_MARK);
+    this.commitmentsSince = since?.height ?? tip + 1;
+    if (!since) await ledger.putMark(COMMITMENTS_MARK, { height: this.commitmentsSince });
+    let start = Math.max(1, (stored?.height ?? 1) - RESCAN_MARGIN);
+    const judged = stored ? (stored.scanned ?? stored.height) : 1;
+    if (tip - judged > GAP_TOLERANCE_BLOCKS || (!stored && tip > 0)) {
+      // Restored from a backup, or new on a chain that already holds blocks: never judged here.
+      const from = stored ? Math.max(1, stored.height) : 1;
+      const gap = await this.countGap({ from, to: tip, foundAt: this.now(), cause: stored ? 'ledger_behind_chain' : 'new_ledger_on_old_chain' });
+      if (gap.invokes! > 0) {
+        this.gaps.push(gap);
+        await ledger.putMark(GAPS_MARK, this.gaps);
+        this.log.warn(
+          { from: gap.from, to: gap.to, invokes: gap.invokes, amountBase: gap.amountBase, cause: gap.cause },
+          `the payment ledger has no record of heights ${gap.from}-${gap.to} (${gap.cause === 'ledger_behind_chain' ? 'restored from a backup?' : 'a new ledger on a chain with payments to this payee'}): ${gap.invokes} payment(s) there are neither served nor refunded until you choose: stop the node and run \`native-node ledger gap --refund\` or \`--forget\``,
+        );
+      }
+      start = tip + 1;
+    }
+    await this.resolveGaps();
     chain.on('connect', this.onConnect);
     chain.on('disconnect', this.onDisconnect);
-    const stored = await ledger.getMark<{ height: number }>(MARK);
-    this.scanned = Math.max(1, (stored?.height ?? 1) - RESCAN_MARGIN);
+    this.scanned = start;
     await this.serial(() => this.scan());
     this.timer = setInterval(() => void this.serial(() => this.expire()), this.checkMs);
     this.timer.unref();
@@ -149,6 +234,63 @@ export class UnhonoredPayments {
   /** Valid payments mined and waiting for their settle (within the window). */
   get awaitingCount(): number {
     return this.awaited.size;
+  }
+
+  /** The stretches of chain the ledger never judged, with the operator's choice once made. */
+  gapList(): readonly LedgerGap[] {
+    return this.gaps;
+  }
+
+  /** Whether `height` lies in a stretch the ledger never judged and the operator has not had refunded. */
+  inGap(height: number): boolean {
+    return this.gaps.some((g) => height >= g.from && height <= g.to);
+  }
+
+  /** Counts the invokes to a watched payee without a ledger record in `g`'s heights. */
+  private async countGap(g: Omit<LedgerGap, 'invokes' | 'amountBase'>): Promise<LedgerGap> {
+    let invokes = 0;
+    let amount = 0n;
+    await this.forEachUnrecorded(g, async (_id, _tx, p) => {
+      invokes++;
+      amount += p.amount;
+    });
+    return { ...g, invokes, amountBase: amount.toString() };
+  }
+
+  /**
+   * Calls `fn` for every invoke of `g` without a ledger record, in its heights of the best chain:
+   * this ledger's invokes (see `judged`) in a ledger restored from a backup (same seller id);
+   * every invoke to a watched payee under a new ledger, whose predecessor's seller id is lost.
+   */
+  private async forEachUnrecorded(g: Pick<LedgerGap, 'from' | 'to' | 'cause'>, fn: (id: string, tx: Tx, p: AgentInvokePayload) => Promise<void>): Promise<void> {
+    const { chain, ledger } = this.modules;
+    for (let h = g.from; h <= g.to && h <= chain.tip.height; h++) {
+      const entry = chain.getEntryByHeight(h);
+      const block = entry && (await chain.getBlock(entry.hashHex));
+      if (!block) continue;
+      const found = block.txs.flatMap((tx) => {
+        const p = this.watchedInvoke(tx);
+        return p && (g.cause === 'new_ledger_on_old_chain' || this.judged(p, h, true)) ? [{ id: toHex(computeTxId(encodeTx(tx))), tx, p }] : [];
+      });
+      const known = await ledger.hasMany(found.map((f) => f.id));
+      for (const [i, f] of found.entries()) if (!known[i]) await fn(f.id, f.tx, f.p);
+    }
+  }
+
+  /** Carries out the operator's choices: a gap to refund is refunded and dropped; a forgotten one stays (its payments are never served). */
+  private async resolveGaps(): Promise<void> {
+    const toRefund = this.gaps.filter((g) => g.resolution === 'refund');
+    if (toRefund.length === 0) return;
+    for (const g of toRefund) {
+      let n = 0;
+      await this.forEachUnrecorded(g, async (id, tx, p) => {
+        n++;
+        await this.refuse(id, tx.from, p, { reason: UnhonoredReason.LEDGER_GAP, message: `payment ${id} was mined at height ${g.from}-${g.to}, a stretch the node's ledger had no record of; the operator chose to refund such payments` });
+      });
+      this.log.warn({ from: g.from, to: g.to, refunded: n }, 'ledger gap: payments refunded as the operator chose');
+    }
+    this.gaps = this.gaps.filter((g) => g.resolution !== 'refund');
+    await this.modules.ledger.putMark(GAPS_MARK, this.gaps);
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -175,7 +317,7 @@ export class UnhonoredPayments {
     const watched: { id: string; tx: Tx; invoke: AgentInvokePayload }[] = [];
     block.txs.forEach((tx, i) => {
       const invoke = this.watchedInvoke(tx);
-      if (invoke) watched.push({ id: toHex(txIds?.[i] ?? computeTxId(encodeTx(tx))), tx, invoke });
+      if (invoke && this.judged(invoke, entry.height)) watched.push({ id: toHex(txIds?.[i] ?? computeTxId(encodeTx(tx))), tx, invoke });
     });
     // One ledger read for the block's invokes: most were settled (or are being settled) already.
     const known = await this.modules.ledger.hasMany(watched.map((w) => w.id));
@@ -225,13 +367,24 @@ export class UnhonoredPayments {
     await this.saveMark();
   }
 
-  /** The mark: the lowest height holding an awaited payment, else the next height to scan. */
+  /** The mark: the lowest height holding an awaited payment, else the next height to scan; and the next height to scan. */
   private async saveMark(): Promise<void> {
     let height = this.scanned;
     for (const a of this.awaited.values()) height = Math.min(height, a.height);
-    if (height === this.mark) return;
+    if (height === this.mark && this.scanned === this.savedScanned) return;
     this.mark = height;
-    await this.modules.ledger.putMark(MARK, { height });
+    this.savedScanned = this.scanned;
+    await this.modules.ledger.putMark(MARK, { height, scanned: this.scanned } satisfies Mark);
+  }
+
+  /**
+   * Whether this ledger judges a watched invoke mined at `height`: not in a gap it never judged,
+   * and committed to this seller (or to none, or mined before commitments: see module comment).
+   */
+  private judged(p: AgentInvokePayload, height: number, evenInGap = false): boolean {
+    if (!evenInGap && this.inGap(height)) return false;
+    if (!p.requestHash || height < this.commitmentsSince) return true;
+    return sellerOfCommitment(p.requestHash) === this.modules.ledger.sellerId;
   }
 
   /** The invoke's payload when `tx` is an agent_invoke paying a watched payee. */
@@ -261,6 +414,7 @@ export class UnhonoredPayments {
 
   /** Why the node can never execute this invoke, whoever settles it and whenever. */
   private intrinsicReason(p: AgentInvokePayload): { reason: UnhonoredReason; message: string } | undefined {
+    if (!p.requestHash) return { reason: UnhonoredReason.MISSING_COMMITMENT, message: 'the payment carries no request commitment (requestHash), so no settle can prove its payer; pay again as the quote describes (extra.commitment)' };
     const def = this.modules.catalog.get(p.serviceId);
     if (!def) return { reason: UnhonoredReason.UNKNOWN_SERVICE, message: `no service ${p.serviceId} on this node` };
     const honorable = isHonorable(this.modules.catalog, def);
@@ -308,7 +462,7 @@ export class UnhonoredPayments {
    */
   async refuseIfUnhonored(stored: StoredTx): Promise<PaymentRecord | undefined> {
     const invoke = this.watchedInvoke(stored.tx);
-    if (!invoke) return undefined;
+    if (!invoke || !this.judged(invoke, stored.height)) return undefined;
     let why = this.intrinsicReason(invoke);
     if (!why) {
       const entry = this.modules.chain.getEntryByHash(stored.blockHash);

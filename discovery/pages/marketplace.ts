@@ -47,9 +47,9 @@ ${s.healthStatus === 'down' ? '<p class="muted">Not available on this node right
 <pre class="cli" tabindex="0"><code>${esc(ex.cli)}</code></pre>
 <details>
 <summary>With curl</summary>
-<p>1. Ask for the quote (HTTP 402 with the exact price, <code>payTo</code> and <code>requestHash</code>):</p>
+<p>1. Ask for the quote (HTTP 402 with the exact price, <code>payTo</code> and the seller id <code>extra.sellerId</code>):</p>
 <pre tabindex="0"><code>${esc(ex.curlQuote)}</code></pre>
-<p>2. Pay the <code>native-x402</code> option: an <code>agent_invoke</code> for exactly <code>maxAmountRequired</code> to <code>payTo</code>, broadcast to <code>${esc(v.snap.baseUrl)}/api/v1/tx</code>. 3. Settle with its id:</p>
+<p>2. Pay the <code>native-x402</code> option: an <code>agent_invoke</code> for exactly <code>maxAmountRequired</code> to <code>payTo</code> whose <code>requestHash</code> commits to the seller id, the service, the request and a secret salt of yours (<code>extra.commitment</code>, see the agents' guide in the node's docs), broadcast to <code>${esc(v.snap.baseUrl)}/api/v1/tx</code>. 3. Settle with its id:</p>
 <pre tabindex="0"><code>${esc(ex.curlPaid)}</code></pre>
 </details>
 </article></li>`;

@@ -128,6 +128,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     health: m.registry.liveHealth ? withLiveHealth(prober, m.registry.liveHealth) : prober,
     now: now(),
     payTo: m.paidCalls.nativePayTo,
+    seller: m.paidCalls.nativeSeller,
     usdc,
     nodeVersion: opts.version,
     agents: m.registry.agents?.().map((a) => ({ name: a.name, address: a.address, description: a.description, capabilities: [...a.capabilities], online: a.online })),

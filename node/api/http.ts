@@ -65,6 +65,11 @@ export interface HttpModules {
   readonly middleware?: readonly Koa.Middleware[];
   /** Extra fields merged into `GET /api/v1/status` (peers, sync progress, stratum…), computed per request. */
   readonly statusExtras?: readonly (() => Record<string, unknown> | Promise<Record<string, unknown>>)[];
+  /**
+   * The node's own policy on submitted transactions, before the mempool: throws a NodeError to
+   * refuse one (a payment to this node's payee that no settle could ever claim).
+   */
+  readonly admitTx?: (bytes: Uint8Array) => void;
 }
 
 /** Largest `limit` of list routes. */
@@ -157,6 +162,7 @@ export function createHttpApp(opts: HttpOptions, modules: HttpModules): Koa {
       // refused below
     }
     if (!bytes?.length) throw new NodeError(HttpErrorCode.INVALID_TX_HEX, 'tx must be a non-empty, even-length hex string');
+    modules.admitTx?.(bytes);
     const result = await mempool.add(bytes);
     log.info({ txId: result.id }, 'tx accepted');
     // queued: kept beyond a nonce gap, neither relayed nor mined until the missing nonces come (docs/operators-guide.md#mempool-policy).

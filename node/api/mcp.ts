@@ -14,8 +14,8 @@
  *   - called without `_meta["x402/payment"]`: a result with `isError: true` whose
  *     `structuredContent` is the payment-required object — the same Quote as the HTTP 402, both
  *     rails — and whose `content[0].text` is `{"x402/error": {"code": 402, "message", "data"}}`;
- *   - called again with `_meta["x402/payment"] = {"txId": "<agent_invoke id>"}`: settled exactly as
- *     `POST /api/x402/:serviceId` with `payment.txId` (same checks, same ledger, same refunds), and
+ *   - called again with `_meta["x402/payment"] = {"txId": "<agent_invoke id>", "salt": "<hex>"}`: settled exactly as
+ *     `POST /api/x402/:serviceId` with `payment` (same checks, same ledger, same refunds), and
  *     answered with the result, `structuredContent` = `{paid, result, receipt}` and
  *     `_meta["x402/payment-response"]` = the receipt plus the convention's `success`,
  *     `transaction`, `network`, `payer`;
@@ -136,7 +136,7 @@ function serviceTool(def: ServiceDefinition, m: McpModules): Tool {
     description:
       `${def.description}. Paid: ${formatAmount(def.priceBase)} NATIVE (${dollarText(atomic)}) per call with x402. Call without payment to get the quote ` +
       `(isError, structuredContent = payment requirements); pay the native-x402 option with an agent_invoke, then call again with ` +
-      `_meta["x402/payment"] = {"txId": "<id>"}.${available ? '' : ' Currently unavailable on this node.'}`,
+      `_meta["x402/payment"] = {"txId": "<id>", "salt": "<your salt>"}.${available ? '' : ' Currently unavailable on this node.'}`,
     inputSchema: toolInputSchema(def),
     annotations: { title: def.name, readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: !def.nodeOperated },
     _meta: { 'x402/paid': true, serviceId: def.id, category: def.category, priceAman: Number(def.priceBase) / 1e8, priceBase: def.priceBase.toString(), priceUsd: Number(atomic) / 1e6, available },
@@ -208,22 +208,22 @@ function requestOf(def: ServiceDefinition, raw: unknown): { ok: true; request: s
   return { ok: false, message: `request must be a string for ${def.id}` };
 }
 
-/** The txId of `_meta["x402/payment"]`: `{txId}` or an x402-style `{payload: {txId}}`. */
-function paymentTxId(payment: unknown): string | undefined {
+/** The native payment of `_meta["x402/payment"]`: `{txId, salt}` or an x402-style `{payload: {txId, salt}}`. */
+function nativePayment(payment: unknown): { txId: string; salt?: string } | undefined {
   if (typeof payment !== 'object' || payment === null) return undefined;
-  const p = payment as { txId?: unknown; payload?: { txId?: unknown } };
-  if (typeof p.txId === 'string') return p.txId;
-  if (typeof p.payload === 'object' && p.payload !== null && typeof p.payload.txId === 'string') return p.payload.txId;
-  return undefined;
+  const outer = payment as { txId?: unknown; payload?: unknown };
+  const p = (typeof outer.txId === 'string' ? outer : typeof outer.payload === 'object' && outer.payload !== null ? outer.payload : outer) as { txId?: unknown; salt?: unknown };
+  if (typeof p.txId !== 'string' || (p.salt !== undefined && typeof p.salt !== 'string')) return undefined;
+  return { txId: p.txId, ...(typeof p.salt === 'string' ? { salt: p.salt } : {}) };
 }
 
-/** The payment of `_meta["x402/payment"]`: an x402 `exact` payload (USDC, passed on decoded), `{txId}` or `{payload: {txId}}` (native). */
+/** The payment of `_meta["x402/payment"]`: an x402 `exact` payload (USDC, passed on decoded), `{txId, salt}` or `{payload: {txId, salt}}` (native). */
 function paymentOf(payment: unknown): PaymentProof | undefined {
   if (payment === undefined || payment === null) return undefined;
   if (isUsdcPayment(payment)) return { rail: 'usdc', payload: payment };
-  const txId = paymentTxId(payment);
-  if (txId === undefined) return { rail: 'native', malformed: { code: PaymentErrorCode.INVALID_PAYMENT, message: `_meta["${X402_PAYMENT_META}"] must be {"txId": "<id of your agent_invoke transaction>"}` } };
-  return { rail: 'native', txId };
+  const native = nativePayment(payment);
+  if (native === undefined) return { rail: 'native', malformed: { code: PaymentErrorCode.INVALID_PAYMENT, message: `_meta["${X402_PAYMENT_META}"] must be {"txId": "<id of your agent_invoke transaction>", "salt": "<the 64-hex secret its requestHash commits to>"}` } };
+  return { rail: 'native', ...native };
 }
 
 /** An x402 payment payload of the `exact` scheme (v1 or v2): the decoded `X-PAYMENT` value. */
@@ -315,8 +315,8 @@ export async function createMcpServer(m: McpModules, baseUrl: string): Promise<S
       instructions:
         `Paid services of a ${m.params.network} node, one tool per service, sold per call with x402. ` +
         `Use ${FREE_TOOLS.search} to find a service and ${FREE_TOOLS.quote} for its price. A paid tool called without payment returns isError with the ` +
-        `payment requirements; pay the native-x402 option (an agent_invoke for exactly maxAmountRequired to payTo with the quoted requestHash, broadcast ` +
-        `with POST ${baseUrl}/api/v1/tx), then call the tool again with the same arguments and _meta["x402/payment"] = {"txId": "<id>"}.`,
+        `payment requirements; pay the native-x402 option (an agent_invoke for exactly maxAmountRequired to payTo whose requestHash is the commitment described by extra.commitment over extra.sellerId, the tool, the request and a secret salt of yours, broadcast ` +
+        `with POST ${baseUrl}/api/v1/tx), then call the tool again with the same arguments and _meta["x402/payment"] = {"txId": "<id>", "salt": "<the salt>"}.`,
       jsonSchemaValidator: sdk.validator,
     },
   );

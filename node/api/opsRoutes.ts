@@ -57,10 +57,12 @@ export function createOpsRouter(m: OpsRouteModules): Router {
 }
 
 /** The node's readiness conditions from its parts' states. */
-export function nodeReadiness(s: { chainOpen: () => boolean; syncing: () => boolean; serving: () => boolean }): () => ReadinessCheck[] {
+export function nodeReadiness(s: { chainOpen: () => boolean; syncing: () => boolean; serving: () => boolean; refundsStuck?: () => number }): () => ReadinessCheck[] {
   return () => [
     s.chainOpen() ? { name: 'chain', ok: true } : { name: 'chain', ok: false, reason: 'chain_closed' },
     s.syncing() ? { name: 'sync', ok: false, reason: 'node_syncing' } : { name: 'sync', ok: true },
     s.serving() ? { name: 'http', ok: true } : { name: 'http', ok: false, reason: 'http_not_serving' },
+    // Refunds the payee cannot cover: the node sells nothing new (503 payee_underfunded) until it can.
+    (s.refundsStuck?.() ?? 0) > 0 ? { name: 'refunds', ok: false, reason: 'payee_underfunded' } : { name: 'refunds', ok: true },
   ];
 }

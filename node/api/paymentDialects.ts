@@ -166,8 +166,10 @@ export class PaymentAuth {
     if (request.methodDetails?.resource !== resource) return bad(PaymentAuthErrorCode.CHALLENGE_MISMATCH, `the challenge is for ${String(request.methodDetails?.resource)}, not ${resource}`);
     const payload = cred.payload as Record<string, unknown>;
     if (c.method === PaymentAuthMethod.NATIVE) {
-      if (typeof payload.txId !== 'string') return { rail: 'native', malformed: { code: PaymentAuthErrorCode.INVALID_CREDENTIAL, message: 'the native payload is {"txId": "<id of your agent_invoke transaction>"}' } };
-      return { rail: 'native', txId: payload.txId };
+      if (typeof payload.txId !== 'string' || (payload.salt !== undefined && typeof payload.salt !== 'string')) {
+        return { rail: 'native', malformed: { code: PaymentAuthErrorCode.INVALID_CREDENTIAL, message: 'the native payload is {"txId": "<id of your agent_invoke transaction>", "salt": "<the 64-hex secret its requestHash commits to>"}' } };
+      }
+      return { rail: 'native', txId: payload.txId, ...(typeof payload.salt === 'string' ? { salt: payload.salt } : {}) };
     }
     if (c.method === PaymentAuthMethod.X402_EXACT) return { rail: 'usdc', payload };
     return bad(PaymentAuthErrorCode.INVALID_CREDENTIAL, `unknown payment method ${c.method}; this node offers ${Object.values(PaymentAuthMethod).join(', ')}`);

@@ -66,13 +66,13 @@ function paymentOf(ctx: Koa.Context, body: CallBody, auth: PaymentAuth, resource
     return { rail: 'usdc', header };
   }
   if (!inBody) return undefined;
-  const payment = body.payment as { txId?: unknown };
-  if (typeof payment !== 'object' || typeof payment.txId !== 'string') {
-    return { rail: 'native', malformed: { code: PaymentErrorCode.INVALID_PAYMENT, message: 'payment must be {"txId": "<id of your agent_invoke transaction>"}' } };
+  const payment = body.payment as { txId?: unknown; salt?: unknown };
+  if (typeof payment !== 'object' || typeof payment.txId !== 'string' || (payment.salt !== undefined && typeof payment.salt !== 'string')) {
+    return { rail: 'native', malformed: { code: PaymentErrorCode.INVALID_PAYMENT, message: 'payment must be {"txId": "<id of your agent_invoke transaction>", "salt": "<the 64-hex secret its requestHash commits to>"}' } };
   }
   const waitMs = waitMsOf(ctx);
   if (typeof waitMs !== 'number') return { rail: 'native', malformed: waitMs };
-  return { rail: 'native', txId: payment.txId, waitMs };
+  return { rail: 'native', txId: payment.txId, ...(typeof payment.salt === 'string' ? { salt: payment.salt } : {}), waitMs };
 }
 
 /** How the caller asked for the USDC option alone: `?rail=usdc` or `Prefer: rail=usdc` (RFC 7240). */

@@ -38,7 +38,7 @@ let withoutPayee: { server: Server; url: string; d: Discovery };
 beforeAll(async () => {
   const nativeUsd = createReferencePriceSource(params);
   // No call is paid here: the native rail only names the payee.
-  const native: NativeRail = { payTo: 'tnative1fq5h86uq8gu52f0elvehyfel7428h33q4pgmde', settle: () => Promise.reject(new Error('not paid here')) };
+  const native: NativeRail = { payTo: 'tnative1fq5h86uq8gu52f0elvehyfel7428h33q4pgmde', sellerId: '0123456789abcdef', requiredConfirmations: 1, settle: () => Promise.reject(new Error('not paid here')) };
   const core = (rail?: NativeRail) => createPaidCallCore({ catalog: registry, native: rail, params, nativeUsd, requestBudgetMs: 60_000 });
   const base = { registry, usage, nativeUsd, params, context, now: () => clock };
   const d1 = createDiscovery({ version: '0.1.0' }, { ...base, paidCalls: core(native) });

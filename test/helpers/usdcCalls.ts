@@ -61,6 +61,8 @@ export async function startUsdcCalls(facilitator: Partial<Omit<FacilitatorClient
   };
   const native: NativeRail = {
     payTo: encodeAddress(getDevPayeeKeyPair().address, params.hrp),
+    sellerId: '0123456789abcdef',
+    requiredConfirmations: 1,
     settle: () => Promise.reject(new Error('no native payment is made in the USDC tests')),
   };
   const context = { log: silentLogger, now: Date.now } as unknown as ServiceRunContext;

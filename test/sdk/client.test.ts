@@ -9,11 +9,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/g
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encodeAddress } from '../../consensus/address.js';
-import { fromHex, sha256, toHex } from '../../consensus/hash.js';
+import { fromHex, toHex } from '../../consensus/hash.js';
 import { decodeTx, txId as computeTxId, TxType, type Tx } from '../../consensus/tx.js';
 import { agentInvoke, type AgentInvokePayload } from '../../consensus/txTypes/agentInvoke.js';
 import { signedSize } from '../../consensus/txBuilder.js';
-import { AgentErrorCode, createAgentClient, isAgentClientError, parseQuote, requestHashOf, type AgentClient, type AgentEvent } from '../../sdk/client.js';
+import { AgentErrorCode, COMMITMENT_SCHEME, createAgentClient, isAgentClientError, parseQuote, requestCommitment, type AgentClient, type AgentEvent } from '../../sdk/client.js';
 import { testKey } from '../helpers/keys.js';
 import { createFilePaymentStore, createMemoryPaymentStore } from '../../sdk/pendingPayments.js';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -27,6 +27,8 @@ const agentAddr = encodeAddress(agent.address, HRP);
 const provider = testKey('x402-provider');
 const providerAddr = encodeAddress(provider.address, HRP);
 const PRICE = 200_000n; // 0.002 NATIVE
+/** The fake node's seller (ledger) id. */
+const SELLER = '0123456789abcdef';
 
 /** How the fake node answers settles of one service. */
 type SettleMode =
@@ -62,6 +64,8 @@ interface Fake {
   /** Rewrites the quote body (to test malformed quotes). */
   quoteHook?: (body: Record<string, unknown>) => unknown;
   broadcastError?: { status: number; code: string };
+  /** With `broadcastError`: the refused tx is mined anyway (its nonce was used by this very payment, mined meanwhile). */
+  minedOnRefusal?: boolean;
   /** The next `lose` broadcasts are answered 200 and forgotten (a crash before the block, mempool file lost). */
   lose?: number;
   /** Raw hex of every broadcast, lost ones included. */
@@ -108,13 +112,15 @@ function nativeOption(f: Fake, serviceId: string, request: string | undefined): 
       priceNative: '0.002',
       decimals: 8,
       broadcast: '/api/v1/tx',
-      ...(request ? { requestHash: requestHashOf(request) } : {}),
+      sellerId: SELLER,
+      commitment: COMMITMENT_SCHEME,
+      confirmations: 1,
     },
   };
 }
 
 /** The settle path: the ARCHITECTURE.md checks from the fake's "chain", then the mode's answer. */
-function settleAnswer(f: Fake, serviceId: string, request: string | undefined, txIdHex: string): { status: number; body: unknown } | 'drop' {
+function settleAnswer(f: Fake, serviceId: string, request: string | undefined, txIdHex: string, salt: unknown): { status: number; body: unknown } | 'drop' {
   const stored = f.stored.get(txIdHex);
   if (stored) return stored;
   const entry = f.txs.find((t) => t.id === txIdHex);
@@ -124,7 +130,8 @@ function settleAnswer(f: Fake, serviceId: string, request: string | undefined, t
   if (p.serviceId !== serviceId) return { status: 400, body: { error: { code: 'wrong_service', message: `paid for ${p.serviceId}` } } };
   if (encodeAddress(p.payTo, HRP) !== providerAddr) return { status: 400, body: { error: { code: 'wrong_payee', message: 'wrong payee' } } };
   if (p.amount !== PRICE) return { status: 400, body: { error: { code: 'amount_mismatch', message: 'wrong amount' } } };
-  if (p.requestHash && toHex(p.requestHash) !== requestHashOf(request ?? '')) return { status: 400, body: { error: { code: 'request_mismatch', message: 'request differs' } } };
+  if (typeof salt !== 'string' || !/^[0-9a-f]{64}$/.test(salt)) return { status: 400, body: { error: { code: 'invalid_payment', message: 'payment.salt is required' } } };
+  if (!p.requestHash || toHex(p.requestHash) !== requestCommitment({ sellerId: SELLER, serviceId, request, salt })) return { status: 402, body: { error: { code: 'request_mismatch', message: 'commitment differs' } } };
   const mode = f.modes.get(serviceId) ?? { kind: 'ok' };
   const n = (f.seen.get(txIdHex) ?? 0) + 1;
   f.seen.set(txIdHex, n);
@@ -162,6 +169,12 @@ async function handle(f: Fake, req: IncomingMessage, res: ServerResponse): Promi
   }
   const body = await readBody(req);
   if (req.method === 'POST' && url.pathname === '/api/v1/tx') {
+    if (f.broadcastError && f.minedOnRefusal) {
+      const bytes = fromHex(String(body.tx));
+      const tx = decodeTx(bytes);
+      const id = toHex(computeTxId(bytes));
+      if (!f.txs.some((t) => t.id === id)) f.txs.push({ id, tx, payload: agentInvoke.decodePayload(tx.payload), size: bytes.length });
+    }
     if (f.broadcastError) return send(res, f.broadcastError.status, { error: { code: f.broadcastError.code, message: 'refused by the test' } });
     const bytes = fromHex(String(body.tx));
     const tx = decodeTx(bytes);
@@ -180,7 +193,7 @@ async function handle(f: Fake, req: IncomingMessage, res: ServerResponse): Promi
   if (req.method === 'POST' && m) {
     const serviceId = decodeURIComponent(m[1]);
     const request = typeof body.request === 'string' ? body.request : undefined;
-    const payment = body.payment as { txId?: unknown } | undefined;
+    const payment = body.payment as { txId?: unknown; salt?: unknown } | undefined;
     if (!KNOWN.has(serviceId)) return send(res, 404, { error: { code: 'unknown_service', message: `no service ${serviceId}` } });
     if (serviceId === 'native-slow') return send(res, 503, { error: { code: 'service_unavailable', message: 'down' } });
     if (request === 'bad input') return send(res, 400, { error: { code: 'invalid_request', message: 'request must be an IANA zone' } });
@@ -198,7 +211,7 @@ async function handle(f: Fake, req: IncomingMessage, res: ServerResponse): Promi
       return send(res, 402, f.quoteHook ? f.quoteHook(q) : q);
     }
     f.settles.push({ path: url.pathname + url.search, body });
-    const a = settleAnswer(f, serviceId, request, String(payment.txId));
+    const a = settleAnswer(f, serviceId, request, String(payment.txId), payment.salt);
     if (a === 'drop') {
       req.socket.destroy();
       return;
@@ -285,20 +298,25 @@ describe('quote', () => {
       payTo: providerAddr,
       network: 'native-devnet',
       chainId: CHAIN_ID,
-      requestHash: toHex(sha256(new TextEncoder().encode('Europe/Berlin'))),
+      sellerId: SELLER,
+      confirmations: 1,
       endpoint: `${fake.url}/api/x402/native-world-clock`,
       usdc: { maxAmountRequired: '2000', network: 'base' },
     });
+    expect(q.salt).toMatch(/^[0-9a-f]{64}$/);
+    expect(q.requestHash).toBe(requestCommitment({ sellerId: SELLER, serviceId: 'native-world-clock', request: 'Europe/Berlin', salt: q.salt }));
+    // A fresh secret for every quote.
+    expect((await c.quote('native-world-clock', 'Europe/Berlin')).salt).not.toBe(q.salt);
     expect(q.requirement.scheme).toBe('native-x402');
     expect(q.requirement.extra.broadcast).toBe('/api/v1/tx');
-    expect(fake.quotes).toEqual([{ path: '/api/x402/native-world-clock', body: { request: 'Europe/Berlin' } }]);
+    expect(fake.quotes[0]).toEqual({ path: '/api/x402/native-world-clock', body: { request: 'Europe/Berlin' } });
   });
 
-  test('without a request: empty body, no requestHash', async () => {
+  test('without a request: empty body, the payment commits to the empty request', async () => {
     const { c } = client();
     const q = await c.quote('native-world-clock');
     expect(q.request).toBeUndefined();
-    expect(q.requestHash).toBeUndefined();
+    expect(q.requestHash).toBe(requestCommitment({ sellerId: SELLER, serviceId: 'native-world-clock', request: '', salt: q.salt }));
     expect(fake.quotes[0].body).toEqual({});
   });
 
@@ -320,7 +338,9 @@ describe('quote', () => {
 
   test.each<[string, (o: Record<string, unknown>, extra: Record<string, unknown>) => void]>([
     ['a quote for another service', (_o, x) => (x.serviceId = 'native-weather')],
-    ['a requestHash of another request', (_o, x) => (x.requestHash = requestHashOf('Asia/Tokyo'))],
+    ['another commitment scheme', (_o, x) => (x.commitment = 'native-x402/request-commitment/v0')],
+    ['no seller id', (_o, x) => delete x.sellerId],
+    ['a seller id that is not 16 hex characters', (_o, x) => (x.sellerId = 'ABCDEF')],
     ['a float amount', (o) => (o.maxAmountRequired = '0.002')],
     ['a zero amount', (o) => (o.maxAmountRequired = '0')],
     ['priceNative disagreeing with maxAmountRequired', (_o, x) => (x.priceNative = '0.02')],
@@ -365,12 +385,12 @@ describe('call', () => {
     expect(payload.serviceId).toBe('native-world-clock');
     expect(payload.amount).toBe(PRICE);
     expect(encodeAddress(payload.payTo, HRP)).toBe(providerAddr);
-    expect(toHex(payload.requestHash!)).toBe(requestHashOf('Europe/Berlin'));
+    expect(toHex(payload.requestHash!)).toBe(requestCommitment({ sellerId: SELLER, serviceId: 'native-world-clock', request: 'Europe/Berlin', salt: r.salt }));
     expect(r.txId).toBe(id);
     expect(r.feeBase).toBe(tx.fee);
     expect(r.result).toEqual({ serviceId: 'native-world-clock', echo: 'Europe/Berlin' });
     expect(r.receipt).toEqual({ serviceId: 'native-world-clock', caller: agentAddr, amount: 0.002, amountBase: '200000', txId: id, blockHash: 'cd'.repeat(32), height: 12, network: 'native-devnet' });
-    expect(fake.settles).toEqual([{ path: '/api/x402/native-world-clock?wait=10', body: { request: 'Europe/Berlin', payment: { txId: id } } }]);
+    expect(fake.settles).toEqual([{ path: '/api/x402/native-world-clock?wait=10', body: { request: 'Europe/Berlin', payment: { txId: id, salt: r.salt } } }]);
     expect(events).toEqual(['quoted', 'paid']);
   });
 
@@ -381,7 +401,7 @@ describe('call', () => {
     const [{ tx, payload, size }] = fake.txs;
     expect(tx.publicKey).toBeUndefined();
     expect(tx.nonce).toBe(5n);
-    expect(payload.requestHash).toBeUndefined();
+    expect(payload.requestHash).toBeDefined(); // a commitment to the empty request, never none
     expect(size).toBe(signedSize(tx));
     expect(tx.fee).toBe(3n * BigInt(size));
   });
@@ -572,6 +592,18 @@ describe('payments the node lost (re-broadcast)', () => {
     fake.broadcastError = undefined;
     expect((await codeOf(c.settle(q, txId, { timeoutMs: 5_000 }))).code).toBe('payment_not_found');
     expect(fake.broadcasts).toHaveLength(1);
+  });
+
+  test('a payment mined between the node\'s payment_not_found and the broadcast again (nonce used) is looked for again, not reported lost', async () => {
+    const { c } = client();
+    const q = await c.quote('native-world-clock', 'UTC');
+    fake.lose = 1;
+    const txId = await c.pay(q);
+    fake.broadcastError = { status: 422, code: 'tx_bad_nonce' };
+    fake.minedOnRefusal = true;
+    const r = await c.settle(q, txId, { timeoutMs: 10_000 });
+    expect(r.txId).toBe(txId);
+    expect(r.result).toEqual({ serviceId: 'native-world-clock', echo: 'UTC' });
   });
 
   test('a lost earlier payment is broadcast again before a new one, so nonces have no gap', async () => {

@@ -15,7 +15,7 @@ import { outcomeBody, refusal, type PaidCallOutcome, type SettleOutcome } from '
 import { createPaidCallCore, type PaidCallModules } from '../../x402/paidCall.js';
 import type { NativeRail, ServiceCatalog, UsdcRail } from '../../x402/ports.js';
 import { createReferencePriceSource } from '../../x402/pricing.js';
-import { requestHashOf, type PaymentRequirements } from '../../x402/wire.js';
+import { COMMITMENT_SCHEME, type PaymentRequirements } from '../../x402/wire.js';
 import { stubService } from '../helpers/stubService.js';
 
 const params = createDevnetChainParams({ genesisBits: 0x207fffff });
@@ -28,12 +28,14 @@ const catalog: ServiceCatalog = {
 };
 
 /** A native rail that answers `next` and records its arguments. */
-function recordingNative(next: SettleOutcome): NativeRail & { calls: { def: ServiceDefinition; request?: string; input: unknown; txId: string; waitMs: number }[] } {
-  const calls: { def: ServiceDefinition; request?: string; input: unknown; txId: string; waitMs: number }[] = [];
+function recordingNative(next: SettleOutcome): NativeRail & { calls: { def: ServiceDefinition; request?: string; input: unknown; txId: string; salt?: string; waitMs: number }[] } {
+  const calls: { def: ServiceDefinition; request?: string; input: unknown; txId: string; salt?: string; waitMs: number }[] = [];
   return {
     payTo: 'tnative1payee',
+    sellerId: '0123456789abcdef',
+    requiredConfirmations: 1,
     calls,
-    settle: async (def, request, input, txId, waitMs) => (calls.push({ def, request, input, txId, waitMs }), next),
+    settle: async (def, request, input, proof, waitMs) => (calls.push({ def, request, input, txId: proof.txId, salt: proof.salt, waitMs }), next),
   };
 }
 
@@ -79,7 +81,8 @@ describe('quotes and settlements', () => {
     if (o.kind !== 'quote') return;
     expect(o.status).toBe(402);
     expect(o.quote.accepts.map((a) => a.scheme)).toEqual(['native-x402', 'exact']);
-    expect(o.quote.accepts[0]).toMatchObject({ resource: `${BASE}/api/x402/${echo.id}`, payTo: 'tnative1payee', extra: { requestHash: requestHashOf('Europe/Berlin'), serviceId: echo.id } });
+    expect(o.quote.accepts[0]).toMatchObject({ resource: `${BASE}/api/x402/${echo.id}`, payTo: 'tnative1payee', extra: { sellerId: '0123456789abcdef', commitment: COMMITMENT_SCHEME, confirmations: 1, serviceId: echo.id } });
+    expect(o.quote.accepts[0]!.extra).not.toHaveProperty('requestHash'); // the payer's commitment: only the payer can make it
   });
 
   test('a native refusal carries the quote; over HTTP it is a 402 with accepts and the coded error', async () => {
@@ -97,18 +100,34 @@ describe('quotes and settlements', () => {
     );
     await server.start();
     try {
-      const res = await fetch(`${server.url}/api/x402/${echo.id}?wait=3`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'hi', payment: { txId: 'ab'.repeat(32) } }) });
+      const res = await fetch(`${server.url}/api/x402/${echo.id}?wait=3`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'hi', payment: { txId: 'ab'.repeat(32), salt: '5a'.repeat(32) } }) });
       const body = (await res.json()) as { accepts: { scheme: string }[]; error: { code: string } };
       expect(res.status).toBe(402);
       expect(body.accepts.map((a) => a.scheme)).toEqual(['native-x402']);
       expect(body.error.code).toBe('request_mismatch');
-      expect(native.calls[1].waitMs).toBe(3_000);
+      expect(native.calls[1]).toMatchObject({ waitMs: 3_000, txId: 'ab'.repeat(32), salt: '5a'.repeat(32) });
+      // A salt that is not a string is a malformed payment, refused before the rail.
+      const badSalt = await fetch(`${server.url}/api/x402/${echo.id}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'hi', payment: { txId: 'ab'.repeat(32), salt: 7 } }) });
+      expect({ status: badSalt.status, code: ((await badSalt.json()) as { error: { code: string } }).error.code }).toEqual({ status: 400, code: 'invalid_payment' });
       const badWait = await fetch(`${server.url}/api/x402/${echo.id}?wait=99`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'hi', payment: { txId: 'ab'.repeat(32) } }) });
       expect({ status: badWait.status, code: ((await badWait.json()) as { error: { code: string } }).error.code }).toEqual({ status: 400, code: 'invalid_request' });
       expect(native.calls).toHaveLength(2);
     } finally {
       await server.stop();
     }
+  });
+
+  test('while the payee owes refunds it cannot cover: no new quote (503 payee_underfunded), but a payment already made still settles', async () => {
+    const native = recordingNative(mismatch);
+    let stuck = { count: 1, amountBase: 200_000n };
+    const c = core({ native, stuckRefunds: () => stuck });
+    const o = await c.call({ serviceId: echo.id, request: 'hi', baseUrl: BASE });
+    expect(o).toMatchObject({ kind: 'rejected', status: 503, error: { code: 'payee_underfunded', refundsStuck: 1, refundsStuckBase: '200000' } });
+    const paid = await c.call({ serviceId: echo.id, request: 'hi', baseUrl: BASE, payment: { rail: 'native', txId: 'ab'.repeat(32), salt: '5a'.repeat(32) } });
+    expect('error' in paid && paid.error.code).toBe('request_mismatch'); // the rail's own answer: it ran
+    expect(native.calls).toHaveLength(1);
+    stuck = { count: 0, amountBase: 0n };
+    expect((await c.call({ serviceId: echo.id, request: 'hi', baseUrl: BASE })).status).toBe(402);
   });
 
   test('malformed payments, USDC while the rail is off, and syncing are refused with the quote before any rail runs', async () => {

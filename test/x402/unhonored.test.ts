@@ -15,7 +15,8 @@ import { createMempool, type Mempool } from '../../chain/mempool.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { COIN } from '../../consensus/params.js';
-import { sha256, toHex } from '../../consensus/hash.js';
+import { fromHex, toHex } from '../../consensus/hash.js';
+import { requestCommitment } from '../../x402/wire.js';
 import { encodeTx, signTx, txId, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
 import { agentInvoke, decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
 import { refund as refundType } from '../../consensus/txTypes/refund.js';
@@ -113,11 +114,19 @@ async function teardown(e: Env, closeChain = true): Promise<void> {
   await e.chain.close();
 }
 
-async function invoke(e: Env, o: { serviceId: string; amount?: bigint; request?: string; from?: HybridKeyPair }): Promise<{ tx: Tx; id: string }> {
+/** The payer's secret of the tests' payments. */
+const SALT = '5a'.repeat(32);
+
+/**
+ * Pays `serviceId` committing to `request` (none = the empty string) with SALT at `e`'s seller
+ * (`seller` replaces it: another node's ledger); `requestHash: null` pays without a commitment.
+ */
+async function invoke(e: Env, o: { serviceId: string; amount?: bigint; request?: string; from?: HybridKeyPair; seller?: string; requestHash?: null }): Promise<{ tx: Tx; id: string }> {
   const from = o.from ?? agent;
   const nonce = e.nonces.get(from) ?? 0n;
   e.nonces.set(from, nonce + 1n);
-  const payload = agentInvoke.encodePayload({ serviceId: o.serviceId, payTo: payee.address, amount: o.amount ?? PRICE, requestHash: o.request === undefined ? undefined : sha256(new TextEncoder().encode(o.request)) });
+  const requestHash = o.requestHash === null ? undefined : fromHex(requestCommitment({ sellerId: o.seller ?? e.ledger.sellerId, serviceId: o.serviceId, request: o.request, salt: SALT }));
+  const payload = agentInvoke.encodePayload({ serviceId: o.serviceId, payTo: payee.address, amount: o.amount ?? PRICE, requestHash });
   const tx = signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.agent_invoke, nonce, fee: 30_000n, payload, publicKey: nonce === 0n ? from.publicKey : undefined }, from);
   await e.pool.add(encodeTx(tx));
   return { tx, id: toHex(txId(tx)) };
@@ -160,7 +169,7 @@ async function errorOf(p: Promise<SettleOutcome | RefusedOutcome | undefined>): 
 function settleAt(e: Env, serviceId: string, id: string, request?: string): Promise<SettleOutcome | RefusedOutcome | undefined> {
   const def = e.catalog.get(serviceId);
   if (!def || !e.catalog.isAvailable(def)) return e.settlement.settleRefused(id, 0);
-  return e.settlement.settle(def, request, request, id, 0);
+  return e.settlement.settle(def, request, request, { txId: id, salt: SALT }, 0);
 }
 
 describe('payments the node will not honour', () => {
@@ -195,7 +204,7 @@ describe('payments the node will not honour', () => {
     expect(second.code).toBe('payment_refunded');
     expect(second.payload).toEqual(first.payload);
     // A settle at another service, or with another request, gets the same answer.
-    expect((await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'other', 'other', id, 0))).payload).toEqual(first.payload);
+    expect((await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'other', 'other', { txId: id, salt: SALT }, 0))).payload).toEqual(first.payload);
     await mine(e);
     expect(await refundsOnChain(e.chain, id)).toBe(1);
     expect([...e.runs.values()].reduce((a, b) => a + b, 0)).toBe(0);
@@ -207,7 +216,7 @@ describe('payments the node will not honour', () => {
     const e = await setup({ start: false });
     const { id } = await invoke(e, { serviceId: 'native-echo', amount: PRICE - 1n });
     await mineFromPool(e.chain, e.pool, miner.address);
-    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, undefined, undefined, id, 0));
+    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, undefined, undefined, { txId: id, salt: SALT }, 0));
     expect(err.code).toBe('payment_refunded');
     const refundTxId = (err.payload as { refundTxId: string }).refundTxId;
     expect(e.pool.has(refundTxId)).toBe(true);
@@ -241,7 +250,7 @@ describe('the refund window', () => {
     const prompt = await invoke(e, { serviceId: 'native-echo', request: 'b' });
     await mine(e);
     expect(e.watcher.awaitingCount).toBe(2);
-    expect((await e.settlement.settle(e.catalog.get('native-echo')!, 'b', 'b', prompt.id, 0)).status).toBe(200);
+    expect((await e.settlement.settle(e.catalog.get('native-echo')!, 'b', 'b', { txId: prompt.id, salt: SALT }, 0)).status).toBe(200);
     e.clock.t += WINDOW_MS - 1;
     await (e.watcher as unknown as { expire(): Promise<void> }).expire();
     expect(await e.ledger.get(late.id)).toBeUndefined();
@@ -251,7 +260,7 @@ describe('the refund window', () => {
     const rec = await e.ledger.get(late.id);
     expect(rec).toMatchObject({ status: 'refund_pending', refused: true, error: { code: 'settle_window_expired' } });
     expect(e.watcher.awaitingCount).toBe(0);
-    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'a', 'a', late.id, 0));
+    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'a', 'a', { txId: late.id, salt: SALT }, 0));
     expect(err.code).toBe('payment_refunded');
     expect(err.payload).toMatchObject({ refundTxId: rec!.refundTxId, reason: 'settle_window_expired' });
     await mine(e);
@@ -259,7 +268,7 @@ describe('the refund window', () => {
     expect(await refundsOnChain(e.chain, prompt.id)).toBe(0);
     expect(e.runs.get('native-echo')).toBe(1);
     // The settled one still answers its stored result.
-    expect((await e.settlement.settle(e.catalog.get('native-echo')!, 'b', 'b', prompt.id, 0)).status).toBe(200);
+    expect((await e.settlement.settle(e.catalog.get('native-echo')!, 'b', 'b', { txId: prompt.id, salt: SALT }, 0)).status).toBe(200);
     await teardown(e);
   });
 
@@ -268,7 +277,7 @@ describe('the refund window', () => {
     const { id } = await invoke(e, { serviceId: 'native-echo', request: 'a' });
     await mine(e);
     e.clock.t += WINDOW_MS + 1;
-    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'a', 'a', id, 0));
+    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'a', 'a', { txId: id, salt: SALT }, 0));
     expect(err.payload).toMatchObject({ reason: 'settle_window_expired' });
     expect(e.runs.get('native-echo') ?? 0).toBe(0);
     await teardown(e);
@@ -278,11 +287,11 @@ describe('the refund window', () => {
     const e = await setup();
     const { id } = await invoke(e, { serviceId: 'native-echo', request: 'the request never sent' });
     await mine(e);
-    expect((await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'what is sent', 'what is sent', id, 0))).code).toBe('request_mismatch');
+    expect((await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'what is sent', 'what is sent', { txId: id, salt: SALT }, 0))).code).toBe('request_mismatch');
     e.clock.t += WINDOW_MS;
     await (e.watcher as unknown as { expire(): Promise<void> }).expire();
     await e.refunds.idle();
-    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'what is sent', 'what is sent', id, 0));
+    const err = await errorOf(e.settlement.settle(e.catalog.get('native-echo')!, 'what is sent', 'what is sent', { txId: id, salt: SALT }, 0));
     expect(err.code).toBe('payment_refunded');
     await mine(e);
     expect(await refundsOnChain(e.chain, id)).toBe(1);
@@ -301,7 +310,7 @@ describe('the refund window', () => {
     const settles = paid.map((p, i) =>
       (async () => {
         await new Promise((r) => setTimeout(r, i % 4));
-        return e.settlement.settle(slow, undefined, undefined, p.id, 0).then((out) => (out.kind === 'paid' ? { ok: true } : { ok: false, code: out.kind === 'refused' ? out.error.code : out.kind }));
+        return e.settlement.settle(slow, undefined, undefined, { txId: p.id, salt: SALT }, 0).then((out) => (out.kind === 'paid' ? { ok: true } : { ok: false, code: out.kind === 'refused' ? out.error.code : out.kind }));
       })(),
     );
     await new Promise((r) => setTimeout(r, 2));
@@ -364,7 +373,7 @@ describe('restarts and reorganizations', () => {
     const abandoned = await invoke(e, { serviceId: 'native-echo', request: 'b' });
     await mine(e);
     expect([await e.ledger.get(served.id), await e.ledger.get(abandoned.id), e.watcher.awaitingCount]).toEqual([undefined, undefined, 2]);
-    const out = await e.settlement.settle(e.catalog.get('native-echo')!, 'a', 'a', served.id, 0);
+    const out = await e.settlement.settle(e.catalog.get('native-echo')!, 'a', 'a', { txId: served.id, salt: SALT }, 0);
     expect(out).toMatchObject({ kind: 'paid', body: { result: { ok: 'a' } } });
     // The grace ends without the agent polling: refunded at the next check, not after the window.
     e.catalog.graced.delete('native-echo');
@@ -410,5 +419,112 @@ describe('restarts and reorganizations', () => {
     expect(await isRefundedInState(e.chain, id)).toBe(true);
     expect(e.runs.get('native-echo') ?? 0).toBe(0);
     await teardown(e);
+  });
+});
+
+describe('commitments and sellers', () => {
+  const expire = (e: Env) => (e.watcher as unknown as { expire(): Promise<void> }).expire();
+
+  test('an invoke without a commitment is refunded as soon as its block connects (nobody can prove to be its payer)', async () => {
+    const e = await setup();
+    const { id } = await invoke(e, { serviceId: 'native-echo', requestHash: null });
+    await mine(e);
+    expect(await e.ledger.get(id)).toMatchObject({ status: 'refund_pending', refused: true, error: { code: 'missing_commitment' } });
+    expect((await errorOf(settleAt(e, 'native-echo', id))).code).toBe('payment_refunded');
+    await mine(e);
+    expect(await refundsOnChain(e.chain, id)).toBe(1);
+    expect(e.runs.get('native-echo') ?? 0).toBe(0);
+    await teardown(e);
+  });
+
+  test('an invoke committed to another seller sharing the payee is left to it: never refunded here, even after the window', async () => {
+    const e = await setup();
+    const { id } = await invoke(e, { serviceId: 'native-echo', request: 'a', seller: 'feedfacecafebeef' });
+    await mine(e);
+    expect(e.watcher.awaitingCount).toBe(0);
+    e.clock.t += WINDOW_MS + 1;
+    await expire(e);
+    await mine(e);
+    expect(await e.ledger.get(id)).toBeUndefined();
+    expect(await refundsOnChain(e.chain, id)).toBe(0);
+    expect((await errorOf(settleAt(e, 'native-echo', id, 'a'))).code).toBe('wrong_seller');
+    await teardown(e);
+  });
+});
+
+describe('the ledger never judges what it has not seen', () => {
+  const expire = (e: Env) => (e.watcher as unknown as { expire(): Promise<void> }).expire();
+  const mineEmpty = async (e: Env, n: number) => {
+    for (let i = 0; i < n; i++) await mine(e);
+  };
+
+  test('a ledger restored from a backup: served payments are neither served again nor refunded; the gap is reported until the operator chooses --refund', async () => {
+    const { cp, rm } = await import('node:fs/promises');
+    const { ledgerGap } = await import('../../node/ledgerGapCommand.js');
+    const e = await setup();
+    const p1 = await invoke(e, { serviceId: 'native-echo', request: 'a' });
+    const p2 = await invoke(e, { serviceId: 'native-echo', request: 'b' });
+    await mine(e);
+    // The operator's backup, taken while both payments await their settle.
+    await teardown(e, false);
+    const backup = join(e.dir, 'ledger-backup');
+    await cp(join(e.dir, 'ledger'), backup, { recursive: true });
+    const live = await setup({ reuse: e });
+    for (const [p, request] of [[p1, 'a'], [p2, 'b']] as const) expect((await settleAt(live, 'native-echo', p.id, request))?.kind).toBe('paid');
+    await mineEmpty(live, 15);
+    await teardown(live, false);
+    // Restored: the ledger knows neither call.
+    await rm(join(e.dir, 'ledger'), { recursive: true });
+    await cp(backup, join(e.dir, 'ledger'), { recursive: true });
+    const restored = await setup({ reuse: e });
+    expect(restored.watcher.gapList()).toEqual([expect.objectContaining({ from: 1, to: restored.chain.tip.height, invokes: 2, amountBase: (2n * PRICE).toString(), cause: 'ledger_behind_chain' })]);
+    expect((await errorOf(settleAt(restored, 'native-echo', p1.id, 'a'))).code).toBe('payment_in_ledger_gap');
+    restored.clock.t += WINDOW_MS + 1;
+    await expire(restored);
+    await mine(restored);
+    expect(await restored.ledger.get(p1.id)).toBeUndefined();
+    expect(await refundsOnChain(restored.chain, p1.id)).toBe(0);
+    expect(restored.runs.get('native-echo')).toBe(2); // once each, by the live ledger
+    // A payment after the gap is judged as usual.
+    const p3 = await invoke(restored, { serviceId: 'native-echo', request: 'c' });
+    await mine(restored);
+    expect((await settleAt(restored, 'native-echo', p3.id, 'c'))?.kind).toBe('paid');
+    await teardown(restored, false);
+    // The operator chooses to refund the gap's payments: done at the next start, once each.
+    const decided = await ledgerGap(e.dir, 'refund');
+    expect(decided).toEqual([expect.objectContaining({ resolution: 'refund', invokes: 2 })]);
+    const after = await setup({ reuse: e });
+    expect(after.watcher.gapList()).toEqual([]);
+    expect(await after.ledger.get(p1.id)).toMatchObject({ refused: true, error: { code: 'ledger_gap_refund' } });
+    await mine(after);
+    expect(await refundsOnChain(after.chain, p1.id)).toBe(1);
+    expect(await refundsOnChain(after.chain, p2.id)).toBe(1);
+    expect(await refundsOnChain(after.chain, p3.id)).toBe(0);
+    expect((await errorOf(settleAt(after, 'native-echo', p1.id, 'a'))).code).toBe('payment_refunded');
+    await teardown(after);
+  });
+
+  test('a new ledger on a chain holding payments to the payee: reported, never refunded by itself; --forget keeps them unserved and unrefunded', async () => {
+    const { rm } = await import('node:fs/promises');
+    const { ledgerGap } = await import('../../node/ledgerGapCommand.js');
+    const e = await setup();
+    const p1 = await invoke(e, { serviceId: 'native-echo', request: 'a' });
+    await mine(e);
+    await teardown(e, false);
+    await rm(join(e.dir, 'ledger'), { recursive: true });
+    const fresh = await setup({ reuse: e });
+    expect(fresh.watcher.gapList()).toEqual([expect.objectContaining({ from: 1, to: 1, invokes: 1, cause: 'new_ledger_on_old_chain' })]);
+    fresh.clock.t += WINDOW_MS + 1;
+    await expire(fresh);
+    await mine(fresh);
+    expect(await refundsOnChain(fresh.chain, p1.id)).toBe(0);
+    await teardown(fresh, false);
+    expect(await ledgerGap(e.dir, 'forget')).toEqual([expect.objectContaining({ resolution: 'forget' })]);
+    const after = await setup({ reuse: e });
+    expect(after.watcher.gapList()).toEqual([expect.objectContaining({ resolution: 'forget' })]);
+    await mine(after);
+    expect(await refundsOnChain(after.chain, p1.id)).toBe(0);
+    expect(after.runs.get('native-echo') ?? 0).toBe(0);
+    await teardown(after);
   });
 });

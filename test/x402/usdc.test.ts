@@ -30,7 +30,7 @@ const PRICE_ATOMIC = '1000';
 
 
 function requirementsFor(def: ServiceDefinition): PaymentRequirements {
-  return usdcRequirements(def, { resource: `http://127.0.0.1/api/x402/${def.id}`, network: 'native-devnet', chainId: 1337, payTo: 'tnative1x', microUsd: 500_000n, usdc: { payTo: NODE_PAY_TO } });
+  return usdcRequirements(def, { resource: `http://127.0.0.1/api/x402/${def.id}`, network: 'native-devnet', chainId: 1337, payTo: 'tnative1x', sellerId: '0123456789abcdef', confirmations: 1, microUsd: 500_000n, usdc: { payTo: NODE_PAY_TO } });
 }
 
 async function decoded(header: string): Promise<UsdcPaymentPayload> {

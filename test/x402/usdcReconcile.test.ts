@@ -45,7 +45,7 @@ const echo: ServiceDefinition = stubService('native-echo', async (_ctx, input) =
 });
 const context = { log: silentLogger, now: Date.now } as unknown as Omit<ServiceContext, 'signal'>;
 const outbound = createOutboundClient({ timeoutMs: 3000, connectTimeoutMs: 1000 });
-const req: PaymentRequirements = usdcRequirements(echo, { resource: 'http://127.0.0.1/api/x402/native-echo', network: 'native-devnet', chainId: 1337, payTo: 'tnative1x', microUsd: 500_000n, usdc: { payTo: NODE_PAY_TO } });
+const req: PaymentRequirements = usdcRequirements(echo, { resource: 'http://127.0.0.1/api/x402/native-echo', network: 'native-devnet', chainId: 1337, payTo: 'tnative1x', sellerId: '0123456789abcdef', confirmations: 1, microUsd: 500_000n, usdc: { payTo: NODE_PAY_TO } });
 
 /** Records the reconciler reported settled (`onSettled`: a provider's call owes its payout then). */
 const reconciledSettled: { id: string; status: string }[] = [];

@@ -1,0 +1,58 @@
+/**
+ * `native-node ledger gap [--refund | --forget]`: the stretches of chain the node's payment ledger
+ * never judged (x402/unhonored.ts: a ledger restored from a backup, or a new ledger on a chain
+ * that already holds payments to the payee). Without a flag it lists them: heights, payments
+ * without a ledger record and their total. `--refund` has the node refund those payments at its
+ * next start (each once: consensus accepts one refund per payment); `--forget` leaves them as
+ * they are — neither served nor refunded, a settle of one answers `payment_in_ledger_gap` — for
+ * an operator who knows the lost ledger served them. The ledger is a LevelDB the running node
+ * holds locked: run it with the node stopped; while it runs, `/api/v1/status` `payments.ledgerGaps`
+ * shows the same list.
+ */
+import { join } from 'node:path';
+import { formatAmount } from '../consensus/amount.js';
+import { NodeError } from '../consensus/errors.js';
+import { openLedger } from '../x402/ledger.js';
+import { GAPS_MARK, type LedgerGap } from '../x402/unhonored.js';
+import { LEDGER_DIR } from './payments.js';
+import type { NodeConfig } from './config.js';
+
+/** Error codes of the command. */
+export const LedgerGapErrorCode = {
+  LEDGER_LOCKED: 'ledger_locked',
+  NO_GAP: 'no_ledger_gap',
+  USAGE: 'usage',
+} as const;
+
+/** Lists the gaps, or records the operator's choice for every gap without one; returns the gaps after. */
+export async function ledgerGap(dataDir: string, choice?: 'refund' | 'forget'): Promise<LedgerGap[]> {
+  let ledger;
+  try {
+    ledger = await openLedger(join(dataDir, LEDGER_DIR));
+  } catch (e) {
+    throw new NodeError(LedgerGapErrorCode.LEDGER_LOCKED, `cannot open the ledger in ${dataDir} (${(e as Error).message}); stop the node first, or read /api/v1/status payments.ledgerGaps`);
+  }
+  try {
+    const gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+    if (!choice) return gaps;
+    if (!gaps.some((g) => g.resolution === undefined)) throw new NodeError(LedgerGapErrorCode.NO_GAP, 'the ledger has no gap waiting for a decision');
+    const next = gaps.map((g) => (g.resolution === undefined ? { ...g, resolution: choice } : g));
+    await ledger.putMark(GAPS_MARK, next);
+    return next;
+  } finally {
+    await ledger.close();
+  }
+}
+
+/** Runs the command; returns the exit code. */
+export async function ledgerGapCommand(config: Pick<NodeConfig, 'dataDir'>, out: { print(human: string, data: unknown): void }, flags: { refund?: boolean; forget?: boolean }): Promise<number> {
+  if (flags.refund && flags.forget) throw new NodeError(LedgerGapErrorCode.USAGE, 'choose one: --refund or --forget');
+  const choice = flags.refund ? 'refund' : flags.forget ? 'forget' : undefined;
+  const gaps = await ledgerGap(config.dataDir, choice);
+  const line = (g: LedgerGap) =>
+    `heights ${g.from}-${g.to}: ${g.invokes ?? '?'} payment(s), ${formatAmount(BigInt(g.amountBase ?? '0'))} NATIVE (${g.cause}) — ${
+      g.resolution === 'refund' ? 'refunded at the next start' : g.resolution === 'forget' ? 'forgotten: never served nor refunded' : 'waiting: run with --refund or --forget'
+    }`;
+  out.print(gaps.length ? gaps.map(line).join('\n') : 'no gap: the ledger has judged every block of the chain', { gaps });
+  return 0;
+}
