@@ -7,7 +7,8 @@
  * address policy (only test code constructs it) and the given provider settings.
  *
  * `paidCall` does what an agent does: POST unpaid → 402 quote; sign an `agent_invoke` for the
- * quoted amount; mine it; POST again with `payment.txId`.
+ * quoted amount, its requestHash the commitment to the quote's seller, the service, the request and
+ * a fresh salt (x402/wire.ts requestCommitment); mine it; POST again with `payment: {txId, salt}`.
  */
 import { join } from 'node:path';
 import { openChain, type Chain } from '../../chain/chain.js';
@@ -15,7 +16,7 @@ import { createMempool, type Mempool } from '../../chain/mempool.js';
 import { silentLogger } from '../../chain/types.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
-import { sha256, toHex } from '../../consensus/hash.js';
+import { fromHex, toHex } from '../../consensus/hash.js';
 import { COIN } from '../../consensus/params.js';
 import { encodeTx, signTx, txId, TxType, TX_VERSION } from '../../consensus/tx.js';
 import { agentInvoke } from '../../consensus/txTypes/agentInvoke.js';
@@ -31,6 +32,8 @@ import { createPaidCallCore, type PaidCallCore } from '../../x402/paidCall.js';
 import { createReferencePriceSource } from '../../x402/pricing.js';
 import { RefundManager } from '../../x402/refunds.js';
 import { NativeSettlement } from '../../x402/settle.js';
+import { requestCommitment, SALT_BYTES } from '../../x402/wire.js';
+import { randomBytes } from 'node:crypto';
 import { testKey } from '../helpers/keys.js';
 import { mineFromPool } from '../helpers/mine.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -56,8 +59,8 @@ export interface PaidHarness {
   /** Mutable provider settings (tests switch providers on and off). */
   readonly providers: Record<string, string | number | boolean | undefined>;
   post(path: string, body: unknown): Promise<{ status: number; body: Record<string, any> }>;
-  /** Quote, pay (mined), settle; returns the settle answer and the invoke's id. */
-  paidCall(serviceId: string, request: string | undefined): Promise<{ status: number; body: Record<string, any>; txId: string }>;
+  /** Quote, pay (mined), settle; returns the settle answer, the invoke's id and the salt its commitment hides (what settles it again). */
+  paidCall(serviceId: string, request: string | undefined): Promise<{ status: number; body: Record<string, any>; txId: string; salt: string }>;
   /** Mines what the mempool holds (refunds). */
   mine(): Promise<void>;
   agentBalance(): Promise<bigint>;
@@ -110,19 +113,20 @@ export async function startPaidHarness(opts: { resolver: Resolver; providers?: P
       const quote = await post(`/api/x402/${serviceId}`, request === undefined ? {} : { request });
       if (quote.status !== 402) throw new Error(`expected a 402 quote, got ${quote.status}: ${JSON.stringify(quote.body)}`);
       const option = quote.body.accepts.find((a: { scheme: string }) => a.scheme === 'native-x402');
+      const salt = randomBytes(SALT_BYTES).toString('hex');
       const payload = agentInvoke.encodePayload({
         serviceId,
         payTo: payee.address,
         amount: BigInt(option.maxAmountRequired),
-        requestHash: request === undefined ? undefined : sha256(new TextEncoder().encode(request)),
+        requestHash: fromHex(requestCommitment({ sellerId: option.extra.sellerId, serviceId, request, salt })),
       });
       const tx = signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.agent_invoke, nonce, fee: 30_000n, payload, publicKey: nonce === 0n ? agent.publicKey : undefined }, agent);
       nonce++;
       await pool.add(encodeTx(tx));
       await mineFromPool(chain, pool, miner.address);
       const id = toHex(txId(tx));
-      const out = await post(`/api/x402/${serviceId}?wait=0`, { ...(request === undefined ? {} : { request }), payment: { txId: id } });
-      return { ...out, txId: id };
+      const out = await post(`/api/x402/${serviceId}?wait=0`, { ...(request === undefined ? {} : { request }), payment: { txId: id, salt } });
+      return { ...out, txId: id, salt };
     },
     agentBalance: async () => (await chain.getAccount(agent.address)).balance,
     async close() {

@@ -8,7 +8,7 @@ import { openChain } from '../../chain/chain.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { COIN } from '../../consensus/params.js';
-import { toHex } from '../../consensus/hash.js';
+import { fromHex, toHex } from '../../consensus/hash.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import { createAgentTx, createModerationTx, createServiceTx } from '../../consensus/registryTxBuilder.js';
 import { createServiceRegistry } from '../../services/index.js';
@@ -23,6 +23,7 @@ import { encodeTx, signTx, txId, TxType, TX_VERSION } from '../../consensus/tx.j
 import { agentInvoke } from '../../consensus/txTypes/agentInvoke.js';
 import { openLedger } from '../../x402/ledger.js';
 import { createUnhonoredPayments } from '../../x402/unhonored.js';
+import { requestCommitment } from '../../x402/wire.js';
 
 const alice = testKey('live-alice');
 const miner = testKey('live-miner');
@@ -148,7 +149,9 @@ describe('live registry on a real chain', () => {
     });
     const invoke = (serviceId: string) => {
       const e = env(alice);
-      const payload = agentInvoke.encodePayload({ serviceId, payTo: payee.address, amount: service.price, requestHash: undefined });
+      // Committed to this ledger's seller id, as a quote's payment is (one without a commitment is refunded at once, missing_commitment).
+      const requestHash = fromHex(requestCommitment({ sellerId: ledger.sellerId, serviceId, request: undefined, salt: '11'.repeat(32) }));
+      const payload = agentInvoke.encodePayload({ serviceId, payTo: payee.address, amount: service.price, requestHash });
       const tx = signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.agent_invoke, nonce: e.nonce, fee: 30_000n, payload, publicKey: e.includeKey ? alice.publicKey : undefined }, alice);
       return { tx, id: toHex(txId(tx)), bytes: encodeTx(tx) };
     };

@@ -14,7 +14,7 @@ import { createMempool } from '../../chain/mempool.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { COIN } from '../../consensus/params.js';
-import { sha256 } from '../../consensus/hash.js';
+import { fromHex } from '../../consensus/hash.js';
 import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { TxType } from '../../consensus/tx.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
@@ -22,6 +22,7 @@ import { submitPayeeTx } from '../../x402/payeeTx.js';
 import { openLedger } from '../../x402/ledger.js';
 import { PayoutManager, splitPayout } from '../../x402/payouts.js';
 import { RefundManager } from '../../x402/refunds.js';
+import { requestCommitment } from '../../x402/wire.js';
 import { testKey } from '../helpers/keys.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
@@ -70,15 +71,17 @@ describe('payout manager', () => {
     const env = await openEnv();
     const { chain, pool, ledger, db } = env;
     let nonce = 0n;
+    // The payments commit to this ledger's seller id, the request 'hi' and a salt, as a quote's payment does.
+    const commitment = requestCommitment({ sellerId: ledger.sellerId, serviceId: 'echo-bot-upper', request: 'hi', salt: '22'.repeat(32) });
     const invoke = () =>
-      createAgentInvokeTx({ key: caller, chainId: params.chainId, serviceId: 'echo-bot-upper', payTo: payee.address, amount: 1_000_000n, requestHash: sha256(new TextEncoder().encode('hi')), nonce: nonce++, includeKey: nonce === 1n });
+      createAgentInvokeTx({ key: caller, chainId: params.chainId, serviceId: 'echo-bot-upper', payTo: payee.address, amount: 1_000_000n, requestHash: fromHex(commitment), nonce: nonce++, includeKey: nonce === 1n });
     const a = invoke();
     const b = invoke();
     await pool.add(a.bytes);
     await pool.add(b.bytes);
     await mineFromPool(chain, pool, miner.address);
     // Call a settled (its owe was lost in a crash); call b failed and is being refunded.
-    const rec = { rail: 'native' as const, serviceId: 'echo-bot-upper', requestHash: 'x', caller: encodeAddress(caller.address, 'tnative'), amount: '1000000' };
+    const rec = { rail: 'native' as const, serviceId: 'echo-bot-upper', requestHash: commitment, caller: encodeAddress(caller.address, 'tnative'), amount: '1000000' };
     await ledger.claim({ ...rec, id: a.id });
     await ledger.settle(a.id, 'HI', { txId: a.id });
     await ledger.claim({ ...rec, id: b.id });

@@ -10,9 +10,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { encodeAbiParameters, encodeFunctionData, parseAbi } from 'viem';
 import { getDevKeyPair } from '../../../consensus/devnet.js';
-import { sha256 } from '../../../consensus/hash.js';
+import { fromHex } from '../../../consensus/hash.js';
 import { createAgentInvokeTx } from '../../../consensus/txBuilder.js';
 import { USDC_BASE } from '../../../services/providers/evm.js';
+import { requestCommitment } from '../../../x402/wire.js';
 import { readPngInfo } from '../../../services/providers/png.js';
 import { startAnvil, type Anvil } from '../../helpers/anvil.js';
 import { testKey } from '../../helpers/keys.js';
@@ -51,12 +52,17 @@ afterAll(async () => {
 
 const post = (serviceId: string, body: Record<string, unknown>) => h.post(`/api/x402/${serviceId}`, body);
 
-/** Pays the harness's payee `amount` for `serviceId` with a mined agent_invoke bound to `request`, without asking for a quote; its tx id. */
-async function payWithoutQuote(serviceId: string, request: string, amount: bigint, nonce: bigint): Promise<string> {
-  const built = createAgentInvokeTx({ key: getDevKeyPair(), chainId: h.context.params.chainId, serviceId, payTo: testKey('payee').address, amount, requestHash: sha256(new TextEncoder().encode(request)), nonce, includeKey: false, fee: 30_000n });
+/**
+ * Pays the harness's payee `amount` for `serviceId` with a mined agent_invoke committed to this
+ * node's seller id, `request` and a salt, without asking for a quote; its tx id and salt.
+ */
+async function payWithoutQuote(serviceId: string, request: string, amount: bigint, nonce: bigint): Promise<{ txId: string; salt: string }> {
+  const salt = '5a'.repeat(32);
+  const requestHash = fromHex(requestCommitment({ sellerId: h.ledger.sellerId, serviceId, request, salt }));
+  const built = createAgentInvokeTx({ key: getDevKeyPair(), chainId: h.context.params.chainId, serviceId, payTo: testKey('payee').address, amount, requestHash, nonce, includeKey: false, fee: 30_000n });
   await h.pool.add(built.bytes);
   await mineFromPool(h.chain, h.pool, testKey('miner').address);
-  return built.id;
+  return { txId: built.id, salt };
 }
 
 describe('paid calls over HTTP, one per provider family', () => {
@@ -130,7 +136,7 @@ describe('unconfigured and failing providers', () => {
     expect(h.pool.has(r.body.refundTxId as string)).toBe(true);
     expect(h.pool.count).toBe(1);
     // The same settle again: the stored answer, no second refund.
-    const again = await post('native-llm-chat', { request: 'Will this fail?', payment: { txId: r.txId } });
+    const again = await post('native-llm-chat', { request: 'Will this fail?', payment: { txId: r.txId, salt: r.salt } });
     expect(again.body).toEqual(r.body);
     expect(h.pool.count).toBe(1);
     await h.mine();
@@ -143,12 +149,12 @@ describe('unconfigured and failing providers', () => {
     // …but a payment already on chain is never refused with a 503 that keeps it: it runs, fails, and is refunded.
     const price = h.context.registry.get('native-llm-chat')!.priceBase;
     const late = await payWithoutQuote('native-llm-chat', 'paid before it went down', price, (await h.chain.getAccount(getDevKeyPair().address)).nonce);
-    const lateAnswer = await post('native-llm-chat', { request: 'paid before it went down', payment: { txId: late } });
+    const lateAnswer = await post('native-llm-chat', { request: 'paid before it went down', payment: late });
     expect(lateAnswer.status).toBe(502);
     expect(lateAnswer.body).toMatchObject({ paid: true, refunded: true, error: { code: 'provider_error' } });
     expect(h.pool.count).toBe(1);
     await h.mine();
-    expect((await h.ledger.get(late))?.status).toBe('refunded');
+    expect((await h.ledger.get(late.txId))?.status).toBe('refunded');
     fake.set('oai', 'ok');
   });
 });
