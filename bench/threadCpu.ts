@@ -1,7 +1,8 @@
 /**
  * CPU seconds by thread from /proc (Linux): what the node's main thread, its verify pool, its
- * miner and the background threads (LevelDB, libuv, V8) each cost. Shared by the paid, import
- * and sync benches (threads that exited between two readings are not counted).
+ * miner and the background threads (LevelDB, libuv, V8) each cost. Shared by the paid, import,
+ * sync and x402 benches (threads that exited between two readings are not counted); the x402 bench
+ * also reads the whole machine's busy time, to tell a full machine from a busy process.
  */
 import { readdir, readFile } from 'node:fs/promises';
 
@@ -36,6 +37,16 @@ export async function threadCpu(pid: number = process.pid): Promise<Map<number, 
 /** CPU seconds a whole process has used so far (exited threads included); NaN where /proc is missing. */
 export async function processCpuSeconds(pid: number): Promise<number> {
   return parseStat(await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''))?.seconds ?? NaN;
+}
+
+/** CPU seconds the whole machine has spent busy so far, all cores together (/proc/stat: all but idle and iowait); NaN where /proc is missing. */
+export async function machineBusySeconds(): Promise<number> {
+  const line = (await readFile('/proc/stat', 'utf8').catch(() => '')).split('\n')[0] ?? '';
+  if (!line.startsWith('cpu ')) return NaN;
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already inside user and nice)
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return (total - f[3] - f[4]) * TICK_S;
 }
 
 /** CPU seconds each thread spent between two readings (threads started in between count from zero). */

@@ -8,10 +8,15 @@
  *        the request first — and
  *    (b) the reference middleware `x402-express` 1.2.0 on express 4 in its own process, answering
  *        the 402 of an equivalent route (one exact/base option, no input validation).
- *    Rounds run A B B A after a warm-up of each, so drift and ordering affect both alike.
+ *    Rounds run A B B A after a warm-up of each, so drift and ordering affect both alike. The
+ *    load generator (autocannon) runs in a process of its own (`bench/quoteLoad.ts`; with
+ *    `--generator in-process`, in the bench process as before), and each round reports the CPU
+ *    of the generator and of the server (main thread and all threads, from /proc) and names the
+ *    bound: the process whose main thread was busy nearly all the round, or the machine's cores.
  * 2. Settle cost per call: N payments for native-world-clock are made and mined first (node
  *    with its miner on), then the node restarts with the miner off and each payment is settled
- *    once, sequentially, over a keep-alive connection (`?wait=0`: already mined). Reported beside
+ *    once, sequentially, over a keep-alive connection (`?wait=0`: already mined; the body names
+ *    the tx and the salt its request hash commits to). Reported beside
  *    it: the unpaid quote of the same request on the same connection (the HTTP + validation
  *    floor), a repeated settle of the same payment (stored answer), the service's own run time
  *    measured in-process, and the node's own "paid call settled" log timing (claim → stored).
@@ -21,14 +26,14 @@
  * here on first use), not in the root install.
  *
  * Options: `--seconds N` per autocannon round (default 10), `--connections N` (default 64),
- * `--payments N` (default 110).
+ * `--payments N` (default 110; 0 skips part 2), `--generator process|in-process` (default process).
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { encodeAddress, TESTNET_HRP } from '../consensus/address.js';
 import { getDevKeyPair } from '../consensus/devnet.js';
 import { sha256 } from '../consensus/hash.js';
@@ -39,6 +44,8 @@ import { createAgentClient, type AgentQuote } from '../sdk/client.js';
 import { BIN, ROOT, spawnJsonReady, stopProcess, type NodeProc } from '../test/helpers/nodeProcess.js';
 import { ensureReferenceInstalled, REFERENCE_DIR } from '../test/helpers/reference.js';
 import { percentile } from './percentile.js';
+import { quoteLoad, type QuoteLoadOptions, type QuoteLoadResult } from './quoteLoad.js';
+import { cpuDelta, machineBusySeconds, splitCpu, threadCpu, type ThreadCpu } from './threadCpu.js';
 
 const SERVICE = 'native-world-clock';
 const REQUEST = 'Europe/Berlin';
@@ -93,6 +100,15 @@ async function timedPost(url: string, body: unknown, expect: number): Promise<nu
   return ms;
 }
 
+/** Where the load generator runs: a process of its own, or the bench process (as before 2026-11-27). */
+type Generator = 'process' | 'in-process';
+
+/** CPU of one process in a round, in cores (CPU seconds / wall seconds of the round). */
+interface ProcCpu {
+  readonly main: number;
+  readonly total: number;
+}
+
 interface LoadRow {
   readonly target: string;
   readonly reqPerSec: number;
@@ -101,20 +117,90 @@ interface LoadRow {
   readonly total: number;
   readonly non402: number;
   readonly errors: number;
+  /** Wall seconds between the two CPU readings. */
+  readonly seconds: number;
+  readonly server: ProcCpu;
+  readonly generator: ProcCpu;
+  /** Cores busy with anything else on the machine (the machine's busy time minus both processes'). */
+  readonly others: number;
+  /** Which one bounds the round (see `boundOf`). */
+  readonly bound: string;
 }
 
-async function load(target: string, url: string, seconds: number, connections: number): Promise<LoadRow> {
-  const r = await autocannon({
-    url,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ request: REQUEST }),
-    connections,
-    duration: seconds,
+/** A main thread busy at least this share of the round is taken as the bound (Node serves and generates load on one thread). */
+const BOUND_MAIN = 0.85;
+
+/**
+ * The bound of a round: the process whose main thread was busiest, if at least BOUND_MAIN of a
+ * core; else the machine's cores, if they were at least BOUND_MAIN busy (by these two processes,
+ * or by other work on the machine beside them); else neither (latency, not CPU).
+ */
+function boundOf(server: string, s: ProcCpu, g: ProcCpu, others: number): string {
+  const [name, main] = s.main >= g.main ? [server, s.main] : ['generator', g.main];
+  if (main >= BOUND_MAIN) return `${name} main thread`;
+  const cores = availableParallelism();
+  if (s.total + g.total + others >= BOUND_MAIN * cores) return others >= 0.5 ? 'the cores, shared with other work' : 'the cores';
+  return 'not CPU';
+}
+
+/** Main-thread and all-thread CPU seconds of `pid` between two readings. */
+async function cpuSince(pid: number, before: Map<number, ThreadCpu>): Promise<{ main: number; total: number }> {
+  const d = splitCpu(cpuDelta(before, await threadCpu(pid)), pid, 0);
+  return { main: d.main, total: d.total };
+}
+
+/** Runs the generator in a process of its own; `onStart` runs when the load begins, the answer when it ended. */
+function loadInChild(o: QuoteLoadOptions, onStart: (pid: number) => Promise<void>): Promise<QuoteLoadResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'quoteLoad.ts'), JSON.stringify(o)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    let started: Promise<void> | undefined;
+    let ended = false;
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString('utf8');
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = JSON.parse(buf.slice(0, nl)) as { msg: string } & QuoteLoadResult;
+        buf = buf.slice(nl + 1);
+        if (line.msg === 'start') started = onStart(child.pid!);
+        // The end reading waits for the start reading (both are /proc reads, a few ms).
+        else if (line.msg === 'done') {
+          ended = true;
+          void (started ?? Promise.resolve()).then(() => resolve(line), reject);
+        }
+      }
+    });
+    child.once('exit', (code) => {
+      if (!ended) reject(new Error(`the load generator exited with ${code} before its result`));
+    });
   });
-  const total = r.requests.total;
-  const n402 = r.statusCodeStats?.['402']?.count ?? 0;
-  return { target, reqPerSec: total / seconds, p50: r.latency.p50, p99: r.latency.p99, total, non402: total - n402, errors: r.errors + r.timeouts };
+}
+
+/** One load round against `target` (served by process `serverPid`), with CPU readings of the server and the generator over the round. */
+async function load(target: string, url: string, seconds: number, connections: number, serverPid: number, generator: Generator): Promise<LoadRow> {
+  const o: QuoteLoadOptions = { url, body: JSON.stringify({ request: REQUEST }), connections, seconds };
+  let t0 = 0;
+  let server0 = new Map<number, ThreadCpu>();
+  let gen0 = server0;
+  let machine0 = 0;
+  let genPid = process.pid;
+  const startReadings = async (pid: number) => {
+    genPid = pid;
+    [server0, gen0, machine0] = await Promise.all([threadCpu(serverPid), threadCpu(pid), machineBusySeconds()]);
+    t0 = performance.now();
+  };
+  let r: QuoteLoadResult;
+  if (generator === 'process') r = await loadInChild(o, startReadings);
+  else {
+    await startReadings(process.pid);
+    r = await quoteLoad(o);
+  }
+  const [serverS, genS, machine1] = await Promise.all([cpuSince(serverPid, server0), cpuSince(genPid, gen0), machineBusySeconds()]);
+  const wall = (performance.now() - t0) / 1000;
+  const server = { main: serverS.main / wall, total: serverS.total / wall };
+  const gen = { main: genS.main / wall, total: genS.total / wall };
+  const others = Math.max(0, (machine1 - machine0) / wall - server.total - gen.total);
+  return { target, reqPerSec: r.total / seconds, p50: r.p50, p99: r.p99, total: r.total, non402: r.total - r.n402, errors: r.errors, seconds: wall, server, generator: gen, others, bound: boundOf(target, server, gen, others) };
 }
 
 /** Pays `count` quotes from the dev wallet and waits until all are mined. */
@@ -158,11 +244,13 @@ const f3 = (n: number) => n.toFixed(3);
 
 /** Runs the benchmark (see module comment). */
 export async function run(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { seconds: { type: 'string' }, connections: { type: 'string' }, payments: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ args, options: { seconds: { type: 'string' }, connections: { type: 'string' }, payments: { type: 'string' }, generator: { type: 'string' } }, strict: true });
+  const generator = (values.generator ?? 'process') as Generator;
+  if (generator !== 'process' && generator !== 'in-process') throw new RangeError('--generator is process or in-process');
   const seconds = Number(values.seconds ?? 10);
   const connections = Number(values.connections ?? 64);
   const payments = Number(values.payments ?? 110);
-  if (![seconds, connections, payments].every((n) => Number.isInteger(n) && n > 0)) throw new RangeError('--seconds, --connections and --payments are positive integers');
+  if (![seconds, connections].every((n) => Number.isInteger(n) && n > 0) || !(Number.isInteger(payments) && payments >= 0)) throw new RangeError('--seconds and --connections are positive integers, --payments a non-negative one');
   const warm = Math.min(10, Math.floor(payments / 4));
 
   console.log(`x402 benchmark: ${availableParallelism()} cores, Node ${process.version}, ${new Date().toISOString()}`);
@@ -173,15 +261,18 @@ export async function run(args: string[]): Promise<void> {
   const procs: NodeProc[] = [];
   try {
     // --- payments, mined while the miner runs
-    let node = await startNode(dataDir, true, minerAddress);
-    procs.push(node);
-    const tPay = performance.now();
-    const paid = await preparePayments(node.url, payments);
-    console.log(`paid and mined ${paid.length} native-world-clock calls in ${((performance.now() - tPay) / 1000).toFixed(1)} s`);
-    await stopProcess(node);
+    let paid: { quote: AgentQuote; txId: string }[] = [];
+    if (payments > 0) {
+      const miningNode = await startNode(dataDir, true, minerAddress);
+      procs.push(miningNode);
+      const tPay = performance.now();
+      paid = await preparePayments(miningNode.url, payments);
+      console.log(`paid and mined ${paid.length} native-world-clock calls in ${((performance.now() - tPay) / 1000).toFixed(1)} s`);
+      await stopProcess(miningNode);
+    }
 
     // --- the same chain, miner off: nothing else competes for the cores
-    node = await startNode(dataDir, false, minerAddress);
+    const node = await startNode(dataDir, false, minerAddress);
     procs.push(node);
     const endpoint = `${node.url}/api/x402/${SERVICE}`;
     const quoteMs: number[] = [];
@@ -189,7 +280,7 @@ export async function run(args: string[]): Promise<void> {
     const repeatMs: number[] = [];
     for (let i = 0; i < 200; i++) await timedPost(endpoint, { request: REQUEST }, 402); // warm-up
     for (const [i, p] of paid.entries()) {
-      const body = { request: p.quote.request, payment: { txId: p.txId } };
+      const body = { request: p.quote.request, payment: { txId: p.txId, salt: p.quote.salt } };
       quoteMs.push(await timedPost(endpoint, { request: p.quote.request }, 402));
       const first = await timedPost(`${endpoint}?wait=0`, body, 200);
       const again = await timedPost(`${endpoint}?wait=0`, body, 200);
@@ -209,30 +300,48 @@ export async function run(args: string[]): Promise<void> {
     const ref = await startExpress();
     procs.push(ref);
     const targets = { node: endpoint, 'x402-express': `${ref.url}/api/x402/${SERVICE}` } as const;
+    const pids = { node: node.child.pid!, 'x402-express': ref.child.pid! } as const;
     const sample = await fetch(targets['x402-express'], { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: REQUEST }) });
     if (sample.status !== 402) throw new Error(`the reference answered ${sample.status}, not 402`);
-    await load('node', targets.node, 2, connections);
-    await load('x402-express', targets['x402-express'], 2, connections);
+    await load('node', targets.node, 2, connections, pids.node, generator);
+    await load('x402-express', targets['x402-express'], 2, connections, pids['x402-express'], generator);
     const rows: LoadRow[] = [];
-    for (const t of ['node', 'x402-express', 'x402-express', 'node'] as const) rows.push(await load(t, targets[t], seconds, connections));
+    for (const t of ['node', 'x402-express', 'x402-express', 'node'] as const) rows.push(await load(t, targets[t], seconds, connections, pids[t], generator));
 
     console.log('');
-    console.log(`## Unpaid quote (402), ${connections} connections, ${seconds} s per round, rounds A B B A`);
+    console.log(`## Unpaid quote (402), ${connections} connections, ${seconds} s per round, rounds A B B A, load generator ${generator === 'process' ? 'in its own process' : 'in the bench process'}`);
     console.log('');
-    console.log('| server | round | requests/s | p50 ms | p99 ms | requests | non-402 | errors |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-    rows.forEach((r, i) => console.log(`| ${r.target} | ${i + 1} | ${f1(r.reqPerSec)} | ${r.p50} | ${r.p99} | ${r.total} | ${r.non402} | ${r.errors} |`));
+    console.log('| server | round | requests/s | p50 ms | p99 ms | requests | non-402 | errors | server CPU, cores: main / all threads | generator CPU, cores: main / all threads | other work, cores | bound |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+    rows.forEach((r, i) => console.log(`| ${r.target} | ${i + 1} | ${f1(r.reqPerSec)} | ${r.p50} | ${r.p99} | ${r.total} | ${r.non402} | ${r.errors} | ${f2(r.server.main)} / ${f2(r.server.total)} | ${f2(r.generator.main)} / ${f2(r.generator.total)} | ${f2(r.others)} | ${r.bound} |`));
     const avg = (t: string, k: 'reqPerSec' | 'p50' | 'p99') => {
       const xs = rows.filter((r) => r.target === t).map((r) => r[k]);
       return xs.reduce((a, b) => a + b, 0) / xs.length;
     };
     console.log('');
-    console.log('| server | mean requests/s | mean p50 ms | mean p99 ms |');
-    console.log('|---|---:|---:|---:|');
-    for (const t of ['node', 'x402-express']) console.log(`| ${t} | ${f1(avg(t, 'reqPerSec'))} | ${f1(avg(t, 'p50'))} | ${f1(avg(t, 'p99'))} |`);
+    // CPU per answer does not depend on who else runs on the machine as much as throughput does.
+    const usPer402 = (t: string) => {
+      const xs = rows.filter((r) => r.target === t);
+      return (1e6 * xs.reduce((a, r) => a + r.server.main * r.seconds, 0)) / xs.reduce((a, r) => a + r.total, 0);
+    };
+    console.log('| server | mean requests/s | mean p50 ms | mean p99 ms | server main-thread CPU per 402, µs |');
+    console.log('|---|---:|---:|---:|---:|');
+    for (const t of ['node', 'x402-express']) console.log(`| ${t} | ${f1(avg(t, 'reqPerSec'))} | ${f1(avg(t, 'p50'))} | ${f1(avg(t, 'p99'))} | ${usPer402(t).toFixed(0)} |`);
     console.log('');
-    console.log(`node / x402-express throughput: ${f2(avg('node', 'reqPerSec') / avg('x402-express', 'reqPerSec'))}×`);
+    const ratio = avg('node', 'reqPerSec') / avg('x402-express', 'reqPerSec');
+    const bounds = [...new Set(rows.map((r) => r.bound))];
+    const serversBound = rows.every((r) => r.bound === `${r.target} main thread`);
+    console.log(`node / x402-express throughput: ${f2(ratio)}×; bound: ${bounds.map((b) => `${b} (rounds ${rows.flatMap((r, i) => (r.bound === b ? [i + 1] : [])).join(', ')})`).join('; ')}`);
+    console.log(
+      serversBound
+        ? 'every round was bound by its server\'s main thread: the ratio compares the servers'
+        : `not every round was bound by its server: the throughput ratio compares the servers under that bound; main-thread CPU per 402, x402-express / node: ${f2(usPer402('x402-express') / usPer402('node'))}×`,
+    );
 
+    if (paid.length === 0) {
+      console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+      return;
+    }
     console.log('');
     console.log(`## Settle of an already-mined payment (native-world-clock), sequential, keep-alive, ${s.n} calls after ${warm} warm-up`);
     console.log('');
