@@ -1,11 +1,19 @@
 /**
  * The settlement ledger: one record per payment (native: the agent_invoke tx id; USDC: the
- * authorization), in its own LevelDB database. A native payment moves
- * `claimed → settled` or `claimed → refund_pending → refunded`.
+ * authorization). A native payment moves `claimed → settled` or `claimed → refund_pending →
+ * refunded`. `SettlementLedger` is the interface; two implementations keep the same state machine
+ * and pass the same test suite (test/x402/ledger.test.ts):
  *
- * Claiming is atomic within the process: `claim` checks and writes under an in-memory lock, so
- * however many requests race on one payment, exactly one gets the claim and executes. The
- * stored result and receipt answer a repeated settle with the same payment and request.
+ *   LevelLedger (this file)     its own LevelDB database in `<dataDir>/ledger`: one node (the default)
+ *   PgLedger (x402/pgLedger.ts) PostgreSQL (`--ledger postgres://…`): several nodes selling under one
+ *                               payee share it, and its one seller id (fleet mode, issue 31)
+ *
+ * Claiming is atomic: however many requests race on one payment, exactly one gets the claim and
+ * executes (LevelLedger: under an in-memory lock, one process being the only writer; PgLedger: an
+ * INSERT … ON CONFLICT DO NOTHING, so across nodes too). The stored result and receipt answer a
+ * repeated settle with the same payment and request. Each transition names the statuses it may
+ * leave (`settle` only ends a claim still `claimed`, …); any other is refused `ledger_conflict`
+ * and writes nothing.
  *
  * A payment the node will never honour (x402/unhonored.ts: wrong amount, unknown or unavailable
  * service, never settled within the refund window) is claimed straight into `refund_pending`
@@ -23,6 +31,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { Level } from 'level';
+import { NodeError } from '../consensus/errors.js';
 
 /**
  * Where a payment is in its life. `failed` (USDC rail): the authorization was refused by the
@@ -86,6 +95,8 @@ export interface PaymentRecord {
    * it answers `payment_refunded`, whatever service and request it names.
    */
   readonly refused?: true;
+  /** USDC rail: hex sha256 of the payment identifier the first call sent; a retry must carry it to get the stored result. */
+  readonly accessKey?: string;
   /** USDC rail, settle_pending / expired_unsettled: what the reconciler needs (see UsdcReconcileState). */
   readonly reconcile?: UsdcReconcileState;
 }
@@ -103,8 +114,94 @@ export interface ServiceVolume {
 /** Result of `claim`. */
 export type ClaimResult = { readonly claimed: true; readonly record: PaymentRecord } | { readonly claimed: false; readonly record: PaymentRecord };
 
-/** The settlement ledger (see module comment). */
-export class SettlementLedger {
+/** Codes of the ledger's own failures. */
+export const LedgerErrorCode = {
+  /** The ledger's database cannot be reached (PostgreSQL down): the node stops selling until it is back (503). */
+  UNAVAILABLE: 'ledger_unavailable',
+  /** A transition from a status it may not leave (the record moved on meanwhile): nothing was written. */
+  CONFLICT: 'ledger_conflict',
+} as const;
+export type LedgerErrorCode = (typeof LedgerErrorCode)[keyof typeof LedgerErrorCode];
+
+/** The statuses each transition may leave (the once-only rules, the same for every implementation). */
+export const TRANSITION_FROM = {
+  settle: ['claimed'],
+  fail: ['claimed'],
+  settlePending: ['claimed'],
+  reconcileProgress: ['settle_pending'],
+  settleReconciled: ['settle_pending'],
+  expireUnsettled: ['settle_pending'],
+  // A refund reopened by a reorganization goes back from refunded (RefundManager.reopen).
+  refundPending: ['claimed', 'refund_pending', 'refunded'],
+  refunded: ['refund_pending', 'refunded'],
+} as const satisfies Record<string, readonly PaymentStatus[]>;
+
+/** Which implementation a ledger is. */
+export type LedgerKind = 'leveldb' | 'postgres';
+
+/** The settlement ledger (see module comment): every method but the totals reads or writes the database. */
+export interface SettlementLedger {
+  readonly kind: LedgerKind;
+  /** This ledger's id (16 hex characters): the seller id of the quotes, one per ledger (one per fleet). */
+  readonly sellerId: string;
+  /** False while the database cannot be reached (PostgreSQL): paid calls answer 503 `ledger_unavailable`. */
+  available(): boolean;
+  /** The record of a payment, if any. */
+  get(id: string): Promise<PaymentRecord | undefined>;
+  /** Which of `ids` have a record, in one read (the payment watcher checks a whole block's invokes at once). */
+  hasMany(ids: readonly string[]): Promise<boolean[]>;
+  /** The record of a payment, with a token to pass to `claim` when there is none (it may save the claim a read). */
+  lookup(id: string): Promise<{ record: PaymentRecord | undefined; absentToken: number }>;
+  /**
+   * Claims a payment for one execution. Returns `{claimed: true}` to exactly one caller per id;
+   * every other caller (concurrent or later, on any node sharing the ledger) gets
+   * `{claimed: false}` with the existing record. `absentToken`: from a `lookup` that found no record.
+   */
+  claim(rec: Omit<PaymentRecord, 'status' | 'claimedAt' | 'updatedAt'>, now?: number, absentToken?: number): Promise<ClaimResult>;
+  /**
+   * Claims a payment the node will not honour straight into `refund_pending` (`refused`): exactly
+   * one of a settle's claim and this one wins. The caller then sends the refund.
+   */
+  claimRefusal(rec: Omit<PaymentRecord, 'status' | 'claimedAt' | 'updatedAt' | 'refused' | 'error'>, error: { code: string; message: string }, now?: number): Promise<ClaimResult>;
+  /** claimed → settled, storing the result and receipt (one write). */
+  settle(id: string, result: unknown, receipt: Record<string, unknown>): Promise<PaymentRecord>;
+  /** claimed → refund_pending (or a new refund tx id for a pending refund; '' for none, with `stuck`: why it could not be sent). */
+  refundPending(id: string, error: { code: string; message: string }, refundTxId?: string, stuck?: string): Promise<PaymentRecord>;
+  /** claimed → failed (USDC rail: not charged, no result; the authorization stays used). */
+  fail(id: string, error: { code: string; message: string }): Promise<PaymentRecord>;
+  /** claimed → settle_pending (USDC): the result is kept until Base says whether the authorization was used. */
+  settlePending(id: string, result: unknown, reconcile: UsdcReconcileState, error: { code: string; message: string }): Promise<PaymentRecord>;
+  /** settle_pending: the reconciler's progress (first block searched, checks made). */
+  reconcileProgress(id: string, reconcile: UsdcReconcileState): Promise<PaymentRecord>;
+  /** settle_pending → settled with the receipt found on chain (the stored result is kept). */
+  settleReconciled(id: string, receipt: Record<string, unknown>): Promise<PaymentRecord>;
+  /** settle_pending → expired_unsettled: never used before validBefore; the result is dropped, nothing charged. */
+  expireUnsettled(id: string, error: { code: string; message: string }): Promise<PaymentRecord>;
+  /** refund_pending → refunded. */
+  refunded(id: string, refundTxId: string): Promise<PaymentRecord>;
+  /** Every record, by id (a full scan: for start-up recovery and audits). */
+  records(): AsyncGenerator<PaymentRecord>;
+  /** A watcher's mark (see module comment), undefined when never written. */
+  getMark<T>(name: string): Promise<T | undefined>;
+  /** Writes a watcher's mark. */
+  putMark(name: string, value: unknown): Promise<void>;
+  /** Settled totals of one service (PgLedger: from the database, at most a few seconds old). */
+  volume(serviceId: string): ServiceVolume;
+  /** How many records are in each status, and how many were refused (PgLedger: at most a few seconds old). */
+  counts(): Readonly<Record<PaymentStatus, number>> & { readonly refused: number };
+  /** Brings `volume` and `counts` up to date with the database now (LevelLedger: they always are). */
+  refreshTotals(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The error of a transition from a status it may not leave. */
+export function transitionConflict(id: string, from: PaymentStatus | undefined, to: string): NodeError {
+  return new NodeError(LedgerErrorCode.CONFLICT, from === undefined ? `ledger has no payment ${id}` : `payment ${id} is ${from}: ${to} refused`, { id, status: from ?? null });
+}
+
+/** The settlement ledger in LevelDB (see module comment). */
+export class LevelLedger implements SettlementLedger {
+  readonly kind = 'leveldb' as const;
   private readonly locks = new Set<string>();
   /** Records claimed by this process and not finished yet: their next write needs no read. */
   private readonly inflight = new Map<string, PaymentRecord>();
@@ -127,7 +224,7 @@ export class SettlementLedger {
   ) {}
 
   /** Opens (or creates) the ledger database in `dir` and loads the per-service totals. */
-  static async open(dir: string): Promise<SettlementLedger> {
+  static async open(dir: string): Promise<LevelLedger> {
     await mkdir(dir, { recursive: true });
     const db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
     await db.open();
@@ -136,7 +233,7 @@ export class SettlementLedger {
       seller = JSON.stringify({ sellerId: randomBytes(8).toString('hex'), createdAt: Date.now() });
       await db.put('m:seller', seller);
     }
-    const ledger = new SettlementLedger(db, (JSON.parse(seller) as { sellerId: string }).sellerId);
+    const ledger = new LevelLedger(db, (JSON.parse(seller) as { sellerId: string }).sellerId);
     for await (const rec of ledger.records()) {
       if (rec.status === 'settled') ledger.count(rec);
       ledger.tally(undefined, rec.status, rec.refused);
@@ -153,6 +250,14 @@ export class SettlementLedger {
   /** How many records are in each status, and how many were refused (refunded without a call). */
   counts(): Readonly<Record<PaymentStatus, number>> & { readonly refused: number } {
     return { ...this.statusCounts, refused: this.refusedCount };
+  }
+
+  /** One process writes this database: the totals are always current. */
+  async refreshTotals(): Promise<void> {}
+
+  /** A local database: available while open. */
+  available(): boolean {
+    return true;
   }
 
   private count(rec: PaymentRecord): void {
@@ -229,9 +334,9 @@ export class SettlementLedger {
     }
   }
 
-  private async update(id: string, patch: Partial<PaymentRecord>, now = Date.now()): Promise<PaymentRecord> {
+  private async update(id: string, from: readonly PaymentStatus[], to: string, patch: Partial<PaymentRecord>, now = Date.now()): Promise<PaymentRecord> {
     const cur = this.inflight.get(id) ?? (await this.get(id));
-    if (!cur) throw new Error(`ledger has no payment ${id}`);
+    if (!cur || !from.includes(cur.status)) throw transitionConflict(id, cur?.status, to);
     const next = { ...cur, ...patch, updatedAt: now } as PaymentRecord;
     await this.db.put(`p:${id}`, JSON.stringify(next));
     this.tally(cur.status, next.status);
@@ -242,7 +347,7 @@ export class SettlementLedger {
 
   /** claimed → settled, storing the result and receipt. */
   async settle(id: string, result: unknown, receipt: Record<string, unknown>): Promise<PaymentRecord> {
-    const rec = await this.update(id, { status: 'settled', result, receipt });
+    const rec = await this.update(id, TRANSITION_FROM.settle, 'settle', { status: 'settled', result, receipt });
     this.count(rec);
     return rec;
   }
@@ -253,39 +358,39 @@ export class SettlementLedger {
    */
   async refundPending(id: string, error: { code: string; message: string }, refundTxId?: string, stuck?: string): Promise<PaymentRecord> {
     // '' forgets a refund tx id that never left (see RefundManager.send).
-    return this.update(id, { status: 'refund_pending', error, ...(refundTxId ? { refundTxId, refundStuck: undefined } : refundTxId === '' ? { refundTxId: undefined, refundStuck: stuck } : {}) });
+    return this.update(id, TRANSITION_FROM.refundPending, 'refundPending', { status: 'refund_pending', error, ...(refundTxId ? { refundTxId, refundStuck: undefined } : refundTxId === '' ? { refundTxId: undefined, refundStuck: stuck } : {}) });
   }
 
   /** claimed → failed (USDC rail: not charged, no result; the authorization stays used). */
   async fail(id: string, error: { code: string; message: string }): Promise<PaymentRecord> {
-    return this.update(id, { status: 'failed', error });
+    return this.update(id, TRANSITION_FROM.fail, 'fail', { status: 'failed', error });
   }
 
   /** claimed → settle_pending (USDC): the result is kept until Base says whether the authorization was used. */
   async settlePending(id: string, result: unknown, reconcile: UsdcReconcileState, error: { code: string; message: string }): Promise<PaymentRecord> {
-    return this.update(id, { status: 'settle_pending', result, reconcile, error });
+    return this.update(id, TRANSITION_FROM.settlePending, 'settlePending', { status: 'settle_pending', result, reconcile, error });
   }
 
   /** settle_pending: the reconciler's progress (first block searched, checks made). */
   async reconcileProgress(id: string, reconcile: UsdcReconcileState): Promise<PaymentRecord> {
-    return this.update(id, { reconcile });
+    return this.update(id, TRANSITION_FROM.reconcileProgress, 'reconcileProgress', { reconcile });
   }
 
   /** settle_pending → settled with the receipt found on chain (the stored result is kept). */
   async settleReconciled(id: string, receipt: Record<string, unknown>): Promise<PaymentRecord> {
-    const rec = await this.update(id, { status: 'settled', receipt, error: undefined });
+    const rec = await this.update(id, TRANSITION_FROM.settleReconciled, 'settleReconciled', { status: 'settled', receipt, error: undefined });
     this.count(rec);
     return rec;
   }
 
   /** settle_pending → expired_unsettled: never used before validBefore; the result is dropped, nothing charged. */
   async expireUnsettled(id: string, error: { code: string; message: string }): Promise<PaymentRecord> {
-    return this.update(id, { status: 'expired_unsettled', result: undefined, error });
+    return this.update(id, TRANSITION_FROM.expireUnsettled, 'expireUnsettled', { status: 'expired_unsettled', result: undefined, error });
   }
 
   /** refund_pending → refunded. */
   async refunded(id: string, refundTxId: string): Promise<PaymentRecord> {
-    return this.update(id, { status: 'refunded', refundTxId });
+    return this.update(id, TRANSITION_FROM.refunded, 'refunded', { status: 'refunded', refundTxId });
   }
 
   /** Every record (a full scan: for start-up recovery and audits). */
@@ -314,7 +419,24 @@ export class SettlementLedger {
   }
 }
 
-/** Opens the ledger (see `SettlementLedger.open`). */
-export function openLedger(dir: string): Promise<SettlementLedger> {
-  return SettlementLedger.open(dir);
+/** Options of `openLedger` (PostgreSQL only; see x402/pgLedger.ts). */
+export interface LedgerOptions {
+  /** This node's name in the fleet (claims record it). */
+  readonly nodeId?: string;
+  /** How long `volume` and `counts` may be served from memory, ms. */
+  readonly totalsTtlMs?: number;
+}
+
+/** True when `location` names a PostgreSQL database (`postgres://…`, `postgresql://…`) rather than a directory. */
+export function isPostgresLocation(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/**
+ * Opens the ledger at `location`: a PostgreSQL URL (PgLedger, loaded only then) or a directory
+ * (LevelLedger, created when missing).
+ */
+export async function openLedger(location: string, opts: LedgerOptions = {}): Promise<SettlementLedger> {
+  if (isPostgresLocation(location)) return (await import('./pgLedger.js')).PgLedger.open(location, opts);
+  return LevelLedger.open(location);
 }

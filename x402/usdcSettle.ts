@@ -15,9 +15,11 @@
  *      `X-PAYMENT-RESPONSE` / `PAYMENT-RESPONSE` headers.
  *
  * A reserved authorization is never released: whatever went wrong, the payer signs a new one
- * (nothing was transferred). A repeat of a settled authorization for the same service and
- * request gets the stored answer (a dropped connection costs nothing twice); any other repeat is
- * 409. Ledger ids: `usdc:8453:<usdc contract>:<from>:<nonce>`, all lower case.
+ * (nothing was transferred). Once settled, the signed authorization is public calldata on Base,
+ * so a repeat of it proves nothing: the stored answer goes only to a repeat that carries the
+ * x402 `payment-identifier` the first call sent (a client-chosen id, never on chain; the ledger
+ * keeps its sha256) — a dropped connection then costs nothing twice. Any other repeat is 409
+ * `payment_already_used`, without the result. Ledger ids: `usdc:8453:<usdc contract>:<from>:<nonce>`, all lower case.
  */
 import { checksumAddress } from './evm.js';
 import { silentLogger, type Logger } from '../chain/types.js';
@@ -35,11 +37,13 @@ import { BASE_USDC } from './quote.js';
 import { FacilitatorUnavailableError, type Facilitator, type FacilitatorRequest } from './usdcFacilitator.js';
 import { VALID_BEFORE_MARGIN_SECONDS, verifyUsdcPaymentLocally } from './usdcVerify.js';
 import { requestHashOf, type PaymentRequirements } from './wire.js';
+import { sha256, toHex } from '../consensus/hash.js';
 import {
   checkPaymentPayload,
   decodePaymentHeader,
   isSnakeCaseReason,
   networkOf,
+  paymentIdentifierOf,
   toRequirementsV2,
   UsdcErrorCode,
   type UsdcPaymentPayload,
@@ -159,7 +163,8 @@ export class UsdcSettlement implements UsdcRail {
     const payer = checksumAddress(auth.from);
     const id = authorizationId(auth.from, auth.nonce);
     const reqHash = requestHashOf(request);
-    const claim = await this.ledger.claim({ id, rail: 'usdc', serviceId: def.id, requestHash: reqHash, caller: payer, amount: BigInt(auth.value).toString() }, this.now());
+    const accessKey = accessKeyOf(payment);
+    const claim = await this.ledger.claim({ id, rail: 'usdc', serviceId: def.id, requestHash: reqHash, caller: payer, amount: BigInt(auth.value).toString(), ...(accessKey ? { accessKey } : {}) }, this.now());
     if (!claim.claimed) return this.answerKnown(claim.record, def, reqHash, payment);
 
     const started = this.now();
@@ -260,6 +265,11 @@ export class UsdcSettlement implements UsdcRail {
       case 'claimed':
         return refused(409, { code: PaymentErrorCode.SETTLEMENT_IN_PROGRESS, message: 'this authorization is being settled; retry in a moment' }, rec.caller);
       case 'settled': {
+        // The authorization is public once settled: only the first call's payment identifier proves the payer.
+        const key = accessKeyOf(payment);
+        if (!rec.accessKey || key !== rec.accessKey) {
+          return used('this authorization was already settled; its result goes only to a retry that carries the payment-identifier (x402 extension) the first call sent; sign a new authorization for a new call');
+        }
         const receipt = rec.receipt ?? {};
         return { kind: 'paid', status: 200, rail: 'usdc', paymentId: rec.id, body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller } };
       }
@@ -274,6 +284,12 @@ export class UsdcSettlement implements UsdcRail {
         return used(`this authorization was already presented and ended with ${rec.error?.code ?? rec.status}; sign a new one`);
     }
   }
+}
+
+/** Hex sha256 of a payment's payment identifier (what the ledger keeps of it), when it carries one. */
+function accessKeyOf(payment: UsdcPaymentPayload): string | undefined {
+  const id = paymentIdentifierOf(payment);
+  return id === undefined ? undefined : toHex(sha256(new TextEncoder().encode(id)));
 }
 
 /** The facilitator request of a payment: our requirements in the payment's protocol version. */

@@ -103,6 +103,37 @@ export interface PaymentRequiredV2 {
   readonly error?: string;
   readonly resource: { readonly url: string; readonly description: string; readonly mimeType: string };
   readonly accepts: readonly PaymentRequirementsV2[];
+  /** Extensions the server supports (`payment-identifier`). */
+  readonly extensions?: Record<string, unknown>;
+}
+
+/** Name of x402's `payment-identifier` extension (a client-chosen id in the payment payload's `extensions`, never on chain). */
+export const PAYMENT_IDENTIFIER = 'payment-identifier';
+/** What a payment identifier may be (the extension's rules: 16-128 characters of [A-Za-z0-9_-]). */
+const PAYMENT_ID_RE = /^[A-Za-z0-9_-]{16,128}$/;
+
+/** The 402's declaration of the extension: optional, with its JSON schema (as @x402/extensions declares it). */
+export function paymentIdentifierDeclaration(): Record<string, unknown> {
+  return {
+    info: { required: false },
+    schema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { required: { type: 'boolean' }, id: { type: 'string', minLength: 16, maxLength: 128, pattern: '^[a-zA-Z0-9_-]+$' } },
+      required: ['required'],
+    },
+  };
+}
+
+/**
+ * The payment identifier a payment carries (`extensions["payment-identifier"].info.id`), when
+ * well-formed; undefined otherwise. It is what proves, on a retry, that the caller is the one
+ * who paid: the signed authorization itself becomes public once settled on Base.
+ */
+export function paymentIdentifierOf(payment: object): string | undefined {
+  const ext = (payment as { extensions?: Record<string, unknown> }).extensions?.[PAYMENT_IDENTIFIER] as { info?: { id?: unknown } } | undefined;
+  const id = ext?.info?.id;
+  return typeof id === 'string' && PAYMENT_ID_RE.test(id) ? id : undefined;
 }
 
 /** The settlement header's JSON (`X-PAYMENT-RESPONSE`, `PAYMENT-RESPONSE`). */

@@ -21,7 +21,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { PaymentRequirements } from '../../x402/quote.js';
 import type { PaymentProof } from '../../x402/paidCall.js';
-import { toRequirementsV2, type PaymentRequiredV2, type PaymentRequirementsV2 } from '../../x402/usdcWire.js';
+import { PAYMENT_IDENTIFIER, paymentIdentifierDeclaration, toRequirementsV2, type PaymentRequiredV2, type PaymentRequirementsV2 } from '../../x402/usdcWire.js';
 
 /** The draft this implements. */
 export const PAYMENT_AUTH_DRAFT = 'draft-ryan-httpauth-payment-01';
@@ -57,6 +57,8 @@ export function paymentRequiredV2Of(accepts: readonly PaymentRequirements[], err
     ...(error ? { error } : {}),
     resource: { url: first.resource, description: first.description, mimeType: first.mimeType },
     accepts: accepts.map(requirementsV2),
+    // A retry that returns a stored USDC result must carry the id the first call sent (x402/usdcSettle.ts).
+    ...(accepts.some((a) => a.scheme === 'exact') ? { extensions: { [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration() } } : {}),
   };
 }
 

@@ -252,15 +252,43 @@ describeUsdc('USDC settlement', () => {
     const header = await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC });
     const outs = await Promise.all(Array.from({ length: 20 }, () => pay(echo, header)));
     const codes = outs.map(codeOf);
-    // The winner runs; the others find it in progress, or (if they come after it settled) get its stored answer.
-    expect(codes.filter((c) => c === 'ok').length).toBeGreaterThanOrEqual(1);
-    expect(codes.filter((c) => c !== 'ok').every((c) => c === 'settlement_in_progress')).toBe(true);
+    // The winner runs; the others find it in progress, or (once it settled) are refused: a bare
+    // replay of a settled authorization (public calldata on Base) proves nothing.
+    expect(codes.filter((c) => c === 'ok')).toHaveLength(1);
+    expect(codes.filter((c) => c !== 'ok').every((c) => c === 'settlement_in_progress' || c === 'payment_already_used')).toBe(true);
     expect(codes.filter((c) => c === 'settlement_in_progress').length).toBeGreaterThan(0);
-    // Later: the same call gets the stored answer (no run, no settlement); another call is refused.
+    // Later: the same header gets neither a run nor the stored result; another call is refused too.
     const again = await pay(echo, header);
-    expect(again.status).toBe(200);
+    expect(again).toMatchObject({ kind: 'refused', status: 409, error: { code: 'payment_already_used' } });
+    expect(JSON.stringify(again)).not.toContain('"echo"');
     expect(codeOf(await pay(echo, header, 'another request'))).toBe('payment_already_used');
     expect({ runs, verify: f.calls.verify, settle: f.calls.settle }).toEqual({ runs: 1, verify: 1, settle: 1 });
+  });
+
+  test('payment-identifier: a retry gets the stored result only with the id the first call sent; a bare replay of the public authorization gets 409 without it', async () => {
+    const withId = (header: string, id?: string) => {
+      const p = decodeHeader<Record<string, unknown>>(header);
+      // Extensions are not signed (EIP-3009 covers the authorization only): the same authorization, with or without an id.
+      return Buffer.from(JSON.stringify(id === undefined ? { ...p, extensions: undefined } : { ...p, extensions: { 'payment-identifier': { info: { required: false, id } } } })).toString('base64');
+    };
+    const signed = await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC, version: 2 });
+    const first = await pay(echo, withId(signed, 'pay_first_call_0123456789'));
+    expect(first.status).toBe(200);
+    for (const replay of [withId(signed), withId(signed, 'pay_someone_else_98765'), withId(signed, 'short')]) {
+      const out = await pay(echo, replay);
+      expect(out).toMatchObject({ kind: 'refused', status: 409, error: { code: 'payment_already_used' } });
+      expect(JSON.stringify(out)).not.toContain('"echo"');
+    }
+    const retry = await pay(echo, withId(signed, 'pay_first_call_0123456789'));
+    expect(retry.status).toBe(200);
+    expect(retry.kind === 'paid' && first.kind === 'paid' && retry.body).toEqual(first.kind === 'paid' && first.body);
+    expect({ runs, settle: f.calls.settle }).toEqual({ runs: 1, settle: 1 });
+    // The ledger keeps a hash of the id, never the id.
+    const rec = [];
+    for await (const r of ledger.records()) if (r.rail === 'usdc' && r.receipt?.txId === (first.kind === 'paid' ? first.body.receipt.txId : '')) rec.push(r);
+    expect(rec).toHaveLength(1);
+    expect(JSON.stringify(rec[0])).not.toContain('pay_first_call_0123456789');
+    expect(rec[0]!.accessKey).toMatch(/^[0-9a-f]{64}$/);
   });
 
   test('locally invalid payments never reach the facilitator and run nothing', async () => {

@@ -2,7 +2,7 @@
  * USDC payments over MCP (x402 MCP convention: the decoded `X-PAYMENT` payload in
  * `_meta["x402/payment"]`), in-process through `callTool` with the real USDC settlement, ledger
  * and a test facilitator on 127.0.0.1: a paid call runs once and answers with
- * `x402/payment-response`; its repeat gets the stored answer; a wrong amount, a failing service
+ * `x402/payment-response`; its repeat with the same payment-identifier gets the stored answer, the bare authorization does not; a wrong amount, a failing service
  * and a syncing node are refused the MCP way, nothing charged.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
@@ -53,9 +53,11 @@ async function usdcQuote(tool: string, request: string): Promise<{ maxAmountRequ
 }
 
 describeUsdc('USDC over MCP', () => {
-  test('a paid call runs once, answers with x402/payment-response; its repeat gets the stored answer', async () => {
+  test('a paid call runs once, answers with x402/payment-response; its repeat with the same payment-identifier gets the stored answer, the bare one 409', async () => {
     const q = await usdcQuote('native-echo', 'hi');
-    const payment = await signedPayment({ payTo: q.payTo, value: q.maxAmountRequired });
+    // With the x402 payment-identifier extension: the id (never on chain) is what lets a repeat get the stored answer.
+    const signed = await signedPayment({ payTo: q.payTo, value: q.maxAmountRequired });
+    const payment = { ...signed, extensions: { 'payment-identifier': { info: { required: false, id: 'pay_mcp_repeat_0123456789' } } } };
     const out = (await callTool(m, BASE, 'native-echo', { request: 'hi' }, { [X402_PAYMENT_META]: payment })) as Result;
     expect(out.isError).toBeFalsy();
     expect(out.structuredContent).toMatchObject({ paid: true, result: { echo: 'hi' }, receipt: { serviceId: 'native-echo', asset: 'USDC', amountAtomic: q.maxAmountRequired } });
@@ -65,6 +67,11 @@ describeUsdc('USDC over MCP', () => {
     const again = (await callTool(m, BASE, 'native-echo', { request: 'hi' }, { [X402_PAYMENT_META]: payment })) as Result;
     expect(again.structuredContent).toEqual(out.structuredContent);
     expect({ runs: runs(), settle: f.calls.settle }).toEqual({ runs: 1, settle: 1 });
+    // The bare authorization (public on Base once settled) gets no result.
+    const bare = (await callTool(m, BASE, 'native-echo', { request: 'hi' }, { [X402_PAYMENT_META]: signed })) as Result;
+    expect(bare.isError).toBe(true);
+    expect(JSON.stringify(bare)).toContain('payment_already_used');
+    expect(JSON.stringify(bare)).not.toContain('"echo"');
     // The same authorization for another request is refused.
     const other = (await callTool(m, BASE, 'native-echo', { request: 'other' }, { [X402_PAYMENT_META]: payment })) as Result;
     expect(other.isError).toBe(true);
@@ -95,7 +102,9 @@ describeUsdc('USDC over MCP', () => {
   test('while the node syncs, a payment is refused with node_syncing before anything runs', async () => {
     const q = await usdcQuote('native-echo', 'hi');
     u.syncing = true;
-    const payment = await signedPayment({ payTo: q.payTo, value: q.maxAmountRequired });
+    // With the x402 payment-identifier extension: the id (never on chain) is what lets a repeat get the stored answer.
+    const signed = await signedPayment({ payTo: q.payTo, value: q.maxAmountRequired });
+    const payment = { ...signed, extensions: { 'payment-identifier': { info: { required: false, id: 'pay_mcp_repeat_0123456789' } } } };
     const out = (await callTool(m, BASE, 'native-echo', { request: 'hi' }, { [X402_PAYMENT_META]: payment })) as Result;
     expect(out.isError).toBe(true);
     expect(out.structuredContent![`x402/payment-response`]).toMatchObject({ success: false, errorReason: 'node_syncing' });
