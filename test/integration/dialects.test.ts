@@ -123,24 +123,31 @@ describeUsdc('402 dialects', () => {
     const client = createAgentClient({ nodeUrl: node!.url, key: getDevKeyPair() });
     const quote = await client.quote(SERVICE, 'America/New_York');
     const txId = await client.pay(quote);
+    // The native payload is {txId, salt}: the salt the payment's requestHash commits to (the SDK's quote made it).
+    const proof = { txId, salt: quote.salt };
     const q = await post('America/New_York');
     const native = parseChallenges(q.headers.get('www-authenticate')).find((c) => c.method === 'native')!;
-    let paid = await post('America/New_York', { authorization: credential(native, { txId }) });
-    for (let i = 0; i < 20 && paid.status === 202; i++) paid = await post('America/New_York', { authorization: credential(native, { txId }) });
+    let paid = await post('America/New_York', { authorization: credential(native, proof) });
+    for (let i = 0; i < 20 && paid.status === 202; i++) paid = await post('America/New_York', { authorization: credential(native, proof) });
     expect(paid.status).toBe(200);
     expect(paid.body).toMatchObject({ paid: true, result: { timezone: 'America/New_York' }, receipt: { txId } });
     expect(fromB64url(paid.headers.get('payment-receipt')!)).toMatchObject({ status: 'success', method: 'native', intent: 'charge', reference: txId });
     // The same payment settled again for the same request answers the stored result (no second charge);
     // for another request it is refused, over the Payment scheme and over the spec's body alike.
-    const again = await post('America/New_York', { authorization: credential(native, { txId }) });
+    const again = await post('America/New_York', { authorization: credential(native, proof) });
     expect(again.body.receipt).toEqual(paid.body.receipt);
     const other = parseChallenges((await post('Africa/Cairo')).headers.get('www-authenticate')).find((c) => c.method === 'native')!;
-    const reuse = await post('Africa/Cairo', { authorization: credential(other, { txId }) });
-    expect([402, 409]).toContain(reuse.status);
-    const reuseBody = await post('Africa/Cairo', {}, { payment: { txId } });
-    expect(reuseBody.status).toBe(reuse.status);
+    const reuse = await post('Africa/Cairo', { authorization: credential(other, proof) });
+    expect({ status: reuse.status, code: reuse.body.error?.code }).toEqual({ status: 409, code: 'payment_already_used' });
+    expect(reuse.body.result).toBeUndefined();
+    const reuseBody = await post('Africa/Cairo', {}, { payment: proof });
+    expect({ status: reuseBody.status, code: reuseBody.body.error?.code }).toEqual({ status: 409, code: 'payment_already_used' });
+    // Without the salt, even the right request gets nothing: the payload does not prove the payer.
+    const noSalt = await post('America/New_York', { authorization: credential(native, { txId }) });
+    expect({ status: noSalt.status, code: noSalt.body.error?.code }).toEqual({ status: 400, code: 'invalid_payment' });
+    expect(noSalt.body.result).toBeUndefined();
     // Two payments at once are refused.
-    const both = await post('Africa/Cairo', { authorization: credential(other, { txId }) }, { payment: { txId } });
+    const both = await post('Africa/Cairo', { authorization: credential(other, proof) }, { payment: proof });
     expect({ status: both.status, code: both.body.error?.code }).toEqual({ status: 400, code: 'invalid_request' });
   }, 60_000);
 });

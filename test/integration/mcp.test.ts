@@ -3,9 +3,10 @@
  * by the official SDK client (`Client` + `StreamableHTTPClientTransport`): the tool list (one
  * tool per service plus the free tools), the free tools, the x402 MCP convention for an unpaid
  * call (isError + the quote with both rails), input and availability errors before any quote,
- * a paid native-rail call completed through MCP (`_meta["x402/payment"] = {txId}` → the result
- * with `_meta["x402/payment-response"]` = the receipt), its idempotent repeat, a payment reused
- * for another service, the proven call counted in the catalog and in the Prometheus metrics
+ * a paid native-rail call completed through MCP (an agent_invoke committed to the quote's seller,
+ * the request and a salt; `_meta["x402/payment"] = {txId, salt}` → the result with
+ * `_meta["x402/payment-response"]` = the receipt), its idempotent repeat (only with the salt), a
+ * payment reused for another service, the proven call counted in the catalog and in the Prometheus metrics
  * (`--metrics-port`: quotes, paid calls by service/rail/outcome, settle latency, exactly as over
  * HTTP), and the HTTP edges (`?net=`, GET, CORS preflight).
  */
@@ -17,9 +18,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { encodeAddress, tryDecodeAddress } from '../../consensus/address.js';
 import { getDevKeyPair } from '../../consensus/devnet.js';
+import { randomBytes } from 'node:crypto';
 import { fromHex } from '../../consensus/hash.js';
 import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { CATALOG } from '../../services/index.js';
+import { COMMITMENT_SCHEME, requestCommitment } from '../../x402/wire.js';
 import { toHex } from '../../consensus/hash.js';
 import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
 import { histogramSeries, metricSample, scrapeMetrics } from '../helpers/prometheus.js';
@@ -100,7 +103,8 @@ describe('MCP endpoint (official client, real node)', () => {
     expect(r.isError).toBe(true);
     expect(validate.quote(r.structuredContent)).toEqual([]);
     const [native, usdc] = r.structuredContent!.accepts;
-    expect(native).toMatchObject({ scheme: 'native-x402', network: 'native-devnet', maxAmountRequired: '200000', asset: 'NATIVE', extra: { chainId: 1337, serviceId: 'native-world-clock' } });
+    expect(native).toMatchObject({ scheme: 'native-x402', network: 'native-devnet', maxAmountRequired: '200000', asset: 'NATIVE', extra: { chainId: 1337, serviceId: 'native-world-clock', sellerId: expect.stringMatching(/^[0-9a-f]{16}$/), commitment: COMMITMENT_SCHEME, confirmations: 1 } });
+    expect(native.extra.requestHash).toBeUndefined();
     expect(usdc).toMatchObject({ scheme: 'exact', network: 'base', payTo: USDC_PAY_TO, maxAmountRequired: '1000' });
     const wrapped = JSON.parse(r.content[0].text!);
     expect(wrapped['x402/error']).toMatchObject({ code: 402, data: { accepts: r.structuredContent!.accepts } });
@@ -124,6 +128,7 @@ describe('MCP endpoint (official client, real node)', () => {
     const native = unpaid.structuredContent!.accepts.find((a: { scheme: string }) => a.scheme === 'native-x402');
     const status = await getJson('/api/v1/status');
     const acc = await getJson(`/api/v1/account/${devAddr}`);
+    const salt = randomBytes(32).toString('hex');
     const tx = createAgentInvokeTx({
       key: dev,
       chainId: status.chainId,
@@ -133,14 +138,15 @@ describe('MCP endpoint (official client, real node)', () => {
       serviceId: 'native-world-clock',
       payTo: tryDecodeAddress(native.payTo, 'tnative')!,
       amount: BigInt(native.maxAmountRequired),
-      requestHash: fromHex(native.extra.requestHash),
+      requestHash: fromHex(requestCommitment({ sellerId: native.extra.sellerId, serviceId: 'native-world-clock', request: 'Asia/Tokyo', salt })),
     });
+    const payment = { txId: tx.id, salt };
     const sent = await fetch(`${url}/api/v1/tx`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tx: toHex(tx.bytes) }) });
     expect(sent.status).toBe(200);
 
-    let paid = await call('native-world-clock', { request: 'Asia/Tokyo' }, { 'x402/payment': { txId: tx.id } });
+    let paid = await call('native-world-clock', { request: 'Asia/Tokyo' }, { 'x402/payment': payment });
     for (let i = 0; i < 6 && paid.isError && paid.structuredContent?.['x402/payment-response']?.errorReason === 'payment_pending'; i++) {
-      paid = await call('native-world-clock', { request: 'Asia/Tokyo' }, { 'x402/payment': { txId: tx.id } });
+      paid = await call('native-world-clock', { request: 'Asia/Tokyo' }, { 'x402/payment': payment });
     }
     expect(paid.isError).toBeFalsy();
     const receipt = paid._meta!['x402/payment-response'];
@@ -160,14 +166,22 @@ describe('MCP endpoint (official client, real node)', () => {
     expect(histogramSeries(after.text, 'native_x402_settle_duration_seconds', 'sum', 'rail="native",outcome="settled"')).toBeGreaterThan(0);
     expect(moved('native_http_requests_total', { method: 'POST', route: '/api/mcp' })).toBeGreaterThanOrEqual(2);
 
-    // Settling again with the same payment and request returns the stored answer.
-    const again = await call('native-world-clock', { request: 'Asia/Tokyo' }, { 'x402/payment': { txId: tx.id } });
+    // Settling again with the same payment, request and salt returns the stored answer (also in x402's {payload} shape)…
+    const again = await call('native-world-clock', { request: 'Asia/Tokyo' }, { 'x402/payment': payment });
     expect(again._meta!['x402/payment-response']).toEqual(receipt);
+    const wrapped = await call('native-world-clock', { request: 'Asia/Tokyo' }, { 'x402/payment': { payload: payment } });
+    expect(wrapped._meta!['x402/payment-response']).toEqual(receipt);
+    // …and without the salt nothing: no result, no receipt.
+    const noSalt = await call('native-world-clock', { request: 'Asia/Tokyo' }, { 'x402/payment': { txId: tx.id } });
+    expect(noSalt.isError).toBe(true);
+    expect(noSalt.structuredContent!['x402/payment-response']).toMatchObject({ success: false, errorReason: 'invalid_payment' });
+    expect(noSalt.structuredContent!.result).toBeUndefined();
 
-    // The same payment for another service is refused, with the quote and the reason.
-    const wrong = await call('native-network-stats', {}, { 'x402/payment': { txId: tx.id } });
+    // The same (settled) payment for another service is refused, with the quote and the reason: already used.
+    const wrong = await call('native-network-stats', {}, { 'x402/payment': payment });
     expect(wrong.isError).toBe(true);
-    expect(wrong.structuredContent!['x402/payment-response']).toMatchObject({ success: false, errorReason: 'wrong_service', transaction: tx.id });
+    expect(wrong.structuredContent!['x402/payment-response']).toMatchObject({ success: false, errorReason: 'payment_already_used', transaction: tx.id });
+    expect(wrong.structuredContent!.result).toBeUndefined();
     expect(wrong.structuredContent!.accepts[0].scheme).toBe('native-x402');
     const malformed = await call('native-network-stats', {}, { 'x402/payment': { tx: 'nope' } });
     expect(malformed.structuredContent!['x402/payment-response']).toMatchObject({ success: false, errorReason: 'invalid_payment' });
