@@ -129,6 +129,8 @@ export async function callCommand(ctx: Ctx, values: Values, serviceId: string, r
       `receipt  ${rc.serviceId} paid ${formatAmount(r.quote.amount)} NATIVE by ${rc.caller}`,
       `tx       ${rc.txId}${rc.height !== undefined ? ` (block ${rc.height}${rc.blockHash ? ` ${rc.blockHash}` : ''})` : ''}`,
       ...(r.feeBase > 0n ? [`fee      ${formatAmount(r.feeBase)} NATIVE`] : []),
+      // The payment's secret: with the tx id, what settles it again (`--tx <id> --salt <salt>`); kept nowhere else once settled.
+      `salt     ${r.salt}`,
     ].join('\n');
     ctx.out.print(human, { serviceId, result: r.result, receipt: rc, txId: r.txId, salt: r.salt, price: r.quote.priceNative, priceBase: r.quote.amount.toString(), fee: formatAmount(r.feeBase), feeBase: r.feeBase.toString() });
     return 0;

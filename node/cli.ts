@@ -49,11 +49,12 @@ Commands:
   send <address> <amount> [--fee <NATIVE>] [--wait] [--timeout <s>]
                                    send NATIVE (decimals, e.g. 1.5) from the wallet
   quote <serviceId> [request]      the price of a paid call (the node's 402 quote); no payment
-  call <serviceId> [request] [--max-price <NATIVE>] [--timeout <s>] [--tx <id>]
+  call <serviceId> [request] [--max-price <NATIVE>] [--timeout <s>] [--tx <id> [--salt <hex>]]
                                    pay a service from the wallet (agent_invoke), wait for the
                                    block, print the result and the receipt; --tx settles an
                                    earlier payment instead of paying again (broadcasting it
-                                   again, same tx id, if the node lost it)
+                                   again, same tx id, if the node lost it); --salt: the salt
+                                   the call printed (needed once the payment has settled)
   agent register|update <name> --description <text> [--capabilities a,b] [--payout <addr>] [--contact <c>]
   agent show [--name <name>]       an agent and its services (default: the wallet's)
   agent serve --service <id> (--exec "<command>" | --forward http://127.0.0.1:PORT/path)

@@ -11,10 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeAddress, TESTNET_HRP } from '../../consensus/address.js';
 import { getDevKeyPair, getDevPayeeKeyPair } from '../../consensus/devnet.js';
-import { sha256, toHex } from '../../consensus/hash.js';
+import { randomBytes } from 'node:crypto';
+import { fromHex, toHex } from '../../consensus/hash.js';
 import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { createFilePaymentStore } from '../../sdk/pendingPayments.js';
-import { createAgentClient, isAgentClientError, AgentErrorCode } from '../../sdk/client.js';
+import { createAgentClient, isAgentClientError, AgentErrorCode, requestCommitment } from '../../sdk/client.js';
 import { testKey } from '../helpers/keys.js';
 import { runCli, startNode, type CliRun, type NodeProc } from '../helpers/nodeProcess.js';
 
@@ -64,6 +65,8 @@ describe('native-node quote / call on a fresh devnet (dev wallet by default)', (
     expect(r.stdout).toContain('"timezone": "Europe/Berlin"');
     expect(r.stdout).toMatch(/"time": "\d\d:\d\d:\d\d"/);
     expect(r.stdout).toMatch(/receipt\s+native-world-clock paid 0\.002 NATIVE by tnative1/);
+    // The payment's salt, what settles it again once settled (call --tx <id> --salt <salt>).
+    expect(r.stdout).toMatch(/salt\s+[0-9a-f]{64}/);
     const tx = /tx\s+([0-9a-f]{64}) \(block (\d+)/.exec(r.stdout);
     expect(tx).not.toBeNull();
     expect(r.stderr).toContain('waiting for its block');
@@ -74,20 +77,25 @@ describe('native-node quote / call on a fresh devnet (dev wallet by default)', (
     expect(before - (await balanceBase())).toBe(200_000n + fee);
   });
 
-  test('call --json carries result, receipt, tx id and fee; --tx settles the same payment again without paying', async () => {
+  test('call --json carries result, receipt, tx id, salt and fee; --tx with the salt settles the same payment again without paying', async () => {
     const r = await cli(['call', 'native-world-clock', 'Asia/Tokyo', '--json']);
     expect(r.code).toBe(0);
     const j = r.json!;
-    expect(j).toMatchObject({ serviceId: 'native-world-clock', price: '0.002', priceBase: '200000', result: { timezone: 'Asia/Tokyo' } });
+    expect(j).toMatchObject({ serviceId: 'native-world-clock', price: '0.002', priceBase: '200000', result: { timezone: 'Asia/Tokyo' }, salt: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(j.receipt).toMatchObject({ serviceId: 'native-world-clock', amount: 0.002, amountBase: '200000', txId: j.txId, network: 'native-devnet' });
     const before = await balanceBase();
-    const again = await cli(['call', 'native-world-clock', 'Asia/Tokyo', '--tx', String(j.txId), '--json']);
+    const again = await cli(['call', 'native-world-clock', 'Asia/Tokyo', '--tx', String(j.txId), '--salt', String(j.salt), '--json']);
     expect(again.code).toBe(0);
     expect(again.json!.receipt).toEqual(j.receipt);
     expect(again.json!.result).toEqual(j.result);
     expect(await balanceBase()).toBe(before);
+    // Settled, the payment's salt is no longer kept: --tx alone cannot prove the payer and says so.
+    const noSalt = await cli(['call', 'native-world-clock', 'Asia/Tokyo', '--tx', String(j.txId), '--json']);
+    expect(noSalt.code).not.toBe(0);
+    expect(noSalt.json).toMatchObject({ error: { code: 'cli_usage' } });
+    expect(noSalt.json!.result).toBeUndefined();
     // The same payment for another request is refused.
-    const other = await cli(['call', 'native-world-clock', 'Europe/Paris', '--tx', String(j.txId), '--json']);
+    const other = await cli(['call', 'native-world-clock', 'Europe/Paris', '--tx', String(j.txId), '--salt', String(j.salt), '--json']);
     expect(other.code).toBe(2);
     expect(other.json).toMatchObject({ error: { code: 'payment_already_used', txId: j.txId } });
   });
@@ -121,13 +129,18 @@ describe('the SDK against the real node', () => {
         return isAgentClientError(e) ? e.code : String(e);
       }
     };
-    // Paid for one request, settled with another (the payment carries sha256 of the first).
+    // Paid for one request, settled with another (the payment commits to the first).
     const q = await c.quote('native-world-clock', 'Europe/Rome');
     const txId = await c.pay(q);
     const forged = { ...q, request: 'Europe/Madrid' };
     expect(await code(c.settle(forged, txId, { timeoutMs: 60_000 }))).toBe('request_mismatch');
     expect(await code(c.settle(q, '00'.repeat(32), { timeoutMs: 10_000, waitSeconds: 1 }))).toBe('payment_not_found');
     expect(await code(c.settle({ ...ok.quote, request: 'Europe/Oslo' }, ok.txId))).toBe('payment_already_used');
+    // Another agent with the txId and the right request, but not the payer's salt, gets neither the result nor a claim.
+    const third = createAgentClient({ nodeUrl: node!.url, key: testKey('x402-it-third') });
+    const thirdQuote = await third.quote('native-world-clock', 'America/New_York');
+    expect(thirdQuote.salt).not.toBe(ok.salt);
+    expect(await code(third.settle(thirdQuote, ok.txId, { timeoutMs: 10_000 }))).toBe('payment_already_used');
     expect(await code(c.call('native-world-clock', 'UTC', { maxPriceBase: 1n }))).toBe(AgentErrorCode.PRICE_ABOVE_LIMIT);
     // The right request still settles the Rome payment.
     const rome = await c.settle(q, txId, { timeoutMs: 60_000 });
@@ -140,12 +153,17 @@ describe('native-node call --tx with a payment the node lost (issue 20)', () => 
     // A payment signed and kept by the CLI whose broadcast the node lost: written to the CLI's store, never sent.
     const dev = getDevKeyPair();
     const acc = (await (await fetch(`${node!.url}/api/v1/account/${encodeAddress(dev.address, TESTNET_HRP)}`)).json()) as { pendingNonce: number; publicKeyKnown: boolean };
-    const built = createAgentInvokeTx({ key: dev, chainId: 1337, serviceId: 'native-world-clock', payTo: getDevPayeeKeyPair().address, amount: 200_000n, nonce: BigInt(acc.pendingNonce), includeKey: !acc.publicKeyKnown, feeRate: 1n, requestHash: sha256(new TextEncoder().encode('UTC')) });
+    // Committed, as the CLI's own payments are, to the node's seller id (from its quote), the request and a salt kept with it.
+    const quote = (await (await fetch(`${node!.url}/api/x402/native-world-clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'UTC' }) })).json()) as { accepts: { scheme: string; extra: { sellerId: string } }[] };
+    const sellerId = quote.accepts.find((a) => a.scheme === 'native-x402')!.extra.sellerId;
+    const salt = randomBytes(32).toString('hex');
+    const requestHash = fromHex(requestCommitment({ sellerId, serviceId: 'native-world-clock', request: 'UTC', salt }));
+    const built = createAgentInvokeTx({ key: dev, chainId: 1337, serviceId: 'native-world-clock', payTo: getDevPayeeKeyPair().address, amount: 200_000n, nonce: BigInt(acc.pendingNonce), includeKey: !acc.publicKeyKnown, feeRate: 1n, requestHash });
     const store = join(dir, 'home', '.native-node', 'payments', 'native-devnet');
-    await createFilePaymentStore(store).put({ txId: built.id, tx: toHex(built.bytes), nonce: String(acc.pendingNonce), serviceId: 'native-world-clock', createdAt: Date.now() });
+    await createFilePaymentStore(store).put({ txId: built.id, tx: toHex(built.bytes), nonce: String(acc.pendingNonce), serviceId: 'native-world-clock', createdAt: Date.now(), salt, request: 'UTC' });
     const r = await cli(['call', 'native-world-clock', 'UTC', '--tx', built.id, '--json']);
     expect(r.code).toBe(0);
-    expect(r.json).toMatchObject({ txId: built.id, result: { timezone: 'UTC' }, receipt: { txId: built.id } });
+    expect(r.json).toMatchObject({ txId: built.id, salt, result: { timezone: 'UTC' }, receipt: { txId: built.id } });
     expect(readdirSync(store)).toEqual([]);
   }, 90_000);
 });
