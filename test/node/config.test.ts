@@ -46,6 +46,12 @@ describe('defaults', () => {
     expect(c.mineThreads).toBe(defaultNodeConfig.mineThreads);
     expect(c.mineThreads).toBeGreaterThanOrEqual(1);
   });
+  test('confirmations a native payment needs: 1 on the devnet, 3 on mainnet, --confirmations / NATIVE_CONFIRMATIONS over both', () => {
+    expect(load(['--dev']).confirmations).toBe(1);
+    expect(load([]).confirmations).toBe(3);
+    expect(load(['--dev', '--confirmations', '4']).confirmations).toBe(4);
+    expect(load([], { NATIVE_CONFIRMATIONS: '6' }).confirmations).toBe(6);
+  });
   test.each([['devnet'], ['native-devnet']])('--network %s is the devnet', (name) => {
     expect(load(['--network', name]).network).toBe('native-devnet');
   });

@@ -1,16 +1,16 @@
-/** `/health` and `/ready` over HTTP with the node's readiness rule, its inputs stubbed: 503 with the reason while syncing, closing or not yet serving. */
+/** `/health` and `/ready` over HTTP with the node's readiness rule, its inputs stubbed: 503 with the reason while syncing, closing, not yet serving or owing refunds the payee cannot cover. */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createRouterServer, type HttpServer } from '../../node/api/app.js';
 import { createOpsRouter, nodeReadiness } from '../../node/api/opsRoutes.js';
 
-const state = { chainOpen: true, syncing: false, serving: true };
+const state = { chainOpen: true, syncing: false, serving: true, refundsStuck: 0 };
 let server: HttpServer;
 
 beforeAll(async () => {
   const router = createOpsRouter({
     version: '9.9.9',
     uptime: () => 12.3456,
-    readiness: nodeReadiness({ chainOpen: () => state.chainOpen, syncing: () => state.syncing, serving: () => state.serving }),
+    readiness: nodeReadiness({ chainOpen: () => state.chainOpen, syncing: () => state.syncing, serving: () => state.serving, refundsStuck: () => state.refundsStuck }),
   });
   server = createRouterServer({ host: '127.0.0.1', port: 0, bodyLimit: 1024, timeoutMs: 5_000, version: '9.9.9' }, [router]);
   await server.start();
@@ -35,9 +35,9 @@ describe('/health and /ready', () => {
 
   test('/ready is 503 node_syncing while the node syncs, then 200 once it has caught up', async () => {
     state.syncing = true;
-    expect(await ready()).toEqual({ status: 503, body: { ready: false, reason: 'node_syncing', checks: { chain: 'ok', sync: 'node_syncing', http: 'ok' } } });
+    expect(await ready()).toEqual({ status: 503, body: { ready: false, reason: 'node_syncing', checks: { chain: 'ok', sync: 'node_syncing', http: 'ok', refunds: 'ok' } } });
     state.syncing = false;
-    expect(await ready()).toEqual({ status: 200, body: { ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok' } } });
+    expect(await ready()).toEqual({ status: 200, body: { ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok', refunds: 'ok' } } });
   });
 
   test('/ready is 503 before the API serves (start not finished, or stopping) and once the chain is closed', async () => {
@@ -48,5 +48,12 @@ describe('/health and /ready', () => {
     state.serving = true;
     state.chainOpen = true;
     expect((await ready()).status).toBe(200);
+  });
+
+  test('/ready is 503 payee_underfunded while refunds are stuck on the payee\'s balance, 200 once they went', async () => {
+    state.refundsStuck = 2;
+    expect(await ready()).toEqual({ status: 503, body: { ready: false, reason: 'payee_underfunded', checks: { chain: 'ok', sync: 'ok', http: 'ok', refunds: 'payee_underfunded' } } });
+    state.refundsStuck = 0;
+    expect(await ready()).toEqual({ status: 200, body: { ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok', refunds: 'ok' } } });
   });
 });

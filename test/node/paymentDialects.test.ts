@@ -23,6 +23,10 @@ describe('payment dialects', () => {
     const [header] = auth.challenges([native], 'h', 1_000_000);
     expect(header).toContain('description="say \\"hi\\"\\\\"');
     const c = auth.challengeOf(native, 'h', 1_000_000);
+    // The native payload is {txId, salt} (the salt the payment's requestHash commits to); a salt that is not a string is malformed.
+    expect(auth.proofOf(cred(c, { txId: 'ab', salt: 'cd' }), native.resource, 1_000_000)).toEqual({ rail: 'native', txId: 'ab', salt: 'cd' });
+    expect(auth.proofOf(cred(c, { txId: 'ab', salt: 7 }), native.resource, 1_000_000)).toMatchObject({ rail: 'native', malformed: { code: 'invalid_payment_credential' } });
+    // Without the salt it is passed on as is: the settle answers invalid_payment (x402/settle.ts).
     expect(auth.proofOf(cred(c, { txId: 'ab' }), native.resource, 1_000_000)).toEqual({ rail: 'native', txId: 'ab' });
     expect(auth.proofOf(cred(c, { txId: 'ab' }), native.resource, 1_000_000 + 301_000)).toMatchObject({ malformed: { code: 'payment_challenge_expired' } });
     expect(auth.proofOf(cred({ ...c, expires: '2099-01-01T00:00:00Z' }, { txId: 'ab' }), native.resource, 1_000_000)).toMatchObject({ malformed: { code: 'payment_challenge_invalid' } });
