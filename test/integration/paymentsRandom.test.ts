@@ -7,7 +7,10 @@
  *   - per agent: balance = funded − fees − payments + refunds;
  *   - every payment to the payee has exactly one end: settled with no refund, or refunded once;
  *   - nothing executed twice (one `paid call settled` log line per settled payment, over every run);
- *   - what each agent was told agrees with the ledger (a result ⇔ settled, a refund ⇔ refunded).
+ *   - what each agent was told agrees with the ledger (a result ⇔ settled, a refund ⇔ refunded);
+ *   - a watcher of the mempool that settles every payment it sees first — with its own request,
+ *     and with each request the payer may have sent (the zones are guessable), without a salt and
+ *     with one of its own — never gets a result nor takes a payment (issue 28).
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { rmSync } from 'node:fs';
@@ -114,6 +117,70 @@ async function fund(agents: HybridKeyPair[]): Promise<Map<string, bigint>> {
   }
   await waitFor('funding mined', async () => (await getJson<{ nonce: number }>(`/api/v1/account/${encodeAddress(dev.address, params.hrp)}`)).nonce === Number(nonce));
   return funded;
+}
+
+/**
+ * The front-runner: reads `/api/v1/mempool` and settles every agent_invoke it sees at the service,
+ * first with its own request, then with each guessable request, without a salt and with its own.
+ * Records every answer; the test asserts none was a result.
+ */
+function startFrontRunner(): { stop: () => Promise<void>; tried: Set<string>; answers: Map<number, number>; results: string[] } {
+  const tried = new Set<string>();
+  const answers = new Map<number, number>();
+  const results: string[] = [];
+  let stopped = false;
+  const mySalt = 'ee'.repeat(32);
+  const attempt = async (txId: string, request: string, salt?: string) => {
+    const res = await fetch(`http://127.0.0.1:${port}/api/x402/${SERVICE}?wait=0`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ request, payment: { txId, ...(salt ? { salt } : {}) } }),
+    });
+    const text = await res.text();
+    answers.set(res.status, (answers.get(res.status) ?? 0) + 1);
+    if (res.status === 200 || /"result"/.test(text)) results.push(`${txId} ${request} ${salt ?? '-'}: ${res.status} ${text.slice(0, 200)}`);
+  };
+  const tryAll = async (txId: string) => {
+    tried.add(txId);
+    for (const request of ['Asia/Kolkata', ...ZONES]) {
+      await attempt(txId, request);
+      await attempt(txId, request, mySalt);
+    }
+  };
+  const seenHeights = new Set<number>();
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        // Payments waiting in the mempool (the front-run proper)…
+        const pool = await getJson<{ entries: { txId: string; type: string }[] }>('/api/v1/mempool?limit=100');
+        for (const e of pool.entries) if (e.type === 'agent_invoke' && !tried.has(e.txId)) await tryAll(e.txId);
+        // …and those already mined (blocks come fast here): a late or restarted payer's settle races the same way.
+        const recent = await getJson<{ blocks: { height: number }[] }>('/api/v1/blocks?limit=5');
+        for (const b of recent.blocks) {
+          if (seenHeights.has(b.height)) continue;
+          seenHeights.add(b.height);
+          const block = await getJson<{ txIds: string[] }>(`/api/v1/block/${b.height}`);
+          for (const id of block.txIds) {
+            if (tried.has(id)) continue;
+            const tx = await getJson<{ type: string }>(`/api/v1/tx/${id}`);
+            if (tx.type === 'agent_invoke') await tryAll(id);
+          }
+        }
+      } catch {
+        // the node is being killed and restarted: look again
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    tried,
+    answers,
+    results,
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
 }
 
 /** One agent's payments and what it was told about each. */
@@ -225,6 +292,7 @@ describe('randomized payments with kills and restarts', () => {
     const funded = await fund(agents);
     const clients = agents.map((key) => createAgentClient({ nodeUrl: `http://127.0.0.1:${port}`, key, requestTimeoutMs: 5_000 }));
     const books: Ledgerish[] = agents.map(() => ({ told: new Map() }));
+    const frontRunner = startFrontRunner();
     let kills = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const plans = agents.map(() => Array.from({ length: ACTIONS_PER_ROUND }, () => rng.pick(ACTIONS)));
@@ -246,6 +314,11 @@ describe('randomized payments with kills and restarts', () => {
       await work;
     }
     expect(kills).toBeGreaterThanOrEqual(ROUNDS - 1);
+    await frontRunner.stop();
+    // The front-runner saw payments in the mempool and tried each of them many ways: never a result.
+    expect(frontRunner.tried.size).toBeGreaterThan(0);
+    expect(frontRunner.results).toEqual([]);
+    expect(frontRunner.answers.get(200) ?? 0).toBe(0);
 
     // Let every window pass and every refund be mined.
     await waitFor(
