@@ -159,5 +159,7 @@ describe('an explicit Stratum port that is taken', () => {
     } finally {
       blocker.close();
     }
-  }, 30_000);
+    // A whole node starts and stops here: 3-5 s on two quiet cores, 22 s measured at load 12 (the
+    // start's CPU work scales with the load; the assertion does not depend on the time).
+  }, 90_000);
 });
