@@ -393,6 +393,21 @@ export class EconomyReader {
     return rows.map(([, v]) => parse<SwapView>(v));
   }
 
+  /**
+   * The swaps and transfers of one block (`txIndex` undefined) or of one of its transactions, in
+   * order: two bounded range scans of the all-pools swap log and the transfer log at that height
+   * (the explorer's block and transaction pages).
+   */
+  async blockEvents(height: number, txIndex?: number): Promise<{ swaps: (SwapView & { txIndex: number })[]; transfers: (TransferRow & { txIndex: number })[] }> {
+    const part = `${econKeys.heightPart(height)}:${txIndex === undefined ? '' : `${String(txIndex).padStart(5, '0')}:`}`;
+    const idx = (k: string) => Number(k.split(':')[2]);
+    const [swaps, transfers] = await Promise.all([this.scan(`eS:${part}`, `eS:${part}~`), this.scan(`et:${part}`, `et:${part}~`)]);
+    return {
+      swaps: swaps.map(([k, v]) => ({ ...parse<SwapView>(v), txIndex: idx(k) })),
+      transfers: transfers.map(([k, v]) => ({ ...parse<TransferRow>(v), txIndex: idx(k) })),
+    };
+  }
+
   /** Hourly candles of a pool with hour starts in [fromTime, toTime] (Unix seconds), oldest first. */
   async candles(pool: string, fromTime: number, toTime: number): Promise<Candle[]> {
     const from = fromTime - (fromTime % 3600);

@@ -45,6 +45,7 @@ import type { JobFeed } from '../chain/jobFeed.js';
 import type { RpcService } from './mining/rpc.js';
 import { createOpsRouter, nodeReadiness } from './api/opsRoutes.js';
 import { createMetricsServer, createNodeMetrics } from './api/metrics.js';
+import { createViews, type Views } from './views.js';
 
 /** Error codes of the node's lifecycle. */
 export const NodeLifecycleErrorCode = {
@@ -79,6 +80,8 @@ export interface NodeParts {
   readonly economy?: EconomySimulator;
   /** The Prometheus `GET /metrics` listener (`--metrics-port`), undefined when off. */
   readonly metrics: HttpServer | undefined;
+  /** The explorer, the operator's dashboard and its history (node/views.ts). */
+  readonly views: Views;
 }
 
 /** A full node built from a configuration (see module comment). */
@@ -174,7 +177,9 @@ export class FullNode {
               },
             });
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
-      payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing, observePaidCall: metrics?.recordPaidCall });
+      // The explorer and the dashboard read every part; the dashboard's history counts paid calls beside the metrics.
+      const views = createViews({ chain, mempool, params, version: NODE_VERSION, dataDir: config.dataDir, peers: () => p2p?.peerCount() ?? 0, syncing: isSyncing, mining: () => ({ connections: mining.stratum?.info().connections ?? 0, ...mining.stats.snapshot().totals }), payments: () => payments, logger: log.child({ module: 'views' }) });
+      payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing, observePaidCall: (r) => (metrics?.recordPaidCall(r), views.recordPaidCall(r)) });
       // /health, /ready and the descriptor's .json alias, mounted first (the alias passes on to discovery).
       const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: isSyncing, serving: () => lifecycle.serving, refundsStuck: () => payments!.refunds?.stuck().count ?? 0 }) });
       const metricsServer = metrics && createMetricsServer({ host: config.metricsHost, port: config.metricsPort! }, metrics, log.child({ module: 'metrics' }));
@@ -184,7 +189,7 @@ export class FullNode {
       // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(
         { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION, guard: httpLimits.middleware },
-        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), middleware: metrics ? [metrics.middleware()] : [], routers: [ops, payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers, createEconomyRouter(chain.economy, params)], errorStatuses: { ...payments.errorStatuses, ...economyErrorStatuses }, admitTx: (bytes) => payments!.admitTx(bytes), statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras, () => ({ httpLimits: httpLimits.info() })] },
+        { chain, mempool, params, miner, logger: log.child({ module: 'http' }), middleware: metrics ? [metrics.middleware()] : [], routers: [ops, payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers, createEconomyRouter(chain.economy, params), views.router], errorStatuses: { ...payments.errorStatuses, ...economyErrorStatuses }, admitTx: (bytes) => payments!.admitTx(bytes), statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras, () => ({ httpLimits: httpLimits.info() })] },
       );
       if (devnet) {
         const path = await writeDevWallet(config.dataDir, params.network, params.hrp);
@@ -192,7 +197,7 @@ export class FullNode {
       }
       // The devnet economy acts on the chain and the mempool like any wallet would.
       const economy = devnet && config.economy ? new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 2, log: log.child({ module: 'economy' }) }) : undefined;
-      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, jobFeed, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy, metrics: metricsServer }, log, { isSyncing, networkKnown }, lifecycle);
+      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, jobFeed, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy, metrics: metricsServer, views }, log, { isSyncing, networkKnown }, lifecycle);
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -227,6 +232,7 @@ export class FullNode {
       await this.parts.stratum?.start();
       await this.parts.rpc.server?.start();
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
+      await this.parts.views.start();
       await http.start();
       this.parts.economy?.start();
       await this.parts.metrics?.start();
@@ -307,6 +313,7 @@ export class FullNode {
       await this.parts.rpc.server?.stop();
     });
     await step('economy', () => this.parts.economy?.stop());
+    await step('views', () => this.parts.views.stop());
     await step('http', () => http.stop());
     await step('metrics', () => this.parts.metrics?.stop());
     await step('stratum', () => this.parts.stratum?.stop());

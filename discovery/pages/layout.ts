@@ -21,7 +21,7 @@ export function int(n: number): string {
   return Math.round(n).toLocaleString('en-US');
 }
 
-const CSS = `
+export const CSS = `
 :root{color-scheme:light;--fg:#1a1a1a;--muted:#555;--line:#d8d8d8;--bg:#fff;--soft:#f5f6f7;--accent:#0b57d0}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
