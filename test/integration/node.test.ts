@@ -81,7 +81,7 @@ describe('native-node start --dev', () => {
     expect(typeof r.json.height).toBe('number');
     expect(r.json.tip).toMatch(/^[0-9a-f]{64}$/);
     expect(human.stdout).toContain('native-devnet');
-    expect(r.json.payments).toMatchObject({ settled: 0, settledUsdc: 0, refundsPending: 0 });
+    expect(r.json.payments).toMatchObject({ settled: 0, settledUsdc: 0, refundsPending: 0, refundsStuck: 0, ledgerGaps: [], sellerId: expect.stringMatching(/^[0-9a-f]{16}$/), confirmations: 1 });
     expect(human.stdout).toMatch(/payments +0 paid call\(s\) settled \(0 in USDC\), 0 refund\(s\) pending/);
     expect(human.stdout).toMatch(/mining +on, 1 thread\(s\)/);
   });

@@ -57,7 +57,7 @@ describe('health, readiness and the descriptor alias', () => {
   test('GET /ready: 200 on a standalone node that serves (chain open, not syncing)', async () => {
     const res = await fetch(`${node!.url}/ready`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok' } });
+    expect(await res.json()).toEqual({ ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok', refunds: 'ok' } });
   });
 
   test('GET /.well-known/x402.json is the descriptor of /.well-known/x402', async () => {
@@ -93,6 +93,8 @@ describe('GET /metrics', () => {
       'native_mempool_transactions',
       'native_mempool_bytes',
       'native_refunds_pending',
+      'native_refunds_stuck',
+      'native_ledger_gap_payments',
       'native_stratum_connections',
       'native_stratum_shares_total',
       'native_pool_hashrate_hps',
@@ -103,6 +105,9 @@ describe('GET /metrics', () => {
     }
     expect(m.get('native_chain_height')!.type).toBe('GAUGE');
     expect(m.get('native_sync_syncing')!.metrics[0].value).toBe('0');
+    // Nothing owed that the payee cannot cover, no stretch of chain the ledger never judged.
+    expect(sample(m, 'native_refunds_stuck')).toBe(0);
+    expect(sample(m, 'native_ledger_gap_payments')).toBe(0);
     expect(Number(m.get('process_resident_memory_bytes')!.metrics[0].value)).toBeGreaterThan(10_000_000);
     const status = (await (await fetch(`${node!.url}/api/v1/status`)).json()) as { height: number };
     expect(Math.abs(sample(m, 'native_chain_height') - status.height)).toBeLessThanOrEqual(2);
@@ -115,7 +120,7 @@ describe('GET /metrics', () => {
     const r = await cli(['call', 'native-world-clock', 'Europe/Berlin', '--json']);
     expect(r.code).toBe(0);
     const after = await scrape();
-    // The CLI asks for a quote too, then settles with payment.txId (possibly after a 202 while the block is pending).
+    // The CLI asks for a quote too, then settles with payment {txId, salt} (possibly after a 202 while the block is pending).
     expect(sample(after, 'native_x402_quotes_total', { service: 'native-world-clock' }) - sample(before, 'native_x402_quotes_total', { service: 'native-world-clock' })).toBeGreaterThanOrEqual(2);
     const settled = { service: 'native-world-clock', rail: 'native', outcome: 'settled' };
     expect(sample(after, 'native_x402_paid_calls_total', settled) - sample(before, 'native_x402_paid_calls_total', settled)).toBe(1);

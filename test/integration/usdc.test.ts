@@ -242,9 +242,11 @@ describeUsdc('USDC payments over HTTP', () => {
     expect(entry.metadata.provenVolumeUsdc).toBeCloseTo(0.005, 9);
   });
 
-  test('a payment header and payment.txId together are a 400', async () => {
-    const res = await fetch(endpoint(), { method: 'POST', headers: { 'x-payment': await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }) }, body: JSON.stringify({ request: 'Europe/Berlin', payment: { txId: 'ab'.repeat(32) } }) });
+  test('a payment header and a native payment {txId, salt} together are a 400', async () => {
+    const res = await fetch(endpoint(), { method: 'POST', headers: { 'x-payment': await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }) }, body: JSON.stringify({ request: 'Europe/Berlin', payment: { txId: 'ab'.repeat(32), salt: 'cd'.repeat(32) } }) });
     expect(res.status).toBe(400);
+    // Refused for carrying two payments (not for a malformed native one).
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_request');
   });
 });
 
