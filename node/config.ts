@@ -136,6 +136,11 @@ export interface NodeConfig {
   readonly refundWindow: number;
   /** Confirmations a native payment needs before its call runs (the quote's extra.confirmations). */
   readonly confirmations: number;
+  /**
+   * Where the settlement ledger lives: a PostgreSQL URL (`postgres://…`, a fleet's shared ledger,
+   * x402/pgLedger.ts) or a LevelDB directory; undefined: LevelDB in `<dataDir>/ledger`.
+   */
+  readonly ledger: string | undefined;
   /** Keep the mempool in `<dataDir>/mempool.dat` across restarts (chain/mempoolStore.ts). */
   readonly persistMempool: boolean;
   /** Seconds between saves of a changed mempool (0: only at shutdown). */
@@ -269,6 +274,15 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
     schema: { type: 'integer', minimum: 1, maximum: 100 },
     description: 'confirmations a native payment needs before its call runs (1 = mined; more waits longer and survives deeper reorganizations)',
     defaultText: '1 on the devnet, 3 elsewhere',
+  },
+  {
+    key: 'ledger',
+    flag: 'ledger',
+    env: 'NATIVE_LEDGER',
+    kind: 'string',
+    schema: { type: 'string', minLength: 1, maxLength: 2048 },
+    description: 'settlement ledger: postgres://user:pass@host:5432/db (PostgreSQL, shared by the nodes of a fleet selling under one payee) or a LevelDB directory',
+    defaultText: 'LevelDB in <data-dir>/ledger',
   },
   { key: 'refundWindow', flag: 'refund-window', env: 'NATIVE_REFUND_WINDOW', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 30 * 86_400 }, description: 'seconds a valid native payment waits for its settle before the node refunds it', defaultText: '3600' },
   { key: 'persistMempool', flag: 'persist-mempool', env: 'NATIVE_PERSIST_MEMPOOL', kind: 'boolean', schema: { type: 'boolean' }, description: 'keep the mempool in <data-dir>/mempool.dat across restarts (--no-persist-mempool to disable)', defaultText: 'on' },
@@ -542,6 +556,8 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     // Devnet: one block (a newcomer's call answers in one block time). Elsewhere three: with 3 s
     // blocks a 1-block reorganization is routine, a 3-block one rare, and ~9 s is still an interactive wait.
     confirmations: (merged.confirmations as number | undefined) ?? (devnet ? 1 : 3),
+    // A URL is kept as given; a directory is resolved like the other paths.
+    ledger: merged.ledger === undefined ? undefined : /^postgres(ql)?:\/\//i.test(merged.ledger as string) ? (merged.ledger as string) : resolve(cwd, merged.ledger as string),
     persistMempool: merged.persistMempool as boolean,
     mempoolSaveInterval: merged.mempoolSaveInterval as number,
     mempoolMaxMb: merged.mempoolMaxMb as number,

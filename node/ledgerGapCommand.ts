@@ -25,10 +25,10 @@ export const LedgerGapErrorCode = {
 } as const;
 
 /** Lists the gaps, or records the operator's choice for every gap without one; returns the gaps after. */
-export async function ledgerGap(dataDir: string, choice?: 'refund' | 'forget'): Promise<LedgerGap[]> {
+export async function ledgerGap(dataDir: string, choice?: 'refund' | 'forget', location = join(dataDir, LEDGER_DIR)): Promise<LedgerGap[]> {
   let ledger;
   try {
-    ledger = await openLedger(join(dataDir, LEDGER_DIR));
+    ledger = await openLedger(location);
   } catch (e) {
     throw new NodeError(LedgerGapErrorCode.LEDGER_LOCKED, `cannot open the ledger in ${dataDir} (${(e as Error).message}); stop the node first, or read /api/v1/status payments.ledgerGaps`);
   }
@@ -45,10 +45,10 @@ export async function ledgerGap(dataDir: string, choice?: 'refund' | 'forget'): 
 }
 
 /** Runs the command; returns the exit code. */
-export async function ledgerGapCommand(config: Pick<NodeConfig, 'dataDir'>, out: { print(human: string, data: unknown): void }, flags: { refund?: boolean; forget?: boolean }): Promise<number> {
+export async function ledgerGapCommand(config: Pick<NodeConfig, 'dataDir'> & { readonly ledger?: string }, out: { print(human: string, data: unknown): void }, flags: { refund?: boolean; forget?: boolean }): Promise<number> {
   if (flags.refund && flags.forget) throw new NodeError(LedgerGapErrorCode.USAGE, 'choose one: --refund or --forget');
   const choice = flags.refund ? 'refund' : flags.forget ? 'forget' : undefined;
-  const gaps = await ledgerGap(config.dataDir, choice);
+  const gaps = await ledgerGap(config.dataDir, choice, config.ledger);
   const line = (g: LedgerGap) =>
     `heights ${g.from}-${g.to}: ${g.invokes ?? '?'} payment(s), ${formatAmount(BigInt(g.amountBase ?? '0'))} NATIVE (${g.cause}) — ${
       g.resolution === 'refund' ? 'refunded at the next start' : g.resolution === 'forget' ? 'forgotten: never served nor refunded' : 'waiting: run with --refund or --forget'

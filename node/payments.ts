@@ -3,7 +3,9 @@
  * refunds, native settlement and the `/api/x402` routes.
  *
  *   registry + price source  (what is sold, at which USD price)
- *   ledger                   (LevelDB in `<dataDir>/ledger`: one record per payment)
+ *   ledger                   (one record per payment: LevelDB in `<dataDir>/ledger`, or PostgreSQL
+ *                             with --ledger postgres://…, shared by a fleet; unreachable, the
+ *                             paid calls answer 503 ledger_unavailable)
  *   payee key                (receives payments, signs refunds)
  *     → refunds              (needs chain, mempool, ledger, payee)
  *     → payment watcher      (needs chain, ledger, registry, the payee and its refunds: refunds
@@ -41,10 +43,11 @@ import { defaultSellerInfo } from '../services/documents/document.js';
 import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
 import { useSanctionsDir } from '../services/sanctions/screen.js';
 import { sanctionsDirOf } from './sanctions.js';
-import { openLedger, type SettlementLedger } from '../x402/ledger.js';
+import { LedgerErrorCode, openLedger, type SettlementLedger } from '../x402/ledger.js';
 import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
 import { createPaidCallCore, type PaidCallCore, type PaidCallRecord } from '../x402/paidCall.js';
+import type { PaidCallOutcome } from '../x402/outcome.js';
 import { NativeSettlement } from '../x402/settle.js';
 import { createUnhonoredPayments, type UnhonoredPayments } from '../x402/unhonored.js';
 import { createFacilitator } from '../x402/usdcFacilitator.js';
@@ -65,6 +68,46 @@ export const AdmissionErrorCode = {
 export const LEDGER_DIR = 'ledger';
 /** Name of the provider agents' database (inbox jobs and stats, payouts, boards) inside the data directory. */
 export const PROVIDERS_DIR = 'providers';
+
+/** Where the node's settlement ledger lives: `--ledger` (a PostgreSQL URL or a directory), else `<dataDir>/ledger`. */
+export function ledgerLocationOf(config: Pick<NodeConfig, 'dataDir' | 'ledger'>): string {
+  return config.ledger ?? join(config.dataDir, LEDGER_DIR);
+}
+
+/**
+ * The paid-call core behind a ledger that may go away (PostgreSQL): while it cannot be reached,
+ * no quote and no settle (503 `ledger_unavailable`: a payment made now could not be claimed);
+ * a settle whose ledger write fails on the way answers the same (its claim, if any, stays in the
+ * ledger without a result and is refunded by the recovery; nothing was served).
+ */
+function withLedgerAvailability(core: PaidCallCore, ledger: SettlementLedger): PaidCallCore {
+  const unavailable = (): PaidCallOutcome => ({
+    kind: 'rejected',
+    status: 503,
+    error: { code: LedgerErrorCode.UNAVAILABLE, message: 'the payment ledger cannot be reached: this node sells nothing until it is back; retry shortly or use another node' },
+  });
+  return {
+    get nativePayTo() {
+      return core.nativePayTo;
+    },
+    get nativeSeller() {
+      return core.nativeSeller;
+    },
+    get usdcPayTo() {
+      return core.usdcPayTo;
+    },
+    isForSale: (def) => core.isForSale(def),
+    async call(c) {
+      if (!ledger.available()) return unavailable();
+      try {
+        return await core.call(c);
+      } catch (e) {
+        if ((e as { code?: unknown }).code === LedgerErrorCode.UNAVAILABLE) return unavailable();
+        throw e;
+      }
+    },
+  };
+}
 
 /** The running paid side. */
 export interface Payments {
@@ -143,7 +186,8 @@ export async function createPayments(
   useSanctionsDir(sanctionsDirOf(config));
   const nativeUsd = createChainPriceSource(modules.chain, params, (e) => log.warn({ err: (e as Error).message }, 'NATIVE/USD price refresh failed'));
   const payee = await loadPayee(config, params, env);
-  const ledger = await openLedger(join(config.dataDir, LEDGER_DIR));
+  const ledger = await openLedger(ledgerLocationOf(config));
+  if (ledger.kind === 'postgres') log.info({ sellerId: ledger.sellerId }, 'settlement ledger in PostgreSQL');
   const serviceLog = log.child({ module: 'services' });
   // Every request a service makes outside the node goes through this one client (SSRF checks, limits, per-host concurrency).
   const outbound = createOutboundClient(config.outbound);
@@ -200,7 +244,7 @@ export async function createPayments(
   const payouts = payee
     ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress, priceBaseOf: (id) => registry.providerService(id)?.record.price }, { logger: log.child({ module: 'payouts' }) })
     : undefined;
-  const paidCalls = payouts ? withProviderPayouts(core, payouts, (id) => registry.providerService(id) !== undefined, log) : core;
+  const paidCalls = withLedgerAvailability(payouts ? withProviderPayouts(core, payouts, (id) => registry.providerService(id) !== undefined, log) : core, ledger);
   // The provider surface comes first: `POST /api/x402/requests` is not a service call.
   const router = new Router();
   router.use(createProviderRouter({ inbox, boards, registry, params, maxWaitMs: Math.max(1000, Math.min(25_000, config.httpTimeout - 5_000)) }).routes());
@@ -224,7 +268,7 @@ export async function createPayments(
     paidCalls,
     unhonored,
     router,
-    errorStatuses: { ...PAYMENT_HTTP_STATUS, ...INBOX_HTTP_STATUS, ...BOARD_HTTP_STATUS, [AdmissionErrorCode.COMMITMENT_MISSING]: 422, [AdmissionErrorCode.WRONG_SELLER]: 422 },
+    errorStatuses: { ...PAYMENT_HTTP_STATUS, ...INBOX_HTTP_STATUS, ...BOARD_HTTP_STATUS, [AdmissionErrorCode.COMMITMENT_MISSING]: 422, [AdmissionErrorCode.WRONG_SELLER]: 422, [LedgerErrorCode.UNAVAILABLE]: 503, [LedgerErrorCode.CONFLICT]: 409 },
     admitTx(bytes) {
       if (!payee) return;
       let tx;

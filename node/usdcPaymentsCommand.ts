@@ -37,11 +37,11 @@ function rowOf(r: PaymentRecord): UsdcPaymentRow {
 }
 
 /** Lists the USDC payments of the ledger in `dataDir` (optionally of one status). */
-export async function listUsdcPayments(dataDir: string, status?: string): Promise<UsdcPaymentRow[]> {
+export async function listUsdcPayments(dataDir: string, status?: string, location = join(dataDir, 'ledger')): Promise<UsdcPaymentRow[]> {
   if (status !== undefined && !STATUSES.includes(status as PaymentStatus)) throw new NodeError(UsdcPaymentsErrorCode.BAD_STATUS, `unknown status ${status}; one of ${STATUSES.join(', ')}`);
   let ledger;
   try {
-    ledger = await openLedger(join(dataDir, 'ledger'));
+    ledger = await openLedger(location);
   } catch (e) {
     throw new NodeError(UsdcPaymentsErrorCode.LEDGER_LOCKED, `cannot open the ledger in ${dataDir} (${(e as Error).message}); stop the node first, or read /api/v1/status payments.usdc for the counts`);
   }
@@ -55,8 +55,8 @@ export async function listUsdcPayments(dataDir: string, status?: string): Promis
 }
 
 /** Runs the command; returns the exit code. */
-export async function usdcPaymentsCommand(config: Pick<NodeConfig, 'dataDir'>, out: { print(human: string, data: unknown): void }, status?: string): Promise<number> {
-  const rows = await listUsdcPayments(config.dataDir, status);
+export async function usdcPaymentsCommand(config: Pick<NodeConfig, 'dataDir'> & { readonly ledger?: string }, out: { print(human: string, data: unknown): void }, status?: string): Promise<number> {
+  const rows = await listUsdcPayments(config.dataDir, status, config.ledger);
   const lines = rows.map((r) => `${r.status.padEnd(17)} ${r.serviceId} ${r.payer} ${r.amountAtomic} ${r.txId ?? (r.validBefore !== null ? `validBefore ${r.validBefore}` : '')}${r.error ? ` (${r.error})` : ''}  ${r.id}`);
   out.print(rows.length ? lines.join('\n') : 'no USDC payments', { payments: rows });
   return 0;

@@ -22,7 +22,7 @@
  * transition that lost a race writes nothing (`ledger_conflict`).
  *
  * Unreachable database: an operation fails with `ledger_unavailable` (NodeError) and `available()`
- * turns false until a probe (every second) gets an answer; nothing is half-written, each write
+ * turns false (a check every 2 s finds it on an idle node too) until a probe (every second) gets an answer; nothing is half-written, each write
  * being a single statement. The totals (`volume`, `counts`) are computed by the database, since
  * other nodes write too, and served from memory for up to `totalsTtlMs` (refreshed in the
  * background when read after that).
@@ -83,6 +83,8 @@ const MIGRATION_LOCK = 0x6e617469; // 'nati'
 const PAGE = 500;
 /** How often an unavailable database is probed, ms. */
 const PROBE_MS = 1000;
+/** How often an available database is checked, ms. */
+const HEALTH_MS = 2000;
 const STATUSES: readonly PaymentStatus[] = ['claimed', 'settled', 'refund_pending', 'refunded', 'failed', 'settle_pending', 'expired_unsettled'];
 /** Record fields kept in their own column; the rest go to `doc`. */
 const COLUMN_FIELDS = new Set(['id', 'rail', 'status', 'serviceId', 'requestHash', 'caller', 'amount', 'claimedAt', 'updatedAt', 'refused', 'result', 'receipt']);
@@ -146,6 +148,8 @@ export class PgLedger implements SettlementLedger {
   private up = true;
   private lastError: string | undefined;
   private probe: NodeJS.Timeout | undefined;
+  /** Checks the connection while nothing else does, so an idle node notices an outage before its next paid call. */
+  private readonly health: NodeJS.Timeout;
   private closed = false;
   private statusCounts: Record<PaymentStatus, number> = { claimed: 0, settled: 0, refund_pending: 0, refunded: 0, failed: 0, settle_pending: 0, expired_unsettled: 0 };
   private refusedCount = 0;
@@ -164,6 +168,10 @@ export class PgLedger implements SettlementLedger {
     opts: LedgerOptions,
   ) {
     this.totalsTtlMs = opts.totalsTtlMs ?? 2000;
+    this.health = setInterval(() => {
+      if (this.up && !this.closed) this.q('SELECT 1').catch(() => undefined);
+    }, HEALTH_MS);
+    this.health.unref();
   }
 
   /** Connects, applies the missing migrations, reads (or creates, once per database) the seller id and loads the totals. */
@@ -422,6 +430,7 @@ export class PgLedger implements SettlementLedger {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.health);
     clearInterval(this.probe);
     this.probe = undefined;
     await this.refreshing?.catch(() => undefined);
