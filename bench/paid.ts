@@ -8,8 +8,9 @@
  * `native-world-clock` the whole native way:
  *
  *   quote (unpaid POST → 402, parsed and checked against the payment about to be sent)
- *   → POST /api/v1/tx with the signed `agent_invoke`
- *   → POST the call again with `payment.txId` and `?wait=` (long-poll until the block)
+ *   → POST /api/v1/tx with the signed `agent_invoke` (its requestHash the commitment to the
+ *     node's seller id, the service, the request and the payment's own salt, x402/wire.ts)
+ *   → POST the call again with `payment: {txId, salt}` and `?wait=` (long-poll until the block)
  *   → 200 with the result and a receipt (checked: tx id, service, height).
  *
  * Funding: a funding phase, not genesis. The dev wallet sends one transfer to every agent; once
@@ -21,10 +22,12 @@
  * the agents' cost, not the node's; on 2 cores signing during the run would take CPU from the
  * node being measured, and signing while the node idles would let its miner set the difficulty
  * for a whole core (ASERT's 120 s half-life then makes blocks slow for minutes once the load
- * starts). The quote of each request is deterministic (the devnet's chain id, the dev payee,
- * world-clock's price, sha256 of the request), so a payment signed ahead is exactly what an agent
- * would sign after its quote; the node's quotes are checked against these terms when it is up,
- * and each timed call still asks for its quote and refuses to pay when it differs.
+ * starts). The quote of each request is known ahead (the devnet's chain id, the dev payee,
+ * world-clock's price, and the seller id: the node's ledger is created here, before the node
+ * starts, so its random id is known; each payment commits to it, its request and a random salt
+ * of its own), so a payment signed ahead is exactly what an agent would sign after its quote; the
+ * node's quotes are checked against these terms when it is up, and each timed call still asks for
+ * its quote and refuses to pay when it differs.
  *
  * Load: closed loop by default. Every agent keeps `--inflight` calls going (nonces in order: a call's
  * payment is submitted after the previous payment of the same agent was accepted), so up to
@@ -62,7 +65,7 @@
  * 600 calls/s), --usdc-seconds N (20; 0 skips), --usdc-connections N (64), --cpu-prof DIR
  * (writes the node's V8 CPU profile there), --node-arg ARG (extra node flag, repeatable).
  */
-import { createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, randomBytes, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -82,7 +85,8 @@ import { createTransferTx, feeForRate } from '../consensus/txBuilder.js';
 import { agentInvoke } from '../consensus/txTypes/agentInvoke.js';
 import { parseQuote, type AgentQuote } from '../sdk/quote.js';
 import { worldClock } from '../services/world-clock.js';
-import { requestHashOf } from '../x402/wire.js';
+import { openLedger } from '../x402/ledger.js';
+import { requestCommitment, SALT_BYTES } from '../x402/wire.js';
 import { FacilitatorControl, startFacilitatorProcess, type FacilitatorProcess } from '../test/helpers/facilitator.js';
 import { BIN, childEnv, ROOT } from '../test/helpers/nodeProcess.js';
 import { percentile } from './percentile.js';
@@ -222,32 +226,36 @@ function logLines(text: string): Record<string, unknown>[] {
   return out;
 }
 
-/** A payment signed ahead: the call it pays for and its bytes. */
+/** A payment signed ahead: the call it pays for, the salt its requestHash commits to and its bytes. */
 interface Signed {
   readonly nonce: bigint;
   readonly zone: string;
+  readonly salt: string;
   readonly txId: string;
   readonly hex: string;
 }
 
-/** What the quote of each zone fixed: price, payee, request hash (the same for every agent). */
+/** What the quote of each zone fixed: price, payee, seller (the same for every agent). */
 interface Terms {
   readonly chainId: number;
   readonly amount: bigint;
   readonly payTo: Uint8Array;
   readonly payToText: string;
-  readonly requestHash: Map<string, string>;
+  /** The node's ledger id, which every payment commits to (the quote's extra.sellerId). */
+  readonly sellerId: string;
   readonly feeRate: bigint;
 }
 
 type Signer = (msg: Uint8Array, kp: HybridKeyPair) => { mldsa: Uint8Array; ed25519: Uint8Array };
 
 function signPayment(sign: Signer, kp: HybridKeyPair, t: Terms, nonce: bigint, zone: string): Signed {
-  const payload = agentInvoke.encodePayload({ serviceId: SERVICE, payTo: t.payTo, amount: t.amount, requestHash: fromHex(t.requestHash.get(zone)!) });
+  const salt = randomBytes(SALT_BYTES).toString('hex');
+  const requestHash = fromHex(requestCommitment({ sellerId: t.sellerId, serviceId: SERVICE, request: zone, salt }));
+  const payload = agentInvoke.encodePayload({ serviceId: SERVICE, payTo: t.payTo, amount: t.amount, requestHash });
   const base = { version: TX_VERSION, chainId: t.chainId, type: TxType.agent_invoke, from: kp.address, nonce, payload, ...(nonce === 0n ? { publicKey: kp.publicKey } : {}) };
   const u = { ...base, fee: feeForRate(base, t.feeRate) };
   const bytes = encodeTx({ ...u, signature: sign(txSighash(u), kp) });
-  return { nonce, zone, txId: toHex(txId(bytes)), hex: Buffer.from(bytes).toString('hex') };
+  return { nonce, zone, salt, txId: toHex(txId(bytes)), hex: Buffer.from(bytes).toString('hex') };
 }
 
 /** The outcome of one timed call. */
@@ -323,7 +331,7 @@ async function paidCall(url: string, agent: Agent, p: Signed, terms: Terms, wait
   };
   const quoted = quoteWithRetries().then(
     (q) => {
-      if (q.amount !== terms.amount || q.payTo !== terms.payToText || q.requestHash !== terms.requestHash.get(p.zone) || q.chainId !== terms.chainId) return 'bench_quote_changed';
+      if (q.amount !== terms.amount || q.payTo !== terms.payToText || q.sellerId !== terms.sellerId || q.chainId !== terms.chainId) return 'bench_quote_changed';
       return undefined;
     },
     (e: Error) => `bench_quote_failed: ${e.message.slice(0, 60)}`,
@@ -364,7 +372,7 @@ async function paidCall(url: string, agent: Agent, p: Signed, terms: Terms, wait
   for (;;) {
     let a: Answer;
     try {
-      a = await request('POST', `${endpoint}?wait=${waitSeconds}`, { request: p.zone, payment: { txId: p.txId } }, {}, (waitSeconds + 30) * 1000);
+      a = await request('POST', `${endpoint}?wait=${waitSeconds}`, { request: p.zone, payment: { txId: p.txId, salt: p.salt } }, {}, (waitSeconds + 30) * 1000);
     } catch (e) {
       r.error = `settle: ${(e as Error).message.slice(0, 60)}`;
       return r;
@@ -502,15 +510,20 @@ export async function run(args: string[]): Promise<void> {
   try {
     // ---- payments signed ahead, before the node starts (its miner would otherwise set the
     // difficulty for a core left to it while this process signs), for the devnet's terms: chain
-    // id, the dev payee, world-clock's price, sha256 of each request, the minimum fee rate. The
-    // node's own quotes are checked against them once it runs.
+    // id, the dev payee, world-clock's price, the seller id, the minimum fee rate; each commits to
+    // its request and a salt of its own. The seller id is the node's ledger's: the ledger is
+    // created here, in the node's data directory, before the node starts. The node's own quotes
+    // are checked against these terms once it runs.
     const devnet = createDevnetChainParams();
+    const ledger = await openLedger(join(dir, 'data', 'ledger')); // node/payments.ts LEDGER_DIR
+    const sellerId = ledger.sellerId;
+    await ledger.close();
     const terms: Terms = {
       chainId: devnet.chainId,
       amount: worldClock.priceBase,
       payTo: getDevPayeeKeyPair().address,
       payToText: encodeAddress(getDevPayeeKeyPair().address, devnet.hrp),
-      requestHash: new Map(ZONES.map((z) => [z, requestHashOf(z)])),
+      sellerId,
       feeRate: devnet.minFeeRate,
     };
     const keys = Array.from({ length: agentCount }, (_, i) => createKeyPairFromSeed(sha256(new TextEncoder().encode(`bench-paid-agent-${i}`))));
@@ -547,8 +560,8 @@ export async function run(args: string[]): Promise<void> {
     const endpoint = `${url}/api/x402/${SERVICE}`;
     for (const z of ZONES) {
       const q = await quoteOf(endpoint, z, Date.now());
-      if (q.chainId !== terms.chainId || q.amount !== terms.amount || q.payTo !== terms.payToText || q.requestHash !== terms.requestHash.get(z) || String(status.minFeeRate) !== terms.feeRate.toString()) {
-        throw new Error(`the node's quote of ${z} is not what the payments were signed for: ${JSON.stringify({ chainId: q.chainId, amount: q.amount.toString(), payTo: q.payTo, requestHash: q.requestHash, minFeeRate: status.minFeeRate })}`);
+      if (q.chainId !== terms.chainId || q.amount !== terms.amount || q.payTo !== terms.payToText || q.sellerId !== terms.sellerId || String(status.minFeeRate) !== terms.feeRate.toString()) {
+        throw new Error(`the node's quote of ${z} is not what the payments were signed for: ${JSON.stringify({ chainId: q.chainId, amount: q.amount.toString(), payTo: q.payTo, sellerId: q.sellerId, minFeeRate: status.minFeeRate })}`);
       }
     }
 
