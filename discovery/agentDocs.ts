@@ -8,7 +8,7 @@
  * `inputSchema` (the registry compiles exactly that object with ajv; JSON inputs are described as
  * a string whose `contentSchema` is it) and the catalog's filter limits (`CATALOG_LIMITS`).
  */
-import type { ServiceDefinition } from '../services/types.js';
+import { requestIsRequired, type ServiceDefinition } from '../services/types.js';
 import { CATALOG_LIMITS, CATALOG_VERSION, MCP_PROTOCOL_VERSION, PATHS, SERVICE_CATEGORIES, dollarText, priceAtomic, shortNetwork, type CatalogSnapshot } from './catalog.js';
 import { DISCOVERY_LIMITS, howToPay } from './documents.js';
 import { exampleRequest } from './examples.js';
@@ -259,10 +259,10 @@ export function buildOpenApi(snap: CatalogSnapshot): Record<string, unknown> {
         tags: ['services', def.category],
         parameters: [waitParam],
         requestBody: {
-          required: def.requestRequired,
+          required: requestIsRequired(def),
           content: {
             'application/json': {
-              schema: { type: 'object', required: def.requestRequired ? ['request'] : [], properties: { request: requestFieldSchema(def), payment: ref('Payment') } },
+              schema: { type: 'object', required: requestIsRequired(def) ? ['request'] : [], properties: { request: requestFieldSchema(def), payment: ref('Payment') } },
               ...(example === undefined ? {} : { example: { request: example } }),
             },
           },

@@ -10,7 +10,7 @@
  * in the descriptor and `?net=`); every document carries the node's own network instead, so a
  * devnet node says `native-devnet` / 1337 / `devnet` (docs/decisions.md).
  */
-import type { ServiceCategory, ServiceDefinition, ServiceUsage } from '../services/types.js';
+import { requestIsRequired, type ServiceCategory, type ServiceDefinition, type ServiceUsage } from '../services/types.js';
 import type { HealthReader } from '../services/prober.js';
 import { MICRO, nativeNumber, usdcAtomicOf, usdNumber } from '../x402/pricing.js';
 
@@ -211,7 +211,7 @@ export function buildCatalogService(def: ServiceDefinition, snap: CatalogSnapsho
       asset: 'NATIVE',
       txType: 'agent_invoke',
       requestFormat: def.requestFormat,
-      requestRequired: def.requestRequired,
+      requestRequired: requestIsRequired(def),
       nodeOperated: def.nodeOperated,
       providerAgent: def.providerAgent,
       ...provenFields(snap.usage, def.id),

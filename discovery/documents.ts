@@ -6,7 +6,7 @@
  * spec's numbers.
  */
 import { formatAmount } from '../consensus/amount.js';
-import type { ServiceCategory, ServiceDefinition } from '../services/types.js';
+import { requestIsRequired, type ServiceCategory, type ServiceDefinition } from '../services/types.js';
 import type { HealthSummary } from '../services/prober.js';
 import { nativeNumber, usdNumber } from '../x402/pricing.js';
 import { BASE_USDC, BROADCAST_PATH, nativeRequirements, usdcRequirements, type PaymentRequirements } from '../x402/quote.js';
@@ -327,8 +327,8 @@ export function buildDiscoveryList(snap: CatalogSnapshot, page: { limit: number;
           priceAman: nativeNumber(def.priceBase),
           priceUsd: usdNumber(atomic),
           requestFormat: def.requestFormat,
-          requestRequired: def.requestRequired,
-          input: { type: 'http', method: 'POST', bodyType: 'json', bodyFields: { request: { type: 'string', required: def.requestRequired, description: def.requestFormat || 'no input' } } },
+          requestRequired: requestIsRequired(def),
+          input: { type: 'http', method: 'POST', bodyType: 'json', bodyFields: { request: { type: 'string', required: requestIsRequired(def), description: def.requestFormat || 'no input' } } },
           healthStatus: h.status,
           lastVerifiedAt: h.lastVerifiedAt,
           providerAgent: def.providerAgent,
@@ -366,7 +366,7 @@ export function buildServicesJson(snap: CatalogSnapshot): Record<string, unknown
         priceBase: def.priceBase.toString(),
         priceUsd: usdNumber(atomic),
         requestFormat: def.requestFormat,
-        requestRequired: def.requestRequired,
+        requestRequired: requestIsRequired(def),
         requestIsJson: def.inputIsJson === true,
         inputSchema: def.inputSchema,
         example: exampleRequest(def, { payTo: snap.payTo }) ?? null,

@@ -79,6 +79,7 @@ export const bridgeRouteCheck = defineService({
   tags: ['bridge', 'route', 'cross-chain', 'fees', 'feasibility'],
   requestFormat: 'source chain, destination chain and amount joined by hyphens, e.g. "ethereum-solana-100"',
   requestRequired: false,
+  needsInput: true,
   inputSchema: { type: 'string', maxLength: 80, pattern: '^[A-Za-z0-9]{2,20}-[A-Za-z0-9]{2,20}-[0-9]{1,15}(\\.[0-9]{1,18})?$', description: 'source-destination-amount, e.g. ethereum-solana-100.' },
   run,
   health: chainHealth,

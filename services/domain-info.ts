@@ -58,6 +58,7 @@ export const domainInfo = defineService({
   tags: ['domain', 'rdap', 'whois', 'registrar', 'nameservers', 'dns'],
   requestFormat: 'domain name, e.g. example.com',
   requestRequired: false,
+  needsInput: true,
   inputSchema: { type: 'string', maxLength: 253, pattern: '^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+([A-Za-z]{2,63}|[Xx][Nn]--[A-Za-z0-9-]{1,59})\\.?$', description: 'Domain name, e.g. example.com.' },
   timeoutMs: EXTERNAL_TIMEOUT_MS,
   precheck: async (ctx, input) => {

@@ -74,6 +74,7 @@ export const ensResolve = defineService({
   tags: ['ens', 'name-service', 'resolve', 'reverse', 'avatar', 'ethereum'],
   requestFormat: 'name ending .eth, or a 0x address',
   requestRequired: false,
+  needsInput: true,
   inputSchema: { anyOf: [{ type: 'string', maxLength: 255, pattern: '^[^\\s./]+(\\.[^\\s./]+)*\\.[Ee][Tt][Hh]$', 'x-ens-name': true }, evmAddressInput()], description: 'ENS name ending .eth, or an EVM address.' },
   timeoutMs: EXTERNAL_TIMEOUT_MS,
   run,

@@ -31,6 +31,7 @@ export const evmBalance = defineService({
   tags: ['evm', 'balance', 'base', 'usdc', 'eth', 'wallet'],
   requestFormat: 'EVM address (0x followed by 40 hex digits)',
   requestRequired: false,
+  needsInput: true,
   inputSchema: evmAddressInput(),
   timeoutMs: EXTERNAL_TIMEOUT_MS,
   run,

@@ -68,7 +68,7 @@ export const holderStats = defineService({
   priceBase: 2_000_000n,
   description: 'holder count, top-10 concentration, HHI, largest wallets',
   tags: ['holders', 'concentration', 'hhi', 'whales', 'distribution', 'token'],
-  requestFormat: 'token symbol or pool (TOKEN/TOKEN or 64-hex id)',
+  requestFormat: 'token symbol or pool (TOKEN/TOKEN or 64-hex id); empty: all tokens',
   requestRequired: false,
   inputSchema: tokenOrPoolInput(),
   run,

@@ -24,6 +24,7 @@ export const llmChat = defineService({
   tags: ['llm', 'chat', 'completion', 'ai', 'text', 'assistant'],
   requestFormat: 'prompt text (up to 8000 characters)',
   requestRequired: false,
+  needsInput: true,
   inputSchema: textInput('Prompt text.', 8000),
   timeoutMs: TIMEOUT_MS,
   run,

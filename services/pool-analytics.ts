@@ -73,6 +73,7 @@ export const poolAnalytics = defineService({
   tags: ['pool', 'amm', 'reserves', 'tvl', 'volume', 'apr', 'price-impact', 'liquidity'],
   requestFormat: 'token symbol or pool (TOKEN/TOKEN or 64-hex id)',
   requestRequired: false,
+  needsInput: true,
   inputSchema: tokenOrPoolInput(),
   run,
   health: chainHealth,

@@ -15,7 +15,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { inputKeywords, MAX_REQUEST_CHARS } from './inputs.js';
-import type { ServiceDefinition, ServiceRegistryReader } from './types.js';
+import { requestIsRequired, type ServiceDefinition, type ServiceRegistryReader } from './types.js';
 
 /** The error a refused input gets (HTTP 400 before any quote). */
 export interface InvalidRequest {
@@ -41,6 +41,7 @@ export interface ServiceRegistry extends ServiceRegistryReader {
 
 /** Error code of a refused input. */
 export const INVALID_REQUEST = 'invalid_request' as const;
+
 
 function invalid(message: string, details?: unknown): InputValidation {
   return { ok: false, error: details === undefined ? { code: INVALID_REQUEST, message } : { code: INVALID_REQUEST, message, details } };
@@ -111,7 +112,7 @@ export function createRegistryOf(defs: readonly ServiceDefinition[]): ServiceReg
       if (request !== undefined && request.length > MAX_REQUEST_CHARS) return invalid(`request is longer than ${MAX_REQUEST_CHARS} characters`);
       const text = request?.trim() ?? '';
       if (text === '') {
-        if (def.requestRequired || def.needsInput) return invalid(`request is required for ${def.id}${def.requestFormat ? `: ${def.requestFormat}` : ''}`);
+        if (requestIsRequired(def)) return invalid(`request is required for ${def.id}${def.requestFormat ? `: ${def.requestFormat}` : ''}`);
         return { ok: true, input: undefined };
       }
       const validate = compile(def);

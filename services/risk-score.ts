@@ -117,6 +117,7 @@ export const riskScore = defineService({
   tags: ['risk', 'score', 'wallet', 'wash-trading', 'flash-loan', 'sanctions', 'mixer', 'exploit'],
   requestFormat: 'wallet address (native, EVM, Solana, Bitcoin or Litecoin)',
   requestRequired: false,
+  needsInput: true,
   inputSchema: walletAddressInput(),
   run,
   health: chainHealth,

@@ -7,7 +7,7 @@ import { defineService } from './define.js';
 import { pureHealth } from './health.js';
 import { priceFields } from './pricing.js';
 import { availabilityOf, type Availability } from './availability.js';
-import type { ServiceContext, ServiceDefinition } from './types.js';
+import { requestIsRequired, type ServiceContext, type ServiceDefinition } from './types.js';
 
 /** Most results returned. */
 const MAX_RESULTS = 20;
@@ -102,7 +102,7 @@ async function run(ctx: ServiceContext, input: unknown) {
       tags: [...h.def.tags],
       ...priceFields(h.def, ctx.nativeUsd),
       requestFormat: h.def.requestFormat,
-      requestRequired: h.def.requestRequired,
+      requestRequired: requestIsRequired(h.def),
       ...h.a,
       score: h.s.score,
       matchedTerms: h.s.matchedTerms,

@@ -33,6 +33,7 @@ export const translate = defineService({
   tags: ['translate', 'translation', 'language', 'text', 'i18n'],
   requestFormat: `target language code, pipe, text, e.g. "de|Hello world"; codes: ${CODES.join(', ')}`,
   requestRequired: false,
+  needsInput: true,
   inputSchema: { type: 'string', maxLength: 5020, pattern: `^\\s*(${codeAlternation})\\s*\\|\\s*\\S[\\s\\S]{0,4999}$`, description: 'Target language code, pipe, text: de|Hello world.' },
   timeoutMs: TIMEOUT_MS,
   run,

@@ -109,7 +109,10 @@ export interface ServiceDefinition {
   readonly tags: readonly string[];
   /** Text describing the expected value of `request` (may be empty). */
   readonly requestFormat: string;
-  /** Whether `request` is required (the spec's governing list, not the catalog flag). */
+  /**
+   * Whether the spec's governing list requires `request`. The catalog's published `requestRequired`
+   * flag is `requestIsRequired(def)`: this or `needsInput`, what the validation does.
+   */
   readonly requestRequired: boolean;
   /**
    * JSON Schema of the input. For plain-text inputs it describes the `request` string itself;
@@ -143,4 +146,14 @@ export interface ServiceDefinition {
    * or a `ServiceError` (→ 503); anything else it throws is ignored here and met again by `run`.
    */
   readonly precheck?: (ctx: ServiceContext, input: unknown) => Promise<void>;
+}
+
+/**
+ * Whether the registry's `validateInput` refuses an absent or empty `request` of `def`: the spec's governing
+ * list (`requestRequired`) or a service that cannot answer without one (`needsInput`). This is
+ * the `requestRequired` flag every discovery document publishes, so the flag says what the
+ * validation does.
+ */
+export function requestIsRequired(def: Pick<ServiceDefinition, 'requestRequired' | 'needsInput'>): boolean {
+  return def.requestRequired || def.needsInput === true;
 }

@@ -21,6 +21,7 @@ export const webSearch = defineService({
   tags: ['web', 'search', 'results', 'query', 'internet'],
   requestFormat: 'search query (up to 300 characters)',
   requestRequired: false,
+  needsInput: true,
   inputSchema: textInput('Search query.', 300),
   timeoutMs: EXTERNAL_TIMEOUT_MS,
   precheck: async (ctx, input) => {

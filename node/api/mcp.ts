@@ -45,7 +45,7 @@ import { NodeError } from '../../consensus/errors.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { silentLogger, type Logger } from '../../chain/types.js';
 import type { ServiceRegistry } from '../../services/registry.js';
-import type { NativeUsdSource, ServiceDefinition } from '../../services/types.js';
+import { requestIsRequired, type NativeUsdSource, type ServiceDefinition } from '../../services/types.js';
 import { CATALOG_LIMITS, SERVICE_CATEGORIES, dollarText, filterServices, parseCatalogQuery, priceAtomic, shortNetwork, type CatalogService, type CatalogSnapshot } from '../../discovery/catalog.js';
 import { PaymentErrorCode } from '../../x402/errors.js';
 import type { PaidCallOutcome } from '../../x402/outcome.js';
@@ -121,7 +121,7 @@ export function toolInputSchema(def: ServiceDefinition): Tool['inputSchema'] {
     type: 'object',
     description: `Input of ${def.id}: ${format}`,
     properties: { request },
-    ...(def.requestRequired ? { required: ['request'] } : {}),
+    ...(requestIsRequired(def) ? { required: ['request'] } : {}),
     additionalProperties: false,
   };
 }

@@ -141,8 +141,8 @@ export function asServiceError(e: unknown): never {
   throw e;
 }
 
-/** What every service fetching a caller's URL shares: optional input (refused before payment when absent), the external timeout, the public-URL precheck, health = an outbound client. */
-export const CALLER_URL_SERVICE = { requestRequired: false, timeoutMs: EXTERNAL_TIMEOUT_MS, precheck: precheckPublicUrl, health: outboundHealth } as const;
+/** What every service fetching a caller's URL shares: the spec's optional input that it cannot do without (`needsInput`: an absent one is refused with 400 before any quote), the external timeout, the public-URL precheck, health = an outbound client. */
+export const CALLER_URL_SERVICE = { requestRequired: false, needsInput: true, timeoutMs: EXTERNAL_TIMEOUT_MS, precheck: precheckPublicUrl, health: outboundHealth } as const;
 
 /** Code of a paid run whose upstream answered outside 2xx (docs/decisions.md, "Upstream failures after payment"): the caller is refunded. */
 export const UPSTREAM_HTTP_ERROR = 'upstream_http_error';

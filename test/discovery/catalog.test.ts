@@ -10,13 +10,17 @@ import { describe, expect, test } from '@jest/globals';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { CATALOG, createServiceRegistry } from '../../services/index.js';
 import { inputKeywords } from '../../services/inputs.js';
-import type { ServiceDefinition, ServiceUsage } from '../../services/types.js';
+import { requestIsRequired, type ServiceDefinition, type ServiceUsage } from '../../services/types.js';
 import { CATALOG_LIMITS, SERVICE_CATEGORIES, buildResources, parseCatalogQuery, type CatalogFilters, type CatalogSnapshot } from '../../discovery/catalog.js';
 import { buildCatalog, buildDiscoveryList, buildProtocolDescriptor, buildServicesJson } from '../../discovery/documents.js';
 import { TX_ID_PLACEHOLDER, exampleCalls, exampleRequest } from '../../discovery/examples.js';
 import type { HealthReader, ServiceHealth } from '../../services/prober.js';
 import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agentDocs.js';
 import { DEVNET, MAINNET, SPEC_CATEGORIES, specValidators, type NetworkNames } from './schemas.js';
+import { silentLogger } from '../../chain/types.js';
+import { toolInputSchema } from '../../node/api/mcp.js';
+import { precheckRefusal } from '../../x402/paidCall.js';
+import type { ServiceRunContext } from '../../x402/ports.js';
 
 const registry = createServiceRegistry();
 const NOW = 1_800_000_000_000;
@@ -133,6 +137,49 @@ describe('catalog content', () => {
   });
 });
 
+/**
+ * Issue 30: the catalog said `requestRequired: false` for services that answer 400 to an empty
+ * request (geo-ip, email-validate, sentiment, …). The flag every document publishes is now what
+ * the registry's real input check does with an absent, empty or blank request; a service that
+ * accepts one does not refuse it in its pre-payment check either, and its requestFormat says
+ * what an empty request means.
+ */
+describe('requestRequired says what the validation does with an empty request', () => {
+  const snap = snapshot(DEVNET, true);
+  const catalog = buildCatalog(snap, filters({}));
+  const servicesJson = (buildServicesJson(snap) as { services: { serviceId: string; requestRequired: boolean }[] }).services;
+  const discovery = (buildDiscoveryList(snap, { limit: 100, offset: 0 }) as { items: { metadata: { serviceId: string; requestRequired: boolean; input: { bodyFields: { request: { required: boolean } } } } }[] }).items;
+  const descriptor = (buildProtocolDescriptor(snap) as { services: { serviceId: string; requestRequired: boolean }[] }).services;
+  const openApi = buildOpenApi(snap) as { paths: Record<string, { post: { requestBody: { required: boolean; content: Record<string, { schema: { required: string[] } }> } } }> };
+  // No providers, no outbound client, no chain: a pre-payment check can only refuse the input or say its provider is missing.
+  const context = { log: silentLogger, now: () => NOW, registry } as unknown as ServiceRunContext;
+
+  test.each(registry.list().map((d) => [d.id]))('%s', async (id) => {
+    const def = registry.get(id)!;
+    const refused = [undefined, '', '   '].map((r) => !registry.validateInput(def, r).ok);
+    expect(new Set(refused).size).toBe(1);
+    const required = refused[0];
+    expect({ id, catalog: catalog.resources.find((r) => r.serviceId === id)!.metadata.requestRequired }).toEqual({ id, catalog: required });
+    expect(servicesJson.find((s) => s.serviceId === id)!.requestRequired).toBe(required);
+    const listed = discovery.find((i) => i.metadata.serviceId === id)!.metadata;
+    expect([listed.requestRequired, listed.input.bodyFields.request.required]).toEqual([required, required]);
+    expect(descriptor.find((s) => s.serviceId === id)?.requestRequired ?? required).toBe(required);
+    const body = openApi.paths[`/api/x402/${id}`].post.requestBody;
+    expect([body.required, body.content['application/json'].schema.required]).toEqual([required, required ? ['request'] : []]);
+    expect(toolInputSchema(def).required ?? []).toEqual(required ? ['request'] : []);
+    if (def.requestRequired) expect(required).toBe(true); // the spec's governing list is always published as required
+    if (required) {
+      expect(def.requestFormat.length).toBeGreaterThan(0);
+      return;
+    }
+    // Accepted empty: the pre-payment check lets it through (a missing provider is a 503, not the caller's fault)…
+    const pre = await precheckRefusal(def, undefined, context);
+    if (pre) expect({ id, code: pre.code }).toEqual({ id, code: 'service_unavailable' });
+    // …and the input text says what an empty request gets.
+    expect({ id, format: def.requestFormat }).toEqual({ id, format: def.requestFormat === '' ? '' : expect.stringMatching(/\bempty\b/i) });
+  });
+});
+
 describe('catalog filters', () => {
   const snap = snapshot(DEVNET, true);
   const resources = buildResources(snap);
@@ -216,7 +263,7 @@ describe('catalog filters', () => {
 describe('examples', () => {
   test.each(CATALOG.map((d) => [d.id, d] as [string, ServiceDefinition]))('%s: the example passes the input check', (_id, def) => {
     const ex = exampleRequest(def, { payTo: PAY_TO });
-    if (def.requestRequired) expect(ex).toBeDefined();
+    if (requestIsRequired(def)) expect(ex).toBeDefined();
     if (ex === TX_ID_PLACEHOLDER) return; // needs a transaction of the caller's
     const checked = registry.validateInput(def, ex);
     expect(checked).toMatchObject({ ok: true });
@@ -227,7 +274,7 @@ describe('examples', () => {
     const ex = exampleCalls(def, 'http://127.0.0.1:8402', { payTo: PAY_TO, defaultNodeUrl: 'http://127.0.0.1:8402' });
     expect(ex.cli).toBe('native-node call native-world-clock Europe/Berlin');
     expect(ex.curlQuote).toBe(`curl -s -X POST http://127.0.0.1:8402/api/x402/native-world-clock -H 'content-type: application/json' -d '{"request":"Europe/Berlin"}'`);
-    expect(ex.curlPaid).toContain(`"payment":{"txId":"<txId>"}`);
+    expect(ex.curlPaid).toContain(`"payment":{"txId":"<txId>","salt":"<salt>"}`);
     const other = exampleCalls(registry.get('native-token-launch-check')!, 'http://10.0.0.5:9000', { payTo: PAY_TO, defaultNodeUrl: 'http://127.0.0.1:8402' });
     expect(other.cli).toBe(`native-node call --node http://10.0.0.5:9000 native-token-launch-check 'SILVR|Silver Token|8|21000000'`);
     const none = exampleCalls(registry.get('native-network-stats')!, 'http://127.0.0.1:8402', { defaultNodeUrl: 'http://127.0.0.1:8402' });
@@ -272,7 +319,7 @@ describe('llms.txt, agent card, OpenAPI', () => {
       if (def.inputIsJson) expect(request.contentSchema).toBe(def.inputSchema);
       else expect({ ...request, description: undefined }).toEqual({ ...def.inputSchema, description: undefined });
       expect(op.responses).toHaveProperty('402');
-      expect(op.requestBody.content['application/json'].schema.required).toEqual(def.requestRequired ? ['request'] : []);
+      expect(op.requestBody.content['application/json'].schema.required).toEqual(requestIsRequired(def) ? ['request'] : []);
     }
     const bazaarParams = doc.paths['/api/x402/bazaar'].get.parameters.map((p: { name: string }) => p.name);
     expect(bazaarParams).toEqual(['category', 'maxPrice', 'network', 'q', 'limit', 'offset']);
