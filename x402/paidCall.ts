@@ -3,7 +3,9 @@
  * provider inbox and other 402 dialects), takes these steps in this order and gets one
  * `PaidCallOutcome` back (x402/outcome.ts):
  *
- *   1. the service exists (404 `unknown_service`), the request is a string or absent (400); a
+ *   1. the service exists (404 `unknown_service`), the request is a string or absent, or a JSON
+ *      object or array for a JSON-input service, taken as its `JSON.stringify` (`requestTextOf`;
+ *      anything else 400); a
  *      native payment for a service that is unknown or not for sale is answered by the payment
  *      watcher instead (409 `payment_refunded` with the refund tx, or 202 / 404 until it is mined);
  *   2. it is for sale here — available, and the node has a payee (503 `service_unavailable`); a
@@ -52,7 +54,10 @@ export type PaymentProof =
 /** One paid call as the core sees it. */
 export interface PaidCall {
   readonly serviceId: string;
-  /** The request string; anything else than a string (or null/undefined) is refused with 400. */
+  /**
+   * The request as the transport received it: a string, absent (null/undefined), or for a JSON-input
+   * service the parsed JSON value (see `requestTextOf`); anything else is refused with 400.
+   */
   readonly request: unknown;
   /** Base URL the caller reached the node at (the quote's `resource` is `${baseUrl}/api/x402/${id}`). */
   readonly baseUrl: string;
@@ -110,6 +115,20 @@ export interface PaidCallCore {
 
 const error = (code: string, message: string, extra: Record<string, unknown> = {}): PaymentError => ({ code, message, ...extra });
 
+/**
+ * The one request string of a call: a string as sent; for a JSON-input service (`inputIsJson`)
+ * an object or array as `JSON.stringify(value)` (compact, keys in the order received), as MCP
+ * does. That string is what the input check reads, the quote prices and a native payment's
+ * requestHash must commit to (x402/wire.ts requestCommitment). Undefined when absent; an error
+ * message for anything else.
+ */
+export function requestTextOf(def: Pick<ServiceDefinition, 'id' | 'inputIsJson'>, raw: unknown): { readonly request: string | undefined } | { readonly refused: string } {
+  if (raw === undefined || raw === null) return { request: undefined };
+  if (typeof raw === 'string') return { request: raw };
+  if (def.inputIsJson && typeof raw === 'object') return { request: JSON.stringify(raw) };
+  return { refused: def.inputIsJson ? 'request must be a JSON object or the same JSON as a string' : `request must be a string for ${def.id}` };
+}
+
 /** Time limit of a service's pre-payment check (DNS of a caller's URL), ms. */
 export const PRECHECK_TIMEOUT_MS = 5_000;
 /** Codes of the outbound client's refusals of a caller's URL: each answers 400 with its own code. */
@@ -163,10 +182,9 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
       if (refunded) return refunded;
     }
     if (!def) return rejected(PaymentErrorCode.UNKNOWN_SERVICE, `no service ${c.serviceId}; see /api/x402/bazaar`);
-    if (c.request !== undefined && c.request !== null && typeof c.request !== 'string') {
-      return rejected(PaymentErrorCode.INVALID_REQUEST, 'request must be a string (JSON inputs are sent as a JSON string)');
-    }
-    const request = typeof c.request === 'string' ? c.request : undefined;
+    const text = requestTextOf(def, c.request);
+    if ('refused' in text) return rejected(PaymentErrorCode.INVALID_REQUEST, text.refused);
+    const request = text.request;
     const native = m.native;
     if (!native || !available(def)) return rejected(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now`);
     const checked = m.catalog.validateInput(def, request);

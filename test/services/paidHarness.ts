@@ -59,8 +59,11 @@ export interface PaidHarness {
   /** Mutable provider settings (tests switch providers on and off). */
   readonly providers: Record<string, string | number | boolean | undefined>;
   post(path: string, body: unknown): Promise<{ status: number; body: Record<string, any> }>;
-  /** Quote, pay (mined), settle; returns the settle answer, the invoke's id and the salt its commitment hides (what settles it again). */
-  paidCall(serviceId: string, request: string | undefined): Promise<{ status: number; body: Record<string, any>; txId: string; salt: string }>;
+  /**
+   * Quote, pay (mined), settle; returns the settle answer, the invoke's id and the salt its commitment hides (what settles it again).
+   * A JSON value as `request` is sent as such and the payment commits to its `JSON.stringify` (x402/paidCall.ts requestTextOf).
+   */
+  paidCall(serviceId: string, request: string | object | undefined): Promise<{ status: number; body: Record<string, any>; txId: string; salt: string }>;
   /** Mines what the mempool holds (refunds). */
   mine(): Promise<void>;
   agentBalance(): Promise<bigint>;
@@ -118,7 +121,7 @@ export async function startPaidHarness(opts: { resolver: Resolver; providers?: P
         serviceId,
         payTo: payee.address,
         amount: BigInt(option.maxAmountRequired),
-        requestHash: fromHex(requestCommitment({ sellerId: option.extra.sellerId, serviceId, request, salt })),
+        requestHash: fromHex(requestCommitment({ sellerId: option.extra.sellerId, serviceId, request: typeof request === 'object' ? JSON.stringify(request) : request, salt })),
       });
       const tx = signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.agent_invoke, nonce, fee: 30_000n, payload, publicKey: nonce === 0n ? agent.publicKey : undefined }, agent);
       nonce++;
