@@ -91,7 +91,7 @@ export function buildLlmsTxt(snap: CatalogSnapshot): string {
     `- [x402 discovery list](${b}${PATHS.discovery}): the x402 discovery format with each service's payment requirements`,
     `- [Services with input schemas](${b}${PATHS.servicesJson}): JSON Schema and an example request per service`,
     `- [OpenAPI 3.1](${b}${PATHS.openApi}): every endpoint of this node`,
-    `- [MCP endpoint](${b}${PATHS.mcp}?net=${shortNetwork(snap.network)}): Model Context Protocol over Streamable HTTP; one tool per service, paid with _meta["x402/payment"] = {"txId"}`,
+    `- [MCP endpoint](${b}${PATHS.mcp}?net=${shortNetwork(snap.network)}): Model Context Protocol over Streamable HTTP; one tool per service, paid with _meta["x402/payment"] = {"txId", "salt"}`,
     `- [Agent card](${b}${PATHS.agentCard}): A2A agent card, one skill per service`,
     `- [Marketplace](${b}${PATHS.marketplace}): the same catalog for people, with example calls`,
     '',
@@ -166,7 +166,14 @@ function components(network: string): Record<string, unknown> {
       required: ['error'],
       properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: str, message: str, param: str }, additionalProperties: true } },
     },
-    Payment: { type: 'object', required: ['txId'], properties: { txId: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', description: 'Id of the agent_invoke transaction that paid the quote.' } } },
+    Payment: {
+      type: 'object',
+      required: ['txId', 'salt'],
+      properties: {
+        txId: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', description: 'Id of the agent_invoke transaction that paid the quote.' },
+        salt: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', description: "The payer's secret its requestHash commits to (extra.commitment): sellerId(8) || sha256(tag || sellerId || len serviceId || len request || salt)[0:24]." },
+      },
+    },
     PaymentRequirements: {
       type: 'object',
       required: ['scheme', 'network', 'maxAmountRequired', 'resource', 'description', 'mimeType', 'payTo', 'maxTimeoutSeconds', 'asset'],
@@ -255,7 +262,7 @@ export function buildOpenApi(snap: CatalogSnapshot): Record<string, unknown> {
       post: {
         operationId: def.id.replace(/-/g, '_'),
         summary: `${def.name}: ${def.description}`,
-        description: `Price ${formatAmount(def.priceBase)} NATIVE (${dollarText(atomic)}) per call. Without payment: 402 with the quote. With payment.txId: settle and run. Input: ${def.requestFormat || 'none'}.`,
+        description: `Price ${formatAmount(def.priceBase)} NATIVE (${dollarText(atomic)}) per call. Without payment: 402 with the quote. With payment {txId, salt}: settle and run. Input: ${def.requestFormat || 'none'}.`,
         tags: ['services', def.category],
         parameters: [waitParam],
         requestBody: {
