@@ -87,7 +87,7 @@ export const DASHBOARD_JS = `(function () {
   var range = 'hour';
   var charts = {};
   var status = document.getElementById('dash-status');
-  function fmt(v) { if (v === null || v === undefined) return '\\u2013'; var a = Math.abs(v); return a >= 1e6 ? (v / 1e6).toFixed(2) + ' M' : a >= 1e3 ? (v / 1e3).toFixed(2) + ' k' : String(Math.round(v * 100) / 100); }
+  function fmt(v) { if (v === null || v === undefined) return '\\u2013'; var a = Math.abs(v); if (a > 0 && a < 0.01) return v.toExponential(2); return a >= 1e6 ? (v / 1e6).toFixed(2) + ' M' : a >= 1e3 ? (v / 1e3).toFixed(2) + ' k' : String(Math.round(v * 100) / 100); }
   function draw(data) {
     var boxes = document.querySelectorAll('.uchart');
     for (var i = 0; i < boxes.length; i++) {

@@ -43,6 +43,7 @@ export function renderShell(o: { title: string; current: 'explorer' | 'dashboard
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>${esc(o.title)}</title>
 <style>${CSS}${EXPLORER_CSS}</style>
 ${o.head ?? ''}</head>

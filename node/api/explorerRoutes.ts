@@ -392,7 +392,7 @@ export function createExplorer(m: ExplorerModules): Explorer {
       streams.delete(stream);
       stream.end();
     };
-    ctx.req.on('close', close);
+    ctx.res.on('close', close);
     ctx.req.socket.setTimeout(0);
     ctx.req.socket.setNoDelay(true);
     ctx.set('Cache-Control', 'no-cache');

@@ -1,0 +1,237 @@
+/**
+ * The explorer and the operator's dashboard of a real devnet node (issue 32), in headless
+ * Chromium (Debian's `chromium`, driven by playwright-core, JavaScript on).
+ *
+ * The node runs the built-in economy (swaps, tokens, pools) with one block a second and a
+ * 2-second refund window. The test pays calls with the SDK (settled), pays one without ever
+ * settling it (the node refunds it when the window ends), then checks: the search finds a
+ * height, a block hash, a transaction, an address, a token and a pool; a block page, a swap, a
+ * settled invoke, the refunded invoke and its refund read correctly; the live list shows a newly
+ * mined block within 2 s of the node having it; the dashboard's charts are drawn with data and
+ * count the paid calls. The server time of every page (Server-Timing) is measured, p99 < 100 ms.
+ * Screenshots go to tmp/artifacts/ (ARTIFACTS_DIR overrides). Skipped only without /usr/bin/chromium.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getDevKeyPair } from '../../consensus/devnet.js';
+import { createAgentClient, type AgentCallResult } from '../../sdk/client.js';
+import { ROOT, startNode, type NodeProc } from '../helpers/nodeProcess.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARTIFACTS = process.env.ARTIFACTS_DIR ?? join(ROOT, 'tmp', 'artifacts');
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`explorer browser test skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
+
+let dir: string;
+let node: NodeProc;
+let url: string;
+let calls: AgentCallResult[] = [];
+let refundedInvoke = '';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function json(path: string): Promise<any> {
+  return (await fetch(`${url}${path}`)).json();
+}
+async function until<T>(what: string, f: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'native-explorer-'));
+  node = await startNode(['--dev', '--economy', '--block-time', '1', '--data-dir', join(dir, 'data'), '--http-port', '0', '--no-stratum', '--refund-window', '2'], { cwd: dir });
+  url = node.url;
+  // The economy's first swaps.
+  await until('swaps', async () => (await json('/api/v1/swaps?limit=1')).count > 0);
+  const agent = createAgentClient({ nodeUrl: url, key: getDevKeyPair() });
+  for (const zone of ['UTC', 'Europe/Berlin', 'Asia/Tokyo']) calls.push(await agent.call('native-world-clock', zone, { timeoutMs: 30_000 }));
+  // Paid and never settled: refunded once the 2-second window has passed.
+  const q = await agent.quote('native-world-clock', 'Europe/Paris');
+  refundedInvoke = await agent.pay(q);
+  await until('the refund', async () => (await json('/api/v1/status')).payments.refunded >= 1, 60_000);
+}, 180_000);
+
+afterAll(async () => {
+  node?.child.kill('SIGTERM');
+  await node?.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Server time of a page, ms (its Server-Timing header). */
+async function serverMs(path: string): Promise<{ status: number; ms: number; text: string }> {
+  const res = await fetch(`${url}${path}`, { redirect: 'manual' });
+  const m = /app;dur=([\d.]+)/.exec(res.headers.get('server-timing') ?? '');
+  return { status: res.status, ms: m ? Number(m[1]) : NaN, text: await res.text() };
+}
+
+describe('explorer over HTTP', () => {
+  test('search answers 302 to the page of each kind of object, 404 otherwise', async () => {
+    const tip = (await json('/api/v1/status')).tip as string;
+    const swap = (await json('/api/v1/swaps?limit=1')).swaps[0];
+    const token = (await json('/api/v1/tokens')).tokens[0];
+    const cases: [string, RegExp][] = [
+      ['2', /\/explorer\/block\/2$/],
+      [tip, new RegExp(`/explorer/block/${tip}$`)],
+      [swap.tx, new RegExp(`/explorer/tx/${swap.tx}$`)],
+      [token.issuer, new RegExp(`/explorer/address/${token.issuer}$`)],
+      [token.symbol.toLowerCase(), new RegExp(`/explorer/token/${token.symbol}$`)],
+      [swap.pool.replace('-', '/'), new RegExp(`/explorer/pool/${swap.pool}$`)],
+    ];
+    for (const [q, where] of cases) {
+      const r = await fetch(`${url}/explorer/search?q=${encodeURIComponent(q)}`, { redirect: 'manual' });
+      expect({ q, status: r.status }).toEqual({ q, status: 302 });
+      expect(r.headers.get('location')).toMatch(where);
+    }
+    expect((await fetch(`${url}/explorer/search?q=nothing-here-at-all`)).status).toBe(404);
+    expect((await fetch(`${url}/explorer/block/99999999`)).status).toBe(404);
+    expect((await fetch(`${url}/explorer/tx/${'ab'.repeat(32)}`)).status).toBe(404);
+  });
+
+  test('every page answers within 100 ms of server time (p99 of 100 reads each)', async () => {
+    const swap = (await json('/api/v1/swaps?limit=1')).swaps[0];
+    const token = (await json('/api/v1/tokens')).tokens[0];
+    const tip = (await json('/api/v1/status')).height as number;
+    const pages = ['/explorer', `/explorer/block/${tip - 1}`, `/explorer/tx/${swap.tx}`, `/explorer/tx/${calls[0].txId}`, `/explorer/address/${token.issuer}`, `/explorer/token/${token.symbol}`, `/explorer/pool/${swap.pool}`, '/dashboard'];
+    const report: Record<string, { p50: number; p99: number }> = {};
+    for (const p of pages) {
+      const times: number[] = [];
+      for (let i = 0; i < 100; i++) {
+        const r = await serverMs(p);
+        expect({ p, status: r.status }).toEqual({ p, status: 200 });
+        times.push(r.ms);
+      }
+      times.sort((a, b) => a - b);
+      report[p === `/explorer/tx/${swap.tx}` ? '/explorer/tx/<swap>' : p === `/explorer/tx/${calls[0].txId}` ? '/explorer/tx/<invoke>' : p.replace(/tnative1\w+/, '<address>')] = { p50: times[49], p99: times[98] };
+    }
+    console.log(`explorer server times (ms): ${JSON.stringify(report)}`);
+    for (const [p, t] of Object.entries(report)) expect({ p, slow: t.p99 >= 100 }).toEqual({ p, slow: false });
+  });
+});
+
+describe('explorer and dashboard in headless Chromium', () => {
+  (hasChromium ? test : test.skip)(
+    'search, block, swap, invoke and refund pages, the live list, the dashboard charts; screenshots kept',
+    async () => {
+      const { chromium } = await import('playwright-core');
+      mkdirSync(ARTIFACTS, { recursive: true });
+      const profile = mkdtempSync(join(tmpdir(), 'native-chromium-'));
+      const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, viewport: { width: 1280, height: 900 }, timeout: 30_000 });
+      try {
+        const page = context.pages()[0] ?? (await context.newPage());
+        page.setDefaultTimeout(15_000);
+        const errors: string[] = [];
+        page.on('pageerror', (e) => errors.push(e.message));
+        page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+
+        // Home, and the live list: a block the node has appears within 2 s.
+        await page.goto(`${url}/explorer`);
+        expect(await page.getAttribute('html', 'lang')).toBe('en');
+        await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Chain explorer');
+        await page.waitForFunction(`/^Live/.test(document.getElementById('live-status')?.textContent ?? '')`);
+        const shown = Number(await page.locator('#blocks tbody tr').first().locator('td').first().textContent());
+        const next = await until('a new block', async () => {
+          const h = (await json('/api/v1/status')).height as number;
+          return h > shown ? h : undefined;
+        }, 20_000);
+        const seenAt = Date.now();
+        await page
+          .locator(`#blocks tbody tr td:first-child a[href="/explorer/block/${next}"]`)
+          .waitFor({ timeout: 2_000 })
+          .catch(async (e: Error) => {
+            const rows = await page.locator('#blocks tbody tr').evaluateAll((trs) => trs.slice(0, 3).map((t) => t.textContent));
+            throw new Error(`${e.message}; shown ${shown}, next ${next}, status "${await page.locator('#live-status').textContent()}", first rows ${JSON.stringify(rows)}, node height ${(await json('/api/v1/status')).height}`);
+          });
+        const lag = Date.now() - seenAt;
+        expect(lag).toBeLessThan(2_000);
+        expect(await page.locator('#txs tbody tr').count()).toBeGreaterThan(0);
+        await page.screenshot({ path: join(ARTIFACTS, 'explorer-home.png') });
+
+        // The search box finds each kind of object.
+        const swap = (await json('/api/v1/swaps?limit=1')).swaps[0];
+        const token = (await json('/api/v1/tokens')).tokens[0];
+        const block3 = (await json('/api/v1/block/3')).hash as string;
+        const search = async (q: string) => {
+          await page.goto(`${url}/explorer`);
+          await page.getByRole('search').getByLabel('Search').fill(q);
+          await Promise.all([page.waitForURL(/\/explorer\/(block|tx|address|token|pool)\//), page.getByRole('search').getByRole('button', { name: 'Search' }).click()]);
+          return page.getByRole('heading', { level: 1 }).textContent();
+        };
+        await expect(search('3')).resolves.toBe('Block 3');
+        await expect(search(block3)).resolves.toBe('Block 3');
+        await expect(search(swap.tx)).resolves.toBe('Transaction');
+        await expect(search(token.issuer)).resolves.toBe('Account');
+        await expect(search(token.symbol)).resolves.toContain(`(${token.symbol})`);
+        await expect(search(swap.pool)).resolves.toBe(`Pool ${swap.pool.replace('-', '/')}`);
+        await page.screenshot({ path: join(ARTIFACTS, 'explorer-pool.png'), fullPage: true });
+        expect(await page.locator('svg.chart rect').count()).toBeGreaterThan(0);
+
+        // A block page: every transaction listed in words.
+        const b = await json(`/api/v1/block/${swap.height}`);
+        await page.goto(`${url}/explorer/block/${swap.height}`);
+        await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(`Block ${swap.height}`);
+        expect(await page.locator('main table tbody tr').count()).toBe(b.txIds.length);
+        await expect(page.locator('dl.facts').textContent()).resolves.toContain('best chain');
+        await page.screenshot({ path: join(ARTIFACTS, 'explorer-block.png'), fullPage: true });
+
+        // A swap: what for what at which price.
+        await page.goto(`${url}/explorer/tx/${swap.tx}`);
+        const sentence = (await page.locator('#tx-sentence').textContent()) ?? '';
+        expect(sentence).toMatch(new RegExp(`swapped [\\d,.]+ ${swap.assetIn} for [\\d,.]+ ${swap.assetOut} at 1 ${swap.assetIn} = [\\d.e-]+ ${swap.assetOut}`));
+        await page.screenshot({ path: join(ARTIFACTS, 'explorer-swap.png') });
+
+        // A settled invoke: the service, the price, settled.
+        await page.goto(`${url}/explorer/tx/${calls[0].txId}`);
+        const paid = (await page.locator('#tx-sentence').textContent()) ?? '';
+        expect(paid).toContain('paid 0.002 NATIVE');
+        expect(paid).toContain('World Clock (native-world-clock)');
+        expect(paid).toContain('Settled');
+        await page.screenshot({ path: join(ARTIFACTS, 'explorer-invoke.png') });
+
+        // The refunded invoke, and its refund.
+        await page.goto(`${url}/explorer/tx/${refundedInvoke}`);
+        const refunded = (await page.locator('#tx-sentence').textContent()) ?? '';
+        expect(refunded).toContain('native-world-clock');
+        expect(refunded).toMatch(/Refunded/);
+        const refundLink = page.locator('#tx-sentence .outcome a');
+        await until('the refund to be mined', async () => {
+          await page.reload();
+          return (await page.locator('#tx-sentence .outcome a').count()) > 0 && (await json(`/api/v1/tx/${(await refundLink.getAttribute('href'))!.split('/').pop()}`)).status === 'mined';
+        }, 20_000);
+        await page.screenshot({ path: join(ARTIFACTS, 'explorer-invoke-refunded.png') });
+        await Promise.all([page.waitForURL(/\/explorer\/tx\//), refundLink.click()]);
+        const refund = (await page.locator('#tx-sentence').textContent()) ?? '';
+        expect(refund).toMatch(/refunded 0\.002 NATIVE to tnative1\S+ for the paid call \S+ of native-world-clock\./);
+        await page.screenshot({ path: join(ARTIFACTS, 'explorer-refund.png') });
+
+        // Keyboard: the skip link is the first stop and leads to the content.
+        await page.keyboard.press('Tab');
+        await expect(page.evaluate('document.activeElement?.textContent')).resolves.toBe('Skip to content');
+
+        // The dashboard: every chart drawn with data, the paid calls counted.
+        await page.goto(`${url}/dashboard`);
+        await page.waitForFunction(`document.querySelectorAll('.uchart canvas').length === document.querySelectorAll('.uchart').length && document.querySelectorAll('.uchart').length > 0`);
+        await page.waitForFunction(`[...document.querySelectorAll('.uchart')].every((e) => Number(e.getAttribute('data-points')) >= 2)`, undefined, { timeout: 20_000 });
+        expect(await page.locator('.uchart canvas').count()).toBe(9);
+        const callsSummary = (await page.locator('#sum-calls').textContent()) ?? '';
+        expect(Number(/native rail: now [^,]+, highest ([\d.]+)/.exec(callsSummary)?.[1])).toBeGreaterThan(0);
+        await expect(page.locator('#services tbody').textContent()).resolves.toContain('native-world-clock');
+        await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
+        await page.getByRole('button', { name: 'Last day' }).click();
+        await page.waitForFunction(`document.getElementById('range-day')?.getAttribute('aria-pressed') === 'true' && document.querySelectorAll('.uchart canvas').length === 9`);
+        expect(errors).toEqual([]);
+      } finally {
+        await context.close();
+        rmSync(profile, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
+});
