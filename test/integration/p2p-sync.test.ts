@@ -89,7 +89,7 @@ describe('a node started after 500 blocks', () => {
         const s = await status(fresh.url);
         sawTarget = Math.max(sawTarget, s.sync?.targetHeight ?? 0);
         if (s.syncing) {
-          const res = await fetch(`${fresh.url}/api/x402/native-world-clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'UTC', payment: { txId: 'ab'.repeat(32) } }) });
+          const res = await fetch(`${fresh.url}/api/x402/native-world-clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'UTC', payment: { txId: 'ab'.repeat(32), salt: 'cd'.repeat(32) } }) });
           const body = (await res.json()) as { error?: { code?: unknown } };
           if ((await status(fresh.url)).syncing) whileSyncing.push({ status: res.status, code: body.error?.code });
           const ready = await fetch(`${fresh.url}/ready`);
@@ -108,7 +108,7 @@ describe('a node started after 500 blocks', () => {
     // Paid calls were refused while the node was far behind (and are served once it caught up).
     expect(whileSyncing.length).toBeGreaterThan(0);
     for (const a of whileSyncing) expect(a).toEqual({ status: 503, code: 'node_syncing' });
-    const after = await fetch(`${fresh.url}/api/x402/native-world-clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'UTC', payment: { txId: 'ab'.repeat(32) } }) });
+    const after = await fetch(`${fresh.url}/api/x402/native-world-clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'UTC', payment: { txId: 'ab'.repeat(32), salt: 'cd'.repeat(32) } }) });
     expect(((await after.json()) as { error: { code: string } }).error.code).toBe('payment_not_found');
     // Load balancers saw the same: /ready was 503 node_syncing while behind, 200 once caught up.
     expect(readyWhileSyncing.length).toBeGreaterThan(0);
