@@ -46,6 +46,8 @@ import { sanctionsDirOf } from './sanctions.js';
 import { LedgerErrorCode, openLedger, type SettlementLedger } from '../x402/ledger.js';
 import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
+import type { PgLedger } from '../x402/pgLedger.js';
+import { SignerLease } from '../x402/signerLease.js';
 import { createPaidCallCore, type PaidCallCore, type PaidCallRecord } from '../x402/paidCall.js';
 import type { PaidCallOutcome } from '../x402/outcome.js';
 import { NativeSettlement } from '../x402/settle.js';
@@ -108,6 +110,28 @@ function withLedgerAvailability(core: PaidCallCore, ledger: SettlementLedger): P
     },
   };
 }
+
+/**
+ * Refunds in a fleet: only the signer lease's holder signs them; another node records the refund
+ * as owed (refund_pending without a refund tx, the caller told `refund: pending`) and the holder
+ * sends it (its sweep of `unsentRefunds`).
+ */
+class FleetRefunds extends RefundManager {
+  constructor(
+    private readonly lease: SignerLease,
+    private readonly fleetLedger: SettlementLedger,
+    ...args: ConstructorParameters<typeof RefundManager>
+  ) {
+    super(...args);
+  }
+
+  override refund(id: string, error: { code: string; message: string }): ReturnType<RefundManager['refund']> {
+    return this.lease.isHolder() ? super.refund(id, error) : this.fleetLedger.refundPending(id, error);
+  }
+}
+
+/** How often the lease holder looks for refunds other nodes recorded, ms. */
+const FLEET_SWEEP_MS = 2000;
 
 /** The running paid side. */
 export interface Payments {
@@ -196,7 +220,10 @@ export async function createPayments(
   let healthOf: ServiceHealthReader['get'] | undefined;
   const health: ServiceHealthReader = { get: (id) => healthOf?.(id) ?? { status: 'unknown', lastVerifiedAt: 0 } };
   const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, outbound, providers: config.providers, seller: sellerOf(config), addressLabels: chainAddressLabels(chain), health };
-  const refunds = payee ? new RefundManager(chain, mempool, ledger, payee, params, { logger: log.child({ module: 'refunds' }) }) : undefined;
+  // A PostgreSQL ledger may be shared by a fleet: payee transactions are signed by the lease holder only.
+  const lease = payee && ledger.kind === 'postgres' ? new SignerLease(ledgerLocationOf(config)) : undefined;
+  const refundOpts = { logger: log.child({ module: 'refunds' }) };
+  const refunds = payee ? (lease ? new FleetRefunds(lease, ledger, chain, mempool, ledger, payee, params, refundOpts) : new RefundManager(chain, mempool, ledger, payee, params, refundOpts)) : undefined;
   const unhonored =
     payee && refunds
       ? createUnhonoredPayments({ chain, ledger, catalog: registry, payees: [{ address: payee.address, refunds }], params }, { windowMs: config.refundWindow * 1000, logger: log.child({ module: 'unhonored' }) })
@@ -244,7 +271,47 @@ export async function createPayments(
   const payouts = payee
     ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress, priceBaseOf: (id) => registry.providerService(id)?.record.price }, { logger: log.child({ module: 'payouts' }) })
     : undefined;
-  const paidCalls = withLedgerAvailability(payouts ? withProviderPayouts(core, payouts, (id) => registry.providerService(id) !== undefined, log) : core, ledger);
+  // In a fleet only the lease holder owes payouts (it signs them); calls another node served are owed when a holder starts (PayoutManager.start reads the ledger).
+  const payoutsOwed = payouts && { owe: (...a: Parameters<PayoutManager['owe']>) => (lease && !lease.isHolder() ? Promise.resolve() : payouts.owe(...a)) };
+  const paidCalls = withLedgerAvailability(payoutsOwed ? withProviderPayouts(core, payoutsOwed, (id) => registry.providerService(id) !== undefined, log) : core, ledger);
+  // The signer's roles: refunds, payouts, the payment watcher, USDC recovery and reconciliation. One node runs them: this one, or in a fleet the lease holder.
+  let signerQueue: Promise<void> = Promise.resolve();
+  let sweep: NodeJS.Timeout | undefined;
+  const signerLog = log.child({ module: 'fleet' });
+  const beginSigning = async () => {
+    await refunds?.start();
+    await payouts?.start();
+    await unhonored?.start();
+    await usdcSettlement?.recover();
+    await reconciler?.start();
+  };
+  const endSigning = async () => {
+    unhonored?.stop();
+    await unhonored?.idle();
+    refunds?.stop();
+    payouts?.stop();
+    await refunds?.idle();
+    await payouts?.idle();
+    await reconciler?.stop();
+  };
+  const sweepRefunds = async () => {
+    if (!lease?.isHolder() || !refunds) return;
+    const pending = new Set(refunds.pendingIds());
+    for (const rec of await (ledger as PgLedger).unsentRefunds()) {
+      if (!lease.isHolder()) return;
+      if (!pending.has(rec.id)) await refunds.refund(rec.id, rec.error ?? { code: 'service_failed', message: 'refund' });
+    }
+  };
+  if (lease) {
+    lease.on('acquired', () => {
+      signerLog.info({ sellerId: ledger.sellerId }, 'signer lease acquired: this node signs refunds and payouts and runs the payment watcher');
+      signerQueue = signerQueue.then(beginSigning).catch((e) => signerLog.error({ err: (e as Error).message }, 'signer roles failed to start'));
+    });
+    lease.on('lost', () => {
+      signerLog.warn({}, 'signer lease lost: this node stops signing');
+      signerQueue = signerQueue.then(endSigning).catch((e) => signerLog.error({ err: (e as Error).message }, 'signer roles failed to stop'));
+    });
+  }
   // The provider surface comes first: `POST /api/x402/requests` is not a service call.
   const router = new Router();
   router.use(createProviderRouter({ inbox, boards, registry, params, maxWaitMs: Math.max(1000, Math.min(25_000, config.httpTimeout - 5_000)) }).routes());
@@ -330,25 +397,28 @@ export async function createPayments(
       await inbox.start();
       await boards.start();
       await registry.start();
-      await refunds?.start();
-      await payouts?.start();
-      await unhonored?.start();
-      await usdcSettlement?.recover();
+      if (lease) {
+        await lease.start();
+        await signerQueue;
+        sweep = setInterval(() => void sweepRefunds().catch((e) => signerLog.warn({ err: (e as Error).message }, 'refund sweep failed')), FLEET_SWEEP_MS);
+        sweep.unref();
+      } else {
+        await beginSigning();
+      }
       if (usdcSettlement && !reconciler) log.warn({}, 'no Base RPC URL (--base-rpc-url none): ambiguous USDC settlements (facilitator /settle timed out or failed) cannot be reconciled automatically; their results are withheld');
-      await reconciler?.start();
       discovery.start();
     },
     async stop() {
       await discovery.stop();
-      unhonored?.stop();
-      await unhonored?.idle();
+      clearInterval(sweep);
+      if (lease) {
+        await lease.stop();
+        await signerQueue;
+      } else {
+        await endSigning();
+      }
       registry.stop();
       await inbox.stop();
-      refunds?.stop();
-      payouts?.stop();
-      await refunds?.idle();
-      await payouts?.idle();
-      await reconciler?.stop();
       await ledger.close();
       await providersDb.close();
     },

@@ -357,6 +357,15 @@ export class PgLedger implements SettlementLedger {
     }
   }
 
+  /**
+   * Refunds owed and not sent by anyone (refund_pending without a refund tx): written by fleet
+   * nodes that do not hold the signer lease, for the holder to send (x402/signerLease.ts).
+   */
+  async unsentRefunds(limit = 200): Promise<PaymentRecord[]> {
+    const { rows } = await this.q<Row>(`SELECT ${SELECT} FROM payments WHERE status = 'refund_pending' AND rail = 'native' AND NOT (doc ? 'refundTxId') ORDER BY updated_at LIMIT ${limit}`);
+    return rows.map(recordOf);
+  }
+
   async getMark<T>(name: string): Promise<T | undefined> {
     const { rows } = await this.q<{ value: string }>(`SELECT value::text AS value FROM ledger_marks WHERE name = $1`, [name]);
     return rows[0] ? (JSON.parse(rows[0].value) as T) : undefined;

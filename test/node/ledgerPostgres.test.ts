@@ -59,6 +59,8 @@ describe('a node on a PostgreSQL ledger', () => {
     const mark = await c.query(`SELECT value->>'sellerId' AS s FROM ledger_marks WHERE name = 'seller'`);
     await c.end();
     expect(status.payments.sellerId).toBe(mark.rows[0].s);
+    // Alone on the database, the node holds the signer lease (it signs refunds and payouts).
+    expect(node!.lines.some((l) => String(l.msg).startsWith('signer lease acquired'))).toBe(true);
   }, 120_000);
 
   test('PostgreSQL stopped: quotes and paid calls answer 503 ledger_unavailable; back, the node sells again', async () => {
