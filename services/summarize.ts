@@ -47,7 +47,7 @@ export const summarize = defineService({
     const page = requireUpstreamOk(await fetchReadableText(outboundOf(ctx), url, { signal: ctx.signal }).catch(asServiceError));
     const text = page.text?.trim() ?? '';
     if (text.length < MIN_SUMMARY_TEXT) throw new ServiceError('page_text_too_short', `${page.url} has ${text.length} characters of readable text (${page.contentType || 'no content type'}); at least ${MIN_SUMMARY_TEXT} are needed`);
-    return { source: { url: page.url, status: page.status, title: page.title, extraction: page.extraction, truncated: page.truncated }, ...summarizeText(text) };
+    return { source: { url: page.url, status: page.status, title: page.title, extraction: page.extraction, truncated: page.truncated }, ...(await summarizeText(text)) };
   },
   health: textHealth,
 });

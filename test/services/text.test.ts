@@ -101,6 +101,28 @@ describe('native-summarize', () => {
     expect(r).toMatchObject({ sentences: 6, characters: NEWS.length, limitations: [] });
   });
 
+  // Issue 30: the summary kept filler ("the coffee machine was broken again") and missed the main point when it was not in the lead.
+  // Paragraphs in the style of an office mail, a local news item, a meeting note, a status update and a field report, each with its point
+  // after an opening aside, and asides that share a word or two with each other ("meeting room", "snow") but not with the point.
+  const BURIED_LEAD: readonly [string, string, RegExp, readonly string[]][] = [
+    ["office", "I got to the office at eight this morning. The coffee machine was broken again. After months of testing, the team decided to move the billing service from the old monolith to a set of smaller services. The move of the billing service starts in March, and the old billing monolith will be switched off in June. Customers will see no change to their invoices while the billing service moves. Lunch was pizza.", /decided to move the billing service|move of the billing service starts/, ["coffee machine", "Lunch was pizza", "office at eight"]],
+    ["council", "Residents woke up to heavy snow on Tuesday, and schools opened two hours late. The city council voted on Tuesday evening to raise the local sales tax by one percent to pay for a new hospital. The tax increase takes effect in January, and the council expects it to raise 12 million dollars a year for the hospital. Opponents of the tax said the council should have asked voters first. The mayor thanked the snow plough drivers.", /council voted/, ["snow plough"]],
+    ["incident", "Thanks everyone for joining the call. As usual we started a few minutes late. The outage on Friday was caused by an expired TLS certificate on the payment gateway. Because the certificate had expired, every payment request failed for 47 minutes until the certificate was renewed. We will monitor the expiry dates of every certificate so that this outage cannot happen again. See you next week.", /outage on Friday was caused|certificate had expired/, ["Thanks everyone", "As usual", "See you next week"]],
+    ["longlead", "On Monday morning the whole team met in the small meeting room on the third floor, where the coffee machine was broken again, the projector would not start and the window would not open. Our largest customer, a logistics company, has signed a three-year contract for the route planning software. The contract is worth four million euros and makes the customer our largest source of revenue. The route planning team will grow from six to ten engineers to deliver the features the contract requires. Someone left an umbrella in the meeting room.", /signed a three-year contract/, ["coffee machine", "umbrella"]],
+    ["science", "Every summer, students from the university join the field station on the island. Most of them spend the first week learning to handle the boats. This year, the station's long-term measurements showed that the water temperature around the island has risen by 1.2 degrees since 1990. The rise in water temperature has pushed several fish species north, and the local cod population has fallen by half. The station will publish the full temperature record next spring.", /water temperature around the island has risen/, ["handle the boats"]],
+  ];
+
+  test.each(BURIED_LEAD)('%s: the TL;DR is the main point, not the lead; asides are neither TL;DR nor key points', async (_name, text, point, asides) => {
+    const r = await callLocal<Json>('native-summarize', text);
+    expect(r.tldr).toMatch(point);
+    expect(r.keyPoints.length).toBeGreaterThanOrEqual(2);
+    for (const aside of asides) for (const s of [r.tldr, ...r.keyPoints]) expect(s).not.toContain(aside);
+    // Key points keep the text's order.
+    const at = (x: string) => text.indexOf(x);
+    expect(r.keyPoints.map(at)).toEqual([...r.keyPoints.map(at)].sort((a, b) => a - b));
+    expect(r.keyPoints.every((k: string) => at(k) >= 0)).toBe(true);
+  });
+
   test('short text is refused before payment; a URL passes the schema (its host is checked by the precheck)', () => {
     expect(refusal('native-summarize', 'Too short to summarise.')).toContain('must be a text of at least 80 characters or a public http(s) URL');
     expect(refusal('native-summarize', 'https://example.com/a')).toBeUndefined();
