@@ -25,6 +25,7 @@ import { AGENT_CLI_OPTIONS, agentCliPositionals, runAgentCommand } from './agent
 import { createPassphraseSource, createWalletFile, defaultWalletPath, WalletErrorCode } from './wallet.js';
 import { chooseNetwork, CliErrorCode, context, devAddress, hrpOf, networkChoiceText, nodeStatus, offlineNetwork, output, parse, timeoutOption, unlockWallet, waitMined, walletAddress, walletRef, type CliEnv, type Values, type Ctx } from './cliKit.js';
 import { callCommand, parseCallArgs, quoteCommand } from './callCli.js';
+import { commandHelp, startFlagsSummary, startHelp, withFlagSuggestion } from './startHelp.js';
 
 /** The command line's codes, environment and kit (cliKit.ts), re-exported for its users. */
 export { CliErrorCode, cliKit, type CliEnv } from './cliKit.js';
@@ -34,11 +35,8 @@ const USAGE = `native-node ${NODE_VERSION}
 Usage: native-node <command> [options]
 
 Commands:
-  start [flags]                    run a node (see docs/operators-guide.md for every flag)
-      --dev | --network <devnet|mainnet>  --data-dir <dir>  --http-host <h>  --http-port <p>
-      --mine | --no-mine  --miner-address <addr>  --mine-threads <n>  --log-level <level>
-      --stratum-port <p> | --no-stratum  --rpc-user <u> --rpc-password <p>  (docs/miners-guide.md)
-      --config <file.json>  --p2p-port <p> (0: free)  --p2p-host <h>  --bootstrap <multiaddr>…  --no-p2p
+  start [flags]                    run a node; native-node start --help describes every flag:
+${startFlagsSummary()}
   devnet [--nodes N]               a local network of N connected, mining devnet nodes
       [--data-dir <dir>] [--http-port <base>] [--p2p-port <base>] [--mine-threads <n>] [--no-mine]
   status                           the node's network, tip, difficulty, mempool, mining, Stratum workers
@@ -238,6 +236,15 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
   const out = output(json);
   const [cmd, ...rest] = argv;
   try {
+    // `<command> --help`: that command's lines of the usage (start has its own, from the option table).
+    const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest; // a request after `--` may be anything
+    if (cmd !== undefined && cmd !== 'start' && (flags.includes('--help') || flags.includes('-h'))) {
+      const help = commandHelp(USAGE, cmd);
+      if (help) {
+        process.stdout.write(`${help}\n`);
+        return 0;
+      }
+    }
     switch (cmd) {
       case undefined:
       case 'help':
@@ -250,7 +257,11 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         out.print(NODE_VERSION, { version: NODE_VERSION });
         return 0;
       case 'start':
-        return await start(rest.filter((a) => a !== '--json'), cenv);
+        if (rest.includes('--help') || rest.includes('-h')) {
+          process.stdout.write(`${startHelp()}\n`);
+          return 0;
+        }
+        return await start(rest.filter((a) => a !== '--json'), cenv).catch((e: unknown) => Promise.reject(withFlagSuggestion(e)));
       case 'devnet':
         return await (await import('./devnet.js')).runDevnet(rest, cenv.cwd);
       case 'token':
