@@ -20,6 +20,7 @@ const benches: Readonly<Record<string, () => Promise<Bench>>> = {
   paid: () => import('./paid.js'),
   catalog: () => import('./catalog.js'),
   services: () => import('./services.js'),
+  explorer: () => import('./explorer.js'),
   install: () => import('./install.js'),
   startup: () => import('./startup.js'),
   mempool: () => import('./mempool.js'),
