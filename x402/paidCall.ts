@@ -47,8 +47,8 @@ export const MAX_WAIT_SECONDS = 60;
  */
 export type PaymentProof =
   | { readonly rail: 'native'; readonly txId: string; readonly salt?: string; readonly waitMs?: number }
-  | { readonly rail: 'usdc'; readonly header: string }
-  | { readonly rail: 'usdc'; readonly payload: object }
+  | { readonly rail: 'usdc'; readonly header: string; readonly provenPayer?: string }
+  | { readonly rail: 'usdc'; readonly payload: object; readonly provenPayer?: string }
   | { readonly rail?: Rail; readonly malformed: PaymentError };
 
 /** One paid call as the core sees it. */
@@ -221,7 +221,7 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
     if (m.isSyncing?.()) return refused(p.rail, 503, PaymentErrorCode.NODE_SYNCING, 'this node is catching up with the network; retry shortly or use another node');
 
     if (p.rail === 'usdc') {
-      const out = await m.usdc!.settle(def, request, checked.input, 'header' in p ? p.header : p.payload, usdcOption!);
+      const out = await m.usdc!.settle(def, request, checked.input, 'header' in p ? p.header : p.payload, usdcOption!, p.provenPayer === undefined ? undefined : { provenPayer: p.provenPayer });
       return { ...out, quote };
     }
     // The wait for the block and the service's own run must both fit in the request's time.

@@ -82,6 +82,12 @@ export interface NativeRail {
   settleRefused?(txId: string, waitMs: number): Promise<RefusedOutcome | undefined>;
 }
 
+/** What a USDC settle may carry besides the payment. */
+export interface UsdcSettleOptions {
+  /** An address the caller proved to control (x402 sign-in-with-x, x402/siwx.ts): the payer's gets a stored result again. */
+  readonly provenPayer?: string;
+}
+
 /** The USDC rail as the core uses it (`UsdcSettlement`). */
 export interface UsdcRail {
   /** The EVM address receiving the USDC (checksummed). */
@@ -90,5 +96,5 @@ export interface UsdcRail {
    * Settles a payment against `req` (this call's USDC option, as quoted): `payment` is the base64
    * header value (`X-PAYMENT` / `PAYMENT-SIGNATURE`) or the payload already decoded (MCP).
    */
-  settle(def: ServiceDefinition, request: string | undefined, input: unknown, payment: string | object, req: PaymentRequirements): Promise<SettleOutcome>;
+  settle(def: ServiceDefinition, request: string | undefined, input: unknown, payment: string | object, req: PaymentRequirements, opts?: UsdcSettleOptions): Promise<SettleOutcome>;
 }

@@ -28,7 +28,7 @@ import { executeService } from '../services/execute.js';
 import { PaymentErrorCode } from './errors.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
 import { refusal, type SettleOutcome } from './outcome.js';
-import type { ServiceRunContext, UsdcRail } from './ports.js';
+import type { ServiceRunContext, UsdcRail, UsdcSettleOptions } from './ports.js';
 import { usdNumber } from './pricing.js';
 import type { UsdcReconciler } from './usdcReconcile.js';
 /** Codes of reconciliation (copied from usdcReconcile.ts, which brings viem, to keep this module light). */
@@ -140,13 +140,13 @@ export class UsdcSettlement implements UsdcRail {
    * the node's USDC requirements for this call, as quoted. `payment` is the base64 `X-PAYMENT` /
    * `PAYMENT-SIGNATURE` value, or the payload already decoded (MCP's `_meta["x402/payment"]`).
    */
-  async settle(def: ServiceDefinition, request: string | undefined, input: unknown, payment: string | object, req: PaymentRequirements): Promise<UsdcOutcome> {
+  async settle(def: ServiceDefinition, request: string | undefined, input: unknown, payment: string | object, req: PaymentRequirements, opts: UsdcSettleOptions = {}): Promise<UsdcOutcome> {
     const decoded = typeof payment === 'string' ? decodePaymentHeader(payment) : checkPaymentPayload(payment);
     if (!decoded.ok) return refused(402, { code: decoded.code, message: decoded.message });
-    return this.settleDecoded(def, request, input, decoded.payment, req);
+    return this.settleDecoded(def, request, input, decoded.payment, req, opts.provenPayer);
   }
 
-  private async settleDecoded(def: ServiceDefinition, request: string | undefined, input: unknown, payment: UsdcPaymentPayload, req: PaymentRequirements): Promise<UsdcOutcome> {
+  private async settleDecoded(def: ServiceDefinition, request: string | undefined, input: unknown, payment: UsdcPaymentPayload, req: PaymentRequirements, provenPayer?: string): Promise<UsdcOutcome> {
     const local = await verifyUsdcPaymentLocally(payment, req, Math.floor(this.now() / 1000));
     if (!local.isValid) {
       // An expired authorization the ledger already holds (settled late, or reconciled): once the
@@ -154,7 +154,7 @@ export class UsdcSettlement implements UsdcRail {
       if (local.code === UsdcErrorCode.VALID_BEFORE) {
         const inWindow = await verifyUsdcPaymentLocally(payment, req, Number(payment.payload.authorization.validBefore) - VALID_BEFORE_MARGIN_SECONDS);
         const known = inWindow.isValid ? await this.ledger.get(authorizationId(payment.payload.authorization.from, payment.payload.authorization.nonce)) : undefined;
-        if (known) return this.answerKnown(known, def, requestHashOf(request), payment);
+        if (known) return this.answerKnown(known, def, requestHashOf(request), payment, provenPayer);
       }
       return refused(402, { code: local.code, message: local.message }, local.payer);
     }
@@ -165,7 +165,7 @@ export class UsdcSettlement implements UsdcRail {
     const reqHash = requestHashOf(request);
     const accessKey = accessKeyOf(payment);
     const claim = await this.ledger.claim({ id, rail: 'usdc', serviceId: def.id, requestHash: reqHash, caller: payer, amount: BigInt(auth.value).toString(), ...(accessKey ? { accessKey } : {}) }, this.now());
-    if (!claim.claimed) return this.answerKnown(claim.record, def, reqHash, payment);
+    if (!claim.claimed) return this.answerKnown(claim.record, def, reqHash, payment, provenPayer);
 
     const started = this.now();
     const body = facilitatorRequestOf(payment, req);
@@ -258,17 +258,20 @@ export class UsdcSettlement implements UsdcRail {
   }
 
   /** The answer for an authorization the ledger already holds. */
-  private answerKnown(rec: PaymentRecord, def: ServiceDefinition, reqHash: string, payment: UsdcPaymentPayload): UsdcOutcome {
+  private answerKnown(rec: PaymentRecord, def: ServiceDefinition, reqHash: string, payment: UsdcPaymentPayload, provenPayer?: string): UsdcOutcome {
     const used = (message: string): UsdcOutcome => refused(409, { code: PaymentErrorCode.PAYMENT_ALREADY_USED, message }, rec.caller);
     if (rec.serviceId !== def.id || rec.requestHash !== reqHash) return used('this authorization (from, nonce) was already used for another call; sign a new one');
     switch (rec.status) {
       case 'claimed':
         return refused(409, { code: PaymentErrorCode.SETTLEMENT_IN_PROGRESS, message: 'this authorization is being settled; retry in a moment' }, rec.caller);
       case 'settled': {
-        // The authorization is public once settled: only the first call's payment identifier proves the payer.
+        // The authorization is public once settled: only the first call's payment identifier, or a
+        // sign-in as the payer (sign-in-with-x), proves the payer.
         const key = accessKeyOf(payment);
-        if (!rec.accessKey || key !== rec.accessKey) {
-          return used('this authorization was already settled; its result goes only to a retry that carries the payment-identifier (x402 extension) the first call sent; sign a new authorization for a new call');
+        const byId = rec.accessKey !== undefined && key === rec.accessKey;
+        const bySignIn = provenPayer !== undefined && provenPayer.toLowerCase() === rec.caller.toLowerCase();
+        if (!byId && !bySignIn) {
+          return used('this authorization was already settled; its result goes only to a retry that carries the payment-identifier (x402 extension) the first call sent, or signed in as its payer (SIGN-IN-WITH-X); sign a new authorization for a new call');
         }
         const receipt = rec.receipt ?? {};
         return { kind: 'paid', status: 200, rail: 'usdc', paymentId: rec.id, body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller } };

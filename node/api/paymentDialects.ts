@@ -50,7 +50,7 @@ function requirementsV2(req: PaymentRequirements): PaymentRequirementsV2 {
 }
 
 /** The x402 v2 PaymentRequired of a 402: every option of `accepts`, with the refusal's code when there is one. */
-export function paymentRequiredV2Of(accepts: readonly PaymentRequirements[], error?: string): PaymentRequiredV2 {
+export function paymentRequiredV2Of(accepts: readonly PaymentRequirements[], error?: string, extensions?: Record<string, unknown>): PaymentRequiredV2 {
   const first = accepts[0];
   return {
     x402Version: 2,
@@ -58,7 +58,7 @@ export function paymentRequiredV2Of(accepts: readonly PaymentRequirements[], err
     resource: { url: first.resource, description: first.description, mimeType: first.mimeType },
     accepts: accepts.map(requirementsV2),
     // A retry that returns a stored USDC result must carry the id the first call sent (x402/usdcSettle.ts).
-    ...(accepts.some((a) => a.scheme === 'exact') ? { extensions: { [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration() } } : {}),
+    ...(accepts.some((a) => a.scheme === 'exact') ? { extensions: { [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration(), ...extensions } } : {}),
   };
 }
 

@@ -85,7 +85,11 @@ describeUsdc('USDC rail quotes', () => {
         { scheme: 'exact', network: 'eip155:8453', amount: PRICE_ATOMIC, asset: usdc.asset, payTo: NODE_PAY_TO, maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } },
       ],
       // The x402 payment-identifier extension, optional: a retry carrying the first call's id gets its stored answer.
-      extensions: { 'payment-identifier': { info: { required: false }, schema: expect.objectContaining({ type: 'object' }) } },
+      extensions: {
+        'payment-identifier': { info: { required: false }, schema: expect.objectContaining({ type: 'object' }) },
+        // A sign-in challenge for this resource: the payer's other way to get a stored result again.
+        'sign-in-with-x': expect.objectContaining({ info: expect.objectContaining({ uri: endpoint(), version: '1' }), supportedChains: [{ chainId: 'eip155:8453', type: 'eip191' }] }),
+      },
     });
     expect(q.headers.get('vary')).toMatch(/prefer/i);
   });
@@ -173,6 +177,20 @@ describeUsdc('USDC payments over HTTP', () => {
     expect(later.status).toBe(409);
     expect(later.body.error.code).toBe('payment_already_used');
     expect(later.body.result).toBeUndefined();
+    // Signed in as the payer (SIGN-IN-WITH-X, from a fresh 402's challenge): the stored answer of that one run.
+    const { createSiweMessage } = await import('viem/siwe');
+    const { privateKeyToAccount } = await import('viem/accounts');
+    const challenge = decodeHeader<Record<string, any>>((await post()).headers.get('payment-required'))['extensions']['sign-in-with-x'].info;
+    const signInAs = async (account: ReturnType<typeof privateKeyToAccount>) => {
+      const message = createSiweMessage({ ...challenge, address: account.address as `0x${string}`, chainId: 8453, issuedAt: new Date(challenge.issuedAt), expirationTime: new Date(challenge.expirationTime) });
+      return Buffer.from(JSON.stringify({ ...challenge, address: account.address, chainId: 'eip155:8453', type: 'eip191', signature: await account.signMessage({ message }) })).toString('base64');
+    };
+    const asPayer = await post({ 'x-payment': header, 'sign-in-with-x': await signInAs(privateKeyToAccount(PAYER_KEY)) });
+    expect(asPayer.status).toBe(200);
+    expect(asPayer.body.receipt).toEqual(ok[0]!.body.receipt);
+    const asOther = await post({ 'x-payment': header, 'sign-in-with-x': await signInAs(privateKeyToAccount(`0x${'42'.repeat(32)}`)) });
+    expect(asOther.status).toBe(409);
+    expect(asOther.body.result).toBeUndefined();
     const other = await fetch(endpoint(), { method: 'POST', headers: { 'x-payment': header }, body: JSON.stringify({ request: 'Asia/Tokyo' }) });
     expect(other.status).toBe(409);
     expect(((await other.json()) as Record<string, any>).error.code).toBe('payment_already_used');

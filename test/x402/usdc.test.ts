@@ -291,6 +291,18 @@ describeUsdc('USDC settlement', () => {
     expect(rec[0]!.accessKey).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  test('sign-in-with-x: a retry signed in as the payer gets the stored result; signed in as anyone else it does not', async () => {
+    const header = await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC });
+    const first = await pay(echo, header);
+    expect(first.status).toBe(200);
+    const asOther = await usdc.settle(echo, 'hi', 'hi', header, requirementsFor(echo), { provenPayer: otherAccount().address });
+    expect(asOther).toMatchObject({ kind: 'refused', status: 409, error: { code: 'payment_already_used' } });
+    const asPayer = await usdc.settle(echo, 'hi', 'hi', header, requirementsFor(echo), { provenPayer: payerAccount().address.toLowerCase() });
+    expect(asPayer.status).toBe(200);
+    expect(asPayer.kind === 'paid' && asPayer.body).toEqual(first.kind === 'paid' && first.body);
+    expect({ runs, settle: f.calls.settle }).toEqual({ runs: 1, settle: 1 });
+  });
+
   test('locally invalid payments never reach the facilitator and run nothing', async () => {
     const t = now();
     const cases: [string, string][] = [
