@@ -270,7 +270,11 @@ export class UsdcSettlement implements UsdcRail {
         const key = accessKeyOf(payment);
         const byId = rec.accessKey !== undefined && key === rec.accessKey;
         const bySignIn = provenPayer !== undefined && provenPayer.toLowerCase() === rec.caller.toLowerCase();
-        if (!byId && !bySignIn) {
+        // A result settled through reconciliation was never delivered (the first answer was 502/504
+        // settlement_pending, "retry with the same payment header"): a payer that sent no id still
+        // gets it from a bare retry — withholding it would take its money without a result.
+        const undelivered = rec.reconcile !== undefined && rec.accessKey === undefined;
+        if (!byId && !bySignIn && !undelivered) {
           return used('this authorization was already settled; its result goes only to a retry that carries the payment-identifier (x402 extension) the first call sent, or signed in as its payer (SIGN-IN-WITH-X); sign a new authorization for a new call');
         }
         const receipt = rec.receipt ?? {};
