@@ -24,7 +24,7 @@ import { encodeAddress, TESTNET_HRP } from '../../consensus/address.js';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { createAgentClient } from '../../sdk/client.js';
 import { startFacilitatorProcess, type FacilitatorProcess } from '../helpers/facilitator.js';
-import { NODE_PAY_TO, paymentHeader, referenceViem, signedPayment } from '../helpers/facilitatorPayments.js';
+import { decodeHeader, encodeHeader, NODE_PAY_TO, paymentHeader, referenceViem, signedPayment } from '../helpers/facilitatorPayments.js';
 import { testKey } from '../helpers/keys.js';
 import { BIN, childEnv, runCli, startNode, stopProcess, type CliRun, type NodeProc } from '../helpers/nodeProcess.js';
 
@@ -172,7 +172,9 @@ describe('a provider sells a shell command through the node', () => {
     expect((await cli(['send', String(quote.body.accepts[0].payTo), '1', '--wait', '--json'])).code).toBe(0);
     await facilitator!.control.reset();
     const before = await balance(provider);
-    const header = await paymentHeader({ payTo: option.payTo, value: option.maxAmountRequired });
+    // With the x402 payment-identifier extension: the id is what lets a replay get the stored answer.
+    const signed = decodeHeader<Record<string, unknown>>(await paymentHeader({ payTo: option.payTo, value: option.maxAmountRequired }));
+    const header = encodeHeader({ ...signed, extensions: { 'payment-identifier': { info: { required: false, id: 'pay_provider_usdc_0123456789' } } } });
     const paid = await post({ request: 'hello usdc' }, { 'x-payment': header });
     expect(paid).toMatchObject({ status: 200, body: { paid: true, result: 'HELLO USDC', receipt: { serviceId: SERVICE, asset: 'USDC', amountAtomic: option.maxAmountRequired } } });
     // The same payment again: the stored answer, nothing settled or paid out again.
@@ -222,7 +224,7 @@ describe('a provider sells a shell command through the node', () => {
     await until(async () => (await bazaarEntry())?.healthStatus === 'active');
     // The restarted node listens on another port: settle there, against its quote (same service, price, payee and request).
     const restarted = createAgentClient({ nodeUrl: node!.url });
-    const settled = await restarted.settle(await restarted.quote(SERVICE, 'across a restart'), txId);
+    const settled = await restarted.settle(await restarted.quote(SERVICE, 'across a restart'), txId, { salt: quote.salt });
     expect(settled).toMatchObject({ result: 'ACROSS A RESTART', receipt: { serviceId: SERVICE, txId } });
     await until(async () => (await balance(provider)) === before + SHARE, 60_000);
     const h = await height();
