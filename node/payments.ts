@@ -48,7 +48,7 @@ import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
 import type { PgLedger } from '../x402/pgLedger.js';
 import { SignerLease } from '../x402/signerLease.js';
-import { createPaidCallCore, type PaidCallCore, type PaidCallRecord } from '../x402/paidCall.js';
+import { createPaidCallCore, decorateCall, type PaidCallCore, type PaidCallRecord } from '../x402/paidCall.js';
 import type { PaidCallOutcome } from '../x402/outcome.js';
 import { NativeSettlement } from '../x402/settle.js';
 import { createUnhonoredPayments, type UnhonoredPayments } from '../x402/unhonored.js';
@@ -88,27 +88,15 @@ function withLedgerAvailability(core: PaidCallCore, ledger: SettlementLedger): P
     status: 503,
     error: { code: LedgerErrorCode.UNAVAILABLE, message: 'the payment ledger cannot be reached: this node sells nothing until it is back; retry shortly or use another node' },
   });
-  return {
-    get nativePayTo() {
-      return core.nativePayTo;
-    },
-    get nativeSeller() {
-      return core.nativeSeller;
-    },
-    get usdcPayTo() {
-      return core.usdcPayTo;
-    },
-    isForSale: (def) => core.isForSale(def),
-    async call(c) {
-      if (!ledger.available()) return unavailable();
-      try {
-        return await core.call(c);
-      } catch (e) {
-        if ((e as { code?: unknown }).code === LedgerErrorCode.UNAVAILABLE) return unavailable();
-        throw e;
-      }
-    },
-  };
+  return decorateCall(core, async (c) => {
+    if (!ledger.available()) return unavailable();
+    try {
+      return await core.call(c);
+    } catch (e) {
+      if ((e as { code?: unknown }).code === LedgerErrorCode.UNAVAILABLE) return unavailable();
+      throw e;
+    }
+  });
 }
 
 /**

@@ -157,6 +157,23 @@ export function settleWaitMs(requestBudgetMs: number, def: ServiceDefinition, as
   return Math.min(askedMs, Math.max(0, requestBudgetMs - def.timeoutMs - 1000));
 }
 
+/** `core` with `call` put in front of it (a decorator: payouts, ledger availability); everything else is `core`'s. */
+export function decorateCall(core: PaidCallCore, call: PaidCallCore['call']): PaidCallCore {
+  return {
+    get nativePayTo() {
+      return core.nativePayTo;
+    },
+    get nativeSeller() {
+      return core.nativeSeller;
+    },
+    get usdcPayTo() {
+      return core.usdcPayTo;
+    },
+    isForSale: (def) => core.isForSale(def),
+    call,
+  };
+}
+
 /** Creates the paid-call core. */
 export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
   const isForSale = (def: ServiceDefinition) => m.native !== undefined && m.catalog.isAvailable(def);

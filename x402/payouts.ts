@@ -31,7 +31,7 @@ import { transfer } from '../consensus/txTypes/transfer.js';
 import { decodeInvokeRecord, invokeKey } from '../consensus/txTypes/agentInvoke.js';
 import { silentLogger, type Logger } from '../chain/types.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
-import type { PaidCallCore } from './paidCall.js';
+import { decorateCall, type PaidCallCore } from './paidCall.js';
 import { submitPayeeTx } from './payeeTx.js';
 import { TipFollower } from './tipFollower.js';
 import type { PaymentChain, PaymentMempool } from './ports.js';
@@ -282,29 +282,17 @@ export class PayoutManager {
  * a repeated settle owes nothing more). Transports use the returned core exactly like the plain one.
  */
 export function withProviderPayouts(core: PaidCallCore, payouts: Pick<PayoutManager, 'owe'>, isProviderService: (serviceId: string) => boolean, log: Logger = silentLogger): PaidCallCore {
-  return {
-    get nativePayTo() {
-      return core.nativePayTo;
-    },
-    get nativeSeller() {
-      return core.nativeSeller;
-    },
-    get usdcPayTo() {
-      return core.usdcPayTo;
-    },
-    isForSale: (def) => core.isForSale(def),
-    async call(c) {
-      const o = await core.call(c);
-      if (o.kind === 'paid' && isProviderService(c.serviceId)) {
-        const paymentId = o.paymentId ?? String(o.body.receipt.txId);
-        try {
-          await payouts.owe(paymentId, c.serviceId, BigInt(o.quote.accepts.find((a) => a.scheme === 'native-x402')?.maxAmountRequired ?? '0'), o.rail);
-        } catch (e) {
-          // Owed again from the ledger at the next start.
-          log.error({ paymentId, serviceId: c.serviceId, err: e }, 'could not record a provider payout');
-        }
+  return decorateCall(core, async (c) => {
+    const o = await core.call(c);
+    if (o.kind === 'paid' && isProviderService(c.serviceId)) {
+      const paymentId = o.paymentId ?? String(o.body.receipt.txId);
+      try {
+        await payouts.owe(paymentId, c.serviceId, BigInt(o.quote.accepts.find((a) => a.scheme === 'native-x402')?.maxAmountRequired ?? '0'), o.rail);
+      } catch (e) {
+        // Owed again from the ledger at the next start.
+        log.error({ paymentId, serviceId: c.serviceId, err: e }, 'could not record a provider payout');
       }
-      return o;
-    },
-  };
+    }
+    return o;
+  });
 }
