@@ -184,7 +184,7 @@ describe('explorer and dashboard in headless Chromium', () => {
         // A swap: what for what at which price.
         await page.goto(`${url}/explorer/tx/${swap.tx}`);
         const sentence = (await page.locator('#tx-sentence').textContent()) ?? '';
-        expect(sentence).toMatch(new RegExp(`swapped [\\d,.]+ ${swap.assetIn} for [\\d,.]+ ${swap.assetOut} at 1 ${swap.assetIn} = [\\d.e-]+ ${swap.assetOut}`));
+        expect(sentence).toMatch(new RegExp(`swapped [\\d,.]+ ${swap.assetIn} for [\\d,.]+ ${swap.assetOut} at 1 ${swap.assetIn} = [\\d,.e-]+ ${swap.assetOut}`));
         await page.screenshot({ path: join(ARTIFACTS, 'explorer-swap.png') });
 
         // A settled invoke: the service, the price, settled.
