@@ -19,6 +19,20 @@ import { getDevKeyPair } from '../../consensus/devnet.js';
 import { createAgentClient, type AgentCallResult } from '../../sdk/client.js';
 import { ROOT, startNode, type NodeProc } from '../helpers/nodeProcess.js';
 
+
+/**
+ * Waits until `expr` is true in the page, polling from the test (page.evaluate goes through the
+ * DevTools protocol): waitForFunction with a string re-evaluates it inside the page, which the
+ * pages' CSP (script-src 'self', no eval) refuses whenever the condition is not true at once.
+ */
+async function pollPage(page: { evaluate(expr: string): Promise<unknown> }, expr: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await page.evaluate(expr))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting in the page for: ${expr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = process.env.ARTIFACTS_DIR ?? join(ROOT, 'tmp', 'artifacts');
@@ -135,7 +149,7 @@ describe('explorer and dashboard in headless Chromium', () => {
         await page.goto(`${url}/explorer`);
         expect(await page.getAttribute('html', 'lang')).toBe('en');
         await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Chain explorer');
-        await page.waitForFunction(`/^Live/.test(document.getElementById('live-status')?.textContent ?? '')`);
+        await pollPage(page, `/^Live/.test(document.getElementById('live-status')?.textContent ?? '')`);
         const shown = Number(await page.locator('#blocks tbody tr').first().locator('td').first().textContent());
         const next = await until('a new block', async () => {
           const h = (await json('/api/v1/status')).height as number;
@@ -217,15 +231,15 @@ describe('explorer and dashboard in headless Chromium', () => {
 
         // The dashboard: every chart drawn with data, the paid calls counted.
         await page.goto(`${url}/dashboard`);
-        await page.waitForFunction(`document.querySelectorAll('.uchart canvas').length === document.querySelectorAll('.uchart').length && document.querySelectorAll('.uchart').length > 0`);
-        await page.waitForFunction(`[...document.querySelectorAll('.uchart')].every((e) => Number(e.getAttribute('data-points')) >= 2)`, undefined, { timeout: 20_000 });
+        await pollPage(page, `document.querySelectorAll('.uchart canvas').length === document.querySelectorAll('.uchart').length && document.querySelectorAll('.uchart').length > 0`);
+        await pollPage(page, `[...document.querySelectorAll('.uchart')].every((e) => Number(e.getAttribute('data-points')) >= 2)`, 20_000);
         expect(await page.locator('.uchart canvas').count()).toBe(9);
         const callsSummary = (await page.locator('#sum-calls').textContent()) ?? '';
         expect(Number(/native rail: now [^,]+, highest ([\d.]+)/.exec(callsSummary)?.[1])).toBeGreaterThan(0);
         await expect(page.locator('#services tbody').textContent()).resolves.toContain('native-world-clock');
         await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
         await page.getByRole('button', { name: 'Last day' }).click();
-        await page.waitForFunction(`document.getElementById('range-day')?.getAttribute('aria-pressed') === 'true' && document.querySelectorAll('.uchart canvas').length === 9`);
+        await pollPage(page, `document.getElementById('range-day')?.getAttribute('aria-pressed') === 'true' && document.querySelectorAll('.uchart canvas').length === 9`);
         expect(errors).toEqual([]);
       } finally {
         await context.close();
