@@ -25,7 +25,9 @@ export const EXPLORER_LIVE_JS = `(function () {
   }
   function trim(body) { while (body.rows.length > MAX_ROWS) body.deleteRow(body.rows.length - 1); }
   function utc(sec) { return new Date(sec * 1000).toISOString().replace('T', ' ').slice(0, 19); }
-  var es = new EventSource('/explorer/events');
+  // The newest block the page shows: the stream first sends the ones mined since it was rendered.
+  var top = blocks.rows[0] && blocks.rows[0].cells[0] ? Number(blocks.rows[0].cells[0].textContent) : NaN;
+  var es = new EventSource('/explorer/events' + (top >= 0 ? '?since=' + top : ''));
   es.addEventListener('open', function () { say('Live: new blocks appear as they are mined.'); });
   es.addEventListener('error', function () { say('Live updates interrupted; reconnecting\\u2026'); });
   es.addEventListener('block', function (ev) {

@@ -119,18 +119,20 @@ export function createExplorer(m: ExplorerModules): Explorer {
     const frame = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
     for (const s of streams) s.write(frame);
   };
+  /** The `block` event of a connected block. */
+  const blockEvent = (entry: ChainEntry, block: Block, ids: readonly string[]) => ({
+    height: entry.height,
+    hash: entry.hashHex,
+    time: entry.header.time,
+    txCount: block.txs.length,
+    size: entry.size,
+    txs: block.txs.slice(0, RECENT_TXS).map((tx, i) => ({ id: ids[i], type: typeName(tx.type), from: encodeAddress(tx.from, params.hrp) })),
+  });
   const onConnect = (entry: ChainEntry, block: Block, txIds: readonly Uint8Array[]) => {
     const ids = txIds.map((t) => toHex(t));
     if (recent) recent = [...rowsOf(entry, block, ids), ...recent].slice(0, RECENT_TXS);
     if (streams.size === 0) return;
-    send('block', {
-      height: entry.height,
-      hash: entry.hashHex,
-      time: entry.header.time,
-      txCount: block.txs.length,
-      size: entry.size,
-      txs: block.txs.slice(0, RECENT_TXS).map((tx, i) => ({ id: ids[i], type: typeName(tx.type), from: encodeAddress(tx.from, params.hrp) })),
-    });
+    send('block', blockEvent(entry, block, ids));
   };
   const onDisconnect = (entry: ChainEntry) => {
     if (recent) recent = recent.filter((r) => r.block !== entry.hashHex);
@@ -380,14 +382,13 @@ export function createExplorer(m: ExplorerModules): Explorer {
     );
   });
 
-  router.get('/explorer/events', (ctx) => {
+  router.get('/explorer/events', async (ctx) => {
     if (streams.size >= MAX_STREAMS) {
       ctx.status = 503;
       ctx.body = { error: { code: 'too_many_streams', message: `at most ${MAX_STREAMS} live streams at once` } };
       return;
     }
     const stream = new PassThrough();
-    streams.add(stream);
     const close = () => {
       streams.delete(stream);
       stream.end();
@@ -401,6 +402,22 @@ export function createExplorer(m: ExplorerModules): Explorer {
     ctx.status = 200;
     ctx.body = stream;
     stream.write(`retry: 2000\nevent: hello\ndata: ${JSON.stringify({ height: chain.tip.height, hash: chain.tip.hashHex })}\n\n`);
+    // `?since=<height>`: the page's newest block. Blocks connected between the page and this stream
+    // are sent first (at most the list's length), oldest first, until the tip stops moving; only
+    // then does the stream join the live ones, so no block is missed and none comes out of order.
+    const since = Number(ctx.query.since);
+    if (Number.isInteger(since) && since >= 0) {
+      let sent = Math.max(since, chain.tip.height - 20);
+      while (sent < chain.tip.height && !stream.writableEnded) {
+        const e = chain.getEntryByHeight(sent + 1);
+        const b = e && (await chain.getBlock(e.hashHex));
+        if (!e || !b) break;
+        stream.write(`event: block\ndata: ${JSON.stringify(blockEvent(e, b, b.txs.map((t) => toHex(computeTxId(encodeTx(t))))))}\n\n`);
+        sent++;
+      }
+    }
+    if (stream.writableEnded) return;
+    streams.add(stream);
   });
 
   router.get('/explorer/assets/live.js', (ctx) => {

@@ -11,6 +11,14 @@ const entry = (height: number, hashHex: string) => ({ hash: new Uint8Array(32), 
 
 class StubChain extends EventEmitter<ChainEvents> {
   tip = entry(7, 'aa'.repeat(32));
+  /** The best chain by height (for `?since=`). */
+  byHeight = new Map<number, ChainEntry>();
+  getEntryByHeight(h: number): ChainEntry | undefined {
+    return this.byHeight.get(h);
+  }
+  async getBlock(): Promise<{ txs: [] }> {
+    return { txs: [] };
+  }
 }
 
 let chain: StubChain;
@@ -62,5 +70,32 @@ describe('explorer events', () => {
     await reader.cancel();
     for (let i = 0; i < 50 && explorer.clients() > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(explorer.clients()).toBe(0);
+  });
+
+  test('?since=<the page\'s newest block>: the blocks connected since come first, oldest first, then the live ones', async () => {
+    const saved = chain.tip;
+    for (const h of [8, 9, 10]) chain.byHeight.set(h, entry(h, String(h).repeat(64).slice(0, 64)));
+    chain.tip = chain.byHeight.get(10)!;
+    try {
+      const res = await fetch(`${server.url}/explorer/events?since=8`);
+      const reader = res.body!.getReader();
+      let text = '';
+      const readUntil = async (marker: string) => {
+        while (!text.includes(marker)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`stream ended before ${marker}`);
+          text += Buffer.from(value).toString('utf8');
+        }
+      };
+      await readUntil('"height":10');
+      const b11 = entry(11, 'cc'.repeat(32));
+      chain.emit('connect', b11, { txs: [] } as never, []);
+      await readUntil('"height":11');
+      const heights = [...text.matchAll(/event: (\w+)\ndata: (.*)/g)].map((m) => `${m[1]} ${JSON.parse(m[2]).height}`);
+      expect(heights).toEqual(['hello 10', 'block 9', 'block 10', 'block 11']);
+      await reader.cancel();
+    } finally {
+      chain.tip = saved;
+    }
   });
 });
