@@ -3,6 +3,7 @@ import type { EconomyReader, PoolView } from '../../chain/economyReader.js';
 import { encodeAddress, tryDecodeAddress } from '../../consensus/address.js';
 import { fromHex } from '../../consensus/hash.js';
 import { NATIVE } from '../../consensus/ledger.js';
+import { formatUnitsExact } from '../../consensus/txTypes/amountUnits.js';
 import { OutboundError } from '../outbound/types.js';
 import { ServiceError, type ServiceContext } from '../types.js';
 
@@ -36,15 +37,8 @@ export async function thisChainAddress(ctx: ServiceContext, input: unknown): Pro
   if (!tryDecodeAddress(address.toLowerCase(), ctx.params.hrp)) throw inputRefusal('foreign_address', foreignAddressReason(address, ctx.params.hrp));
 }
 
-/** Decimal text of `units` smallest units at `decimals` (exact). */
-export function formatUnits(units: bigint, decimals: number): string {
-  const neg = units < 0n;
-  const abs = neg ? -units : units;
-  if (decimals === 0) return `${neg ? '-' : ''}${abs}`;
-  const s = abs.toString().padStart(decimals + 1, '0');
-  const frac = s.slice(-decimals).replace(/0+$/, '');
-  return `${neg ? '-' : ''}${s.slice(0, -decimals)}${frac ? `.${frac}` : ''}`;
-}
+/** Decimal text of `units` smallest units at `decimals` (exact): the chain API's own formatting. */
+export const formatUnits = formatUnitsExact;
 
 /** Smallest units of a decimal text at `decimals`, or undefined when it has more decimals or is not a number. */
 export function parseUnits(text: string, decimals: number): bigint | undefined {
