@@ -38,20 +38,26 @@ afterAll(async () => {
   await server.stop(100);
 });
 
+/** Reads an event stream as text: `readUntil(marker)` reads on until the text holds `marker`. */
+function streamReader(res: Response) {
+  const reader = res.body!.getReader();
+  let text = '';
+  const readUntil = async (marker: string) => {
+    while (!text.includes(marker)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended before ${marker}`);
+      text += Buffer.from(value).toString('utf8');
+    }
+  };
+  return { reader, readUntil, text: () => text };
+}
+
 describe('explorer events', () => {
   test('hello, then block, then disconnect (a reorganisation), as server-sent events', async () => {
     const res = await fetch(`${server.url}/explorer/events`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const reader = res.body!.getReader();
-    let text = '';
-    const readUntil = async (marker: string) => {
-      while (!text.includes(marker)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`stream ended before ${marker}`);
-        text += Buffer.from(value).toString('utf8');
-      }
-    };
+    const { reader, readUntil, text } = streamReader(res);
     await readUntil('event: hello');
     expect(explorer.clients()).toBe(1);
     const b8 = entry(8, 'bb'.repeat(32));
@@ -59,7 +65,7 @@ describe('explorer events', () => {
     await readUntil('event: block');
     chain.emit('disconnect', b8, { txs: [] } as never);
     await readUntil('event: disconnect');
-    const frames = text.split('\n\n').filter(Boolean);
+    const frames = text().split('\n\n').filter(Boolean);
     expect(frames[0]).toMatch(/^retry: 2000\nevent: hello/);
     const events = frames.map((f) => /event: (\w+)\ndata: (.*)/.exec(f)).filter((m) => m !== null).map((m) => [m![1], JSON.parse(m![2])]);
     expect(events).toEqual([
@@ -78,20 +84,12 @@ describe('explorer events', () => {
     chain.tip = chain.byHeight.get(10)!;
     try {
       const res = await fetch(`${server.url}/explorer/events?since=8`);
-      const reader = res.body!.getReader();
-      let text = '';
-      const readUntil = async (marker: string) => {
-        while (!text.includes(marker)) {
-          const { value, done } = await reader.read();
-          if (done) throw new Error(`stream ended before ${marker}`);
-          text += Buffer.from(value).toString('utf8');
-        }
-      };
+      const { reader, readUntil, text } = streamReader(res);
       await readUntil('"height":10');
       const b11 = entry(11, 'cc'.repeat(32));
       chain.emit('connect', b11, { txs: [] } as never, []);
       await readUntil('"height":11');
-      const heights = [...text.matchAll(/event: (\w+)\ndata: (.*)/g)].map((m) => `${m[1]} ${JSON.parse(m[2]).height}`);
+      const heights = [...text().matchAll(/event: (\w+)\ndata: (.*)/g)].map((m) => `${m[1]} ${JSON.parse(m[2]).height}`);
       expect(heights).toEqual(['hello 10', 'block 9', 'block 10', 'block 11']);
       await reader.cancel();
     } finally {
