@@ -107,7 +107,7 @@ export class P2PNetwork implements SyncStatusReader {
     this.bootstrapAddrs = parseBootstrap(opts.bootstrap);
     const networkBlocks = new RecentSet(10_000);
     const penalize = (peer: string, points: number, reason: string) => this.scores.penalize(peer, points, reason);
-    this.sync = new SyncManager(opts.sync ?? {}, {
+    this.sync = new SyncManager({ initialPeers: this.bootstrapAddrs.length, ...opts.sync }, {
       chain: modules.chain,
       transport: new Libp2pSyncTransport(host, ids.sync, maxResponseFrame(modules.chain.params.limits.maxBlockBytes)),
       penalize,

@@ -51,6 +51,13 @@ export interface SyncOptions {
   readonly stallMs?: number;
   /** Downloaded blocks whose signatures may be checking ahead of the chain at once. */
   readonly preverifyBlocks?: number;
+  /**
+   * Peers to hear from before the first download (the `--bootstrap` addresses): a node started
+   * with several downloads from all of them in parallel instead of from whichever answered first.
+   */
+  readonly initialPeers?: number;
+  /** The first download waits at most this long for `initialPeers` statuses, ms. */
+  readonly initialWaitMs?: number;
   /** Clock, ms. */
   readonly now?: () => number;
 }
@@ -68,6 +75,8 @@ export const defaultSyncOptions = {
   farBehindBlocks: 10,
   stallMs: 60_000,
   preverifyBlocks: 8,
+  initialPeers: 0,
+  initialWaitMs: 10_000,
 } as const;
 
 /** What the sync manager uses besides the chain. */
@@ -108,6 +117,10 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
   /** (ms, height) after each connected block of a job, for the rate. */
   private samples: [number, number][] = [];
   private lastProgressLog = 0;
+  /** When start() ran, ms (the first download's wait for the bootstrap peers counts from it). */
+  private startedAt = 0;
+  /** Whether a download job has started since start(). */
+  private downloaded = false;
 
   constructor(
     opts: SyncOptions,
@@ -125,6 +138,7 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.startedAt = this.now();
     this.timer = setInterval(() => this.tick(), this.opts.tickMs);
     this.timer.unref();
   }
@@ -278,7 +292,17 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
     return best;
   }
 
+  /** Before the first download: whether to wait for more of the bootstrap peers' statuses (the tick and each status kick again). */
+  private waitingForInitialPeers(): boolean {
+    if (this.downloaded || this.opts.initialPeers <= 0) return false;
+    if (this.now() - this.startedAt >= this.opts.initialWaitMs) return false;
+    let answered = 0;
+    for (const p of this.peers.values()) if (p.statusAt > 0) answered++;
+    return answered < this.opts.initialPeers;
+  }
+
   private async run(): Promise<void> {
+    if (this.waitingForInitialPeers()) return;
     // Each round either connects blocks or marks a peer as exhausted at its current work.
     for (let round = 0; round < 50 && !this.stopped; round++) {
       const peer = this.pickPeer();
@@ -319,6 +343,7 @@ export class SyncManager extends EventEmitter<SyncEvents> implements SyncStatusR
       log: this.log,
     });
     this.job = job;
+    this.downloaded = true;
     this.lastProgressLog = started;
     this.log.info({ peer: source.id, from: items[0].height, to: items[items.length - 1].height, blocks: items.length }, 'sync started');
     try {

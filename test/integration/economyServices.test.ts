@@ -47,7 +47,7 @@ const mixerAddr = encodeAddress(mixer, TESTNET_HRP);
 
 let dir: string;
 let node: NodeProc | undefined;
-const start = (extra: string[]) => startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--mine-threads', '1', '--no-stratum', ...extra], { cwd: dir });
+const start = (extra: string[]) => startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--block-time', '1', '--no-stratum', ...extra], { cwd: dir });
 
 async function get(path: string): Promise<Json> {
   const r = await fetch(`${node!.url}${path}`);

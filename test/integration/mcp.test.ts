@@ -39,7 +39,7 @@ let metricsUrl: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-mcp-'));
-  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--metrics-port', '0', '--mine-threads', '1', '--no-stratum', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9'], { cwd: dir });
+  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--metrics-port', '0', '--block-time', '1', '--no-stratum', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9'], { cwd: dir });
   url = node.url;
   metricsUrl = String(node.lines.find((l) => l.msg === 'metrics listening')?.url);
   client = new Client({ name: 'native-mcp-test', version: '1.0.0' });

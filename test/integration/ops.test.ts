@@ -18,7 +18,7 @@ let metricsUrl: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-ops-'));
-  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--metrics-port', '0', '--mine-threads', '1', '--no-stratum'], { cwd: dir, env: { HOME: join(dir, 'home') } });
+  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--metrics-port', '0', '--block-time', '1', '--no-stratum'], { cwd: dir, env: { HOME: join(dir, 'home') } });
   const line = node.lines.find((l) => l.msg === 'metrics listening');
   metricsUrl = String(line?.url);
 }, 30_000);

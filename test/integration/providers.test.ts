@@ -84,7 +84,7 @@ async function startServe(): Promise<ChildProcess> {
 }
 async function startTheNode(): Promise<void> {
   const usdc = facilitator ? ['--usdc-pay-to', NODE_PAY_TO.toLowerCase(), '--facilitator-url', facilitator.url, '--facilitator-timeout', '3000', '--base-rpc-url', 'none'] : [];
-  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--mine-threads', '1', '--no-p2p', '--no-stratum', '--miner-address', minerAddress, ...usdc], { cwd: dir, env: { HOME: join(dir, 'home') } });
+  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--block-time', '1', '--no-p2p', '--no-stratum', '--miner-address', minerAddress, ...usdc], { cwd: dir, env: { HOME: join(dir, 'home') } });
 }
 async function post(body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, any> }> {
   const res = await fetch(`${node!.url}/api/x402/${SERVICE}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });

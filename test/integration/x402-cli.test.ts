@@ -37,7 +37,7 @@ async function balanceBase(): Promise<bigint> {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-x402-it-'));
-  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--mine-threads', '1', '--no-p2p', '--no-stratum', '--miner-address', minerAddress], { cwd: dir, env: { HOME: join(dir, 'home') } });
+  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--block-time', '1', '--no-p2p', '--no-stratum', '--miner-address', minerAddress], { cwd: dir, env: { HOME: join(dir, 'home') } });
 }, 30_000);
 
 afterAll(async () => {

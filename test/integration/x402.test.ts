@@ -24,7 +24,7 @@ let url: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-x402-'));
-  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--mine-threads', '1'], { cwd: dir });
+  node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--block-time', '1'], { cwd: dir });
   url = node.url;
 }, 30_000);
 

@@ -22,7 +22,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-pgledger-'));
   server = await startPostgres();
   url = await server.createDatabase('fleet');
-  node = await startNode(['--dev', '--data-dir', join(dir, 'a'), '--http-port', '0', '--mine-threads', '1', '--no-stratum', '--ledger', url], { cwd: dir, env: { HOME: join(dir, 'home') } });
+  node = await startNode(['--dev', '--data-dir', join(dir, 'a'), '--http-port', '0', '--block-time', '1', '--no-stratum', '--ledger', url], { cwd: dir, env: { HOME: join(dir, 'home') } });
 }, 90_000);
 
 afterAll(async () => {

@@ -47,7 +47,7 @@ describe('header-first sync over libp2p', () => {
     for (let h = 1; h <= a1.chain.tip.height; h++) await a2.chain.addBlock((await a1.chain.getBlockBytes(a1.chain.getEntryByHeight(h)!.hashHex))!);
     expect(a2.chain.tip.hashHex).toBe(a1.chain.tip.hashHex);
     const log = capture();
-    const c = await node({ sync: { batchSize: 8, maxInflightPerPeer: 2 } }, log);
+    const c = await node({ sync: { batchSize: 8, maxInflightPerPeer: 2, initialPeers: 2 } }, log);
     await a1.p2p.start();
     await a2.p2p.start();
     await c.p2p.start();
@@ -135,6 +135,41 @@ describe('sync state', () => {
     expect(sync.isSyncing()).toBe(false);
     release();
     await sync.stop();
+  });
+
+  test('the first download waits for the bootstrap peers’ statuses (or initialWaitMs), so it starts from all of them', async () => {
+    const n = await node();
+    const genesis = n.chain.getEntryByHeight(0)!;
+    const claim = { chainId: params.chainId, genesis: genesis.hash, height: 100, tip: new Uint8Array(32).fill(7), chainWork: genesis.chainWork + 100n * blockWork(params.genesis.bits) };
+    const asked: string[] = [];
+    const transport: SyncTransport = { status: async () => claim, headers: async (peer) => (asked.push(peer), []), blocks: async () => undefined };
+    const statusOf = (s: SyncManager, id: string) => waitFor(() => s.peerInfo(id) !== undefined, 5_000, `the status of ${id}`);
+    // Two bootstrap peers: nothing is asked while only one has answered; both answered, the download starts.
+    const both = new SyncManager({ tickMs: 20, initialPeers: 2, initialWaitMs: 60_000 }, { chain: n.chain, transport, penalize: () => undefined });
+    try {
+      both.start();
+      both.addPeer('first');
+      await statusOf(both, 'first');
+      await new Promise((r) => setTimeout(r, 300)); // 15 ticks
+      expect(asked).toEqual([]);
+      both.addPeer('second');
+      await waitFor(() => asked.length > 0, 5_000, 'the first headers request');
+    } finally {
+      await both.stop();
+    }
+    // A bootstrap peer that never answers delays the first download by initialWaitMs only.
+    asked.length = 0;
+    const one = new SyncManager({ tickMs: 20, initialPeers: 2, initialWaitMs: 400 }, { chain: n.chain, transport, penalize: () => undefined });
+    try {
+      const t0 = Date.now();
+      one.start();
+      one.addPeer('first');
+      await waitFor(() => asked.length > 0, 5_000, 'the headers request after the wait');
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
+      expect(asked[0]).toBe('first');
+    } finally {
+      await one.stop();
+    }
   });
 
   test('a peer whose headers prove its claim hollow stops counting towards syncing; one that timed out still counts and is asked again', async () => {
