@@ -116,7 +116,7 @@ function chainCases(m: MarketChain): { id: string; label: string; request: (i: n
     { id: 'native-holder-stats', label: 'HOLD, each token, all tokens, a pool', request: (i) => ['HOLD', m.tokens[i % m.tokens.length], '', 'NATIVE/HOLD'][i % 4] },
     { id: 'native-whale-watch', label: 'default, 100, 1,000, 10,000 NATIVE', request: cycle(['', '100', '1000', '10000']) },
     { id: 'native-bridge-status', label: '(none)', request: () => '' },
-    { id: 'native-bridge-route-check', label: 'network pairs, amounts', request: (i) => `${nets[i % nets.length]}-${nets[(i * 3 + 1) % nets.length]}-${[100, 2500, 1_000_000][i % 3]}` },
+    { id: 'native-bridge-route-check', label: 'network pairs, amounts', request: (i) => `${nets[i % nets.length]}-${nets[(i + 1 + (i % (nets.length - 1))) % nets.length]}-${[100, 2500, 1_000_000][i % 3]}` }, // two different networks (the same one twice is refused before any quote)
     { id: 'native-risk-score', label: 'traders, bots, the whale, EVM', request: (i) => (i % 10 === 9 ? '0x098B716B8Aaf21512996dC57EB0615e2383E2f96' : wallets[i % wallets.length]) },
     { id: 'native-crypto-whale-watch', label: 'traders, bots, the whale', request: cycle(wallets) },
     { id: 'native-crypto-portfolio-tracker', label: 'portfolio:ADDRESS and plain', request: (i) => `${i % 2 ? 'portfolio:' : ''}${wallets[i % wallets.length]}` },

@@ -8,17 +8,25 @@ import { blockFacts, mixJson, txSize } from './chainStats.js';
 import { defineService } from './define.js';
 import { chainHealth } from './health.js';
 import { amountFields, isoOfSeconds, txTypeName } from './format.js';
+import { servable, Unservable } from './market/economy.js';
 import type { ServiceContext } from './types.js';
 
 /** Transactions listed one by one (the mix covers all of them). */
 const MAX_LISTED_TXS = 100;
 
+/** The block by height (best chain) or hash; else unservable (400 before any quote; refunded when a reorganisation took it between quote and settle). */
+const target = servable(async (ctx: ServiceContext, input: unknown) => {
+  const id = String(input);
+  const entry: ChainEntry | undefined = /^\d{1,10}$/.test(id) ? ctx.chain.getEntryByHeight(Number(id)) : ctx.chain.getEntryByHash(id.toLowerCase());
+  const block = entry && (await ctx.chain.getBlock(entry.hashHex));
+  if (entry && block) return { entry, block };
+  return new Unservable('block_not_found', /^\d{1,10}$/.test(id) ? `no block at height ${id} on this node (tip ${ctx.chain.tip.height})` : `no block ${id.toLowerCase()} on this node`);
+});
+
 async function run(ctx: ServiceContext, input: unknown) {
   const { chain, params } = ctx;
   const id = String(input);
-  const entry: ChainEntry | undefined = /^\d{1,10}$/.test(id) ? chain.getEntryByHeight(Number(id)) : chain.getEntryByHash(id.toLowerCase());
-  const block = entry && (await chain.getBlock(entry.hashHex));
-  if (!entry || !block) return { query: id, found: false, tipHeight: chain.tip.height, note: 'no such block on this node' };
+  const { entry, block } = await target.resolved(ctx, input);
   const facts = blockFacts(entry, block, params);
   const cb = block.coinbase;
   return {
@@ -70,8 +78,9 @@ export const blockInspect = defineService({
     type: 'string',
     maxLength: 64,
     pattern: '^([0-9]{1,10}|[0-9a-fA-F]{64})$',
-    description: 'Block height (e.g. 1024) or block hash (64 hex characters).',
+    description: 'Height of a block of this node\'s best chain (e.g. 1024) or hash of a block it holds (64 hex characters).',
   },
+  precheck: target.precheck,
   run,
   health: chainHealth,
 });

@@ -1,7 +1,8 @@
 /** native-bridge-route-check: feasibility, estimated time and fees of `source-destination-amount` through this chain's bridge vaults, from the bridge records and the block time. */
+import { BRIDGE_NETWORK_NAMES } from '../consensus/params.js';
 import { defineService } from './define.js';
 import { chainHealth } from './health.js';
-import { economyOf, formatUnits, parseUnits, round } from './market/economy.js';
+import { economyOf, formatUnits, parseUnits, round, servable, Unservable } from './market/economy.js';
 import type { ServiceContext } from './types.js';
 
 
@@ -41,17 +42,24 @@ async function leg(ctx: ServiceContext, network: string, direction: 'in' | 'out'
   };
 }
 
-async function run(ctx: ServiceContext, input: unknown) {
-  economyOf(ctx);
+/** The route's ends and amount, or why it is no route of this chain's bridge (400 before any quote: a network it does not bridge, the same network twice, no amount). */
+const route = servable(async (ctx: ServiceContext, input: unknown) => {
   const [srcRaw, dstRaw, amountRaw] = String(input).split('-');
   const [src, dst] = [srcRaw.toLowerCase(), dstRaw.toLowerCase()];
   const names = ctx.params.economy.bridgeNetworks.map((n) => n.name);
-  const base = { source: src, destination: dst, amount: amountRaw, unit: 'NATIVE', networks: [HOME, ...names], height: ctx.chain.tip.height };
   const unknown = [src, dst].filter((n) => n !== HOME && !names.includes(n));
-  if (unknown.length) return { ...base, feasible: false, reasons: unknown.map((n) => `${n} is not a bridge network of this chain`), legs: [] };
-  if (src === dst) return { ...base, feasible: false, reasons: ['source and destination are the same network'], legs: [] };
+  if (unknown.length) return new Unservable('unknown_network', `${unknown.join(' and ')} ${unknown.length > 1 ? 'are not bridge networks' : 'is not a bridge network'} of this chain (networks: ${[HOME, ...names].join(', ')})`);
+  if (src === dst) return new Unservable('same_network', 'source and destination are the same network');
   const amount = parseUnits(amountRaw, 8);
-  if (amount === undefined || amount === 0n) return { ...base, feasible: false, reasons: ['the amount must be a positive NATIVE amount with at most 8 decimals'], legs: [] };
+  if (amount === undefined) return new Unservable('too_many_decimals', 'the amount is NATIVE: at most 8 decimals');
+  if (amount === 0n) return new Unservable('zero_amount', 'the amount is zero');
+  return { src, dst, amountRaw, amount, names };
+});
+
+async function run(ctx: ServiceContext, input: unknown) {
+  economyOf(ctx);
+  const { src, dst, amountRaw, amount, names } = await route.resolved(ctx, input);
+  const base = { source: src, destination: dst, amount: amountRaw, unit: 'NATIVE', networks: [HOME, ...names], height: ctx.chain.tip.height };
   const legs = [];
   if (src !== HOME) legs.push(await leg(ctx, src, 'in', amount));
   if (dst !== HOME) legs.push(await leg(ctx, dst, 'out', amount));
@@ -77,10 +85,11 @@ export const bridgeRouteCheck = defineService({
   priceBase: 500_000_000n,
   description: 'feasibility, estimated time and fees of a cross-chain route',
   tags: ['bridge', 'route', 'cross-chain', 'fees', 'feasibility'],
-  requestFormat: 'source chain, destination chain and amount joined by hyphens, e.g. "ethereum-solana-100"',
+  requestFormat: `source chain, destination chain and a positive NATIVE amount joined by hyphens, e.g. "ethereum-solana-100"; chains: native (this chain) and ${BRIDGE_NETWORK_NAMES.join(', ')}`,
   requestRequired: false,
   needsInput: true,
   inputSchema: { type: 'string', maxLength: 80, pattern: '^[A-Za-z0-9]{2,20}-[A-Za-z0-9]{2,20}-[0-9]{1,15}(\\.[0-9]{1,18})?$', description: 'source-destination-amount, e.g. ethereum-solana-100.' },
+  precheck: route.precheck,
   run,
   health: chainHealth,
 });

@@ -1,10 +1,9 @@
 /** native-holder-stats: holder count, top-10 concentration, HHI and largest wallets of a token (or of a pool's tokens). */
 import type { EconomyReader } from '../chain/economyReader.js';
-import { NATIVE } from '../consensus/ledger.js';
 import { defineService } from './define.js';
 import { chainHealth } from './health.js';
 import { tokenOrPoolInput } from './inputs.js';
-import { economyOf, formatUnits, resolveAssetRef, round } from './market/economy.js';
+import { economyOf, formatUnits, round, servable, tokensOfRef } from './market/economy.js';
 import type { ServiceContext } from './types.js';
 
 /** Most holders read for the HHI (one bounded scan of the holders index, largest first). */
@@ -44,20 +43,19 @@ export async function holderStatsOf(eco: EconomyReader, symbol: string) {
   };
 }
 
+/** The tokens the input names (all of them when empty), or why this chain has none by that name (400 before any quote; a refund at settle). */
+const target = servable((ctx: ServiceContext, input: unknown) => tokensOfRef(economyOf(ctx), String(input ?? ''), 'NATIVE balances are accounts, not token holdings: pass a token symbol or a pool'));
+
 async function run(ctx: ServiceContext, input: unknown) {
   const eco = economyOf(ctx);
   const height = ctx.chain.tip.height;
-  const text = String(input ?? '').trim();
   const method = 'HHI = sum over holders of (100 x balance / supply)^2, 0-10,000 (>= 2,500 highly concentrated, >= 1,500 moderately); top-10 concentration = the 10 largest balances / supply';
-  if (!text) {
+  const ref = await target.resolved(ctx, input);
+  if (ref.scope === 'all') {
     const tokens = await eco.listTokens();
     return { height, scope: 'all', tokens: await Promise.all(tokens.map((t) => holderStatsOf(eco, t.symbol))), method };
   }
-  const ref = await resolveAssetRef(eco, text);
-  if (ref.kind === 'unknown') return { height, found: false, input: ref.input, reason: ref.reason, tokens: [], method };
-  if (ref.kind === 'native') return { height, found: false, input: text, reason: 'NATIVE balances are accounts, not token holdings: pass a token symbol or a pool', tokens: [], method };
-  const symbols = ref.kind === 'token' ? [ref.symbol] : [ref.pool.a, ref.pool.b].filter((s) => s !== NATIVE);
-  return { height, scope: ref.kind, ...(ref.kind === 'pool' ? { pool: ref.pool.id } : {}), tokens: await Promise.all(symbols.map((s) => holderStatsOf(eco, s))), method };
+  return { height, scope: ref.scope, ...(ref.scope === 'pool' ? { pool: ref.pool.id } : {}), tokens: await Promise.all(ref.symbols.map((s) => holderStatsOf(eco, s))), method };
 }
 
 /** native-holder-stats. */
@@ -68,9 +66,10 @@ export const holderStats = defineService({
   priceBase: 2_000_000n,
   description: 'holder count, top-10 concentration, HHI, largest wallets',
   tags: ['holders', 'concentration', 'hhi', 'whales', 'distribution', 'token'],
-  requestFormat: 'token symbol or pool (TOKEN/TOKEN or 64-hex id); empty: all tokens',
+  requestFormat: 'symbol of a token issued on this chain, or a pool of this chain as TOKEN/TOKEN; empty: all tokens',
   requestRequired: false,
   inputSchema: tokenOrPoolInput(),
+  precheck: target.precheck,
   run,
   health: chainHealth,
 });

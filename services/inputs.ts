@@ -121,13 +121,13 @@ export function tokenSymbolInput(): Record<string, unknown> {
   return { type: 'string', maxLength: 20, pattern: `^${TOKEN_SYMBOL_PATTERN}$`, description: 'Token symbol, e.g. USDC.' };
 }
 
-/** A token symbol, a pool written `A/B`, or a 64-hex pool id. */
+/** A token symbol or a pool written `A/B` (pools on this chain are named by their two assets; a hex id names none). */
 export function tokenOrPoolInput(): Record<string, unknown> {
   return {
     type: 'string',
     maxLength: 64,
-    pattern: `^(${TOKEN_SYMBOL_PATTERN}(/${TOKEN_SYMBOL_PATTERN})?|[0-9a-fA-F]{64})$`,
-    description: 'Token symbol (USDC), pool as TOKEN/TOKEN (NATIVE/USDC) or 64-hex pool id.',
+    pattern: `^${TOKEN_SYMBOL_PATTERN}(/${TOKEN_SYMBOL_PATTERN})?$`,
+    description: 'Token symbol of this chain (USDN) or pool as TOKEN/TOKEN (NATIVE/USDN).',
   };
 }
 

@@ -3,7 +3,7 @@ import { defineService } from './define.js';
 import { tokenOrPoolInput } from './inputs.js';
 import type { PoolView } from '../chain/economyReader.js';
 import { chainHealth } from './health.js';
-import { decimalsOf, economyOf, formatUnits, resolveAssetRef, round } from './market/economy.js';
+import { decimalsOf, economyOf, formatUnits, resolveAssetRef, round, servable, Unservable } from './market/economy.js';
 import { quoteOnPools } from './market/quote.js';
 import type { ServiceContext } from './types.js';
 
@@ -11,14 +11,21 @@ import type { ServiceContext } from './types.js';
 /** Sizes of the price-impact table, as percent of the input side's reserve. */
 export const IMPACT_TABLE_PCT = [0.1, 0.5, 1, 5, 10] as const;
 
+/** The pool the input names (an asset: its deepest pool), or why this chain has none (400 before any quote; a refund at settle). */
+const target = servable(async (ctx: ServiceContext, input: unknown): Promise<PoolView | Unservable> => {
+  const eco = economyOf(ctx);
+  const ref = await resolveAssetRef(eco, String(input));
+  if (ref.kind === 'unknown') return new Unservable(ref.code, ref.reason);
+  if (ref.kind === 'pool') return ref.pool;
+  const asset = ref.kind === 'token' ? ref.symbol : 'NATIVE';
+  const [pool] = await eco.listPools({ asset, limit: 1 });
+  return pool ?? new Unservable('no_pool', `no pool trades ${asset} on this chain`);
+});
+
 async function run(ctx: ServiceContext, input: unknown) {
   const eco = economyOf(ctx);
   const height = ctx.chain.tip.height;
-  const ref = await resolveAssetRef(eco, String(input));
-  let pool: PoolView | undefined;
-  if (ref.kind === 'pool') pool = ref.pool;
-  else if (ref.kind === 'token' || ref.kind === 'native') [pool] = await eco.listPools({ asset: ref.kind === 'token' ? ref.symbol : 'NATIVE', limit: 1 });
-  if (!pool) return { found: false, input: String(input), reason: ref.kind === 'unknown' ? ref.reason : 'no pool trades this asset', height };
+  const pool = await target.resolved(ctx, input);
   const record = (await eco.getPoolRecord(pool.id))!;
   const [da, db, vol, usd] = await Promise.all([decimalsOf(eco, pool.a), decimalsOf(eco, pool.b), eco.volume24h(pool.id), eco.nativeUsd()]);
   const feeBps = ctx.params.economy.swapFeeBps;
@@ -27,14 +34,14 @@ async function run(ctx: ServiceContext, input: unknown) {
   const fees24hUsd = (volumeUsd * feeBps) / 10_000;
   const aprPct = pool.tvlUsd > 0 ? ((fees24hUsd * 365) / pool.tvlUsd) * 100 : null;
   const table = IMPACT_TABLE_PCT.map((pct) => {
-    const amountIn = (BigInt(pool!.reserveA) * BigInt(Math.round(pct * 1000))) / 100_000n;
-    const q = amountIn > 0n ? quoteOnPools(new Map([[pool!.id, record]]), [pool!.a, pool!.b], amountIn, feeBps) : undefined;
+    const amountIn = (BigInt(pool.reserveA) * BigInt(Math.round(pct * 1000))) / 100_000n;
+    const q = amountIn > 0n ? quoteOnPools(new Map([[pool.id, record]]), [pool.a, pool.b], amountIn, feeBps) : undefined;
     return {
       sizePctOfReserve: pct,
       amountIn: formatUnits(amountIn, da!),
-      assetIn: pool!.a,
+      assetIn: pool.a,
       amountOut: q ? formatUnits(q.amountOut, db!) : '0',
-      assetOut: pool!.b,
+      assetOut: pool.b,
       priceImpactPct: q ? round(q.priceImpactPct, 4) : null,
     };
   });
@@ -71,10 +78,11 @@ export const poolAnalytics = defineService({
   priceBase: 1_500_000n,
   description: 'reserves, TVL, volume, LP APR estimate, five-size price-impact table',
   tags: ['pool', 'amm', 'reserves', 'tvl', 'volume', 'apr', 'price-impact', 'liquidity'],
-  requestFormat: 'token symbol or pool (TOKEN/TOKEN or 64-hex id)',
+  requestFormat: 'a pool of this chain as TOKEN/TOKEN, or an asset of this chain (NATIVE or a token symbol) for its deepest pool',
   requestRequired: false,
   needsInput: true,
   inputSchema: tokenOrPoolInput(),
+  precheck: target.precheck,
   run,
   health: chainHealth,
 });

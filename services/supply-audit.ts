@@ -1,11 +1,10 @@
 /** native-supply-audit: minted, burned, max-supply headroom, holders and issuer balance of one token, of a pool's tokens, or of all tokens. */
 import type { EconomyReader, TokenView } from '../chain/economyReader.js';
 import { tryDecodeAddress } from '../consensus/address.js';
-import { NATIVE } from '../consensus/ledger.js';
 import { defineService } from './define.js';
 import { chainHealth } from './health.js';
 import { tokenOrPoolInput } from './inputs.js';
-import { economyOf, formatUnits, resolveAssetRef, round } from './market/economy.js';
+import { economyOf, formatUnits, round, servable, tokensOfRef } from './market/economy.js';
 import type { ServiceContext } from './types.js';
 
 /** The supply figures of one token. */
@@ -36,20 +35,19 @@ export async function supplyOf(eco: EconomyReader, t: TokenView, hrp: string) {
   };
 }
 
+/** The tokens the input names (all of them when empty), or why this chain has none by that name (400 before any quote; a refund at settle). */
+const target = servable((ctx: ServiceContext, input: unknown) => tokensOfRef(economyOf(ctx), String(input ?? ''), 'NATIVE is the chain\'s coin, not an issued token: see native-network-stats for its supply'));
+
 async function run(ctx: ServiceContext, input: unknown) {
   const eco = economyOf(ctx);
-  const text = String(input ?? '').trim();
   const height = ctx.chain.tip.height;
-  if (!text) {
+  const ref = await target.resolved(ctx, input);
+  if (ref.scope === 'all') {
     const tokens = await eco.listTokens({ includeHidden: true });
     return { height, scope: 'all', count: tokens.length, tokens: await Promise.all(tokens.map((t) => supplyOf(eco, t, ctx.params.hrp))) };
   }
-  const ref = await resolveAssetRef(eco, text);
-  if (ref.kind === 'unknown') return { height, scope: 'unknown', input: ref.input, found: false, reason: ref.reason, tokens: [] };
-  if (ref.kind === 'native') return { height, scope: 'native', found: false, reason: 'NATIVE is the chain\'s coin, not an issued token: see native-network-stats for its supply', tokens: [] };
-  const symbols = ref.kind === 'token' ? [ref.symbol] : [ref.pool.a, ref.pool.b].filter((s) => s !== NATIVE);
-  const tokens = await Promise.all(symbols.map(async (s) => supplyOf(eco, (await eco.getToken(s))!, ctx.params.hrp)));
-  return { height, scope: ref.kind, ...(ref.kind === 'pool' ? { pool: ref.pool.id } : {}), count: tokens.length, tokens };
+  const tokens = await Promise.all(ref.symbols.map(async (s) => supplyOf(eco, (await eco.getToken(s))!, ctx.params.hrp)));
+  return { height, scope: ref.scope, ...(ref.scope === 'pool' ? { pool: ref.pool.id } : {}), count: tokens.length, tokens };
 }
 
 /** native-supply-audit. */
@@ -60,9 +58,10 @@ export const supplyAudit = defineService({
   priceBase: 1_200_000n,
   description: 'minted, burned, max-supply headroom, holders, issuer balance',
   tags: ['supply', 'minted', 'burned', 'holders', 'issuer', 'token', 'audit'],
-  requestFormat: 'token symbol or pool (TOKEN/TOKEN or 64-hex id); empty: all tokens',
+  requestFormat: 'symbol of a token issued on this chain, or a pool of this chain as TOKEN/TOKEN; empty: all tokens',
   requestRequired: false,
   inputSchema: tokenOrPoolInput(),
+  precheck: target.precheck,
   run,
   health: chainHealth,
 });

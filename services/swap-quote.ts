@@ -32,10 +32,21 @@ async function resolveRequest(eco: EconomyReader, text: string): Promise<{ req: 
   return { req, df, dt, amountIn };
 }
 
-/** Refuses, before any quote, a request this chain cannot quote (400 `invalid_request`). */
+/** Why no path of this chain's pools gives a quote (`no_route`: none joins the assets; `insufficient_liquidity`: none can fill the amount). */
+function noRoute(from: string, to: string, considered: number): { code: string; reason: string } {
+  return considered ? { code: 'insufficient_liquidity', reason: `no pool route from ${from} to ${to} can fill this amount` } : { code: 'no_route', reason: `no pool route from ${from} to ${to} (1-3 hops)` };
+}
+
+/** Refuses, before any quote, a request this chain cannot quote (400 `invalid_request`): unknown tokens, a bad amount, no route that fills it. */
 async function precheck(ctx: ServiceContext, input: unknown): Promise<void> {
-  const r = await resolveRequest(economyOf(ctx), String(input));
+  const eco = economyOf(ctx);
+  const r = await resolveRequest(eco, String(input));
   if ('code' in r) throw inputRefusal(r.code, r.reason);
+  const { best, considered } = await bestQuote(eco, r.req.from, r.req.to, r.amountIn, ctx.params.economy.swapFeeBps);
+  if (!best) {
+    const n = noRoute(r.req.from, r.req.to, considered.length);
+    throw inputRefusal(n.code, n.reason);
+  }
 }
 
 async function run(ctx: ServiceContext, input: unknown) {
@@ -50,7 +61,11 @@ async function run(ctx: ServiceContext, input: unknown) {
   const { best, considered } = await bestQuote(eco, req.from, req.to, amountIn, feeBps);
   // Shorter paths first; a chain with many pools lists the first MAX_LISTED_ROUTES (all are priced).
   const routes = considered.slice(0, MAX_LISTED_ROUTES).map((c) => ({ path: c.path.join(' -> '), available: c.available, ...(c.amountOut ? { amountOut: formatUnits(BigInt(c.amountOut), dt) } : {}) }));
-  if (!best) return { ...base, feasible: false, reason: considered.length ? `no pool route from ${req.from} to ${req.to} can fill this amount` : `no pool route from ${req.from} to ${req.to} (1-3 hops)`, routes };
+  // Refused before any quote; reached when the pools changed since (or a payment skipped the precheck): no quote, so a refund.
+  if (!best) {
+    const n = noRoute(req.from, req.to, considered.length);
+    throw new ServiceError(n.code, n.reason);
+  }
   const minOut = (best.amountOut * BigInt(10_000 - QUOTE_SLIPPAGE_BPS)) / 10_000n;
   const decimals = async (a: string) => (await decimalsOf(eco, a))!;
   const hops = await Promise.all(best.hops.map(async (h) => ({ pool: `${h.pool.a}-${h.pool.b}`, assetIn: h.assetIn, amountIn: formatUnits(h.amountIn, await decimals(h.assetIn)), assetOut: h.assetOut, amountOut: formatUnits(h.amountOut, await decimals(h.assetOut)), fee: formatUnits(h.fee, await decimals(h.assetIn)), feeAsset: h.assetIn })));

@@ -2,7 +2,7 @@
 import { defineService } from './define.js';
 import { tokenSymbolInput } from './inputs.js';
 import { chainHealth } from './health.js';
-import { economyOf, formatUnits, round } from './market/economy.js';
+import { economyOf, formatUnits, round, servable, Unservable } from './market/economy.js';
 import { holderStatsOf } from './holder-stats.js';
 import type { ServiceContext } from './types.js';
 
@@ -10,11 +10,18 @@ import type { ServiceContext } from './types.js';
 /** Default thresholds of the risk flags (documented in docs/agents-guide.md). */
 export const TOKEN_AUDIT_THRESHOLDS = { issuerSharePct: 50, top10SharePct: 90, thinLiquidityUsd: 1_000, mintHeadroomPct: 50 } as const;
 
+/** The token the input names, or why this chain has none by that name (400 before any quote; a refund at settle). */
+const token = servable(async (ctx: ServiceContext, input: unknown) => {
+  const symbol = String(input).trim().toUpperCase();
+  const t = await economyOf(ctx).getToken(symbol);
+  if (t) return t;
+  return symbol === 'NATIVE' ? new Unservable('not_a_token', 'NATIVE is the chain\'s coin, not an issued token: see native-network-stats') : new Unservable('unknown_token', `no token ${symbol} on this chain`);
+});
+
 async function run(ctx: ServiceContext, input: unknown) {
   const eco = economyOf(ctx);
-  const symbol = String(input).trim().toUpperCase();
-  const t = await eco.getToken(symbol);
-  if (!t) return { symbol, found: false, reason: symbol === 'NATIVE' ? 'NATIVE is the chain\'s coin, not an issued token' : `no token ${symbol} on this chain` };
+  const t = await token.resolved(ctx, input);
+  const symbol = t.symbol;
   const [pools, records, stats, usd] = await Promise.all([eco.listPools({ asset: symbol }), eco.poolRecords(), holderStatsOf(eco, symbol), eco.nativeUsd()]);
   const supply = BigInt(t.supply);
   const reserve = BigInt(t.reserve);
@@ -85,9 +92,10 @@ export const tokenAudit = defineService({
   priceBase: 4_000_000n,
   description: 'on-chain audit of a token (backing %, frozen/hidden flags, holders, pool depth, risk flags)',
   tags: ['token', 'audit', 'backing', 'holders', 'liquidity', 'risk', 'security'],
-  requestFormat: 'token symbol, e.g. USDC',
+  requestFormat: 'symbol of a token issued on this chain, e.g. USDN',
   requestRequired: true,
   inputSchema: tokenSymbolInput(),
+  precheck: token.precheck,
   run,
   health: chainHealth,
 });

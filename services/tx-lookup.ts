@@ -1,5 +1,6 @@
 /**
- * native-tx-lookup: decodes a transaction by id: status (pending, mined or not found),
+ * native-tx-lookup: decodes a transaction by id: status (pending or mined; an id this node does
+ * not hold is refused before any quote),
  * confirmations, type, payload fields, fee, and a fresh check of its hybrid signature
  * (ML-DSA-87 and Ed25519, both must verify) on the node's verification pool (the reference
  * verifier where no pool runs).
@@ -10,6 +11,7 @@ import { txSighash, type Tx } from '../consensus/tx.js';
 import { defineService } from './define.js';
 import { chainHealth } from './health.js';
 import { isoOfSeconds, txJson } from './format.js';
+import { servable, Unservable } from './market/economy.js';
 import type { ServiceContext } from './types.js';
 
 /** Result of re-checking a transaction's signatures. */
@@ -29,9 +31,22 @@ async function signatureCheck(ctx: ServiceContext, tx: Tx): Promise<Record<strin
   return { checked: true, valid, scheme, publicKeySource: source, keyMatchesSender };
 }
 
-async function run(ctx: ServiceContext, input: unknown) {
+/**
+ * The transaction: pending in this node's mempool or mined on its best chain; else unservable
+ * (400 before any quote; refunded when it left the mempool unmined between quote and settle).
+ */
+const lookup = servable(async (ctx: ServiceContext, input: unknown) => {
   const id = String(input).toLowerCase();
   const pending = ctx.mempool.get(id);
+  if (pending) return { id, pending } as const;
+  const mined = await ctx.chain.getTx(id);
+  if (mined) return { id, mined } as const;
+  return new Unservable('tx_not_found', `transaction ${id} is neither in this node's mempool nor mined on its best chain`);
+});
+
+async function run(ctx: ServiceContext, input: unknown) {
+  const found = await lookup.resolved(ctx, input);
+  const pending = 'pending' in found ? found.pending : undefined;
   if (pending) {
     return {
       ...(await txJson(pending.tx, pending.bytes, ctx.params, ctx.chain)),
@@ -43,8 +58,7 @@ async function run(ctx: ServiceContext, input: unknown) {
       signature: await signatureCheck(ctx, pending.tx),
     };
   }
-  const mined = await ctx.chain.getTx(id);
-  if (!mined) return { txId: id, status: 'not_found', found: false, note: 'neither in this node\'s mempool nor mined on its best chain' };
+  const mined = found.mined!;
   const entry = ctx.chain.getEntryByHeight(mined.height);
   return {
     ...(await txJson(mined.tx, mined.bytes, ctx.params, ctx.chain)),
@@ -67,9 +81,10 @@ export const txLookup = defineService({
   priceBase: 600_000n,
   description: 'decode a transaction: status, payload, signature check',
   tags: ['transaction', 'tx', 'explorer', 'decode', 'signature', 'ml-dsa', 'ed25519', 'confirmations'],
-  requestFormat: 'transaction id, 64 hex characters',
+  requestFormat: 'id (64 hex characters) of a transaction pending on this node or mined on its best chain',
   requestRequired: true,
-  inputSchema: { type: 'string', minLength: 64, maxLength: 64, pattern: '^[0-9a-fA-F]{64}$', description: 'Transaction id (64 hex characters).' },
+  inputSchema: { type: 'string', minLength: 64, maxLength: 64, pattern: '^[0-9a-fA-F]{64}$', description: 'Transaction id (64 hex characters) of a transaction pending on this node or mined on its best chain.' },
+  precheck: lookup.precheck,
   run,
   health: chainHealth,
 });

@@ -3,16 +3,17 @@ import { defineService } from './define.js';
 import { nativeAddressInput } from './inputs.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import { chainHealth } from './health.js';
-import { economyOf, round } from './market/economy.js';
+import { economyOf, foreignAddressReason, round, thisChainAddress } from './market/economy.js';
 import { valuePortfolio } from './market/portfolio.js';
-import type { ServiceContext } from './types.js';
+import { ServiceError, type ServiceContext } from './types.js';
 
 
 async function run(ctx: ServiceContext, input: unknown) {
   const eco = economyOf(ctx);
   const address = String(input).trim().toLowerCase();
   const id = tryDecodeAddress(address, ctx.params.hrp);
-  if (!id) return { address, found: false, reason: `not an address of this network (${ctx.params.network}, prefix ${ctx.params.hrp}1)` };
+  // Refused before any quote (thisChainAddress); reached only by a payment that skipped it: no answer, so a refund.
+  if (!id) throw new ServiceError('foreign_address', foreignAddressReason(String(input).trim(), ctx.params.hrp));
   const p = await valuePortfolio(ctx.chain, eco, id);
   return {
     address,
@@ -41,6 +42,7 @@ export const walletPortfolio = defineService({
   requestFormat: 'chain address (native1… on mainnet, tnative1… elsewhere)',
   requestRequired: true,
   inputSchema: nativeAddressInput(),
+  precheck: thisChainAddress,
   run,
   health: chainHealth,
 });

@@ -196,7 +196,7 @@ const SAMPLES: Record<string, { ok: string[]; bad: string[] }> = {
   'native-network-stats': { ok: [''], bad: ['x'.repeat(257)] },
   'native-gas-tracker': { ok: [''], bad: ['x'.repeat(257)] },
   'native-stable-health': { ok: [''], bad: ['x'.repeat(257)] },
-  'native-supply-audit': { ok: ['', 'USDC', 'NATIVE/USDC', 'ab'.repeat(32)], bad: ['NATIVE/USDC/ETH', '20999$'] },
+  'native-supply-audit': { ok: ['', 'USDC', 'NATIVE/USDC'], bad: ['NATIVE/USDC/ETH', '20999$', 'ab'.repeat(32)] },
   'native-token-launch-check': { ok: ['GOLD|Gold Token|8|21000000', 'GOLD | Gold Token | 18 | 1000000.5'], bad: ['GOLD|Gold Token|8', 'GOLD|Gold|100|1'] },
   'native-pool-analytics': { ok: ['NATIVE/USDC'], bad: ['NATIVE USDC'] },
   'native-price-history': { ok: [''], bad: ['x'.repeat(257)] },

@@ -26,6 +26,14 @@ afterAll(async () => {
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
+/** The 400 the paid-call core answers before any quote (the service's precheck), or undefined when the request would be quoted. */
+async function refusal(id: string, request: string) {
+  const def = registry.get(id)!;
+  const v = registry.validateInput(def, request);
+  if (!v.ok) throw new Error(`${id}: ${v.error.message}`);
+  return precheckRefusal(def, v.input, ctx);
+}
+
 async function call(id: string, request?: string): Promise<Json> {
   const def = registry.get(id)!;
   const v = registry.validateInput(def, request);
@@ -72,11 +80,15 @@ describe('native-supply-audit', () => {
     // 10^9 − 1,000,000 (pool) − 5,000 (bob) = 998,995,000 units = 9,989,950.00 GOLD; headroom (10^12 − 10^9)/10^12 = 99.9%.
     expect(r.tokens[0]).toMatchObject({ symbol: 'GOLD', minted: '10000000', burned: '0', supply: '10000000', maxSupply: '10000000000', headroom: '9990000000', headroomPct: 99.9, holders: 2, issuer: eaddr(ealice), issuerBalance: '9989950', issuerSharePct: 99.8995 });
   });
-  test('empty: all tokens; a pool: its tokens; unknown names are a clear not-found', async () => {
+  test('empty: all tokens; a pool: its tokens; unknown names and NATIVE are refused before any quote, and refunded if paid', async () => {
     expect((await call('native-supply-audit', '')).tokens.map((t: Json) => t.symbol).sort()).toEqual(['GOLD', 'USDN']);
     expect((await call('native-supply-audit', 'NATIVE/USDN')).tokens.map((t: Json) => t.symbol)).toEqual(['USDN']);
-    expect(await call('native-supply-audit', 'NOPE')).toMatchObject({ found: false, reason: 'no token NOPE on this chain' });
-    expect(await call('native-supply-audit', 'ab'.repeat(32))).toMatchObject({ found: false });
+    expect(await refusal('native-supply-audit', 'NOPE')).toMatchObject({ code: 'invalid_request', message: 'no token NOPE on this chain', reason: 'unknown_token' });
+    expect(await refusal('native-supply-audit', 'GOLD/NOPE')).toMatchObject({ code: 'invalid_request', reason: 'unknown_pool' });
+    expect(await refusal('native-supply-audit', 'native')).toMatchObject({ code: 'invalid_request', reason: 'not_a_token' });
+    expect(registry.validateInput(registry.get('native-supply-audit')!, 'ab'.repeat(32)).ok).toBe(false);
+    for (const ok of ['', 'gold', 'USDN/NATIVE']) expect(await refusal('native-supply-audit', ok)).toBeUndefined();
+    await expect(call('native-supply-audit', 'NOPE')).rejects.toMatchObject({ code: 'unknown_token' });
   });
 });
 
@@ -107,7 +119,10 @@ describe('native-token-audit', () => {
     const r = await call('native-token-audit', 'USDN');
     expect(r.backingPct).toBe(147.0487);
     expect(r.riskFlags.map((x: Json) => x.flag)).not.toContain('mintHeadroom');
-    expect(await call('native-token-audit', 'NOPE')).toEqual({ symbol: 'NOPE', found: false, reason: 'no token NOPE on this chain' });
+    expect(await refusal('native-token-audit', 'NOPE')).toMatchObject({ code: 'invalid_request', message: 'no token NOPE on this chain', reason: 'unknown_token' });
+    expect(await refusal('native-token-audit', 'NATIVE')).toMatchObject({ code: 'invalid_request', reason: 'not_a_token' });
+    expect(await refusal('native-token-audit', 'usdn')).toBeUndefined();
+    await expect(call('native-token-audit', 'NOPE')).rejects.toMatchObject({ code: 'unknown_token' });
   });
 });
 
@@ -146,7 +161,10 @@ describe('native-pool-analytics', () => {
   });
   test('a token picks its deepest pool; unknown pools are a clear not-found', async () => {
     expect((await call('native-pool-analytics', 'GOLD')).pool).toBe('GOLD-NATIVE');
-    expect(await call('native-pool-analytics', 'GOLD/USDN')).toMatchObject({ found: false, reason: 'no pool GOLD/USDN on this chain' });
+    expect(await refusal('native-pool-analytics', 'GOLD/USDN')).toMatchObject({ code: 'invalid_request', message: 'no pool GOLD/USDN on this chain', reason: 'unknown_pool' });
+    expect(await refusal('native-pool-analytics', 'NOPE')).toMatchObject({ code: 'invalid_request', reason: 'unknown_token' });
+    expect(await refusal('native-pool-analytics', 'gold')).toBeUndefined();
+    await expect(call('native-pool-analytics', 'GOLD/USDN')).rejects.toMatchObject({ code: 'unknown_pool' });
   });
 });
 
@@ -171,6 +189,9 @@ describe('native-swap-quote', () => {
     expect(await precheckRefusal(registry.get('native-swap-quote')!, '1 NOPE -> USDN', ctx)).toMatchObject({ code: 'invalid_request', message: 'no token NOPE on this chain', reason: 'unknown_token' });
     expect(await precheckRefusal(registry.get('native-swap-quote')!, '1.001 GOLD -> USDN', ctx)).toMatchObject({ code: 'invalid_request', message: 'GOLD has 2 decimals: 1.001 has more' });
     await expect(call('native-swap-quote', '1 NOPE -> USDN')).rejects.toMatchObject({ code: 'unknown_token' });
+    // An amount no route can fill (1 base unit of NATIVE rounds to zero USDN) has no quote: 400 before payment, a refund after.
+    expect(await precheckRefusal(registry.get('native-swap-quote')!, '0.00000001 NATIVE -> USDN', ctx)).toMatchObject({ code: 'invalid_request', reason: 'insufficient_liquidity' });
+    await expect(call('native-swap-quote', '0.00000001 NATIVE -> USDN')).rejects.toMatchObject({ code: 'insufficient_liquidity' });
   });
 });
 
@@ -253,7 +274,10 @@ describe('native-wallet-portfolio', () => {
     expect(lp.detail.underlying).toEqual({ NATIVE: (Number((shares * R_NATIVE) / pool.lpSupply) / 1e8).toString(), USDN: (Number((shares * R_USDN) / pool.lpSupply) / 1e6).toString() });
     expect(shares).toBe(pool.lpSupply - 1000n);
     // A mainnet address is well-formed but names no account of this devnet.
-    expect(await call('native-wallet-portfolio', encodeAddress(ealice.address, 'native'))).toMatchObject({ found: false });
+    // A mainnet address on this devnet names no account here: refused before any quote, refunded if paid.
+    expect(await refusal('native-wallet-portfolio', encodeAddress(ealice.address, 'native'))).toMatchObject({ code: 'invalid_request', reason: 'foreign_address' });
+    expect(await refusal('native-wallet-portfolio', eaddr(ealice))).toBeUndefined();
+    await expect(call('native-wallet-portfolio', encodeAddress(ealice.address, 'native'))).rejects.toMatchObject({ code: 'foreign_address' });
   });
 });
 
@@ -282,8 +306,13 @@ describe('native-bridge-route-check', () => {
     const out = await call('native-bridge-route-check', 'native-bitcoin-8');
     expect(out).toMatchObject({ feasible: false, reasons: ['the bitcoin vault\'s custody float is 7 NATIVE, below 8 NATIVE'] });
     expect((await call('native-bridge-route-check', 'native-bitcoin-7')).feasible).toBe(true);
-    expect(await call('native-bridge-route-check', 'mars-bitcoin-1')).toMatchObject({ feasible: false, reasons: ['mars is not a bridge network of this chain'] });
-    expect(await call('native-bridge-route-check', 'base-base-1')).toMatchObject({ feasible: false });
+    // Routes this chain's bridge does not serve: 400 before any quote (and a refund if paid).
+    expect(await refusal('native-bridge-route-check', 'mars-bitcoin-1')).toMatchObject({ code: 'invalid_request', reason: 'unknown_network', message: expect.stringContaining('mars is not a bridge network of this chain') });
+    expect(await refusal('native-bridge-route-check', 'base-base-1')).toMatchObject({ code: 'invalid_request', reason: 'same_network' });
+    expect(await refusal('native-bridge-route-check', 'base-native-0.000')).toMatchObject({ code: 'invalid_request', reason: 'zero_amount' });
+    expect(await refusal('native-bridge-route-check', 'base-native-1.000000001')).toMatchObject({ code: 'invalid_request', reason: 'too_many_decimals' });
+    expect(await refusal('native-bridge-route-check', 'native-bitcoin-8')).toBeUndefined();
+    await expect(call('native-bridge-route-check', 'mars-bitcoin-1')).rejects.toMatchObject({ code: 'unknown_network' });
     const via = await call('native-bridge-route-check', 'bitcoin-base-1');
     expect(via).toMatchObject({ route: 'bitcoin -> native -> base', feasible: false, estimatedFee: null });
   });

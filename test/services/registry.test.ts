@@ -19,7 +19,7 @@ describe('validateInput', () => {
 
   test('a missing required request names the expected format', () => {
     const r = registry.validateInput(def('native-tx-lookup'), undefined);
-    expect(r).toEqual({ ok: false, error: { code: 'invalid_request', message: 'request is required for native-tx-lookup: transaction id, 64 hex characters' } });
+    expect(r).toEqual({ ok: false, error: { code: 'invalid_request', message: 'request is required for native-tx-lookup: id (64 hex characters) of a transaction pending on this node or mined on its best chain' } });
   });
 
   test('rejects unknown time zones at validation time', () => {

@@ -5,6 +5,7 @@ import { encodeTx } from '../../consensus/tx.js';
 import type { MempoolReader } from '../../chain/types.js';
 import { txSize } from '../../services/chainStats.js';
 import { createServiceRegistry, executeService, type ServiceContext } from '../../services/index.js';
+import { precheckRefusal } from '../../x402/paidCall.js';
 import { cleanupTmp } from '../helpers/tmp.js';
 import { alice, bob, contextOf, createFixture, dev, miner, params, type Fixture } from './fixture.js';
 
@@ -31,6 +32,14 @@ async function call(id: string, request?: string, c: ServiceContext = ctx): Prom
 }
 
 type Json = Record<string, unknown>;
+
+/** The 400 the paid-call core answers before any quote (the service's precheck), or undefined when the request would be quoted. */
+async function refusal(id: string, request: string) {
+  const def = registry.get(id)!;
+  const v = registry.validateInput(def, request);
+  if (!v.ok) throw new Error(`${id}: ${v.error.message}`);
+  return precheckRefusal(def, v.input, ctx);
+}
 
 /** The value at a dotted path of a result (`fees.averageFeeRate`, `results.0.serviceId`). */
 function at(o: unknown, path: string): unknown {
@@ -170,8 +179,11 @@ describe('native-tx-lookup', () => {
     expect(await call('native-tx-lookup', f.pending)).toMatchObject({ txId: f.pending, status: 'pending', confirmations: 0, height: null, from: addr(bob.address), signature: { valid: true } });
   });
 
-  test('unknown id: not_found result', async () => {
-    expect(await call('native-tx-lookup', '00'.repeat(32))).toEqual({ txId: '00'.repeat(32), status: 'not_found', found: false, note: expect.any(String) });
+  test('unknown id: refused before any quote (400 tx_not_found), refunded if paid', async () => {
+    expect(await refusal('native-tx-lookup', '00'.repeat(32))).toMatchObject({ code: 'invalid_request', reason: 'tx_not_found' });
+    expect(await refusal('native-tx-lookup', f.pending)).toBeUndefined();
+    expect(await refusal('native-tx-lookup', f.mined[0].toUpperCase())).toBeUndefined();
+    await expect(call('native-tx-lookup', '00'.repeat(32))).rejects.toMatchObject({ code: 'tx_not_found' });
   });
 
   test('a tampered signature does not verify', async () => {
@@ -216,8 +228,11 @@ describe('native-block-inspect', () => {
   test('genesis, the tip and an unknown block', async () => {
     expect(await call('native-block-inspect', '0')).toMatchObject({ found: true, height: 0, txCount: 0, prevHash: '00'.repeat(32), txMix: {} });
     expect(await call('native-block-inspect', '4')).toMatchObject({ found: true, nextHash: null, confirmations: 1 });
-    expect(await call('native-block-inspect', '99')).toEqual({ query: '99', found: false, tipHeight: 4, note: expect.any(String) });
-    expect(await call('native-block-inspect', 'ab'.repeat(32))).toMatchObject({ found: false });
+    // A block this node does not hold: 400 before any quote, refunded if paid.
+    expect(await refusal('native-block-inspect', '5')).toMatchObject({ code: 'invalid_request', reason: 'block_not_found', message: 'no block at height 5 on this node (tip 4)' });
+    expect(await refusal('native-block-inspect', 'ab'.repeat(32))).toMatchObject({ code: 'invalid_request', reason: 'block_not_found' });
+    expect(await refusal('native-block-inspect', '4')).toBeUndefined();
+    await expect(call('native-block-inspect', '99')).rejects.toMatchObject({ code: 'block_not_found' });
   });
 });
 
