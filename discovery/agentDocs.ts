@@ -6,11 +6,11 @@
  *
  * The OpenAPI request schemas are the ones the server validates with: each service's
  * `inputSchema` (the registry compiles exactly that object with ajv; JSON inputs are described as
- * a string whose `contentSchema` is it) and the catalog's filter limits (`CATALOG_LIMITS`).
+ * that object or a string whose `contentSchema` is it) and the catalog's filter limits (`CATALOG_LIMITS`).
  */
 import { requestIsRequired, type ServiceDefinition } from '../services/types.js';
 import { CATALOG_LIMITS, CATALOG_VERSION, MCP_PROTOCOL_VERSION, PATHS, SERVICE_CATEGORIES, dollarText, priceAtomic, shortNetwork, type CatalogSnapshot } from './catalog.js';
-import { DISCOVERY_LIMITS, howToPay } from './documents.js';
+import { DISCOVERY_LIMITS, JSON_REQUEST_NOTE, howToPay } from './documents.js';
 import { exampleRequest } from './examples.js';
 import { formatAmount } from '../consensus/amount.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from '../x402/paidCall.js';
@@ -102,7 +102,7 @@ export function buildLlmsTxt(snap: CatalogSnapshot): string {
     for (const def of snap.services.filter((d) => d.category === cat)) {
       const atomic = priceAtomic(def, snap.nativeUsd.microUsd);
       const h = snap.health.get(def.id).status;
-      lines.push(`- [${def.name}](${b}/api/x402/${def.id}): ${def.id}, ${cat}, ${formatAmount(def.priceBase)} NATIVE (${dollarText(atomic)}), ${h}. ${def.description}.${def.requestFormat ? ` Input: ${def.requestFormat}.` : ' No input.'}`);
+      lines.push(`- [${def.name}](${b}/api/x402/${def.id}): ${def.id}, ${cat}, ${formatAmount(def.priceBase)} NATIVE (${dollarText(atomic)}), ${h}. ${def.description}.${def.requestFormat ? ` Input: ${def.requestFormat}.` : ' No input.'}${def.inputIsJson ? ` ${JSON_REQUEST_NOTE}` : ''}`);
     }
   }
   lines.push('', '## Optional', '', `- [Agents](${b}${PATHS.agents}): the provider agents and their services`, `- [List a service](${b}${PATHS.join}): how a provider lists a service here`, '');
@@ -112,10 +112,19 @@ export function buildLlmsTxt(snap: CatalogSnapshot): string {
 // ---------------------------------------------------------------------------------------------
 // OpenAPI 3.1
 
-/** The `request` field of a service's call body: its input schema (text) or a JSON string whose content is it. */
+/**
+ * The `request` field of a service's call body: its input schema (text), or for a JSON-input
+ * service either the JSON object itself (the input schema) or the same JSON as a string whose
+ * `contentSchema` is it — the two forms the paid-call core accepts.
+ */
 export function requestFieldSchema(def: ServiceDefinition): Record<string, unknown> {
   const description = def.requestFormat || 'No input: leave request empty.';
-  if (def.inputIsJson) return { type: 'string', contentMediaType: 'application/json', contentSchema: def.inputSchema, description: `JSON document as text. ${description}` };
+  if (def.inputIsJson) {
+    return {
+      anyOf: [def.inputSchema, { type: 'string', contentMediaType: 'application/json', contentSchema: def.inputSchema, description: 'the same JSON document as text' }],
+      description: `${JSON_REQUEST_NOTE} ${description}`,
+    };
+  }
   return { ...def.inputSchema, description };
 }
 
@@ -215,6 +224,10 @@ function components(network: string): Record<string, unknown> {
         priceUsd: { type: 'number' },
         category: { type: 'string', enum: [...SERVICE_CATEGORIES] },
         healthStatus: { type: 'string', enum: ['active', 'degraded', 'down', 'unknown'] },
+        healthReason: {
+          description: 'why the service is down or degraded (null while active or unknown)',
+          oneOf: [{ type: 'null' }, { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', examples: ['provider_not_configured', 'provider_down', 'data_not_installed', 'not_for_sale'] }, message: { type: 'string' } } }],
+        },
         metadata: { type: 'object' },
       },
     },
@@ -247,7 +260,7 @@ export function buildOpenApi(snap: CatalogSnapshot): Record<string, unknown> {
           required: true,
           content: {
             'application/json': {
-              schema: { type: 'object', required: ['serviceId'], properties: { serviceId: { type: 'string', enum: ids }, request: { type: 'string', description: "The service's input (see its own path for the schema)." }, payment: ref('Payment') } },
+              schema: { type: 'object', required: ['serviceId'], properties: { serviceId: { type: 'string', enum: ids }, request: { type: ['string', 'object'], description: "The service's input (see its own path for the schema): a string; for a JSON-input service also the JSON object itself." }, payment: ref('Payment') } },
             },
           },
         },

@@ -6,12 +6,27 @@
  * spec's numbers.
  */
 import { formatAmount } from '../consensus/amount.js';
-import { requestIsRequired, type ServiceCategory, type ServiceDefinition } from '../services/types.js';
+import { requestIsRequired, type HealthReason, type ServiceCategory, type ServiceDefinition } from '../services/types.js';
 import type { HealthSummary } from '../services/prober.js';
 import { nativeNumber, usdNumber } from '../x402/pricing.js';
 import { BASE_USDC, BROADCAST_PATH, nativeRequirements, usdcRequirements, type PaymentRequirements } from '../x402/quote.js';
-import { CATALOG_LIMITS, CATALOG_VERSION, PATHS, PROTOCOL_DESCRIPTOR_VERSION, SERVICE_CATEGORIES, buildResources, dollarText, filterServices, priceAtomic, provenFields, shortNetwork, type CatalogFilters, type CatalogService, type CatalogSnapshot, type ProvenFields } from './catalog.js';
+import { CATALOG_LIMITS, CATALOG_VERSION, PATHS, PROTOCOL_DESCRIPTOR_VERSION, SERVICE_CATEGORIES, buildResources, dollarText, filterServices, healthReasonOf, priceAtomic, provenFields, shortNetwork, type CatalogFilters, type CatalogService, type CatalogSnapshot, type ProvenFields } from './catalog.js';
 import { exampleRequest } from './examples.js';
+
+/** What the documents say of a JSON-input service's `request`: a JSON object, or the same JSON as text (x402/paidCall.ts requestTextOf). */
+export const JSON_REQUEST_NOTE = 'A JSON object, or the same JSON as a string, is accepted as `request`; a native payment commits to the string (an object counts as its JSON.stringify).';
+
+/**
+ * The x402 discovery list's `bodyFields.request` of a service: a string, or for a JSON-input
+ * service a JSON object (its properties those of the input schema) that may also be sent as text.
+ */
+export function requestBodyField(def: ServiceDefinition): Record<string, unknown> {
+  const required = requestIsRequired(def);
+  const description = def.requestFormat || 'no input';
+  if (!def.inputIsJson) return { type: 'string', required, description };
+  const props = (def.inputSchema as { properties?: unknown }).properties;
+  return { type: 'object', required, description: `${description}. ${JSON_REQUEST_NOTE}`, ...(props ? { properties: props } : {}) };
+}
 
 // ---------------------------------------------------------------------------------------------
 // The catalog document
@@ -163,6 +178,9 @@ export interface DescriptorService extends Omit<ProvenFields, 'provenVolumeBase'
   nodeOperated: boolean;
   endpoint: string;
   requestFormat: string;
+  /** Beyond the spec's list: the prober's status and, when `down` or `degraded`, why (as in the catalog). */
+  healthStatus: string;
+  healthReason: HealthReason | null;
 }
 
 /** The spec's Protocol descriptor (`GET /api/x402`, `GET /.well-known/x402`). */
@@ -170,6 +188,7 @@ export function buildProtocolDescriptor(snap: CatalogSnapshot): Record<string, u
   const b = snap.baseUrl;
   const services: DescriptorService[] = snap.services.map((d) => {
     const atomic = priceAtomic(d, snap.nativeUsd.microUsd);
+    const h = snap.health.get(d.id);
     const { provenCalls, provenCallsUsdc, provenVolumeUsdc, provenVolumeAman } = provenFields(snap.usage, d.id);
     return {
       serviceId: d.id,
@@ -187,6 +206,8 @@ export function buildProtocolDescriptor(snap: CatalogSnapshot): Record<string, u
       nodeOperated: d.nodeOperated,
       endpoint: `${b}/api/x402/${d.id}`,
       requestFormat: d.requestFormat,
+      healthStatus: h.status,
+      healthReason: healthReasonOf(h),
     };
   });
   const usdc = snap.usdc;
@@ -328,8 +349,9 @@ export function buildDiscoveryList(snap: CatalogSnapshot, page: { limit: number;
           priceUsd: usdNumber(atomic),
           requestFormat: def.requestFormat,
           requestRequired: requestIsRequired(def),
-          input: { type: 'http', method: 'POST', bodyType: 'json', bodyFields: { request: { type: 'string', required: requestIsRequired(def), description: def.requestFormat || 'no input' } } },
+          input: { type: 'http', method: 'POST', bodyType: 'json', bodyFields: { request: requestBodyField(def) } },
           healthStatus: h.status,
+          healthReason: healthReasonOf(h),
           lastVerifiedAt: h.lastVerifiedAt,
           providerAgent: def.providerAgent,
           ...provenFields(snap.usage, def.id),
@@ -368,11 +390,14 @@ export function buildServicesJson(snap: CatalogSnapshot): Record<string, unknown
         requestFormat: def.requestFormat,
         requestRequired: requestIsRequired(def),
         requestIsJson: def.inputIsJson === true,
+        // The JSON types `request` may have: a JSON-input service takes the object itself as well as its text.
+        requestTypes: def.inputIsJson ? ['object', 'string'] : ['string'],
         inputSchema: def.inputSchema,
         example: exampleRequest(def, { payTo: snap.payTo }) ?? null,
         providerAgent: def.providerAgent,
         nodeOperated: def.nodeOperated,
         healthStatus: h.status,
+        healthReason: healthReasonOf(h),
         latencyMs: h.latencyMs,
       };
     }),

@@ -144,6 +144,32 @@ describe('catalog content', () => {
  * accepts one does not refuse it in its pre-payment check either, and its requestFormat says
  * what an empty request means.
  */
+/** Issue 30: JSON-input services take the JSON object itself as `request`; every document says so (the spec's field names unchanged). */
+describe('JSON-input services: the documents say request may be the JSON object', () => {
+  const snap = snapshot(DEVNET, true);
+  const jsonIds = registry.list().filter((d) => d.inputIsJson).map((d) => d.id);
+  test('there are JSON-input services', () => expect(jsonIds.length).toBeGreaterThanOrEqual(2));
+  test('x402 discovery list, services.json, llms.txt and the MCP tools', () => {
+    const items = (buildDiscoveryList(snap, { limit: 100, offset: 0 }) as { items: { metadata: { serviceId: string; input: { bodyFields: { request: Record<string, any> } } } }[] }).items;
+    const services = (buildServicesJson(snap) as { services: { serviceId: string; requestIsJson: boolean; requestTypes: string[] }[] }).services;
+    for (const def of registry.list()) {
+      const field = items.find((i) => i.metadata.serviceId === def.id)!.metadata.input.bodyFields.request;
+      const listed = services.find((s) => s.serviceId === def.id)!;
+      if (def.inputIsJson) {
+        expect({ id: def.id, type: field.type, properties: field.properties }).toEqual({ id: def.id, type: 'object', properties: (def.inputSchema as { properties: unknown }).properties });
+        expect(field.description).toContain('the same JSON as a string');
+        expect(listed).toMatchObject({ requestIsJson: true, requestTypes: ['object', 'string'] });
+        expect((toolInputSchema(def).properties as Record<string, { anyOf: unknown[] }>).request.anyOf[0]).toBe(def.inputSchema);
+      } else {
+        expect({ id: def.id, type: field.type }).toEqual({ id: def.id, type: 'string' });
+        expect(listed).toMatchObject({ requestIsJson: false, requestTypes: ['string'] });
+      }
+    }
+    const llms = buildLlmsTxt(snap);
+    for (const id of jsonIds) expect(llms.split('\n').find((l) => l.includes(`/api/x402/${id})`))).toContain('A JSON object, or the same JSON as a string');
+  });
+});
+
 describe('requestRequired says what the validation does with an empty request', () => {
   const snap = snapshot(DEVNET, true);
   const catalog = buildCatalog(snap, filters({}));
@@ -316,8 +342,13 @@ describe('llms.txt, agent card, OpenAPI', () => {
       const op = doc.paths[`/api/x402/${def.id}`].post;
       const request = op.requestBody.content['application/json'].schema.properties.request;
       // The very object the registry compiled.
-      if (def.inputIsJson) expect(request.contentSchema).toBe(def.inputSchema);
-      else expect({ ...request, description: undefined }).toEqual({ ...def.inputSchema, description: undefined });
+      if (def.inputIsJson) {
+        // A JSON-input service takes the object itself or the same JSON as text (issue 30): both forms, each the registry's schema.
+        expect(request.anyOf[0]).toBe(def.inputSchema);
+        expect(request.anyOf[1]).toMatchObject({ type: 'string', contentMediaType: 'application/json' });
+        expect(request.anyOf[1].contentSchema).toBe(def.inputSchema);
+        expect(request.description).toContain('JSON object');
+      } else expect({ ...request, description: undefined }).toEqual({ ...def.inputSchema, description: undefined });
       expect(op.responses).toHaveProperty('402');
       expect(op.requestBody.content['application/json'].schema.required).toEqual(requestIsRequired(def) ? ['request'] : []);
     }
