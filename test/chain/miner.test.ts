@@ -212,8 +212,9 @@ describe('createMiner', () => {
       expect(miner.stats().hashes).toBeGreaterThan(hashesBefore);
     }
     if (process.env.MINER_TEST_VERBOSE) console.log('job-switch latency ms', latencies.map((l) => l.toFixed(2)).join(' '), 'posted after tip', posted.map((l) => l.toFixed(2)).join(' '), 'hashrate', miner.stats().hashrate);
-    // Typically 1–5 ms; one round of five may hit a scheduling hiccup on a loaded 2-core machine.
-    expect([...latencies].sort((a, b) => a - b)[3]).toBeLessThan(100);
+    // Typically 1–5 ms (the figure is the bench's); the property is that workers switch on the tip event,
+    // not at their next job refresh: a bound far above a loaded host's scheduling delay still shows it.
+    expect([...latencies].sort((a, b) => a - b)[3]).toBeLessThan(1_000);
     expect(miner.stats().blocksFound).toBe(0);
   });
 
@@ -273,7 +274,7 @@ describe('createMiner', () => {
     expect(miner.stats().hashes).toBeGreaterThan(0);
     const t0 = performance.now();
     await miner.stop();
-    expect(performance.now() - t0).toBeLessThan(600);
+    expect(performance.now() - t0).toBeLessThan(3_000); // not the end of a hashing round: workers are told at once
     const after = miner.stats();
     expect(after.running).toBe(false);
     expect(after.hashrate).toBe(0);

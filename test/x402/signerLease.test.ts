@@ -64,9 +64,9 @@ describe('signer lease', () => {
       await waiting.start();
       expect(waiting.isHolder()).toBe(false);
       child.kill('SIGKILL');
-      const ms = await until(() => waiting.isHolder(), 5000);
+      const ms = await until(() => waiting.isHolder(), 15_000);
       process.stderr.write(`signer lease taken over ${ms} ms after SIGKILL of the holder\n`);
-      expect(ms).toBeLessThan(3000);
+      expect(ms).toBeLessThan(10_000); // within seconds (typically ~200 ms here), on a loaded host too
     } finally {
       child.kill('SIGKILL');
       await exited;

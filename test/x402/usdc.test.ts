@@ -171,7 +171,7 @@ describeUsdc('facilitator client', () => {
     expect(e1).toBeInstanceOf(FacilitatorUnavailableError);
     expect((e1 as FacilitatorUnavailableError).timedOut).toBe(true);
     expect((e1 as FacilitatorUnavailableError).code).toBe('facilitator_unavailable');
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(10_000); // cut by the 300 ms timeout, not left hanging
 
     f.modes.verify = 'error500';
     const e2 = await client.verify({ x402Version: 1, paymentPayload: {}, paymentRequirements: {} }).catch((e: unknown) => e);

