@@ -25,6 +25,7 @@ import type { ProviderSettings } from '../services/outbound/types.js';
 import { OUTBOUND_CONFIG_OPTIONS, outboundOptionsOf } from './outboundConfig.js';
 import { PROVIDER_CONFIG_OPTIONS } from './providersConfig.js';
 import { PROJECT_ROOT } from '../services/projectRoot.js';
+import { normalisePublicUrl } from './api/publicUrl.js';
 
 /** Error codes of configuration loading. */
 export const ConfigErrorCode = {
@@ -53,6 +54,15 @@ export interface NodeConfig {
   readonly httpBodyLimit: number;
   /** Milliseconds a request may take before it is answered 503 `request_timeout`. */
   readonly httpTimeout: number;
+  /**
+   * The base URL every document, the MCP tool list and the quotes name (issue 29), without a
+   * trailing slash; undefined: the address the HTTP API listens on. Never the request's `Host`.
+   */
+  readonly publicUrl: string | undefined;
+  /** Hosts (`name` or `name:port`, lowercase) the HTTP API answers to; others get 421 `misdirected_request`. Empty: every Host. */
+  readonly allowedHosts: readonly string[];
+  /** JSON-RPC messages one `POST /api/mcp` may carry (a larger batch is refused `mcp_batch_too_large`). */
+  readonly mcpMaxBatch: number;
   readonly mine: boolean;
   /** Devnet only: run the built-in economy actors (node/economy/simulator.ts). */
   readonly economy: boolean;
@@ -190,6 +200,8 @@ export const defaultNodeConfig = {
   rpcAuthFailures: 10,
   httpExpensiveRate: 50,
   httpExpensiveBurst: 200,
+  allowedHosts: [],
+  mcpMaxBatch: 20,
   logSummaryInterval: 60_000,
   verifyThreads: 0,
   logLevel: 'info',
@@ -255,6 +267,8 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'httpPort', flag: 'http-port', env: 'NATIVE_HTTP_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'HTTP API port (0: any free port)', defaultText: '8402' },
   { key: 'httpBodyLimit', flag: 'http-body-limit', env: 'NATIVE_HTTP_BODY_LIMIT', kind: 'integer', schema: { type: 'integer', minimum: 1024, maximum: 64 * 1024 * 1024 }, description: 'largest request body, bytes', defaultText: '262144' },
   { key: 'httpTimeout', flag: 'http-timeout', env: 'NATIVE_HTTP_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 100, maximum: 600_000 }, description: 'request time limit, ms (a paid call waits for its payment and runs within it)', defaultText: '60000' },
+  { key: 'publicUrl', flag: 'public-url', env: 'NATIVE_PUBLIC_URL', kind: 'string', schema: { type: 'string', pattern: '^https?://[^\\s?#]+$', maxLength: 2048 }, description: 'base URL that discovery documents, MCP and quotes name (e.g. https://node.example.org), whatever Host a request carries', defaultText: 'the listening address' },
+  { key: 'allowedHosts', flag: 'allowed-hosts', env: 'NATIVE_ALLOWED_HOSTS', kind: 'list', schema: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[A-Za-z0-9.:\\[\\]-]+(,[A-Za-z0-9.:\\[\\]-]+)*$' } }, description: 'hosts (name or name:port, comma-separated or repeated) the HTTP API answers to; another Host gets 421 misdirected_request', defaultText: 'any Host (answered from the public URL)' },
   { key: 'economy', flag: 'economy', env: 'NATIVE_ECONOMY', kind: 'boolean', schema: { type: 'boolean' }, description: 'devnet only: run the built-in economy actors (tokens, stablecoin, pools, swaps, stakes, bridge records)', defaultText: 'off (on with npm start)' },
   { key: 'mine', flag: 'mine', env: 'NATIVE_MINE', kind: 'boolean', schema: { type: 'boolean' }, description: 'run the built-in CPU miner (--no-mine to disable)', defaultText: 'on for devnet, off for mainnet' },
   { key: 'minerAddress', flag: 'miner-address', env: 'NATIVE_MINER_ADDRESS', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 90 }, description: 'address paid by mined blocks', defaultText: 'the dev wallet on devnet' },
@@ -313,6 +327,7 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'rpcAuthFailures', flag: 'rpc-auth-failures', env: 'NATIVE_RPC_AUTH_FAILURES', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100_000 }, description: 'wrong JSON-RPC credentials per client address per minute before it is refused (429 rpc_rate_limited)', defaultText: '10' },
   { key: 'httpExpensiveRate', flag: 'http-expensive-rate', env: 'NATIVE_HTTP_EXPENSIVE_RATE', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 1_000_000 }, description: 'requests per second per client address to the expensive API endpoints (tx submission, paid calls, MCP); 0: no limit', defaultText: '50' },
   { key: 'httpExpensiveBurst', flag: 'http-expensive-burst', env: 'NATIVE_HTTP_EXPENSIVE_BURST', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 1_000_000 }, description: 'burst of those requests per client address', defaultText: '200' },
+  { key: 'mcpMaxBatch', flag: 'mcp-max-batch', env: 'NATIVE_MCP_MAX_BATCH', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 100 }, description: 'JSON-RPC messages one POST /api/mcp may carry (each counts against --http-expensive-rate); a larger batch is refused mcp_batch_too_large', defaultText: '20' },
   { key: 'logSummaryInterval', flag: 'log-summary-interval', env: 'NATIVE_LOG_SUMMARY_INTERVAL', kind: 'integer', schema: { type: 'integer', minimum: 1_000, maximum: 3_600_000 }, description: 'ms between summary lines of repeated per-client log events (Stratum authorizations, refusals, bans)', defaultText: '60000' },
   { key: 'verifyThreads', flag: 'verify-threads', env: 'NATIVE_VERIFY_THREADS', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 256 }, description: 'signature verification threads (0: auto)', defaultText: '0' },
   { key: 'logLevel', flag: 'log-level', env: 'NATIVE_LOG_LEVEL', kind: 'string', schema: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, description: 'fatal | error | warn | info | debug | trace | silent', defaultText: 'info' },
@@ -500,6 +515,11 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
   if (merged.blockTime !== undefined && !devnet) {
     throw invalid('blockTime', sources.get('blockTime') ?? 'default', `blockTime (interval mining) is for the devnet only; ${network} blocks come from proof of work`);
   }
+  let publicUrl: string | undefined;
+  if (merged.publicUrl !== undefined) {
+    publicUrl = normalisePublicUrl(merged.publicUrl as string);
+    if (publicUrl === undefined) throw invalid('publicUrl', sources.get('publicUrl') ?? 'default', `publicUrl ${String(merged.publicUrl)} is not an absolute http(s) URL without query or fragment (e.g. https://node.example.org)`);
+  }
   if (mine && minerAddress === undefined) {
     throw invalid('minerAddress', 'default', `mining on ${network} needs --miner-address (or NATIVE_MINER_ADDRESS / "minerAddress")`);
   }
@@ -510,6 +530,9 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     httpPort: merged.httpPort as number,
     httpBodyLimit: merged.httpBodyLimit as number,
     httpTimeout: merged.httpTimeout as number,
+    publicUrl,
+    allowedHosts: [...new Set((merged.allowedHosts as readonly string[]).flatMap((h) => h.split(',')).map((h) => h.trim().toLowerCase()).filter((h) => h.length > 0))],
+    mcpMaxBatch: merged.mcpMaxBatch as number,
     mine,
     economy: devnet && merged.economy === true,
     minerAddress,

@@ -35,8 +35,11 @@ import type { NodeLogger } from './logger.js';
 import { NODE_VERSION } from './version.js';
 import { writeDevWallet } from './wallet.js';
 import { createPayments, type Payments } from './payments.js';
+import { isPostgresLocation } from '../x402/ledger.js';
 import { createMiningEndpoints, createMiningJobFeed } from './mining/endpoints.js';
+import type Koa from 'koa';
 import { createHttpLimits } from './api/httpLimits.js';
+import { createHostPolicy, type HostPolicy } from './api/publicUrl.js';
 import { createEconomyRouter, economyErrorStatuses } from './api/economyRoutes.js';
 import { EconomySimulator } from './economy/simulator.js';
 import { createChainBackend } from './economy/backends.js';
@@ -82,6 +85,13 @@ export interface NodeParts {
   readonly metrics: HttpServer | undefined;
   /** The explorer, the operator's dashboard and its history (node/views.ts). */
   readonly views: Views;
+  /** The public base URL documents and quotes name, and the allowed Hosts (node/api/publicUrl.ts). */
+  readonly hosts: HostPolicy;
+}
+
+/** Two koa middleware run as one (the API's guard: the Host check, then the per-address limit). */
+function chainMiddleware(first: Koa.Middleware, second: Koa.Middleware): Koa.Middleware {
+  return (ctx, next) => first(ctx, () => second(ctx, next));
 }
 
 /** A full node built from a configuration (see module comment). */
@@ -171,6 +181,7 @@ export class FullNode {
               refundsStuck: () => payments!.refunds?.stuck().count ?? 0,
               ledgerGapPayments: () => (payments!.unhonored?.gapList() ?? []).reduce((n, g) => n + (g.invokes ?? 0), 0),
               paymentStatuses: () => payments!.ledger.counts(),
+              ...(config.ledger !== undefined && isPostgresLocation(config.ledger) ? { fleet: () => payments?.fleet?.metrics() } : {}),
               mining: () => {
                 const t = mining.stats.snapshot().totals;
                 return { connections: mining.stratum?.info().connections ?? 0, accepted: t.accepted, rejected: t.rejected, stale: t.stale, hashrate: t.hashrate };
@@ -179,16 +190,18 @@ export class FullNode {
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
       // The explorer and the dashboard read every part; the dashboard's history counts paid calls beside the metrics.
       const views = createViews({ chain, mempool, params, version: NODE_VERSION, dataDir: config.dataDir, peers: () => p2p?.peerCount() ?? 0, syncing: isSyncing, mining: () => ({ connections: mining.stratum?.info().connections ?? 0, ...mining.stats.snapshot().totals }), payments: () => payments, logger: log.child({ module: 'views' }) });
-      payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing, observePaidCall: (r) => (metrics?.recordPaidCall(r), views.recordPaidCall(r)) });
+      // One public base URL (issue 29): --public-url, else the listening address once bound; documents and quotes name it whatever the Host.
+      const hosts = createHostPolicy({ publicUrl: config.publicUrl, allowedHosts: config.allowedHosts });
+      payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing, observePaidCall: (r) => (metrics?.recordPaidCall(r), views.recordPaidCall(r)), baseUrl: hosts.baseUrl });
       // /health, /ready and the descriptor's .json alias, mounted first (the alias passes on to discovery).
-      const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: isSyncing, serving: () => lifecycle.serving, refundsStuck: () => payments!.refunds?.stuck().count ?? 0 }) });
+      const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: () => isSyncing() || payments?.fleet?.behind() !== undefined, serving: () => lifecycle.serving, refundsStuck: () => payments!.refunds?.stuck().count ?? 0 }) });
       const metricsServer = metrics && createMetricsServer({ host: config.metricsHost, port: config.metricsPort! }, metrics, log.child({ module: 'metrics' }));
       // Per-address limit on the expensive endpoints (tx submission, paid calls, MCP).
       const httpLimits = createHttpLimits({ ratePerSecond: config.httpExpensiveRate, burst: config.httpExpensiveBurst });
       const p2pHttp = p2p ? { routers: [createPeersRouter(p2p)], statusExtras: [() => p2p.statusFields()] } : { routers: [], statusExtras: [] };
       // The HTTP API reads the chain and the mempool, submits to the mempool, shows the miner and the peers and sells the services.
       const http = createHttpServer(
-        { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION, guard: httpLimits.middleware },
+        { host: config.httpHost, port: config.httpPort, bodyLimit: config.httpBodyLimit, timeoutMs: config.httpTimeout, version: NODE_VERSION, guard: chainMiddleware(hosts.middleware, httpLimits.middleware) },
         { chain, mempool, params, miner, logger: log.child({ module: 'http' }), middleware: metrics ? [metrics.middleware()] : [], routers: [ops, payments.router, payments.discovery.router, ...mining.routers, ...p2pHttp.routers, createEconomyRouter(chain.economy, params), views.router], errorStatuses: { ...payments.errorStatuses, ...economyErrorStatuses }, admitTx: (bytes) => payments!.admitTx(bytes), statusExtras: [mining.statusExtra, () => payments!.statusExtra(), ...p2pHttp.statusExtras, () => ({ httpLimits: httpLimits.info() })] },
       );
       if (devnet) {
@@ -197,7 +210,7 @@ export class FullNode {
       }
       // The devnet economy acts on the chain and the mempool like any wallet would.
       const economy = devnet && config.economy ? new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 2, log: log.child({ module: 'economy' }) }) : undefined;
-      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, jobFeed, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy, metrics: metricsServer, views }, log, { isSyncing, networkKnown }, lifecycle);
+      return new FullNode(config, params, { verifier, chain, mempool, mempoolStore, miner, jobFeed, stratum: mining.stratum, rpc: { service: mining.rpc, server: mining.rpcServer }, p2p, http, payments, economy, metrics: metricsServer, views, hosts }, log, { isSyncing, networkKnown }, lifecycle);
     } catch (e) {
       await payments?.stop().catch(() => undefined);
       await chain?.close().catch(() => undefined);
@@ -234,6 +247,15 @@ export class FullNode {
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
       await this.parts.views.start();
       await http.start();
+      // The fleet's heartbeat names this node's API (x402/fleet.ts).
+      if (payments.fleet) {
+        payments.fleet.url = http.url;
+        void payments.fleet.beat();
+      }
+      this.parts.hosts.listening(http.url);
+      if (this.config.publicUrl === undefined && /^http:\/\/(0\.0\.0\.0|\[::\])[:/]/.test(http.url)) {
+        this.log.warn({ url: http.url }, 'documents and quotes name the listening address, which clients cannot reach: set --public-url');
+      }
       this.parts.economy?.start();
       await this.parts.metrics?.start();
       if (this.parts.metrics) this.log.info({ url: `${this.parts.metrics.url}/metrics` }, 'metrics listening');
@@ -244,7 +266,7 @@ export class FullNode {
       throw e;
     }
     this.log.info(
-      { url: http.url, network: this.params.network, chainId: this.params.chainId, height: chain.tip.height, tip: chain.tip.hashHex, mining: miner !== undefined, dataDir: this.config.dataDir, version: NODE_VERSION },
+      { url: http.url, publicUrl: this.parts.hosts.baseUrl(), network: this.params.network, chainId: this.params.chainId, height: chain.tip.height, tip: chain.tip.hashHex, mining: miner !== undefined, dataDir: this.config.dataDir, version: NODE_VERSION },
       'listening',
     );
   }

@@ -43,11 +43,13 @@ import { defaultSellerInfo } from '../services/documents/document.js';
 import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
 import { useSanctionsDir } from '../services/sanctions/screen.js';
 import { sanctionsDirOf } from './sanctions.js';
-import { LedgerErrorCode, openLedger, type SettlementLedger } from '../x402/ledger.js';
+import { isPostgresLocation, LedgerErrorCode, openLedger, type SettlementLedger } from '../x402/ledger.js';
 import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
 import type { PgLedger } from '../x402/pgLedger.js';
-import { SignerLease } from '../x402/signerLease.js';
+import { SIGNER_LEASE_KEY, SignerLease } from '../x402/signerLease.js';
+import { FleetHeartbeat, fleetNodeId } from '../x402/fleet.js';
+import { defaultSyncOptions } from '../p2p/sync.js';
 import { createPaidCallCore, decorateCall, type PaidCallCore, type PaidCallRecord } from '../x402/paidCall.js';
 import type { PaidCallOutcome } from '../x402/outcome.js';
 import { NativeSettlement } from '../x402/settle.js';
@@ -138,6 +140,8 @@ export interface Payments {
   readonly paidCalls: PaidCallCore;
   /** The payment watcher (undefined without a payee key). */
   readonly unhonored: UnhonoredPayments | undefined;
+  /** The fleet's heartbeat (PostgreSQL ledger only): this node's row, the fleet's view, its lag (x402/fleet.ts). */
+  readonly fleet: FleetHeartbeat | undefined;
   readonly router: Router;
   /** HTTP statuses of the payment error codes, for the app's error middleware. */
   readonly errorStatuses: Readonly<Record<string, number>>;
@@ -173,7 +177,7 @@ function sellerOf(config: NodeConfig): SellerInfo {
 export async function createPayments(
   config: NodeConfig,
   params: ChainParams,
-  modules: { chain: Chain; mempool: Mempool; verifier: SignatureVerifier; logger: Logger & { child(b: object): Logger }; isSyncing?: () => boolean; observePaidCall?: (r: PaidCallRecord) => void },
+  modules: { chain: Chain; mempool: Mempool; verifier: SignatureVerifier; logger: Logger & { child(b: object): Logger }; isSyncing?: () => boolean; observePaidCall?: (r: PaidCallRecord) => void; baseUrl?: () => string },
   env: Record<string, string | undefined> = process.env,
 ): Promise<Payments> {
   const log = modules.logger;
@@ -198,7 +202,9 @@ export async function createPayments(
   useSanctionsDir(sanctionsDirOf(config));
   const nativeUsd = createChainPriceSource(modules.chain, params, (e) => log.warn({ err: (e as Error).message }, 'NATIVE/USD price refresh failed'));
   const payee = await loadPayee(config, params, env);
-  const ledger = await openLedger(ledgerLocationOf(config));
+  // On a PostgreSQL ledger the node is named by its data directory (x402/fleet.ts): its claims and heartbeats carry the name.
+  const nodeId = isPostgresLocation(ledgerLocationOf(config)) ? fleetNodeId(config.dataDir) : undefined;
+  const ledger = await openLedger(ledgerLocationOf(config), nodeId ? { nodeId } : {});
   if (ledger.kind === 'postgres') log.info({ sellerId: ledger.sellerId }, 'settlement ledger in PostgreSQL');
   const serviceLog = log.child({ module: 'services' });
   // Every request a service makes outside the node goes through this one client (SSRF checks, limits, per-host concurrency).
@@ -209,7 +215,16 @@ export async function createPayments(
   const health: ServiceHealthReader = { get: (id) => healthOf?.(id) ?? { status: 'unknown', lastVerifiedAt: 0 } };
   const context: Omit<ServiceContext, 'signal'> = { chain, mempool, params, now: Date.now, log: serviceLog, registry, nativeUsd, verifier: modules.verifier, usage: ledger, outbound, providers: config.providers, seller: sellerOf(config), addressLabels: chainAddressLabels(chain), health };
   // A PostgreSQL ledger may be shared by a fleet: payee transactions are signed by the lease holder only.
-  const lease = payee && ledger.kind === 'postgres' ? new SignerLease(ledgerLocationOf(config)) : undefined;
+  const lease = payee && ledger.kind === 'postgres' ? new SignerLease(ledgerLocationOf(config), { name: nodeId }) : undefined;
+  // Every node of a fleet writes its heartbeat and reads the others'; one far behind the fleet's best tip stops selling.
+  const fleet =
+    ledger.kind === 'postgres' && nodeId
+      ? new FleetHeartbeat((text, values) => (ledger as PgLedger).query(text, values), nodeId, () => ({ version: NODE_VERSION, network: params.network, height: chain.tip.height, tip: chain.tip.hashHex, leaseHolder: lease?.isHolder() ?? false }), {
+          leaseKey: SIGNER_LEASE_KEY,
+          farBehindBlocks: defaultSyncOptions.farBehindBlocks,
+          logger: log.child({ module: 'fleet' }),
+        })
+      : undefined;
   const refundOpts = { logger: log.child({ module: 'refunds' }) };
   const refunds = payee ? (lease ? new FleetRefunds(lease, ledger, chain, mempool, ledger, payee, params, refundOpts) : new RefundManager(chain, mempool, ledger, payee, params, refundOpts)) : undefined;
   const unhonored =
@@ -250,6 +265,7 @@ export async function createPayments(
     params,
     nativeUsd,
     isSyncing: modules.isSyncing,
+    behindFleet: fleet && (() => fleet.behind()),
     requestBudgetMs: config.httpTimeout,
     context,
     observe: modules.observePaidCall,
@@ -294,19 +310,22 @@ export async function createPayments(
     lease.on('acquired', () => {
       signerLog.info({ sellerId: ledger.sellerId }, 'signer lease acquired: this node signs refunds and payouts and runs the payment watcher');
       signerQueue = signerQueue.then(beginSigning).catch((e) => signerLog.error({ err: (e as Error).message }, 'signer roles failed to start'));
+      void fleet?.beat();
     });
     lease.on('lost', () => {
       signerLog.warn({}, 'signer lease lost: this node stops signing');
       signerQueue = signerQueue.then(endSigning).catch((e) => signerLog.error({ err: (e as Error).message }, 'signer roles failed to stop'));
+      void fleet?.beat();
     });
   }
   // The provider surface comes first: `POST /api/x402/requests` is not a service call.
   const router = new Router();
   router.use(createProviderRouter({ inbox, boards, registry, params, maxWaitMs: Math.max(1000, Math.min(25_000, config.httpTimeout - 5_000)) }).routes());
-  router.use(createX402Router(paidCalls).routes());
+  // Quotes, documents and MCP name the node's public base URL (node/api/publicUrl.ts), never the request's Host.
+  router.use(createX402Router(paidCalls, undefined, undefined, modules.baseUrl).routes());
   // Discovery needs the registry, the ledger's totals, the price, the core (payees, MCP) and the services' context (health checks).
   const discovery = createDiscovery(
-    { version: NODE_VERSION, defaultNodeUrl: DEFAULT_NODE_URL, facilitatorUrl: config.facilitatorUrl, usdcAuthVerified: usdcSettlement !== undefined },
+    { version: NODE_VERSION, defaultNodeUrl: DEFAULT_NODE_URL, facilitatorUrl: config.facilitatorUrl, usdcAuthVerified: usdcSettlement !== undefined, baseUrl: modules.baseUrl, mcpMaxBatch: config.mcpMaxBatch },
     { registry, usage: ledger, nativeUsd, paidCalls, params, context, logger: log.child({ module: 'discovery' }) },
   );
   // What the catalog shows: a provider agent's live state first, else the prober's last check.
@@ -322,6 +341,7 @@ export async function createPayments(
     refunds,
     paidCalls,
     unhonored,
+    fleet,
     router,
     errorStatuses: { ...PAYMENT_HTTP_STATUS, ...INBOX_HTTP_STATUS, ...BOARD_HTTP_STATUS, [AdmissionErrorCode.COMMITMENT_MISSING]: 422, [AdmissionErrorCode.WRONG_SELLER]: 422, [LedgerErrorCode.UNAVAILABLE]: 503, [LedgerErrorCode.CONFLICT]: 409 },
     admitTx(bytes) {
@@ -379,6 +399,8 @@ export async function createPayments(
           // USDC rail: settled (also counted in settledUsdc), being reconciled from Base, expired unused, failed.
           usdc: { settled: settledUsdc, settlePending: counts.settle_pending, expiredUnsettled: counts.expired_unsettled, failed: counts.failed, reconciling: reconciler !== undefined },
         },
+        // The fleet on a PostgreSQL ledger (x402/fleet.ts): its live nodes, tips and lags, the lease holder, the ledger's size.
+        ...(fleet ? { fleet: fleet.status() } : {}),
       };
     },
     async start() {
@@ -393,12 +415,14 @@ export async function createPayments(
       } else {
         await beginSigning();
       }
+      await fleet?.start();
       if (usdcSettlement && !reconciler) log.warn({}, 'no Base RPC URL (--base-rpc-url none): ambiguous USDC settlements (facilitator /settle timed out or failed) cannot be reconciled automatically; their results are withheld');
       discovery.start();
     },
     async stop() {
       await discovery.stop();
       clearInterval(sweep);
+      await fleet?.stop();
       if (lease) {
         await lease.stop();
         await signerQueue;

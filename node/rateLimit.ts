@@ -35,11 +35,11 @@ export class TokenBucket {
     this.at = now;
   }
 
-  /** Takes one token; false when there is none (the event is over the limit). */
-  take(now: number): boolean {
+  /** Takes `n` tokens (default one), all or none; false when there are fewer (the events are over the limit). */
+  take(now: number, n = 1): boolean {
     this.refill(now);
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    if (this.tokens < n) return false;
+    this.tokens -= n;
     return true;
   }
 
@@ -49,11 +49,12 @@ export class TokenBucket {
     return this.tokens >= 1;
   }
 
-  /** Seconds until the next token (0 when one is there; Infinity when the bucket never refills). */
-  waitSeconds(now: number): number {
+  /** Seconds until `n` tokens (default one) are there (0 when they are; Infinity when the bucket never refills or holds fewer). */
+  waitSeconds(now: number, n = 1): number {
     this.refill(now);
-    if (this.tokens >= 1) return 0;
-    return this.opts.ratePerSecond > 0 ? Math.ceil((1 - this.tokens) / this.opts.ratePerSecond) : Infinity;
+    if (this.tokens >= n) return 0;
+    if (n > this.opts.burst) return Infinity;
+    return this.opts.ratePerSecond > 0 ? Math.ceil((n - this.tokens) / this.opts.ratePerSecond) : Infinity;
   }
 }
 
@@ -80,9 +81,9 @@ export class AddressBuckets {
     return b;
   }
 
-  /** Takes a token of `address`; false when it is over its limit. */
-  take(address: string): boolean {
-    return this.bucket(address).take(this.now());
+  /** Takes `n` tokens (default one) of `address`, all or none; false when it is over its limit. */
+  take(address: string, n = 1): boolean {
+    return this.bucket(address).take(this.now(), n);
   }
 
   /** Whether `address` has a token left (a request may go ahead), without taking it. */
@@ -91,10 +92,10 @@ export class AddressBuckets {
     return b === undefined || b.has(this.now());
   }
 
-  /** Seconds until `address` has a token again (for `Retry-After`). */
-  retryAfterSeconds(address: string): number {
+  /** Seconds until `address` has `n` tokens (default one) again (for `Retry-After`). */
+  retryAfterSeconds(address: string, n = 1): number {
     const b = this.buckets.get(address);
-    return b ? Math.max(1, Math.min(3600, b.waitSeconds(this.now()))) : 1;
+    return b ? Math.max(1, Math.min(3600, b.waitSeconds(this.now(), n))) : 1;
   }
 
   /** Addresses currently tracked. */

@@ -18,6 +18,10 @@
  * clients that accept it), for at most `DOCUMENT_TTL_MS` and only while nothing they show has
  * changed: the prober has not finished a round, no payment has settled, the price is the same.
  * A read of a kept document costs no building; `updatedAt` says when it was generated.
+ *
+ * Every document names one base URL, the node's public one (`--public-url`, else the listening
+ * address; node/api/publicUrl.ts), never the request's `Host`: the kept documents are the same
+ * for every Host, and their keys do not include it (issue 29).
  */
 import { gzipSync } from 'node:zlib';
 import { Router } from '@koa/router';
@@ -35,6 +39,7 @@ import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agen
 import { freshMajors } from '../../services/providers/index.js';
 import { HttpErrorCode } from './http.js';
 import { createMcpRouter } from './mcp.js';
+import { localBaseUrl } from './publicUrl.js';
 import { renderAgentsPage, agentsJson } from '../../discovery/pages/agents.js';
 import { renderJoinPage } from '../../discovery/pages/join.js';
 import { renderMarketplacePage } from '../../discovery/pages/marketplace.js';
@@ -51,6 +56,13 @@ export interface DiscoveryOptions {
   readonly version: string;
   /** The node's default URL (the CLI's `--node` default): examples omit `--node` there. */
   readonly defaultNodeUrl?: string;
+  /**
+   * The base URL the documents, MCP and quotes name (the node's public URL). Default: the address
+   * the connection reached (socket's local address), never the request's Host.
+   */
+  readonly baseUrl?: () => string;
+  /** JSON-RPC messages one `POST /api/mcp` may carry (default `DEFAULT_MCP_MAX_BATCH`). */
+  readonly mcpMaxBatch?: number;
 }
 
 /** What discovery reads. */
@@ -73,7 +85,7 @@ export interface DiscoveryModules {
 export interface Discovery {
   readonly router: Router;
   readonly prober: HealthProber;
-  /** The snapshot and cached catalog entries for a base URL. */
+  /** The snapshot and cached catalog entries (for the base URL given; the node gives its public one). */
   catalog(baseUrl: string): { snap: CatalogSnapshot; resources: readonly CatalogService[] };
   start(): void;
   stop(): Promise<void>;
@@ -102,15 +114,13 @@ function allowCrossOrigin(ctx: Koa.Context): void {
   ctx.set('Access-Control-Max-Age', '600');
 }
 
-/** Base URL the caller used (documents name addresses the caller can reach). */
-function baseUrlOf(ctx: Koa.Context): string {
-  return `${ctx.protocol}://${ctx.host}`;
-}
 
 /** Builds the discovery side (call `start()` to run the prober). */
 export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Discovery {
   const log = m.logger ?? silentLogger;
   const now = m.now ?? Date.now;
+  // The public base URL; never the request's Host (see module comment).
+  const baseUrlOf = (ctx: Koa.Context): string => opts.baseUrl?.() ?? localBaseUrl(ctx);
   const usdcPayTo = m.paidCalls.usdcPayTo;
   const usdc: UsdcRail | undefined = usdcPayTo ? { payTo: usdcPayTo, facilitatorUrl: opts.facilitatorUrl ?? DEFAULT_FACILITATOR_URL, authVerified: opts.usdcAuthVerified ?? false } : undefined;
   const prober = createHealthProber(
@@ -150,7 +160,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     const key = cacheKey(snap);
     let hit = cache.get(baseUrl);
     if (!hit || hit.key !== key) {
-      // A handful of base URLs in practice (loopback, public name); bound it anyway.
+      // One base URL on a node (its public one); a few in tests without one (the local addresses). Bound it anyway.
       if (!hit && cache.size >= 16) cache.clear();
       hit = { key, resources: buildResources(snap) };
       cache.set(baseUrl, hit);
@@ -158,7 +168,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     return { snap, resources: hit.resources, key };
   };
 
-  // Serialised documents by base URL, path and query (see module comment).
+  // Serialised documents by base URL (the public one: the same for every Host), path and query (see module comment).
   const kept = new Map<string, KeptDocument>();
   const send = (ctx: Koa.Context, id: string, type: string, build: (snap: CatalogSnapshot, resources: readonly CatalogService[]) => unknown, status = 200) => {
     const baseUrl = baseUrlOf(ctx);
@@ -263,7 +273,13 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     paidCalls: m.paidCalls,
     params: m.params,
     nativeUsd: m.nativeUsd,
-    catalog,
+    catalog: (baseUrl) => {
+      const { snap, resources } = catalog(baseUrl);
+      return { snap, resources };
+    },
+    catalogKey: (baseUrl) => catalog(baseUrl).key,
+    baseUrl: opts.baseUrl,
+    maxBatch: opts.mcpMaxBatch,
     version: opts.version,
     logger: log,
   });

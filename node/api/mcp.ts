@@ -1,9 +1,13 @@
 /**
  * The MCP endpoint: `POST /api/mcp` (optional `?net=mainnet`, or the node's own network) serves
- * the Model Context Protocol over Streamable HTTP with the official SDK, stateless (a fresh
- * `Server` and transport per request, `sessionIdGenerator: undefined`, JSON responses).
+ * the Model Context Protocol over Streamable HTTP with the official SDK, stateless
+ * (`sessionIdGenerator: undefined`, JSON responses). The node builds its MCP side once
+ * (`McpEndpoint`: prepared servers reused, the tool list serialised once per catalog version); a
+ * request gets only a fresh transport. A batch carries at most `--mcp-max-batch` messages and
+ * each counts against the caller's `--http-expensive-rate` (issue 29). Tools, instructions and
+ * quotes name the node's public base URL, never the request's Host.
  *
- * Tools, built from the live registry at every `tools/list`:
+ * Tools, built from the live registry (again whenever the catalog's version changed):
  *   - one paid tool per service, named by its service id; its input is `{request}`, whose
  *     schema is the service's input schema and whose description is its requestFormat;
  *   - `search_services` (free): the catalog with its filters (category, maxPrice, network, q,
@@ -35,6 +39,7 @@
  * this file turns a tool call into a `PaidCall` (the USDC payload is handed on decoded) and the
  * core's outcome into a tool result; the checks, their order and the settlement are the core's.
  */
+import { randomBytes } from 'node:crypto';
 import { Router } from '@koa/router';
 import type Koa from 'koa';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -52,6 +57,8 @@ import type { PaidCallOutcome } from '../../x402/outcome.js';
 import type { PaidCallCore, PaymentProof } from '../../x402/paidCall.js';
 import type { QuoteBody } from '../../x402/wire.js';
 import { HttpErrorCode } from './http.js';
+import { chargeOperations } from './httpLimits.js';
+import { localBaseUrl } from './publicUrl.js';
 
 /** `_meta` key of the payment a client sends (x402 MCP convention). */
 export const X402_PAYMENT_META = 'x402/payment';
@@ -69,6 +76,12 @@ export interface McpModules {
   readonly nativeUsd: NativeUsdSource;
   /** The catalog snapshot and its (cached) entries for a base URL. */
   readonly catalog: (baseUrl: string) => { snap: CatalogSnapshot; resources: readonly CatalogService[] };
+  /** The catalog's version (changes with health, settled calls, price, the registry): the tool list is rebuilt when it changes. */
+  readonly catalogKey?: (baseUrl: string) => string;
+  /** The public base URL the tools and instructions name (node/api/publicUrl.ts); default: the address the connection reached. */
+  readonly baseUrl?: () => string;
+  /** JSON-RPC messages one request may carry (default `DEFAULT_MCP_MAX_BATCH`). */
+  readonly maxBatch?: number;
   readonly version: string;
   readonly logger?: Logger;
 }
@@ -82,13 +95,13 @@ export function acceptedNets(params: ChainParams): Set<string> {
 async function importSdk() {
   const [server, http, validation, types] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
-    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
     import('@modelcontextprotocol/sdk/validation/ajv-provider.js'),
     import('@modelcontextprotocol/sdk/types.js'),
   ]);
   return {
     Server: server.Server,
-    StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+    WebStandardStreamableHTTPServerTransport: http.WebStandardStreamableHTTPServerTransport,
     // One validator for every per-request Server (the SDK's default builds a new ajv instance each time).
     validator: new validation.AjvJsonSchemaValidator() as AjvJsonSchemaValidator,
     types,
@@ -304,36 +317,135 @@ function searchTool(m: McpModules, baseUrl: string, args: Record<string, unknown
   return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
 }
 
-/** A stateless MCP server for one request coming in at `baseUrl`. */
-export async function createMcpServer(m: McpModules, baseUrl: string): Promise<Server> {
-  const sdk = await loadMcpSdk();
-  const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = sdk.types;
-  const server = new sdk.Server(
-    { name: 'native-node', title: 'native-node x402 services', version: m.version },
-    {
-      capabilities: { tools: { listChanged: false } },
-      instructions:
-        `Paid services of a ${m.params.network} node, one tool per service, sold per call with x402. ` +
-        `Use ${FREE_TOOLS.search} to find a service and ${FREE_TOOLS.quote} for its price. A paid tool called without payment returns isError with the ` +
-        `payment requirements; pay the native-x402 option (an agent_invoke for exactly maxAmountRequired to payTo whose requestHash is the commitment described by extra.commitment over extra.sellerId, the tool, the request and a secret salt of yours, broadcast ` +
-        `with POST ${baseUrl}/api/v1/tx), then call the tool again with the same arguments and _meta["x402/payment"] = {"txId": "<id>", "salt": "<the salt>"}.`,
-      jsonSchemaValidator: sdk.validator,
-    },
-  );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...freeTools(m), ...m.registry.list().map((d) => serviceTool(d, m))] }));
-  server.setRequestHandler(CallToolRequestSchema, async (req) => {
-    const args = (req.params.arguments ?? {}) as Record<string, unknown>;
-    try {
-      return await callTool(m, baseUrl, req.params.name, args, req.params._meta as Record<string, unknown> | undefined);
-    } catch (e) {
-      if (e instanceof UnknownToolError) throw new McpError(ErrorCode.InvalidParams, e.message);
-      if (e instanceof McpError) throw e;
-      (m.logger ?? silentLogger).error({ err: e, tool: req.params.name }, 'MCP tool call crashed');
-      return errorResult(HttpErrorCode.INTERNAL, 'internal error');
-    }
-  });
-  return server;
+/** Default of `--mcp-max-batch`: JSON-RPC messages one `POST /api/mcp` may carry. */
+export const DEFAULT_MCP_MAX_BATCH = 20;
+/** `error.data.code` of the JSON-RPC error answering a batch over the cap (HTTP 400, JSON-RPC -32600). */
+export const MCP_BATCH_TOO_LARGE = 'mcp_batch_too_large';
+/** Prepared servers kept idle at most; more are made while requests overlap (paid calls wait for blocks), then dropped. */
+const MAX_IDLE_SERVERS = 16;
+
+/** The tool list of one catalog version: its key and its JSON text (the `result` of `tools/list`). */
+interface ToolList {
+  readonly key: string;
+  readonly json: string;
+  readonly count: number;
 }
+
+/**
+ * The MCP side of a node, built once (issue 29): prepared SDK servers (handlers registered once)
+ * reused across requests, and the `tools/list` result serialised once per catalog version.
+ *
+ * The SDK binds a `Server` to one transport at a time and a stateless transport to one request,
+ * so each request gets a fresh `WebStandardStreamableHTTPServerTransport` (cheap) connected to an
+ * idle prepared server, released after the answer. The SDK parses, validates and dispatches every
+ * message and writes every envelope. `tools/list` answers a stand-in whose JSON is a token of this
+ * process (128 random bits, never sent out); the response text has the token replaced by the
+ * cached JSON of the list, so a list is built and serialised only when the catalog, the health or
+ * the price changed, not per message.
+ */
+export class McpEndpoint {
+  private readonly idle: Server[] = [];
+  private list?: ToolList;
+  private readonly token = `native-mcp-tools-${randomBytes(16).toString('hex')}`;
+  private readonly quotedToken = JSON.stringify(this.token);
+  /** Tool lists built (once per catalog version), for tests and the bench. */
+  listsBuilt = 0;
+
+  constructor(
+    private readonly m: McpModules,
+    private readonly baseUrl: () => string,
+  ) {}
+
+  /** The current tool list (rebuilt when its key changed: catalog version, price, what is for sale). */
+  toolList(): ToolList {
+    const base = this.baseUrl();
+    const defs = this.m.registry.list();
+    let forSale = '';
+    for (const d of defs) forSale += this.m.paidCalls.isForSale(d) ? '1' : '0';
+    const key = `${this.m.catalogKey?.(base) ?? ''}|${this.m.nativeUsd.get().microUsd}|${defs.length}|${forSale}|${base}`;
+    if (this.list?.key !== key) {
+      const tools = [...freeTools(this.m), ...defs.map((d) => serviceTool(d, this.m))];
+      this.list = { key, json: JSON.stringify({ tools }), count: tools.length };
+      this.listsBuilt++;
+    }
+    return this.list;
+  }
+
+  /** A response text with the `tools/list` stand-in replaced by the list's JSON. */
+  private withToolList(text: string): string {
+    if (!text.includes(this.quotedToken)) return text;
+    const json = this.toolList().json;
+    return text.split(this.quotedToken).join(json);
+  }
+
+  /** A prepared server (an idle one, or a new one). */
+  private async take(): Promise<Server> {
+    const reused = this.idle.pop();
+    if (reused) return reused;
+    const sdk = await loadMcpSdk();
+    const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = sdk.types;
+    const m = this.m;
+    const baseUrl = this.baseUrl();
+    const server = new sdk.Server(
+      { name: 'native-node', title: 'native-node x402 services', version: m.version },
+      {
+        capabilities: { tools: { listChanged: false } },
+        instructions:
+          `Paid services of a ${m.params.network} node, one tool per service, sold per call with x402. ` +
+          `Use ${FREE_TOOLS.search} to find a service and ${FREE_TOOLS.quote} for its price. A paid tool called without payment returns isError with the ` +
+          `payment requirements; pay the native-x402 option (an agent_invoke for exactly maxAmountRequired to payTo whose requestHash is the commitment described by extra.commitment over extra.sellerId, the tool, the request and a secret salt of yours, broadcast ` +
+          `with POST ${baseUrl}/api/v1/tx), then call the tool again with the same arguments and _meta["x402/payment"] = {"txId": "<id>", "salt": "<the salt>"}.`,
+        jsonSchemaValidator: sdk.validator,
+      },
+    );
+    // The list is built (if its version changed) now, and its JSON spliced into the response text.
+    const token = this.token;
+    server.setRequestHandler(ListToolsRequestSchema, () => {
+      this.toolList();
+      return { toJSON: () => token } as unknown as { tools: Tool[] };
+    });
+    server.setRequestHandler(CallToolRequestSchema, async (req) => {
+      const args = (req.params.arguments ?? {}) as Record<string, unknown>;
+      try {
+        return await callTool(m, this.baseUrl(), req.params.name, args, req.params._meta as Record<string, unknown> | undefined);
+      } catch (e) {
+        if (e instanceof UnknownToolError) throw new McpError(ErrorCode.InvalidParams, e.message);
+        if (e instanceof McpError) throw e;
+        (m.logger ?? silentLogger).error({ err: e, tool: req.params.name }, 'MCP tool call crashed');
+        return errorResult(HttpErrorCode.INTERNAL, 'internal error');
+      }
+    });
+    return server;
+  }
+
+  /** Puts a server back once its transport is closed. */
+  private release(server: Server): void {
+    if (this.idle.length < MAX_IDLE_SERVERS) this.idle.push(server);
+  }
+
+  /** Answers one POST (already parsed `body`) through the SDK's transport: status, headers and text. */
+  async handle(url: string, headers: Record<string, string | string[] | undefined>, body: unknown): Promise<{ status: number; headers: [string, string][]; text: string }> {
+    const sdk = await loadMcpSdk();
+    const server = await this.take();
+    const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    transport.onerror = (e) => (this.m.logger ?? silentLogger).debug({ err: e.message }, 'MCP transport error');
+    try {
+      await server.connect(transport);
+      const h = new Headers();
+      for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_HEADERS.has(k)) h.set(k, Array.isArray(v) ? v.join(', ') : v);
+      const response = await transport.handleRequest(new Request(url, { method: 'POST', headers: h }), { parsedBody: body });
+      const out: [string, string][] = [];
+      response.headers.forEach((v, k) => out.push([k, v]));
+      return { status: response.status, headers: out, text: this.withToolList(response.body ? await response.text() : '') };
+    } finally {
+      await transport.close().catch(() => undefined);
+      this.release(server);
+    }
+  }
+}
+
+/** Request headers not handed to the SDK's transport (the connection's, and the Host: the SDK is given the public URL). */
+const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade']);
 
 /** CORS headers of the MCP endpoint (browser-based agents may call it cross-origin). */
 function mcpCors(ctx: Koa.Context): void {
@@ -344,11 +456,23 @@ function mcpCors(ctx: Koa.Context): void {
   ctx.set('Access-Control-Max-Age', '600');
 }
 
-/** The router of `POST /api/mcp` (GET and DELETE answer 405: stateless, no server-initiated stream). */
+/** A JSON-RPC error answer of the endpoint itself (before the SDK), with the node's error code in `data.code`. */
+function jsonRpcError(ctx: Koa.Context, status: number, rpcCode: number, message: string, data: Record<string, unknown>): void {
+  ctx.status = status;
+  ctx.body = { jsonrpc: '2.0', error: { code: rpcCode, message, data }, id: null };
+}
+
+/**
+ * The router of `POST /api/mcp` (GET and DELETE answer 405: stateless, no server-initiated
+ * stream). A batch of more than `maxBatch` messages is refused (400, JSON-RPC -32600 with
+ * `data.code` `mcp_batch_too_large`); each message of a batch is one request against the
+ * caller's `--http-expensive-rate` (the guard charged the first; `chargeOperations` the others).
+ */
 export function createMcpRouter(m: McpModules): Router {
   const router = new Router();
   const nets = acceptedNets(m.params);
-  const log = m.logger ?? silentLogger;
+  const maxBatch = m.maxBatch ?? DEFAULT_MCP_MAX_BATCH;
+  let endpoint: McpEndpoint | undefined;
   router.options('/api/mcp', (ctx) => {
     mcpCors(ctx);
     ctx.status = 204;
@@ -367,20 +491,20 @@ export function createMcpRouter(m: McpModules): Router {
     if (net !== undefined && (typeof net !== 'string' || !nets.has(net))) {
       throw new NodeError(HttpErrorCode.INVALID_QUERY, `net must be one of ${[...nets].join(', ')} (this node serves ${m.params.network})`, { param: 'net' });
     }
-    const baseUrl = `${ctx.protocol}://${ctx.host}`;
-    const server = await createMcpServer(m, baseUrl);
-    const transport = new (await loadMcpSdk()).StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    transport.onerror = (e) => log.debug({ err: e.message }, 'MCP transport error');
-    // The SDK writes the response itself; koa must not, and must not see a 404 for an empty body.
-    ctx.respond = false;
-    ctx.status = 200;
-    try {
-      await server.connect(transport);
-      await transport.handleRequest(ctx.req, ctx.res, ctx.request.body);
-    } finally {
-      await transport.close().catch(() => undefined);
-      await server.close().catch(() => undefined);
+    const body = ctx.request.body as unknown;
+    const messages = Array.isArray(body) ? body.length : 1;
+    if (messages > maxBatch) {
+      return jsonRpcError(ctx, 400, -32600, `Invalid Request: a batch of ${messages} messages; this node takes at most ${maxBatch} per request (--mcp-max-batch)`, { code: MCP_BATCH_TOO_LARGE, maxBatch, received: messages });
     }
+    // Every message is a request against the caller's limit: the guard counted one.
+    if (!chargeOperations(ctx, messages - 1)) return;
+    // The public base URL (never the request's Host); the first request after the listener is up builds the endpoint.
+    const baseUrl = m.baseUrl ?? (() => localBaseUrl(ctx));
+    endpoint ??= new McpEndpoint(m, m.baseUrl ?? baseUrl);
+    const answer = await endpoint.handle(`${baseUrl()}${ctx.url}`, ctx.req.headers, body);
+    ctx.status = answer.status;
+    for (const [k, v] of answer.headers) if (k !== 'content-length') ctx.set(k, v);
+    ctx.body = answer.text;
   });
   return router;
 }

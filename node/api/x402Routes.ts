@@ -25,6 +25,7 @@ import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, type PaidCallCore, type Payment
 import { encodeJsonHeader, paymentResponseHeaders } from '../../x402/usdcWire.js';
 import { PaymentAuth, paymentReceiptOf, paymentRequiredV2Of } from './paymentDialects.js';
 import { SIGN_IN_WITH_X, SiwxChallenges } from '../../x402/siwx.js';
+import { localBaseUrl } from './publicUrl.js';
 
 interface CallBody {
   serviceId?: unknown;
@@ -85,7 +86,7 @@ function usdcOnlyPreference(ctx: Koa.Context): 'query' | 'prefer' | undefined {
 }
 
 /** Writes an outcome as the HTTP answer: status, body, and the headers of every 402 dialect or of the settlement. */
-function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth: boolean, siwx: SiwxChallenges): void {
+function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth: boolean, siwx: SiwxChallenges, realm: string): void {
   let accepts;
   if (o.status === 402 && 'quote' in o) {
     // A 402: the quote (only the USDC option when asked for), the x402 v2 header and the Payment challenges of the same options.
@@ -100,7 +101,7 @@ function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth
     // With the USDC rail, a sign-in challenge too: a payer that lost its payment identifier proves itself with it on a retry.
     const signIn = usdcOption ? { [SIGN_IN_WITH_X]: siwx.declaration(usdcOption.resource, Date.now()) } : undefined;
     ctx.set('PAYMENT-REQUIRED', encodeJsonHeader(paymentRequiredV2Of(accepts, o.kind === 'refused' ? o.error.code : undefined, signIn)));
-    ctx.set('WWW-Authenticate', auth.challenges(accepts, ctx.host, Date.now()));
+    ctx.set('WWW-Authenticate', auth.challenges(accepts, realm, Date.now()));
     ctx.set('Access-Control-Expose-Headers', 'PAYMENT-REQUIRED, WWW-Authenticate');
     if (accepts === o.quote.accepts) accepts = undefined;
   }
@@ -119,12 +120,16 @@ function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth
   ctx.body = outcomeBody(o, accepts);
 }
 
-/** Builds the router of the paid endpoints over the paid-call core. */
-export function createX402Router(core: PaidCallCore, auth: PaymentAuth = new PaymentAuth(), siwx: SiwxChallenges = new SiwxChallenges()): Router {
+/**
+ * Builds the router of the paid endpoints over the paid-call core. `baseUrl` is the node's public
+ * base URL (node/api/publicUrl.ts): the quote's `resource`, the sign-in challenge and the Payment
+ * realm name it, never the request's Host; default: the address the connection reached.
+ */
+export function createX402Router(core: PaidCallCore, auth: PaymentAuth = new PaymentAuth(), siwx: SiwxChallenges = new SiwxChallenges(), publicBaseUrl?: () => string): Router {
   const router = new Router();
   const call = async (ctx: Koa.Context, serviceId: unknown, body: CallBody) => {
     if (typeof serviceId !== 'string' || serviceId.length === 0) throw new NodeError(PaymentErrorCode.INVALID_REQUEST, 'serviceId (string) is required');
-    const baseUrl = `${ctx.protocol}://${ctx.host}`;
+    const baseUrl = publicBaseUrl?.() ?? localBaseUrl(ctx);
     const resource = `${baseUrl}/api/x402/${serviceId}`;
     let payment = paymentOf(ctx, body, auth, resource);
     // A USDC retry signed in as its payer (x402 sign-in-with-x): the proven address goes with the payment.
@@ -134,7 +139,7 @@ export function createX402Router(core: PaidCallCore, auth: PaymentAuth = new Pay
       if (proven.ok) payment = { ...payment, provenPayer: proven.address };
     }
     const viaAuth = /^Payment(\s|$)/i.test(ctx.get('authorization'));
-    answer(ctx, await core.call({ serviceId, request: body.request, baseUrl, payment }), auth, viaAuth, siwx);
+    answer(ctx, await core.call({ serviceId, request: body.request, baseUrl, payment }), auth, viaAuth, siwx, new URL(baseUrl).host);
   };
   router.post('/api/x402/:serviceId', async (ctx) => {
     const body = bodyOf(ctx);
