@@ -26,6 +26,7 @@ import { createPassphraseSource, createWalletFile, defaultWalletPath, WalletErro
 import { chooseNetwork, CliErrorCode, context, devAddress, hrpOf, networkChoiceText, nodeStatus, offlineNetwork, output, parse, timeoutOption, unlockWallet, waitMined, walletAddress, walletRef, type CliEnv, type Values, type Ctx } from './cliKit.js';
 import { callCommand, parseCallArgs, quoteCommand } from './callCli.js';
 import { commandHelp, startFlagsSummary, startHelp, withFlagSuggestion } from './startHelp.js';
+import { fleetUsage } from '../cli/fleetCommand.js';
 
 /** The command line's codes, environment and kit (cliKit.ts), re-exported for its users. */
 export { CliErrorCode, cliKit, type CliEnv } from './cliKit.js';
@@ -75,6 +76,7 @@ ${startFlagsSummary()}
                                    (native-geo-ip, 191 MB; the service is down without it)
   usdc-payments [--status <s>]     list the ledger's USDC payments (settled, settle_pending,
                                    expired_unsettled, failed); run with the node stopped
+${fleetUsage()}
   ledger gap [--refund|--forget]   stretches of chain the payment ledger never judged (restored
                                    backup, new ledger): list them, or have the node refund their
                                    payments at its next start, or forget them; node stopped
@@ -360,6 +362,8 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         const ctx = context(values, out, cenv);
         return await (await import('./ledgerGapCommand.js')).ledgerGapCommand(ctx.config, ctx.out, { refund: values.refund === true, forget: values.forget === true });
       }
+      case 'fleet':
+        return await (await import('../cli/fleetCommand.js')).runFleetCommand(rest, out, cenv);
       case 'usdc-payments': {
         const { values } = parse(rest, { status: { type: 'string' } }, 0);
         const ctx = context(values, out, cenv);

@@ -89,6 +89,11 @@ export interface PaidCallModules {
   readonly nativeUsd: NativeUsdSource;
   /** True while the node is far behind the network (payments are refused then). */
   readonly isSyncing?: () => boolean;
+  /**
+   * Why this node must not sell though its peers do not find it behind: a fleet node whose tip
+   * is far behind its fleet's best (x402/fleet.ts). Refused like a sync, 503 `node_syncing`.
+   */
+  readonly behindFleet?: () => string | undefined;
   /** Time a request may take in all (the HTTP timeout), ms: the block wait and the run must fit. */
   readonly requestBudgetMs: number;
   /** What services' pre-payment checks (`def.precheck`) run with; without it they are skipped. */
@@ -236,6 +241,8 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
     const usdcOption = quote.accepts.find((a) => a.scheme === 'exact');
     if (p.rail === 'usdc' && (!m.usdc || !usdcOption)) return refused('usdc', 402, UsdcErrorCode.UNSUPPORTED_SCHEME, 'this node does not accept USDC payments; pay the native option');
     if (m.isSyncing?.()) return refused(p.rail, 503, PaymentErrorCode.NODE_SYNCING, 'this node is catching up with the network; retry shortly or use another node');
+    const behindFleet = m.behindFleet?.();
+    if (behindFleet) return refused(p.rail, 503, PaymentErrorCode.NODE_SYNCING, behindFleet);
 
     if (p.rail === 'usdc') {
       const out = await m.usdc!.settle(def, request, checked.input, 'header' in p ? p.header : p.payload, usdcOption!, p.provenPayer === undefined ? undefined : { provenPayer: p.provenPayer });

@@ -10,6 +10,9 @@
  *   ledger_marks  (name, value json, updated_at)       the watchers' marks; `seller` holds the
  *                                                      fleet's one seller id, inserted once by the
  *                                                      first node (ON CONFLICT DO NOTHING)
+ *   fleet_nodes   (node_id, url, version, network,     the fleet's heartbeats (migration 2,
+ *                  tip_height, tip_hash, lease_holder, x402/fleet.ts)
+ *                  started_at, seen_at, stopped_at)
  *   payments      (id text COLLATE "C" primary key,    one row per payment; the columns the
  *                  rail, status, service_id,           queries need, the result and receipt as
  *                  request_hash, caller, amount,       `json` (kept byte for byte), every other
@@ -75,6 +78,26 @@ export const MIGRATIONS: readonly { readonly version: number; readonly descripti
       CREATE INDEX payments_settled ON payments (service_id, rail) WHERE status = 'settled';
     `,
   },
+  {
+    version: 2,
+    description: 'fleet heartbeats',
+    // One row per node of the fleet (x402/fleet.ts): rewritten every few seconds, `seen_at` by
+    // the database's clock so nodes' clocks do not matter; a row older than the timeout is a node gone.
+    sql: `
+      CREATE TABLE fleet_nodes (
+        node_id text COLLATE "C" PRIMARY KEY,
+        url text,
+        version text NOT NULL,
+        network text NOT NULL,
+        tip_height bigint NOT NULL,
+        tip_hash text NOT NULL,
+        lease_holder boolean NOT NULL DEFAULT false,
+        started_at timestamptz NOT NULL,
+        seen_at timestamptz NOT NULL DEFAULT now(),
+        stopped_at timestamptz
+      );
+    `,
+  },
 ];
 
 /** Key of the advisory lock the migrations run under (any constant shared by every node). */
@@ -135,7 +158,7 @@ function docOf(rec: PaymentRecord): Record<string, unknown> {
 const jsonOrNull = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** SQLSTATE classes that mean "the database is not there" rather than "this statement is wrong". */
-function isUnavailable(e: unknown): boolean {
+export function isUnavailable(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || code.startsWith('53') || code.startsWith('57P');
   // No SQLSTATE: a socket error (ECONNREFUSED, ECONNRESET, …), a connect or query timeout, a connection ended.
@@ -235,6 +258,14 @@ export class PgLedger implements SettlementLedger {
       );
     }, PROBE_MS);
     this.probe.unref();
+  }
+
+  /**
+   * One statement on the ledger's other tables (the fleet's heartbeats, x402/fleet.ts), with the
+   * same availability rule as the ledger's own: a connection failure is `ledger_unavailable`.
+   */
+  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.q<R>(text, values);
   }
 
   async get(id: string): Promise<PaymentRecord | undefined> {

@@ -14,6 +14,7 @@
  */
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
+import { LEASE_APPLICATION_PREFIX } from './fleet.js';
 
 /** Key of the advisory lock (one per database; any constant shared by every node). */
 export const SIGNER_LEASE_KEY = 0x7369676e; // 'sign'
@@ -22,6 +23,11 @@ export const SIGNER_LEASE_KEY = 0x7369676e; // 'sign'
 export interface SignerLeaseOptions {
   /** How often a node without the lease tries to take it, ms. */
   readonly pollMs?: number;
+  /**
+   * This node's id in the fleet: the lease's session is named `native-node signer lease <name>`
+   * (its application_name), so any reader of pg_locks can tell who holds the lease (x402/fleet.ts).
+   */
+  readonly name?: string;
 }
 
 /**
@@ -35,6 +41,7 @@ export class SignerLease extends EventEmitter {
   private stopped = false;
   private attempt: Promise<void> | undefined;
   private readonly pollMs: number;
+  private readonly applicationName: string;
 
   constructor(
     private readonly url: string,
@@ -42,6 +49,8 @@ export class SignerLease extends EventEmitter {
   ) {
     super();
     this.pollMs = opts.pollMs ?? 1000;
+    // PostgreSQL keeps 63 bytes of an application_name.
+    this.applicationName = (opts.name ? `${LEASE_APPLICATION_PREFIX}${opts.name}` : 'native-node signer lease').slice(0, 63);
   }
 
   /** Whether this node holds the lease now. */
@@ -62,7 +71,7 @@ export class SignerLease extends EventEmitter {
     this.attempt ??= (async () => {
       try {
         if (!this.client) {
-          const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 3000, keepAlive: true, keepAliveInitialDelayMillis: 2000, application_name: 'native-node signer lease' });
+          const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 3000, keepAlive: true, keepAliveInitialDelayMillis: 2000, application_name: this.applicationName });
           c.on('error', () => this.drop(c));
           c.on('end', () => this.drop(c));
           await c.connect();

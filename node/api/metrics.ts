@@ -21,6 +21,7 @@ import { difficultyOfBits } from '../../consensus/pow.js';
 import type { ChainEntry, Logger } from '../../chain/types.js';
 import { createRouterServer, type HttpServer } from './app.js';
 import type { PaidCallRecord } from '../../x402/paidCall.js';
+import type { FleetMetrics } from '../../x402/fleet.js';
 
 /** What the metrics read at scrape time. */
 export interface MetricsSources {
@@ -39,6 +40,8 @@ export interface MetricsSources {
   readonly paymentStatuses?: () => Readonly<Record<string, number>>;
   /** Stratum and built-in mining totals. */
   readonly mining?: () => { connections: number; accepted: number; rejected: number; stale: number; hashrate: number };
+  /** The fleet on a PostgreSQL ledger (x402/fleet.ts); its gauges exist only with it (undefined: no recent view). */
+  readonly fleet?: () => FleetMetrics | undefined;
   /** Unix seconds (tests). */
   readonly nowSeconds?: () => number;
 }
@@ -85,6 +88,25 @@ export class NodeMetrics {
     gauge('native_chain_difficulty', 'Difficulty of the best block (1 = 2^32 hashes).', () => difficultyOfBits(sources.chain.tip.header.bits));
     gauge('native_p2p_peers', 'Connected peers.', () => sources.peers?.() ?? 0);
     gauge('native_sync_syncing', '1 while the node is more than 10 blocks behind the best peer (paid calls refused), else 0.', () => (sources.syncing() ? 1 : 0));
+    if (sources.fleet) {
+      const fleet = sources.fleet;
+      gauge('native_fleet_nodes', 'Live nodes of the fleet sharing this PostgreSQL ledger (heartbeat within the timeout).', () => fleet()?.live ?? 0);
+      gauge('native_fleet_best_height', 'Best chain tip height among the fleet\'s live nodes.', () => fleet()?.bestHeight ?? 0);
+      gauge('native_fleet_lag_blocks', 'Blocks this node\'s tip is behind the fleet\'s best tip.', () => fleet()?.lag ?? 0);
+      gauge('native_fleet_behind', '1 while this node is too far behind the fleet\'s best tip to sell (503 node_syncing), else 0.', () => (fleet()?.behind ? 1 : 0));
+      gauge('native_fleet_lease_holder', '1 while this node holds the fleet\'s signer lease (signs refunds and payouts), else 0.', () => (fleet()?.leaseHolder ? 1 : 0));
+      gauge('native_fleet_ledger_bytes', 'Bytes of the ledger\'s tables in PostgreSQL (pg_total_relation_size: tables, indexes, TOAST).', () => fleet()?.ledgerBytes ?? 0);
+      new Gauge({
+        name: 'native_fleet_ledger_rows',
+        help: 'Rows of the ledger\'s tables in PostgreSQL, by table (read every 30 s).',
+        labelNames: ['table'],
+        registers,
+        collect() {
+          this.reset();
+          for (const [table, rows] of Object.entries(fleet()?.ledgerRows ?? {})) this.set({ table }, rows);
+        },
+      });
+    }
     gauge('native_mempool_transactions', 'Transactions in the mempool.', () => sources.mempool.count);
     gauge('native_mempool_bytes', 'Bytes of the transactions in the mempool.', () => sources.mempool.bytes);
     gauge('native_refunds_pending', 'Refunds asked for or signed and not mined yet.', () => sources.refundsPending?.() ?? 0);
