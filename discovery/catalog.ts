@@ -10,8 +10,8 @@
  * in the descriptor and `?net=`); every document carries the node's own network instead, so a
  * devnet node says `native-devnet` / 1337 / `devnet` (docs/decisions.md).
  */
-import { requestIsRequired, type ServiceCategory, type ServiceDefinition, type ServiceUsage } from '../services/types.js';
-import type { HealthReader } from '../services/prober.js';
+import { requestIsRequired, type HealthReason, type ServiceCategory, type ServiceDefinition, type ServiceUsage } from '../services/types.js';
+import type { HealthReader, ServiceHealth } from '../services/prober.js';
 import { MICRO, nativeNumber, usdcAtomicOf, usdNumber } from '../x402/pricing.js';
 
 /** Live catalog version (spec, Versioning). */
@@ -101,6 +101,8 @@ export interface CatalogService {
   paymentRails: string[];
   networks: string[];
   healthStatus: string;
+  /** Why the service is `down` or `degraded` ({code, message}, e.g. `provider_not_configured`); null while `active` or `unknown`. */
+  healthReason: HealthReason | null;
   lastVerifiedAt: number;
   latencyMs: number;
   metadata: CatalogServiceMetadata;
@@ -181,6 +183,15 @@ export function provenFields(usage: ServiceUsage, serviceId: string): ProvenFiel
   };
 }
 
+/**
+ * The `healthReason` every document publishes beside `healthStatus`: why a `down` or `degraded`
+ * service is so ({code, message}; a generic one if the prober's reader gave none), null otherwise.
+ */
+export function healthReasonOf(h: Pick<ServiceHealth, 'status' | 'reason'>): HealthReason | null {
+  if (h.status !== 'down' && h.status !== 'degraded') return null;
+  return h.reason ? { code: h.reason.code, message: h.reason.message } : { code: 'health_check_down', message: `its health check answered ${h.status}` };
+}
+
 /** The spec's Service entry of a definition. */
 export function buildCatalogService(def: ServiceDefinition, snap: CatalogSnapshot): CatalogService {
   const atomic = priceAtomic(def, snap.nativeUsd.microUsd);
@@ -203,6 +214,7 @@ export function buildCatalogService(def: ServiceDefinition, snap: CatalogSnapsho
     paymentRails: snap.usdc ? ['x402-native', 'x402-USDC-base'] : ['x402-native'],
     networks: snap.usdc ? [snap.network, 'base'] : [snap.network],
     healthStatus: h.status,
+    healthReason: healthReasonOf(h),
     lastVerifiedAt: h.lastVerifiedAt,
     latencyMs: h.latencyMs,
     metadata: {

@@ -6,7 +6,7 @@
 import { defineService } from './define.js';
 import { sanctionsScanSchema } from './documentSchemas.js';
 import type { ListCode } from './sanctions/parse.js';
-import { sanctionsAvailable, sanctionsIndex, type ScreenResult } from './sanctions/screen.js';
+import { SANCTIONS_MISSING_HEALTH, sanctionsAvailable, sanctionsIndex, type ScreenResult } from './sanctions/screen.js';
 import type { ServiceContext } from './types.js';
 
 /** Risk score 0-100 of a screening: 100 for a listed address, else the best name score as a percentage, 0 without matches. */
@@ -50,5 +50,5 @@ export const amlSanctionsScan = defineService({
   inputSchema: sanctionsScanSchema,
   inputIsJson: true,
   run,
-  health: async () => (sanctionsAvailable() ? 'active' : 'down'),
+  health: async () => (sanctionsAvailable() ? 'active' : SANCTIONS_MISSING_HEALTH),
 });

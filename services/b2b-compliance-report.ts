@@ -6,7 +6,7 @@
 import { buildComplianceReport, type ComplianceTx } from './compliance/report.js';
 import { defineService } from './define.js';
 import { complianceReportSchema } from './documentSchemas.js';
-import { sanctionsAvailable, sanctionsIndex } from './sanctions/screen.js';
+import { SANCTIONS_MISSING_HEALTH, sanctionsAvailable, sanctionsIndex } from './sanctions/screen.js';
 import type { ServiceContext } from './types.js';
 
 async function run(_ctx: ServiceContext, input: unknown) {
@@ -27,5 +27,5 @@ export const b2bComplianceReport = defineService({
   inputSchema: complianceReportSchema,
   inputIsJson: true,
   run,
-  health: async () => (sanctionsAvailable() ? 'active' : 'down'),
+  health: async () => (sanctionsAvailable() ? 'active' : SANCTIONS_MISSING_HEALTH),
 });

@@ -28,5 +28,5 @@ export const geoIp = defineService({
     if (!geoIpDataInstalled()) throw new ServiceError(GEOIP_DATA_MISSING_CODE, GEOIP_MISSING);
   },
   run: async (_ctx, input) => locateIp(input as string),
-  health: async () => (geoIpDataInstalled() ? 'active' : 'down'),
+  health: async () => (geoIpDataInstalled() ? 'active' : { status: 'down', reason: { code: GEOIP_DATA_MISSING_CODE, message: GEOIP_MISSING } }),
 });

@@ -1,14 +1,14 @@
 /** The cheap health probes of the node-operated services (the prober calls them; no payment, no heavy work). */
 import type { ChainReader } from '../chain/types.js';
-import type { HealthStatus } from './types.js';
+import type { HealthReport, HealthStatus } from './types.js';
 
 /** Health of a service that reads the chain: `active` while the store answers, `down` once it does not (closed, failing disk). */
-export async function chainHealth(ctx: { readonly chain: ChainReader }): Promise<HealthStatus> {
+export async function chainHealth(ctx: { readonly chain: ChainReader }): Promise<HealthStatus | HealthReport> {
   try {
     await ctx.chain.getSupply();
     return 'active';
-  } catch {
-    return 'down';
+  } catch (e) {
+    return { status: 'down', reason: { code: 'chain_unreadable', message: `the chain store does not answer: ${e instanceof Error ? e.message : String(e)}` } };
   }
 }
 

@@ -11,10 +11,14 @@
  *     `active` answer slower than `slowMs` is `degraded`; a check answering a `HealthReport` (a
  *     provider-backed service, services/outbound/providerHealth.ts) gives the latency of the real
  *     provider call it is based on, which is what `latencyMs` then shows;
- *   - before its first check a service is `unknown` with `lastVerifiedAt` and `latencyMs` 0.
+ *   - before its first check a service is `unknown` with `lastVerifiedAt` and `latencyMs` 0;
+ *   - a `down` or `degraded` service carries its `reason` ({code, message}, the catalog's
+ *     `healthReason`): the check's own (a provider-backed service says `provider_not_configured`
+ *     or `provider_down`), else the prober's (`not_implemented`, `not_for_sale`, `health_timeout`,
+ *     `health_check_failed`, `slow`, or `health_check_down` when a check answered a bare `down`).
  */
 import { silentLogger, type Logger } from '../chain/types.js';
-import type { HealthStatus, ServiceContext, ServiceDefinition } from './types.js';
+import type { HealthReason, HealthStatus, ServiceContext, ServiceDefinition } from './types.js';
 
 /** Options of the prober. */
 export interface HealthProberOptions {
@@ -40,7 +44,19 @@ export interface ServiceHealth {
   readonly lastVerifiedAt: number;
   /** Duration of the last check, ms (integer). */
   readonly latencyMs: number;
+  /** Why it is `down` or `degraded` (absent otherwise). */
+  readonly reason?: HealthReason;
 }
+
+/** Codes of the reasons the prober gives itself (a check may give its own, e.g. `provider_down`). */
+export const HealthReasonCode = {
+  NOT_IMPLEMENTED: 'not_implemented',
+  NOT_FOR_SALE: 'not_for_sale',
+  TIMEOUT: 'health_timeout',
+  FAILED: 'health_check_failed',
+  SLOW: 'slow',
+  DOWN: 'health_check_down',
+} as const;
 
 /** The catalog's `health` block. */
 export interface HealthSummary {
@@ -150,7 +166,11 @@ export class HealthProber implements HealthReader {
   /** One check of one service, never throws. */
   async probe(def: ServiceDefinition): Promise<ServiceHealth> {
     const started = this.now();
-    if (!this.modules.isAvailable(def)) return { status: 'down', lastVerifiedAt: started, latencyMs: 0 };
+    if (typeof def.run !== 'function') return { status: 'down', lastVerifiedAt: started, latencyMs: 0, reason: { code: HealthReasonCode.NOT_IMPLEMENTED, message: 'no implementation on this node' } };
+    if (!this.modules.isAvailable(def)) {
+      const message = def.nodeOperated ? 'this node sells nothing: it has no payee address (--pay-to)' : `its provider agent ${def.providerAgent} is not online`;
+      return { status: 'down', lastVerifiedAt: started, latencyMs: 0, reason: { code: HealthReasonCode.NOT_FOR_SALE, message } };
+    }
     const health = def.health;
     if (!health) return { status: 'active', lastVerifiedAt: started, latencyMs: 0 };
     const controller = new AbortController();
@@ -168,6 +188,7 @@ export class HealthProber implements HealthReader {
     });
     let status: HealthStatus;
     let reportedMs: number | undefined;
+    let reason: HealthReason | undefined;
     try {
       const answer = await Promise.race([health({ ...this.modules.context, signal: controller.signal }), cut]);
       // A provider-backed check may answer from its last real call: its latency is that call's.
@@ -175,18 +196,30 @@ export class HealthProber implements HealthReader {
       else {
         status = answer.status;
         reportedMs = answer.latencyMs;
+        reason = answer.reason;
+      }
+      if (controller.signal.aborted && status === 'down') {
+        const why = controller.signal.reason instanceof Error ? controller.signal.reason.message : 'health check aborted';
+        reason = { code: HealthReasonCode.TIMEOUT, message: why };
       }
     } catch (e) {
-      this.log.debug({ serviceId: def.id, err: e instanceof Error ? e.message : String(e) }, 'health check failed');
+      const err = e instanceof Error ? e.message : String(e);
+      this.log.debug({ serviceId: def.id, err }, 'health check failed');
       status = 'down';
+      reason = { code: HealthReasonCode.FAILED, message: `its health check failed: ${err}` };
     } finally {
       clearTimeout(timer);
       if (onStop) this.stopped.signal.removeEventListener('abort', onStop);
     }
     const latencyMs = Math.max(0, Math.round(reportedMs ?? this.now() - started));
-    if (status === 'active' && latencyMs > this.options.slowMs) status = 'degraded';
+    if (status === 'active' && latencyMs > this.options.slowMs) {
+      status = 'degraded';
+      reason = { code: HealthReasonCode.SLOW, message: `its last check took ${latencyMs} ms (slow above ${this.options.slowMs} ms)` };
+    }
     if (status !== 'active' && status !== 'degraded' && status !== 'down' && status !== 'unknown') status = 'down';
-    return { status, lastVerifiedAt: started, latencyMs };
+    if (status === 'active' || status === 'unknown') return { status, lastVerifiedAt: started, latencyMs };
+    reason ??= { code: HealthReasonCode.DOWN, message: `its health check answered ${status}` };
+    return { status, lastVerifiedAt: started, latencyMs, reason };
   }
 
   /** Starts the rounds: one now, then one every jittered interval after the previous ended. */

@@ -29,7 +29,7 @@ import {
 import type { StateView } from '../consensus/state.js';
 import type { Logger } from '../chain/types.js';
 import { createRegistryOf, type InputValidation, type ServiceRegistry } from './registry.js';
-import type { AddressLabelReader, HealthStatus, ServiceCategory, ServiceDefinition } from './types.js';
+import type { AddressLabelReader, HealthReason, HealthStatus, ServiceCategory, ServiceDefinition } from './types.js';
 
 /** The provider inbox as the registry uses it (implemented by x402/inbox.ts). */
 export interface ProviderJobs {
@@ -73,6 +73,13 @@ export interface LiveHealth {
   readonly status: HealthStatus;
   readonly lastVerifiedAt: number;
   readonly latencyMs: number;
+  /** Why it is down (its agent does not poll its inbox). */
+  readonly reason?: HealthReason;
+}
+
+/** The health reason of a provider service whose agent is not polling its inbox. */
+function agentOffline(agentName: string): HealthReason {
+  return { code: 'provider_agent_offline', message: `its provider agent ${agentName} is not polling its inbox` };
 }
 
 /** The registry of node and provider services (see module comment). */
@@ -156,7 +163,7 @@ export function createLiveRegistry(base: ServiceRegistry, chain: RegistryChain, 
       nodeOperated: false,
       timeoutMs: s.timeoutMs,
       run: (ctx, input) => jobs.run(s.id, owner, typeof input === 'string' ? input : input === undefined ? undefined : JSON.stringify(input), input, s.timeoutMs, ctx.signal),
-      health: async () => (jobs.isOnline(owner) ? 'active' : 'down'),
+      health: async () => (jobs.isOnline(owner) ? 'active' : { status: 'down', reason: agentOffline(agent.name) }),
     } satisfies ServiceDefinition);
   };
 
@@ -243,7 +250,8 @@ export function createLiveRegistry(base: ServiceRegistry, chain: RegistryChain, 
       const entry = services.get(id);
       if (!entry?.listed || !entry.agent) return undefined;
       const online = jobs.isOnline(entry.agent.owner);
-      return { status: online ? 'active' : 'down', lastVerifiedAt: jobs.lastPollAt(entry.agent.owner), latencyMs: jobs.statsOf(id).medianLatencyMs };
+      const live = { status: online ? 'active' : 'down', lastVerifiedAt: jobs.lastPollAt(entry.agent.owner), latencyMs: jobs.statsOf(id).medianLatencyMs } as const;
+      return online ? live : { ...live, reason: agentOffline(entry.agent.name) };
     },
     async addressLabel(id) {
       return (await chainAddressLabels(chain).getMany([id]))[0];

@@ -18,10 +18,22 @@ export type ServiceCategory =
 /** Health of a service as the prober last saw it. */
 export type HealthStatus = 'active' | 'degraded' | 'down' | 'unknown';
 
-/** A health check's answer with the latency of the real call it is based on (ms), when that differs from the check's own duration. */
+/**
+ * Why a service is `down` or `degraded`, as the catalog publishes it (`healthReason`): a stable
+ * `code` (e.g. `provider_not_configured`, `provider_down`, `data_not_installed`) and a sentence
+ * for people (e.g. "CoinGecko failed its last call").
+ */
+export interface HealthReason {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** A health check's answer with the latency of the real call it is based on (ms), when that differs from the check's own duration, and why it is not `active`. */
 export interface HealthReport {
   readonly status: HealthStatus;
   readonly latencyMs?: number;
+  /** Why the status is `down` or `degraded` (the prober gives a generic one when a check says nothing). */
+  readonly reason?: HealthReason;
 }
 
 /** USD price source of one NATIVE (decimal string, exact), fed by the reference price until the on-chain pool exists. */
@@ -79,7 +91,7 @@ export interface ServiceContext {
 /** Read side of the node's health prober (services/prober.ts), for the services that list other services. */
 export interface ServiceHealthReader {
   /** Last known health of a service (`unknown` before its first check). */
-  get(serviceId: string): { readonly status: HealthStatus; readonly lastVerifiedAt: number };
+  get(serviceId: string): { readonly status: HealthStatus; readonly lastVerifiedAt: number; readonly reason?: HealthReason };
 }
 
 /** Reads the moderation labels of addresses (20-byte account ids) at the tip, in one state read. */

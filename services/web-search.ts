@@ -30,7 +30,7 @@ export const webSearch = defineService({
     if (!provider) throw new ServiceError('provider_not_configured', 'no web search provider is configured on this node');
     provider.monitor.assertAvailable(ctx);
   },
-  health: async (ctx): Promise<HealthReport> => searchProviderOf(ctx)?.monitor.health(ctx) ?? { status: 'down', latencyMs: 0 },
+  health: async (ctx): Promise<HealthReport> => searchProviderOf(ctx)?.monitor.health(ctx) ?? { status: 'down', latencyMs: 0, reason: { code: 'provider_not_configured', message: 'no web search provider is configured on this node' } },
   run: async (ctx, input) => {
     const provider = searchProviderOf(ctx);
     if (!provider) throw new ServiceError('provider_not_configured', 'no web search provider is configured on this node');

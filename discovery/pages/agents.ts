@@ -4,8 +4,8 @@
  * `Accept: application/json`.
  */
 import { formatAmount } from '../../consensus/amount.js';
-import type { ServiceDefinition } from '../../services/types.js';
-import { PATHS, dollarText, provenFields, type CatalogSnapshot } from '../catalog.js';
+import type { HealthReason, ServiceDefinition } from '../../services/types.js';
+import { PATHS, dollarText, healthReasonOf, provenFields, type CatalogSnapshot } from '../catalog.js';
 import { categoryLabel, esc, int, renderPage } from './layout.js';
 
 /** One provider agent and its totals. */
@@ -25,7 +25,7 @@ export interface AgentView {
   provenVolumeAman: number;
   provenVolumeBase: string;
   provenVolumeUsdc: number;
-  services: { serviceId: string; name: string; category: string; healthStatus: string; endpoint: string }[];
+  services: { serviceId: string; name: string; category: string; healthStatus: string; healthReason: HealthReason | null; endpoint: string }[];
 }
 
 /** The agents of the snapshot's catalog, most services first. */
@@ -66,7 +66,10 @@ export function listAgents(snap: CatalogSnapshot): AgentView[] {
         provenVolumeAman: Number(base) / 1e8,
         provenVolumeBase: base.toString(),
         provenVolumeUsdc: Number(usdc) / 1e6,
-        services: defs.map((d) => ({ serviceId: d.id, name: d.name, category: d.category, healthStatus: snap.health.get(d.id).status, endpoint: `${snap.baseUrl}/api/x402/${d.id}` })),
+        services: defs.map((d) => {
+          const h = snap.health.get(d.id);
+          return { serviceId: d.id, name: d.name, category: d.category, healthStatus: h.status, healthReason: healthReasonOf(h), endpoint: `${snap.baseUrl}/api/x402/${d.id}` };
+        }),
       };
     });
 }
@@ -95,7 +98,7 @@ ${a.description ? `<tr><th scope="row">About</th><td>${esc(a.description)}</td><
 </tbody>
 </table>
 <details><summary>Its services</summary>
-<ul>${a.services.map((s) => `<li><a href="${esc(PATHS.marketplace)}#svc-${esc(s.serviceId)}">${esc(s.name)}</a> <code>${esc(s.serviceId)}</code> <span class="health health-${esc(s.healthStatus)}">${esc(s.healthStatus)}</span></li>`).join('')}</ul>
+<ul>${a.services.map((s) => `<li><a href="${esc(PATHS.marketplace)}#svc-${esc(s.serviceId)}">${esc(s.name)}</a> <code>${esc(s.serviceId)}</code> <span class="health health-${esc(s.healthStatus)}">${esc(s.healthStatus)}</span>${s.healthReason ? ` <span class="health-reason" data-code="${esc(s.healthReason.code)}">${esc(s.healthReason.message)}</span>` : ''}</li>`).join('')}</ul>
 </details>
 </section>`,
     )

@@ -30,6 +30,8 @@ function serviceCard(s: CatalogService, def: ServiceDefinition, v: MarketplaceVi
   const idBase = `svc-${s.serviceId}`;
   const latency = s.lastVerifiedAt ? `${int(s.latencyMs)} ms` : 'not measured yet';
   const checked = s.lastVerifiedAt ? `<span class="muted"> · checked ${esc(new Date(s.lastVerifiedAt).toISOString().replace('T', ' ').slice(0, 19))} UTC</span>` : '';
+  // Why it is down or degraded: the code (stable, for scripts and tests) and the sentence (for people).
+  const reason = s.healthReason ? ` <span class="health-reason" data-code="${esc(s.healthReason.code)}">${esc(s.healthReason.message)} <span class="muted">(<code>${esc(s.healthReason.code)}</code>)</span></span>` : '';
   const calls = `${int(s.metadata.provenCalls)} native${s.metadata.provenCallsUsdc ? `, ${int(s.metadata.provenCallsUsdc)} USDC` : ''}`;
   const volume = s.metadata.provenCalls || s.metadata.provenCallsUsdc ? ` <span class="muted">(${esc(formatAmount(BigInt(s.metadata.provenVolumeBase)))} NATIVE${s.metadata.provenCallsUsdc ? ` + ${esc(dollarText(BigInt(s.metadata.provenVolumeUsdcAtomic)))}` : ''})</span>` : '';
   return `<li><article class="service" id="${esc(idBase)}" aria-labelledby="${esc(idBase)}-name">
@@ -38,7 +40,7 @@ function serviceCard(s: CatalogService, def: ServiceDefinition, v: MarketplaceVi
 <p>${esc(s.description)}</p>
 <dl class="facts">
 <dt>Price</dt><dd><strong>${esc(formatAmount(BigInt(s.priceBase)))} NATIVE</strong> <span class="muted">(${esc(s.price)})</span></dd>
-<dt>Health</dt><dd><span class="health health-${esc(s.healthStatus)}">${esc(s.healthStatus)}</span>${checked}</dd>
+<dt>Health</dt><dd><span class="health health-${esc(s.healthStatus)}">${esc(s.healthStatus)}</span>${reason}${checked}</dd>
 <dt>Latency</dt><dd>${esc(latency)}</dd>
 <dt>Proven calls</dt><dd>${esc(calls)}${volume}</dd>
 <dt>Input</dt><dd>${s.metadata.requestFormat ? esc(s.metadata.requestFormat) : '<span class="muted">none</span>'}${s.metadata.requestRequired ? '' : s.metadata.requestFormat ? ' <span class="muted">(optional)</span>' : ''}</dd>

@@ -6,7 +6,7 @@ import { computeTotals, formatMinor, type DocumentItem } from './money.js';
 import { documentFontsInstalled } from './fonts.js';
 import { renderDocument, type DocumentModel } from './render.js';
 import { refuseInput } from '../outbound/index.js';
-import { ServiceError, type HealthStatus, type SellerInfo, type ServiceContext } from '../types.js';
+import { ServiceError, type HealthReport, type HealthStatus, type SellerInfo, type ServiceContext } from '../types.js';
 
 /** Currency of documents whose input does not name one. */
 export const DEFAULT_CURRENCY = 'EUR';
@@ -126,6 +126,6 @@ export function documentRun(kind: DocumentKind): (ctx: ServiceContext, input: un
 }
 
 /** Health of the document services: active when the embedded fonts are installed. */
-export async function documentHealth(): Promise<HealthStatus> {
-  return documentFontsInstalled() ? 'active' : 'down';
+export async function documentHealth(): Promise<HealthStatus | HealthReport> {
+  return documentFontsInstalled() ? 'active' : { status: 'down', reason: { code: 'data_not_installed', message: 'the document fonts (vendor/fonts) are not installed' } };
 }

@@ -1,5 +1,5 @@
 /** The outbound client and what services use of it (see ./types.ts for the contract, ./client.ts for the implementation). */
-import { ServiceError, type HealthStatus, type ServiceContext } from '../types.js';
+import { ServiceError, type HealthReport, type HealthStatus, type ServiceContext } from '../types.js';
 import { OutboundError } from './types.js';
 
 export { createOutboundClient, defaultOutboundOptions, Outbound, OutboundErrorCode, systemResolver, type OutboundModules, type OutboundOptions, type ResolvedAddress, type Resolver } from './client.js';
@@ -25,6 +25,6 @@ export async function precheckPublicUrl(ctx: ServiceContext, input: unknown): Pr
 }
 
 /** Health of a service that fetches the caller's URL: it can run whenever the node has an outbound client. */
-export async function outboundHealth(ctx: ServiceContext): Promise<HealthStatus> {
-  return ctx.outbound ? 'active' : 'down';
+export async function outboundHealth(ctx: ServiceContext): Promise<HealthStatus | HealthReport> {
+  return ctx.outbound ? 'active' : { status: 'down', reason: { code: 'outbound_unavailable', message: 'this node makes no outbound calls' } };
 }

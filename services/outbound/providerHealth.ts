@@ -81,7 +81,9 @@ export function createProviderMonitor(spec: ProviderHealthSpec): ProviderMonitor
     if (!s) states.set(client, (s = {}));
     return s;
   };
-  const report = (o: Outcome): HealthReport => ({ status: o.ok ? 'active' : 'down', latencyMs: o.latencyMs });
+  const notConfigured: HealthReport = { status: 'down', latencyMs: 0, reason: { code: ProviderErrorCode.NOT_CONFIGURED, message: `${spec.name} is not configured on this node` } };
+  const failed = { code: ProviderErrorCode.DOWN, message: `${spec.name} failed its last call` };
+  const report = (o: Outcome): HealthReport => (o.ok ? { status: 'active', latencyMs: o.latencyMs } : { status: 'down', latencyMs: o.latencyMs, reason: failed });
 
   async function track<T>(ctx: ServiceContext, call: () => Promise<T>): Promise<T> {
     const started = performance.now();
@@ -106,14 +108,14 @@ export function createProviderMonitor(spec: ProviderHealthSpec): ProviderMonitor
       if (fresh(last, ctx.now()) && !last.ok) throw new ServiceError(ProviderErrorCode.DOWN, `${spec.name} failed its last call; retry later`);
     },
     async health(ctx) {
-      if (!ctx.outbound || !spec.configured(ctx)) return { status: 'down', latencyMs: 0 };
+      if (!ctx.outbound || !spec.configured(ctx)) return notConfigured;
       const state = stateOf(ctx.outbound);
       if (fresh(state.last, ctx.now())) return report(state.last);
       state.probing ??= track(ctx, () => spec.probe(ctx))
         .then(() => report(state.last!))
         .catch((e: unknown) => {
           ctx.log.debug({ provider: spec.name, err: e instanceof Error ? e.message : String(e) }, 'provider probe failed');
-          return state.last ? report(state.last) : { status: 'down' as const, latencyMs: 0 };
+          return state.last ? report(state.last) : { status: 'down' as const, latencyMs: 0, reason: failed };
         })
         .finally(() => {
           state.probing = undefined;

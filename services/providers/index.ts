@@ -10,7 +10,7 @@
  */
 import { OutboundError, type OutboundClient } from '../outbound/types.js';
 import { createProviderMonitor, type ProviderMonitor } from '../outbound/providerHealth.js';
-import { ServiceError, type HealthReport, type HealthStatus, type ServiceContext } from '../types.js';
+import { ServiceError, type HealthReason, type HealthReport, type HealthStatus, type ServiceContext } from '../types.js';
 import { createA1111 } from './a1111.js';
 import { ProviderCallErrorCode } from './call.js';
 import { createCoinGecko, type CoinGecko } from './coinGecko.js';
@@ -97,17 +97,21 @@ export type ProviderKey = keyof typeof providerMonitors;
 
 const RANK: Readonly<Record<HealthStatus, number>> = { active: 0, unknown: 1, degraded: 2, down: 3 };
 
-/** A service's health: the worst of its providers', with the slowest latency among them. */
+/** A service's health: the worst of its providers' (with that provider's reason), with the slowest latency among them. */
 export function providersHealth(...keys: readonly ProviderKey[]): (ctx: ServiceContext) => Promise<HealthReport> {
   return async (ctx) => {
     const reports = await Promise.all(keys.map((k) => providerMonitors[k].health(ctx)));
     let status: HealthStatus = 'active';
+    let reason: HealthReason | undefined;
     let latencyMs = 0;
     for (const r of reports) {
-      if (RANK[r.status] > RANK[status]) status = r.status;
+      if (RANK[r.status] > RANK[status]) {
+        status = r.status;
+        reason = r.reason;
+      }
       latencyMs = Math.max(latencyMs, r.latencyMs ?? 0);
     }
-    return { status, latencyMs };
+    return reason ? { status, latencyMs, reason } : { status, latencyMs };
   };
 }
 

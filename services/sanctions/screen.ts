@@ -300,6 +300,9 @@ export function useSanctionsDir(dir: string): void {
   loaded = undefined;
 }
 
+/** The health of a sanctions service while no list file is present. */
+export const SANCTIONS_MISSING_HEALTH = Object.freeze({ status: 'down' as const, reason: Object.freeze({ code: 'data_not_installed', message: 'no sanctions list is installed: run `native-node sanctions update`' }) });
+
 /** Whether any list file is present (cheap: for health probes, without loading the index). */
 export function sanctionsAvailable(): boolean {
   return dirs.some((d) => LIST_CODES.some((c) => existsSync(join(d, listFileName(c)))));

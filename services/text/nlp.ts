@@ -7,6 +7,7 @@
 import nlpCompromise from 'compromise';
 import winkNLP, { type Document, type WinkMethods } from 'wink-nlp';
 import model from 'wink-eng-lite-web-model';
+import type { HealthReport } from '../types.js';
 
 let wink: WinkMethods | undefined;
 
@@ -77,12 +78,12 @@ export async function refuseUnservedLanguage(text: string, served: readonly stri
 }
 
 /** Health of the text services: active once the English model has loaded (loads it at the first probe). */
-export async function textHealth(): Promise<'active' | 'down'> {
+export async function textHealth(): Promise<'active' | HealthReport> {
   try {
     winkNlp();
     return 'active';
-  } catch {
-    return 'down';
+  } catch (e) {
+    return { status: 'down', reason: { code: 'model_not_loaded', message: `the English language model did not load: ${e instanceof Error ? e.message : String(e)}` } };
   }
 }
 

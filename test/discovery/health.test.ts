@@ -56,10 +56,12 @@ describe('health prober', () => {
           }),
       }),
       def('native-says-degraded', { health: async () => 'degraded' }),
+      def('native-says-why', { health: async () => ({ status: 'down', reason: { code: 'data_not_installed', message: 'the pack is not installed' } }) }),
+      def('native-not-for-sale', { health: async () => 'active' }),
     ];
-    const prober = createHealthProber({ services: () => defs, isAvailable: (d) => d.run !== undefined, context, now: () => clock }, { timeoutMs: 100, slowMs: 20, concurrency: 1 });
+    const prober = createHealthProber({ services: () => defs, isAvailable: (d) => d.run !== undefined && d.id !== 'native-not-for-sale', context, now: () => clock }, { timeoutMs: 100, slowMs: 20, concurrency: 1 });
     expect(prober.get('native-a')).toEqual({ status: 'unknown', lastVerifiedAt: 0, latencyMs: 0 });
-    expect(prober.summary(clock)).toMatchObject({ total: 7, unknown: 7, checkedAt: 0, ageMs: 0 });
+    expect(prober.summary(clock)).toMatchObject({ total: 9, unknown: 9, checkedAt: 0, ageMs: 0 });
     await prober.probeAll();
     const status = Object.fromEntries(defs.map((d) => [d.id, prober.get(d.id).status]));
     expect(status).toEqual({
@@ -70,13 +72,31 @@ describe('health prober', () => {
       'native-throws': 'down',
       'native-hangs': 'down',
       'native-says-degraded': 'degraded',
+      'native-says-why': 'down',
+      'native-not-for-sale': 'down',
     });
+    // Every down or degraded service says why (the catalog's healthReason): the check's own reason, else the prober's.
+    const reasons = Object.fromEntries(defs.map((d) => [d.id, prober.get(d.id).reason?.code ?? null]));
+    expect(reasons).toEqual({
+      'native-a': null,
+      'native-no-run': 'not_implemented',
+      'native-no-check': null,
+      'native-slow': 'slow',
+      'native-throws': 'health_check_failed',
+      'native-hangs': 'health_timeout',
+      'native-says-degraded': 'health_check_down',
+      'native-says-why': 'data_not_installed',
+      'native-not-for-sale': 'not_for_sale',
+    });
+    expect(prober.get('native-throws').reason?.message).toBe('its health check failed: disk gone');
+    expect(prober.get('native-hangs').reason?.message).toBe('health check of native-hangs took longer than 100 ms');
+    expect(prober.get('native-says-why').reason?.message).toBe('the pack is not installed');
     expect(aborted).toEqual([true]);
     expect(prober.get('native-slow').latencyMs).toBe(50);
     expect(prober.get('native-a').lastVerifiedAt).toBeGreaterThanOrEqual(1000);
     expect(prober.rounds).toBe(1);
     clock += 250;
-    expect(prober.summary(clock)).toEqual({ total: 7, active: 2, degraded: 2, down: 3, unknown: 0, checkedAt: 1050, ageMs: 250 });
+    expect(prober.summary(clock)).toEqual({ total: 9, active: 2, degraded: 2, down: 5, unknown: 0, checkedAt: 1050, ageMs: 250 });
   });
 
   test('at most `concurrency` checks in flight', async () => {

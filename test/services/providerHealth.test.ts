@@ -44,7 +44,7 @@ const monitor = createProviderMonitor({
 test('not configured: down, refused before payment, and no request is made', async () => {
   const before = provider.hits;
   const ctx = contextWith({}, () => 0);
-  expect(await monitor.health(ctx)).toEqual({ status: 'down', latencyMs: 0 });
+  expect(await monitor.health(ctx)).toEqual({ status: 'down', latencyMs: 0, reason: { code: 'provider_not_configured', message: expect.stringMatching(/ is not configured on this node$/) } });
   expect(() => monitor.assertAvailable(ctx)).toThrow(expect.objectContaining({ code: 'provider_not_configured' }));
   expect(provider.hits).toBe(before);
 });
@@ -71,7 +71,7 @@ test('probes at most once per interval; a failing real call makes it down until 
       if (res.status !== 200) throw new Error('provider failed');
     }),
   ).rejects.toThrow('provider failed');
-  expect((await monitor.health(ctx)).status).toBe('down');
+  expect(await monitor.health(ctx)).toMatchObject({ status: 'down', reason: { code: 'provider_down', message: expect.stringMatching(/ failed its last call$/) } });
   expect(() => monitor.assertAvailable(ctx)).toThrow(expect.objectContaining({ code: 'provider_down' }));
   expect(provider.hits).toBe(before + 2);
 

@@ -309,7 +309,7 @@ describe('health probes', () => {
 
   test('chain-reading services report down when the store fails', async () => {
     const broken = { ...ctx, chain: { ...f.chain, tip: f.chain.tip, getSupply: () => Promise.reject(new Error('chain closed')) } as unknown as ServiceContext['chain'] };
-    expect(await registry.get('native-network-stats')!.health!(broken)).toBe('down');
+    expect(await registry.get('native-network-stats')!.health!(broken)).toEqual({ status: 'down', reason: { code: 'chain_unreadable', message: 'the chain store does not answer: chain closed' } });
     expect(await registry.get('native-staking-rewards')!.health!(broken)).toBe('active');
   });
 });

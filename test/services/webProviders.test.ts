@@ -85,7 +85,7 @@ describe('native-web-search', () => {
   });
 
   test('no provider configured: down, and 503 before any quote', async () => {
-    expect(await webSearch.health!(ctxOf(h))).toEqual({ status: 'down', latencyMs: 0 });
+    expect(await webSearch.health!(ctxOf(h))).toEqual({ status: 'down', latencyMs: 0, reason: { code: 'provider_not_configured', message: 'no web search provider is configured on this node' } });
     const out = await h.post('/api/x402/native-web-search', { request: 'x402 payments' });
     expect(out.status).toBe(503);
     expect(out.body.error.code).toBe('service_unavailable');
@@ -264,7 +264,7 @@ describe('native-domain-info', () => {
   test('an unreadable bootstrap registry: down and 503', async () => {
     const b = await startPaidHarness({ resolver: tableResolver({}), providers: { rdapBootstrapFile: '/nonexistent/dns.json' } });
     try {
-      expect(await domainInfo.health!(ctxOf(b))).toEqual({ status: 'down', latencyMs: 0 });
+      expect(await domainInfo.health!(ctxOf(b))).toEqual({ status: 'down', latencyMs: 0, reason: { code: 'provider_not_configured', message: 'RDAP is not configured on this node' } });
       expect((await b.post('/api/x402/native-domain-info', { request: 'example.com' })).status).toBe(503);
     } finally {
       await b.close();
