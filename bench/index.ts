@@ -24,6 +24,9 @@ const benches: Readonly<Record<string, () => Promise<Bench>>> = {
   install: () => import('./install.js'),
   startup: () => import('./startup.js'),
   mempool: () => import('./mempool.js'),
+  mcp: () => import('./mcp.js'),
+  host: () => import('./host.js'),
+  quality: () => import('./quality.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);
