@@ -64,6 +64,7 @@
  * --wait N settle long-poll seconds (10), --presign N payments per agent (default: enough for
  * 600 calls/s), --usdc-seconds N (20; 0 skips), --usdc-connections N (64), --cpu-prof DIR
  * (writes the node's V8 CPU profile there), --node-arg ARG (extra node flag, repeatable).
+ * --fleet N: one node vs N nodes on one PostgreSQL ledger instead (bench/paidFleet.ts, its own options).
  */
 import { createPrivateKey, randomBytes, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -92,14 +93,14 @@ import { BIN, childEnv, ROOT } from '../test/helpers/nodeProcess.js';
 import { percentile } from './percentile.js';
 import { cpuDelta, splitCpu, threadCpu, type ThreadCpu } from './threadCpu.js';
 
-const SERVICE = 'native-world-clock';
-const ZONES = ['Europe/Berlin', 'Asia/Tokyo', 'America/New_York', 'UTC', 'Australia/Sydney', 'Africa/Cairo'];
+export const SERVICE = 'native-world-clock';
+export const ZONES = ['Europe/Berlin', 'Asia/Tokyo', 'America/New_York', 'UTC', 'Australia/Sydney', 'Africa/Cairo'];
 /** The USDC payee of the node's 402 (any checksummed EVM address). */
 const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 /** A payment accepted but still unmined this long after its submit is reported, not awaited further. */
 const SETTLE_GIVE_UP_MS = 180_000;
 /** PKCS#8 DER of an Ed25519 private key, before its 32-byte seed. */
-const PKCS8_ED25519_PREFIX = '302e020100300506032b657004220420';
+export const PKCS8_ED25519_PREFIX = '302e020100300506032b657004220420';
 
 // ---------------------------------------------------------------- HTTP (keep-alive, no fetch overhead)
 
@@ -118,7 +119,7 @@ const httpAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity, timeou
  * node had closed meanwhile (its keep-alive timeout ran out while this process was busy, e.g.
  * signing) fails before the request reached it: that request goes again on a fresh socket.
  */
-async function request(method: 'GET' | 'POST', url: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<Answer> {
+export async function request(method: 'GET' | 'POST', url: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<Answer> {
   try {
     return await requestOnce(method, url, body, headers, timeoutMs);
   } catch (e) {
@@ -154,23 +155,23 @@ function requestOnce(method: 'GET' | 'POST', url: string, body: unknown, headers
   });
 }
 
-const codeOf = (a: Answer): string => {
+export const codeOf = (a: Answer): string => {
   const e = a.json.error as { code?: unknown } | undefined;
   return typeof e?.code === 'string' ? e.code : `http_${a.status}`;
 };
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------- statistics
 
-function summary(xs: readonly number[]): { n: number; p50: number; p99: number; max: number; mean: number } {
+export function summary(xs: readonly number[]): { n: number; p50: number; p99: number; max: number; mean: number } {
   const s = [...xs].sort((a, b) => a - b);
   return { n: s.length, p50: percentile(s, 50), p99: percentile(s, 99), max: s.length ? s[s.length - 1] : NaN, mean: s.reduce((a, b) => a + b, 0) / Math.max(1, s.length) };
 }
-const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
-const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
-const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+export const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+export const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
+export const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
+export const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 // ---------------------------------------------------------------- node and payments
 
@@ -213,7 +214,7 @@ async function stopNode(node: BenchNode): Promise<void> {
 }
 
 /** The JSON log lines of a log text (other lines skipped). */
-function logLines(text: string): Record<string, unknown>[] {
+export function logLines(text: string): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const line of text.split('\n')) {
     if (!line.startsWith('{')) continue;
@@ -227,7 +228,7 @@ function logLines(text: string): Record<string, unknown>[] {
 }
 
 /** A payment signed ahead: the call it pays for, the salt its requestHash commits to and its bytes. */
-interface Signed {
+export interface Signed {
   readonly nonce: bigint;
   readonly zone: string;
   readonly salt: string;
@@ -236,7 +237,7 @@ interface Signed {
 }
 
 /** What the quote of each zone fixed: price, payee, seller (the same for every agent). */
-interface Terms {
+export interface Terms {
   readonly chainId: number;
   readonly amount: bigint;
   readonly payTo: Uint8Array;
@@ -246,9 +247,9 @@ interface Terms {
   readonly feeRate: bigint;
 }
 
-type Signer = (msg: Uint8Array, kp: HybridKeyPair) => { mldsa: Uint8Array; ed25519: Uint8Array };
+export type Signer = (msg: Uint8Array, kp: HybridKeyPair) => { mldsa: Uint8Array; ed25519: Uint8Array };
 
-function signPayment(sign: Signer, kp: HybridKeyPair, t: Terms, nonce: bigint, zone: string): Signed {
+export function signPayment(sign: Signer, kp: HybridKeyPair, t: Terms, nonce: bigint, zone: string): Signed {
   const salt = randomBytes(SALT_BYTES).toString('hex');
   const requestHash = fromHex(requestCommitment({ sellerId: t.sellerId, serviceId: SERVICE, request: zone, salt }));
   const payload = agentInvoke.encodePayload({ serviceId: SERVICE, payTo: t.payTo, amount: t.amount, requestHash });
@@ -259,7 +260,7 @@ function signPayment(sign: Signer, kp: HybridKeyPair, t: Terms, nonce: bigint, z
 }
 
 /** The outcome of one timed call. */
-interface CallRecord {
+export interface CallRecord {
   submitAt: number;
   /** When the node answered the payment's POST /api/v1/tx as accepted (performance.now()). */
   acceptedAt?: number;
@@ -276,7 +277,7 @@ interface CallRecord {
 }
 
 /** One agent: its key, its payments in nonce order, the chain of its submissions. */
-interface Agent {
+export interface Agent {
   readonly key: HybridKeyPair;
   readonly address: string;
   readonly payments: Signed[];
@@ -301,7 +302,7 @@ async function quoteOf(endpoint: string, zone: string, now: number): Promise<Age
 }
 
 /** Waits until every tx is mined (bounded). */
-async function waitMined(url: string, ids: readonly string[], timeoutMs: number): Promise<void> {
+export async function waitMined(url: string, ids: readonly string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (const id of ids) {
     for (;;) {
@@ -314,7 +315,7 @@ async function waitMined(url: string, ids: readonly string[], timeoutMs: number)
 }
 
 /** Quote → submit (in nonce order) → settle with long-poll → result. Never throws: the record says what happened. */
-async function paidCall(url: string, agent: Agent, p: Signed, terms: Terms, waitSeconds: number): Promise<CallRecord> {
+export async function paidCall(url: string, agent: Agent, p: Signed, terms: Terms, waitSeconds: number): Promise<CallRecord> {
   const endpoint = `${url}/api/x402/${SERVICE}`;
   const r: CallRecord = { submitAt: NaN, accepted: false, refunded: false, pendingAnswers: 0, quoteRetries: 0, submitRetries: 0 };
   const quoteWithRetries = async (): Promise<AgentQuote> => {
@@ -457,6 +458,8 @@ async function usdcRound(url: string, facilitator: FacilitatorProcess, seconds: 
 // ---------------------------------------------------------------- the run
 
 export async function run(args: string[]): Promise<void> {
+  // One node vs a fleet on one PostgreSQL ledger (issue 31): bench/paidFleet.ts.
+  if (args.some((a) => a === '--fleet' || a.startsWith('--fleet='))) return (await import('./paidFleet.js')).runFleet(args);
   const { values } = parseArgs({
     args,
     options: {
