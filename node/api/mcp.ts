@@ -348,8 +348,10 @@ export class McpEndpoint {
   private list?: ToolList;
   private readonly token = `native-mcp-tools-${randomBytes(16).toString('hex')}`;
   private readonly quotedToken = JSON.stringify(this.token);
-  /** Tool lists built (once per catalog version), for tests and the bench. */
+  /** Tool lists built (once per catalog version), for tests. */
   listsBuilt = 0;
+  /** Prepared servers made (one per request in flight at the busiest moment, not one per request), for tests. */
+  serversMade = 0;
 
   constructor(
     private readonly m: McpModules,
@@ -386,6 +388,7 @@ export class McpEndpoint {
     const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = sdk.types;
     const m = this.m;
     const baseUrl = this.baseUrl();
+    this.serversMade++;
     const server = new sdk.Server(
       { name: 'native-node', title: 'native-node x402 services', version: m.version },
       {
