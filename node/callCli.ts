@@ -13,14 +13,15 @@ import { startWaitLine, type WaitLine } from './waitLine.js';
 import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../sdk/client.js';
 import { createFilePaymentStore } from '../sdk/pendingPayments.js';
 import { defaultWalletPath } from './wallet.js';
-import { CliErrorCode, COMMON, nodeStatus, timeoutOption, unlockWallet, walletRef, type Ctx, type Options, type Values } from './cliKit.js';
+import { CliErrorCode, COMMON, withSuggestion, nodeStatus, timeoutOption, unlockWallet, walletRef, type Ctx, type Options, type Values } from './cliKit.js';
 
 export function parseCallArgs(args: string[], extra: Options): { values: Values; positionals: string[] } {
   let parsed: { values: Values; positionals: string[] };
+  const options = { ...COMMON, ...extra };
   try {
-    parsed = parseArgs({ args, options: { ...COMMON, ...extra }, strict: true, allowPositionals: true });
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
   } catch (e) {
-    throw new NodeError(CliErrorCode.USAGE, (e as Error).message);
+    throw new NodeError(CliErrorCode.USAGE, withSuggestion((e as Error).message, options));
   }
   if (parsed.positionals.length < 1 || parsed.positionals.length > 2) {
     throw new NodeError(CliErrorCode.USAGE, `expected <serviceId> [request], got ${parsed.positionals.length} argument(s); quote a request that has spaces`);

@@ -23,10 +23,10 @@ import { createTransferTx } from '../consensus/txBuilder.js';
 import { NODE_VERSION } from './version.js';
 import { AGENT_CLI_OPTIONS, agentCliPositionals, runAgentCommand } from './agentCli.js';
 import { createPassphraseSource, createWalletFile, defaultWalletPath, WalletErrorCode } from './wallet.js';
-import { chooseNetwork, CliErrorCode, context, devAddress, hrpOf, networkChoiceText, nodeStatus, offlineNetwork, output, parse, timeoutOption, unlockWallet, waitMined, walletAddress, walletRef, type CliEnv, type Values, type Ctx } from './cliKit.js';
+import { chooseNetwork, CliErrorCode, COMMON, context, devAddress, hrpOf, networkChoiceText, nodeStatus, offlineNetwork, optionLines, output, parse, timeoutOption, unlockWallet, waitMined, walletAddress, walletRef, type CliEnv, type Options, type Values, type Ctx } from './cliKit.js';
 import { callCommand, parseCallArgs, quoteCommand } from './callCli.js';
 import { commandHelp, startFlagsSummary, startHelp, withFlagSuggestion } from './startHelp.js';
-import { fleetUsage } from '../cli/fleetCommand.js';
+import { fleetUsage, FLEET_OPTIONS } from '../cli/fleetCommand.js';
 
 /** The command line's codes, environment and kit (cliKit.ts), re-exported for its users. */
 export { CliErrorCode, cliKit, type CliEnv } from './cliKit.js';
@@ -93,6 +93,63 @@ Options:
   --json             machine-readable output
 
 The wallet passphrase is read from NATIVE_WALLET_PASSPHRASE or asked on the terminal.`;
+
+/** The options each of this file's commands (and subcommands) accepts beyond the common ones: its parser reads this table, and so does its --help. */
+const CORE_OPTIONS = {
+  status: {},
+  tx: { wait: { type: 'boolean' }, timeout: { type: 'string' } },
+  send: { fee: { type: 'string' }, wait: { type: 'boolean' }, timeout: { type: 'string' } },
+  quote: {},
+  call: { 'max-price': { type: 'string' }, timeout: { type: 'string' }, tx: { type: 'string' }, salt: { type: 'string' } },
+  'wallet new': {},
+  'wallet show': {},
+  'wallet balance': {},
+  'rdap-bootstrap': { out: { type: 'string' }, url: { type: 'string' } },
+  'sanctions update': { 'ofac-url': { type: 'string' }, 'un-url': { type: 'string' }, 'eu-url': { type: 'string' } },
+  'data status': {},
+  'data install': {},
+  'ledger gap': { refund: { type: 'boolean' }, forget: { type: 'boolean' } },
+  'usdc-payments': { status: { type: 'string' } },
+} as const satisfies Record<string, Options>;
+
+/** The subcommands of agent, service and moderate (one option table for the three, AGENT_CLI_OPTIONS). */
+const AGENT_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  agent: ['register', 'update', 'show', 'serve'],
+  service: ['register', 'update', 'retire', 'list'],
+  moderate: ['approve', 'suspend', 'reject', 'label'],
+};
+
+/**
+ * Every command and subcommand (`"token issue"`, `"status"`) with every option its parser
+ * accepts, common ones included: what `<command> [sub] --help` lists. Built from the tables the
+ * parsers read (this file's, AGENT_CLI_OPTIONS, ECONOMY_OPTIONS, DEVNET_OPTIONS, FLEET_OPTIONS).
+ */
+export async function commandOptionTables(): Promise<Record<string, Options>> {
+  const tables: Record<string, Options> = {};
+  for (const [k, o] of Object.entries(CORE_OPTIONS)) tables[k] = { ...COMMON, ...(o as Options) };
+  for (const [group, subs] of Object.entries(AGENT_SUBCOMMANDS)) for (const sub of subs) tables[`${group} ${sub}`] = { ...COMMON, ...(AGENT_CLI_OPTIONS as Options) };
+  const { ECONOMY_OPTIONS } = await import('./economyCli.js');
+  for (const [k, o] of Object.entries(ECONOMY_OPTIONS)) tables[k] = o as Options;
+  tables.devnet = (await import('./devnet.js')).DEVNET_OPTIONS as Options;
+  tables['fleet status'] = { ...COMMON, ...Object.fromEntries(FLEET_OPTIONS.map((o) => [o.flag, { type: o.value ? ('string' as const) : ('boolean' as const) }])) };
+  return tables;
+}
+
+/** `native-node <command> [sub] --help`: the usage's lines of the command, then every flag its parser accepts (of that subcommand, or of all of them). */
+async function helpOf(cmd: string, sub: string | undefined): Promise<string | undefined> {
+  const usage = commandHelp(USAGE, cmd);
+  if (!usage) return undefined;
+  const tables = await commandOptionTables();
+  const key = sub !== undefined && tables[`${cmd} ${sub}`] ? `${cmd} ${sub}` : undefined;
+  const own = key ? [key] : Object.keys(tables).filter((k) => k === cmd || k.startsWith(`${cmd} `));
+  if (own.length === 0) return usage;
+  const flags: Options = {};
+  for (const k of own) Object.assign(flags, tables[k]);
+  return `${usage}
+
+Flags of native-node ${key ?? cmd} (every one its parser accepts):
+${optionLines(flags).join('\n')}`;
+}
 
 /** Injected environment of a CLI run (tests pin it). */
 async function walletNew(ctx: Ctx): Promise<number> {
@@ -241,7 +298,7 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
     // `<command> --help`: that command's lines of the usage (start has its own, from the option table).
     const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest; // a request after `--` may be anything
     if (cmd !== undefined && cmd !== 'start' && (flags.includes('--help') || flags.includes('-h'))) {
-      const help = commandHelp(USAGE, cmd);
+      const help = await helpOf(cmd, rest[0]);
       if (help) {
         process.stdout.write(`${help}\n`);
         return 0;
@@ -276,23 +333,23 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       case 'simulate':
         return await (await import('./economyCli.js')).runEconomyCommand(cmd, rest, out, cenv);
       case 'status': {
-        const { values } = parse(rest, {}, 0);
+        const { values } = parse(rest, CORE_OPTIONS.status, 0);
         return await status(context(values, out, cenv));
       }
       case 'tx': {
-        const { values, positionals } = parse(rest, { wait: { type: 'boolean' }, timeout: { type: 'string' } }, 1);
+        const { values, positionals } = parse(rest, CORE_OPTIONS.tx, 1);
         return await txCommand(context(values, out, cenv), values, positionals[0]);
       }
       case 'send': {
-        const { values, positionals } = parse(rest, { fee: { type: 'string' }, wait: { type: 'boolean' }, timeout: { type: 'string' } }, 2);
+        const { values, positionals } = parse(rest, CORE_OPTIONS.send, 2);
         return await send(context(values, out, cenv), values, positionals[0], positionals[1]);
       }
       case 'quote': {
-        const { values, positionals } = parseCallArgs(rest, {});
+        const { values, positionals } = parseCallArgs(rest, CORE_OPTIONS.quote);
         return await quoteCommand(context(values, out, cenv), positionals[0], positionals[1]);
       }
       case 'call': {
-        const { values, positionals } = parseCallArgs(rest, { 'max-price': { type: 'string' }, timeout: { type: 'string' }, tx: { type: 'string' }, salt: { type: 'string' } });
+        const { values, positionals } = parseCallArgs(rest, CORE_OPTIONS.call);
         return await callCommand(context(values, out, cenv), values, positionals[0], positionals[1]);
       }
       case 'agent':
@@ -317,7 +374,7 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         });
       }
       case 'rdap-bootstrap': {
-        const { values } = parse(rest, { out: { type: 'string' }, url: { type: 'string' } }, 0);
+        const { values } = parse(rest, CORE_OPTIONS['rdap-bootstrap'], 0);
         const { refreshRdapBootstrap } = await import('./rdapBootstrapCommand.js');
         const r = await refreshRdapBootstrap({ out: values.out as string | undefined, url: values.url as string | undefined, cwd: cenv.cwd });
         out.print(`${r.file}: ${r.tlds} TLDs, published ${r.publication} (${r.url})`, r);
@@ -325,7 +382,7 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       }
       case 'wallet': {
         const [sub, ...args] = rest;
-        const { values } = parse(args, {}, 0);
+        const { values } = parse(args, CORE_OPTIONS[`wallet ${sub === 'show' || sub === 'balance' ? sub : 'new'}`], 0);
         const ctx = context(values, out, cenv);
         if (sub === 'new') return await walletNew(ctx);
         if (sub === 'show') return await walletShow(ctx);
@@ -334,14 +391,14 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       }
       case 'sanctions': {
         const [sub, ...args] = rest;
-        const { values } = parse(args, { 'ofac-url': { type: 'string' }, 'un-url': { type: 'string' }, 'eu-url': { type: 'string' } }, 0);
+        const { values } = parse(args, CORE_OPTIONS['sanctions update'], 0);
         if (sub !== 'update') throw new NodeError(CliErrorCode.USAGE, `unknown sanctions command ${sub ?? '(none)'}; try: sanctions update`);
         const ctx = context(values, out, cenv);
         return await (await import('./sanctions.js')).sanctionsUpdate(ctx.config, ctx.out, { OFAC: values['ofac-url'] as string | undefined, UN: values['un-url'] as string | undefined, EU: values['eu-url'] as string | undefined });
       }
       case 'data': {
         const sub = rest[0];
-        const name = parse(rest.slice(1), {}, sub === 'install' ? 1 : 0).positionals[0];
+        const name = parse(rest.slice(1), CORE_OPTIONS[sub === 'install' ? 'data install' : 'data status'], sub === 'install' ? 1 : 0).positionals[0];
         const packs = await import('./dataPacks.js');
         if (sub === 'status') {
           const all = Object.values(packs.DATA_PACKS).map(packs.dataPackStatus);
@@ -358,14 +415,14 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       case 'ledger': {
         const [sub, ...args] = rest;
         if (sub !== 'gap') throw new NodeError(CliErrorCode.USAGE, 'usage: native-node ledger gap [--refund | --forget]');
-        const { values } = parse(args, { refund: { type: 'boolean' }, forget: { type: 'boolean' } }, 0);
+        const { values } = parse(args, CORE_OPTIONS['ledger gap'], 0);
         const ctx = context(values, out, cenv);
         return await (await import('./ledgerGapCommand.js')).ledgerGapCommand(ctx.config, ctx.out, { refund: values.refund === true, forget: values.forget === true });
       }
       case 'fleet':
         return await (await import('../cli/fleetCommand.js')).runFleetCommand(rest, out, cenv);
       case 'usdc-payments': {
-        const { values } = parse(rest, { status: { type: 'string' } }, 0);
+        const { values } = parse(rest, CORE_OPTIONS['usdc-payments'], 0);
         const ctx = context(values, out, cenv);
         return await (await import('./usdcPaymentsCommand.js')).usdcPaymentsCommand(ctx.config, ctx.out, values.status as string | undefined);
       }

@@ -13,6 +13,9 @@ import { getDevKeyPair } from '../consensus/devnet.js';
 import { DEFAULT_NODE_URL, NodeClient, type StatusResponse, type TxResponse } from './client.js';
 import { canonicalNetwork, configFromEnv, configFromFlagValues, configParseOptions, resolveConfig, type NetworkName, type NodeConfig } from './config.js';
 import { createPassphraseSource, defaultWalletPath, openWallet, readWalletFile, isClearWallet, DEV_WALLET_FILE, WalletErrorCode, type OpenedWallet } from './wallet.js';
+import { withSuggestion } from './startHelp.js';
+
+export { withSuggestion };
 
 /** Error codes of the command line itself. */
 export const CliErrorCode = {
@@ -53,12 +56,23 @@ export const COMMON: Options = {
   ...configParseOptions(['network', 'dev', 'dataDir', 'config', 'wallet']),
 };
 
+/** How a flag of an options table is written in help: `--flag <value>` or `--flag`. */
+export function optionUsage(name: string, spec: Options[string]): string {
+  return spec.type === 'string' ? `--${name} <value>` : `--${name}`;
+}
+
+/** The "Flags:" lines of a command's help, one per option of its parser's table. */
+export function optionLines(options: Options): string[] {
+  return Object.entries(options).map(([name, spec]) => `  ${optionUsage(name, spec)}`);
+}
+
 export function parse(args: string[], extra: Options, positionals: number): { values: Values; positionals: string[] } {
   let parsed: { values: Values; positionals: string[] };
+  const options = { ...COMMON, ...extra };
   try {
-    parsed = parseArgs({ args, options: { ...COMMON, ...extra }, strict: true, allowPositionals: true });
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
   } catch (e) {
-    throw new NodeError(CliErrorCode.USAGE, (e as Error).message);
+    throw new NodeError(CliErrorCode.USAGE, withSuggestion((e as Error).message, options));
   }
   if (parsed.positionals.length !== positionals) {
     throw new NodeError(CliErrorCode.USAGE, `expected ${positionals} argument(s), got ${parsed.positionals.length}; see native-node help`);
@@ -177,4 +191,4 @@ export function timeoutOption(values: Values): number {
 }
 
 /** The kit other command files use (economyCli.ts). */
-export const cliKit = { commonOptions: COMMON, context, nodeStatus, unlockWallet, walletRef, waitMined, timeoutOption, output } as const;
+export const cliKit = { commonOptions: COMMON, withSuggestion, context, nodeStatus, unlockWallet, walletRef, waitMined, timeoutOption, output } as const;

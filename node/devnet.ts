@@ -17,6 +17,7 @@ import { NodeError } from '../consensus/errors.js';
 import { createDevnetChainParams } from '../consensus/devnet.js';
 import { paramsToJson } from '../consensus/params.js';
 import { CONFIG_OPTIONS, DEVNET_GENESIS_FILE } from './config.js';
+import { withSuggestion } from './startHelp.js';
 import { PROJECT_ROOT } from '../services/projectRoot.js';
 
 /** Error codes of the devnet command. */
@@ -67,27 +68,24 @@ function intOption(raw: unknown, name: string, min: number, max: number, dflt: n
   return Number(raw);
 }
 
+/** The options `devnet` accepts (its parser and its help read this table; booleans take --no-). */
+export const DEVNET_OPTIONS = {
+  nodes: { type: 'string' },
+  'data-dir': { type: 'string' },
+  'http-port': { type: 'string' },
+  'p2p-port': { type: 'string' },
+  'mine-threads': { type: 'string' },
+  mine: { type: 'boolean' },
+  'log-level': { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
 function parseDevnetArgs(args: string[], cwd: string): DevnetOptions {
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        nodes: { type: 'string' },
-        'data-dir': { type: 'string' },
-        'http-port': { type: 'string' },
-        'p2p-port': { type: 'string' },
-        'mine-threads': { type: 'string' },
-        mine: { type: 'boolean' },
-        'log-level': { type: 'string' },
-        json: { type: 'boolean' },
-      },
-      strict: true,
-      allowPositionals: false,
-      allowNegative: true,
-    }) as { values: Record<string, string | boolean | undefined> });
+    ({ values } = parseArgs({ args, options: DEVNET_OPTIONS, strict: true, allowPositionals: false, allowNegative: true }) as { values: Record<string, string | boolean | undefined> });
   } catch (e) {
-    throw usage((e as Error).message);
+    throw usage(withSuggestion((e as Error).message, DEVNET_OPTIONS));
   }
   const nodes = intOption(values.nodes, 'nodes', 1, MAX_DEVNET_NODES, 3);
   const httpBase = intOption(values['http-port'], 'http-port', 0, 65535 - 10 * (nodes - 1), 8402);

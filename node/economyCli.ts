@@ -103,12 +103,39 @@ async function submit<P>(ctx: Ctx, values: Values, mod: TxTypeModule<P>, payload
 
 const TX_OPTIONS = { wait: { type: 'boolean' }, timeout: { type: 'string' }, fee: { type: 'string' } } as const;
 
-function parse(args: string[], extra: Record<string, { type: 'string' | 'boolean' }>, min: number, max = min): { values: Values; positionals: string[] } {
+type EconomyOptions = Record<string, { type: 'string' | 'boolean' }>;
+const withTx = (extra: EconomyOptions): EconomyOptions => ({ ...cliKit.commonOptions, ...TX_OPTIONS, ...extra }) as EconomyOptions;
+
+/** Every economy command and subcommand with the options its parser accepts (the help lists them from here). */
+export const ECONOMY_OPTIONS: Readonly<Record<string, EconomyOptions>> = {
+  'token list': withTx({ hidden: { type: 'boolean' } }),
+  'token info': withTx({}),
+  'token issue': withTx({ stable: { type: 'boolean' } }),
+  'token mint': withTx({ to: { type: 'string' } }),
+  'token burn': withTx({ to: { type: 'string' } }),
+  'token back': withTx({ to: { type: 'string' } }),
+  'token send': withTx({}),
+  'token flags': withTx({ frozen: { type: 'boolean' }, hidden: { type: 'boolean' } }),
+  'pool list': withTx({ asset: { type: 'string' } }),
+  'pool info': withTx({}),
+  'pool create': withTx({ 'min-shares': { type: 'string' } }),
+  'pool add': withTx({ 'min-shares': { type: 'string' } }),
+  'pool remove': withTx({}),
+  swap: withTx({ 'max-slippage': { type: 'string' }, expiry: { type: 'string' } }),
+  stake: withTx({ tier: { type: 'string' } }),
+  unstake: withTx({}),
+  'stable mint': withTx({}),
+  'stable redeem': withTx({}),
+  'bridge record': withTx({ 'fee-amount': { type: 'string' }, account: { type: 'string' } }),
+  simulate: withTx({ rate: { type: 'string' }, duration: { type: 'string' }, seed: { type: 'string' } }),
+};
+
+function parse(args: string[], options: EconomyOptions, min: number, max = min): { values: Values; positionals: string[] } {
   let parsed: { values: Values; positionals: string[] };
   try {
-    parsed = parseArgs({ args, options: { ...cliKit.commonOptions, ...TX_OPTIONS, ...extra }, strict: true, allowPositionals: true }) as { values: Values; positionals: string[] };
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true }) as { values: Values; positionals: string[] };
   } catch (e) {
-    throw usage((e as Error).message);
+    throw usage(cliKit.withSuggestion((e as Error).message, options));
   }
   if (parsed.positionals.length < min || parsed.positionals.length > max) throw usage(`expected ${min === max ? min : `${min}-${max}`} argument(s), got ${parsed.positionals.length}`);
   return parsed;
@@ -116,21 +143,21 @@ function parse(args: string[], extra: Record<string, { type: 'string' | 'boolean
 
 async function tokenCommand(sub: string | undefined, args: string[], out: Out, cenv: CliEnv): Promise<number> {
   if (sub === 'list') {
-    const { values } = parse(args, { hidden: { type: 'boolean' } }, 0);
+    const { values } = parse(args, ECONOMY_OPTIONS['token list'], 0);
     const ctx = cliKit.context(values, out, cenv);
     const r = await ctx.client.request<{ tokens: { symbol: string; name: string; supply: string; decimals: number; holders: number; kind: string; frozen: boolean }[] }>('GET', `/api/v1/tokens${values.hidden ? '?hidden=1' : ''}`);
     out.print(r.tokens.map((t) => `${t.symbol.padEnd(10)} ${formatUnits(t.supply, t.decimals).padStart(22)}  ${String(t.holders).padStart(6)} holders  ${t.kind}${t.frozen ? ' frozen' : ''}  ${t.name}`).join('\n') || '(no tokens)', r);
     return 0;
   }
   if (sub === 'info') {
-    const { values, positionals } = parse(args, {}, 1);
+    const { values, positionals } = parse(args, ECONOMY_OPTIONS['token info'], 1);
     const ctx = cliKit.context(values, out, cenv);
     const r = await ctx.client.request<{ token: Record<string, unknown> & { decimals: number; supply: string; maxSupply: string } }>('GET', `/api/v1/token/${encodeURIComponent(positionals[0].toUpperCase())}`);
     out.print(Object.entries(r.token).map(([k, v]) => `${k.padEnd(14)} ${String(v)}`).join('\n'), r);
     return 0;
   }
   if (sub === 'issue') {
-    const { values, positionals } = parse(args, { stable: { type: 'boolean' } }, 4, 5);
+    const { values, positionals } = parse(args, ECONOMY_OPTIONS['token issue'], 4, 5);
     const ctx = cliKit.context(values, out, cenv);
     const [symbol, name, decText, maxText, initText] = positionals;
     const decimals = Number(decText);
@@ -140,7 +167,7 @@ async function tokenCommand(sub: string | undefined, args: string[], out: Out, c
     return submit(ctx, values, tokenIssue, { symbol: symbol.toUpperCase(), name, decimals, maxSupply, initialSupply, kind: values.stable ? TokenKind.usdStable : TokenKind.token }, { symbol: symbol.toUpperCase() });
   }
   if (sub === 'mint' || sub === 'burn' || sub === 'back') {
-    const { values, positionals } = parse(args, { to: { type: 'string' } }, 2);
+    const { values, positionals } = parse(args, ECONOMY_OPTIONS[`token ${sub}`], 2);
     const ctx = cliKit.context(values, out, cenv);
     const symbol = positionals[0].toUpperCase();
     if (sub === 'back') {
@@ -154,7 +181,7 @@ async function tokenCommand(sub: string | undefined, args: string[], out: Out, c
     return submit(ctx, values, tokenMint, { symbol, to, amount }, { symbol, amount: positionals[1] });
   }
   if (sub === 'send') {
-    const { values, positionals } = parse(args, {}, 3);
+    const { values, positionals } = parse(args, ECONOMY_OPTIONS['token send'], 3);
     const ctx = cliKit.context(values, out, cenv);
     const symbol = positionals[0].toUpperCase();
     const status = await cliKit.nodeStatus(ctx);
@@ -163,7 +190,7 @@ async function tokenCommand(sub: string | undefined, args: string[], out: Out, c
     return submit(ctx, values, tokenTransfer, { symbol, to, amount }, { symbol, to: positionals[1], amount: positionals[2] });
   }
   if (sub === 'flags') {
-    const { values, positionals } = parse(args, { frozen: { type: 'boolean' }, hidden: { type: 'boolean' } }, 1);
+    const { values, positionals } = parse(args, ECONOMY_OPTIONS['token flags'], 1);
     const ctx = cliKit.context(values, out, cenv);
     const flags = (values.frozen ? TokenFlag.frozen : 0) | (values.hidden ? TokenFlag.hidden : 0);
     return submit(ctx, values, tokenFlags, { symbol: positionals[0].toUpperCase(), flags }, { symbol: positionals[0].toUpperCase(), frozen: !!values.frozen, hidden: !!values.hidden });
@@ -173,21 +200,21 @@ async function tokenCommand(sub: string | undefined, args: string[], out: Out, c
 
 async function poolCommand(sub: string | undefined, args: string[], out: Out, cenv: CliEnv): Promise<number> {
   if (sub === 'list') {
-    const { values } = parse(args, { asset: { type: 'string' } }, 0);
+    const { values } = parse(args, ECONOMY_OPTIONS['pool list'], 0);
     const ctx = cliKit.context(values, out, cenv);
     const r = await ctx.client.request<{ pools: { id: string; price: number; tvlUsd: number }[] }>('GET', `/api/v1/pools${typeof values.asset === 'string' ? `?asset=${encodeURIComponent(values.asset)}` : ''}`);
     out.print(r.pools.map((p) => `${p.id.padEnd(22)} price ${p.price.toPrecision(6).padStart(14)}  TVL $${p.tvlUsd.toFixed(2)}`).join('\n') || '(no pools)', r);
     return 0;
   }
   if (sub === 'info') {
-    const { values, positionals } = parse(args, {}, 1);
+    const { values, positionals } = parse(args, ECONOMY_OPTIONS['pool info'], 1);
     const ctx = cliKit.context(values, out, cenv);
     const r = await ctx.client.request<{ pool: Record<string, unknown> }>('GET', `/api/v1/pool/${encodeURIComponent(positionals[0])}`);
     out.print(Object.entries(r.pool).map(([k, v]) => `${k.padEnd(14)} ${String(v)}`).join('\n'), r);
     return 0;
   }
   if (sub === 'create' || sub === 'add') {
-    const { values, positionals } = parse(args, { 'min-shares': { type: 'string' } }, 4);
+    const { values, positionals } = parse(args, ECONOMY_OPTIONS[`pool ${sub}`], 4);
     const ctx = cliKit.context(values, out, cenv);
     const [x, ax, y, ay] = [positionals[0].toUpperCase(), positionals[1], positionals[2].toUpperCase(), positionals[3]];
     const amountX = parseUnits(ax, await decimalsOf(ctx, x), `${x} amount`);
@@ -197,7 +224,7 @@ async function poolCommand(sub: string | undefined, args: string[], out: Out, ce
     return submit(ctx, values, poolAdd, { assetX: x, assetY: y, desiredX: amountX, desiredY: amountY, minShares }, { pool: poolId(x, y) });
   }
   if (sub === 'remove') {
-    const { values, positionals } = parse(args, {}, 3);
+    const { values, positionals } = parse(args, ECONOMY_OPTIONS['pool remove'], 3);
     const ctx = cliKit.context(values, out, cenv);
     if (!/^\d{1,20}$/.test(positionals[2])) throw usage('LP shares are an integer');
     return submit(ctx, values, poolRemove, { assetX: positionals[0].toUpperCase(), assetY: positionals[1].toUpperCase(), shares: BigInt(positionals[2]), minX: 0n, minY: 0n }, { pool: poolId(positionals[0].toUpperCase(), positionals[1].toUpperCase()) });
@@ -206,7 +233,7 @@ async function poolCommand(sub: string | undefined, args: string[], out: Out, ce
 }
 
 async function swapCommand(args: string[], out: Out, cenv: CliEnv): Promise<number> {
-  const { values, positionals } = parse(args, { 'max-slippage': { type: 'string' }, expiry: { type: 'string' } }, 1);
+  const { values, positionals } = parse(args, ECONOMY_OPTIONS.swap, 1);
   const ctx = cliKit.context(values, out, cenv);
   const spec = parseSwapSpec(positionals[0]);
   const slip = typeof values['max-slippage'] === 'string' ? values['max-slippage'] : '1%';
@@ -238,7 +265,7 @@ async function swapCommand(args: string[], out: Out, cenv: CliEnv): Promise<numb
 }
 
 async function simulateCommand(args: string[], out: Out, cenv: CliEnv): Promise<number> {
-  const { values } = parse(args, { rate: { type: 'string' }, duration: { type: 'string' }, seed: { type: 'string' } }, 0);
+  const { values } = parse(args, ECONOMY_OPTIONS.simulate, 0);
   const url = typeof values.node === 'string' ? values.node : 'http://127.0.0.1:8402';
   const rate = typeof values.rate === 'string' ? Number(values.rate) : 5;
   if (!(rate > 0 && rate <= 1000)) throw usage('--rate is actions per second, 0-1000');
@@ -275,7 +302,7 @@ export async function runEconomyCommand(cmd: string, rest: string[], out: Out, c
     case 'swap':
       return swapCommand(rest, out, cenv);
     case 'stake': {
-      const { values, positionals } = parse(rest, { tier: { type: 'string' } }, 1);
+      const { values, positionals } = parse(rest, ECONOMY_OPTIONS.stake, 1);
       const ctx = cliKit.context(values, out, cenv);
       const tiers = (await ctx.client.request<{ tiers: { name: string }[] }>('GET', '/api/v1/staking')).tiers;
       const t = typeof values.tier === 'string' ? values.tier : '0';
@@ -285,14 +312,14 @@ export async function runEconomyCommand(cmd: string, rest: string[], out: Out, c
       return submit(ctx, values, stake, { tier, amount }, { tier: tiers[tier].name, amount: formatAmount(amount) });
     }
     case 'unstake': {
-      const { values, positionals } = parse(rest, {}, 1);
+      const { values, positionals } = parse(rest, ECONOMY_OPTIONS.unstake, 1);
       const ctx = cliKit.context(values, out, cenv);
       if (!isHex(positionals[0], 32)) throw usage('unstake takes the 64-hex id of the staking transaction');
       return submit(ctx, values, unstake, { stakeId: fromHex(positionals[0]) }, { stakeId: positionals[0] });
     }
     case 'stable': {
       if (sub === 'mint') {
-        const { values, positionals } = parse(args, {}, 3);
+        const { values, positionals } = parse(args, ECONOMY_OPTIONS['stable mint'], 3);
         const ctx = cliKit.context(values, out, cenv);
         const symbol = positionals[0].toUpperCase();
         const collateral = parsePositiveAmount(positionals[1], 'collateral');
@@ -300,7 +327,7 @@ export async function runEconomyCommand(cmd: string, rest: string[], out: Out, c
         return submit(ctx, values, stableMint, { symbol, collateral, amount }, { symbol, collateral: formatAmount(collateral), amount: positionals[2] });
       }
       if (sub === 'redeem') {
-        const { values, positionals } = parse(args, {}, 2);
+        const { values, positionals } = parse(args, ECONOMY_OPTIONS['stable redeem'], 2);
         const ctx = cliKit.context(values, out, cenv);
         const symbol = positionals[0].toUpperCase();
         const amount = parseUnits(positionals[1], await decimalsOf(ctx, symbol));
@@ -310,7 +337,7 @@ export async function runEconomyCommand(cmd: string, rest: string[], out: Out, c
     }
     case 'bridge': {
       if (sub !== 'record') throw usage('try: bridge record NETWORK in|out AMOUNT REF [--fee-amount X] [--account ADDR]');
-      const { values, positionals } = parse(args, { 'fee-amount': { type: 'string' }, account: { type: 'string' } }, 4);
+      const { values, positionals } = parse(args, ECONOMY_OPTIONS['bridge record'], 4);
       const ctx = cliKit.context(values, out, cenv);
       const [network, dir, amountText, ref] = positionals;
       const nets = (await ctx.client.request<{ networks: { index: number; name: string }[] }>('GET', '/api/v1/bridge')).networks;

@@ -65,10 +65,26 @@ export function nearestFlag(unknown: string, flags: readonly string[] = CONFIG_O
   const name = unknown.replace(/^-+/, '').replace(/^no-/, '');
   let best: { flag: string; d: number } | undefined;
   for (const f of flags) {
-    const d = f.startsWith(name) && name.length >= 3 ? 0.5 : distance(name, f);
+    // Two letters swapped (--wiat) count as one edit, as people make them.
+    const swapped = name.length === f.length && [...name].sort().join('') === [...f].sort().join('') && [...name].filter((c, i) => c !== f[i]).length === 2;
+    const d = f.startsWith(name) && name.length >= 3 ? 0.5 : swapped ? 1 : distance(name, f);
     if (!best || d < best.d) best = { flag: f, d };
   }
   return best && best.d <= Math.min(3, Math.max(1, Math.floor(name.length / 3))) ? best.flag : undefined;
+}
+
+/**
+ * parseArgs' message, with "did you mean --x?" when it is an unknown option and one of `options`
+ * is near (nearestFlag: a few edits, or a prefix): every command's parser words its refusals so.
+ */
+export function withSuggestion(message: string, options: Readonly<Record<string, unknown>>): string {
+  const m = /Unknown option '(--?[^']+)'/.exec(message);
+  if (!m) return message;
+  const near = nearestFlag(m[1], Object.keys(options));
+  if (!near) return message;
+  // --no-mien → --no-mine: a negated boolean stays negated.
+  const negated = m[1].startsWith('--no-') && (options[near] as { type?: string } | undefined)?.type === 'boolean';
+  return `${message} (did you mean --${negated ? 'no-' : ''}${near}?)`;
 }
 
 /** `e` with "did you mean --x?" added when it is parseArgs' "Unknown option '--y'" and a flag is near. */
