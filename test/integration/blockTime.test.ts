@@ -44,7 +44,7 @@ async function waitHeight(pred: (h: number) => boolean, timeoutMs = 30_000): Pro
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-blocktime-'));
   node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--no-stratum', '--block-time', '1'], { cwd: dir });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   if (node) await stopProcess(node);

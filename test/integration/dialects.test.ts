@@ -28,7 +28,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-dialects-'));
   facilitator = await startFacilitatorProcess({});
   node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--block-time', '1', '--no-stratum', '--usdc-pay-to', NODE_PAY_TO, '--facilitator-url', facilitator.url], { cwd: dir });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   if (node) await stopProcess(node);

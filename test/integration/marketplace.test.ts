@@ -42,7 +42,7 @@ beforeAll(async () => {
     if (c.health.checkedAt > 0) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-}, 40_000);
+}, 120_000);
 
 afterAll(async () => {
   node?.child.kill('SIGTERM');

@@ -44,7 +44,7 @@ beforeAll(async () => {
   metricsUrl = String(node.lines.find((l) => l.msg === 'metrics listening')?.url);
   client = new Client({ name: 'native-mcp-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/api/mcp?net=mainnet`)));
-}, 40_000);
+}, 120_000);
 
 afterAll(async () => {
   await client?.close().catch(() => undefined);

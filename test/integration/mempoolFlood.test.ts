@@ -46,7 +46,7 @@ beforeAll(async () => {
     ['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--no-stratum', '--block-time', '1', '--mempool-max-mb', '0.1', '--mempool-queue-max', '64', '--http-expensive-rate', '100000', '--http-expensive-burst', '100000'],
     { cwd: dir },
   );
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   if (node) await stopProcess(node);

@@ -54,7 +54,7 @@ beforeAll(async () => {
   home = join(dir, 'home');
   dataDir = join(dir, 'data');
   node = await startNode([]);
-}, 30_000);
+}, 120_000);
 
 afterAll(async () => {
   if (node && node.child.exitCode === null) {

@@ -21,7 +21,7 @@ beforeAll(async () => {
   node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--metrics-port', '0', '--block-time', '1', '--no-stratum'], { cwd: dir, env: { HOME: join(dir, 'home') } });
   const line = node.lines.find((l) => l.msg === 'metrics listening');
   metricsUrl = String(line?.url);
-}, 30_000);
+}, 120_000);
 
 afterAll(async () => {
   if (node) await stopProcess(node);

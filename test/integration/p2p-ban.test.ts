@@ -82,7 +82,7 @@ beforeAll(async () => {
   b = await startP2PNode(join(dir, 'b'), ['--no-mine', '--bootstrap', a.addr], dir);
   ids = protocolIds(fromHex((await getJson(a.url, '/api/v1/block/0')).hash));
   expect(createParamsFromJson(JSON.parse(readFileSync(join(dir, 'a', 'genesis.json'), 'utf8'))).chainId).toBe(params.chainId);
-}, 90_000);
+}, 120_000);
 
 afterAll(async () => {
   for (const r of rogues) {

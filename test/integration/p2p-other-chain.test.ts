@@ -24,7 +24,7 @@ beforeAll(async () => {
   await new Promise((r) => setTimeout(r, 1_100));
   const addrs = a.lines.find((l) => l.msg === 'p2p listening')!.addrs as string[];
   b = await startNode([...common, '--data-dir', join(dir, 'b'), '--bootstrap', addrs.find((x) => x.includes('/tcp/'))!], { cwd: dir });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await Promise.all([a && stopProcess(a), b && stopProcess(b)]);

@@ -96,7 +96,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-providers-it-'));
   if (referenceViem.ok) facilitator = await startFacilitatorProcess();
   await startTheNode();
-}, 30_000);
+}, 120_000);
 
 afterAll(async () => {
   if (serveProc && serveProc.exitCode === null) serveProc.kill('SIGKILL');

@@ -45,7 +45,7 @@ beforeAll(async () => {
     { cwd: dir, env: { NATIVE_FACILITATOR_AUTH_HEADER: `${AUTH[0]}: ${AUTH[1]}` } },
   );
   url = node.url;
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   node?.child.kill('SIGTERM');

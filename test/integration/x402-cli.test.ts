@@ -38,7 +38,7 @@ async function balanceBase(): Promise<bigint> {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-x402-it-'));
   node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--block-time', '1', '--no-p2p', '--no-stratum', '--miner-address', minerAddress], { cwd: dir, env: { HOME: join(dir, 'home') } });
-}, 30_000);
+}, 120_000);
 
 afterAll(async () => {
   if (node && node.child.exitCode === null) {

@@ -26,7 +26,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-x402-'));
   node = await startNode(['--dev', '--data-dir', join(dir, 'data'), '--http-port', '0', '--block-time', '1'], { cwd: dir });
   url = node.url;
-}, 30_000);
+}, 120_000);
 
 afterAll(async () => {
   node?.child.kill('SIGTERM');

@@ -23,7 +23,7 @@ beforeAll(async () => {
   server = await startPostgres();
   url = await server.createDatabase('fleet');
   node = await startNode(['--dev', '--data-dir', join(dir, 'a'), '--http-port', '0', '--block-time', '1', '--no-stratum', '--ledger', url], { cwd: dir, env: { HOME: join(dir, 'home') } });
-}, 90_000);
+}, 120_000);
 
 afterAll(async () => {
   if (node) await stopProcess(node);

@@ -92,4 +92,4 @@ test('every example call of the nineteen returns real data on the devnet economy
     mempool.stop();
     await chain.close();
   }
-}, 60_000);
+}, 120_000);

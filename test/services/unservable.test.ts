@@ -26,7 +26,7 @@ beforeAll(async () => {
   h = await startPaidHarness({ resolver: tableResolver({}) });
   // A few blocks, so heights 1..3 exist.
   for (let i = 0; i < 3; i++) await h.mine();
-}, 30_000);
+}, 120_000);
 
 afterAll(async () => {
   await h?.close();

@@ -19,7 +19,7 @@ let dbs = 0;
 
 beforeAll(async () => {
   server = await startPostgres();
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await server?.stop();

@@ -12,7 +12,7 @@ import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 let server: TestPostgres | undefined;
 beforeAll(async () => {
   server = await startPostgres();
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await server?.stop();
 });

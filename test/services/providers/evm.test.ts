@@ -58,7 +58,7 @@ beforeAll(async () => {
   await teachEns('name', reverseNode(ALICE), 'string', 'alice.eth', RESOLVER);
   await teachEns('name', reverseNode(BOB), 'string', 'alice.eth', RESOLVER);
   await eth.teach(RESOLVER, encodeFunctionData({ abi: ens, functionName: 'text', args: [namehash('alice.eth'), 'avatar'] }), word('string', 'ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi/avatar.png'));
-}, 30_000);
+}, 120_000);
 
 afterAll(async () => {
   await Promise.all([base?.stop(), eth?.stop(), fake?.close()]);

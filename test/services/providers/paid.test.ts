@@ -42,7 +42,7 @@ beforeAll(async () => {
   // Providers are reached by IP literal (127.0.0.1): the resolver is never asked.
   h = await startPaidHarness({ resolver: tableResolver({}) });
   configure();
-}, 30_000);
+}, 120_000);
 
 afterAll(async () => {
   await h?.close();
