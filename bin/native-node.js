@@ -4,12 +4,12 @@
 // sources through tsx instead (a dev dependency): what the tests do, so they never run a stale build.
 import { existsSync } from 'node:fs';
 
-const built = new URL('../build/node/cli.js', import.meta.url);
+const built = new URL('../build/cli/cli.js', import.meta.url);
 let main;
 if (process.env.NATIVE_NODE_FROM_SOURCE === '1') {
   const { register } = await import('tsx/esm/api');
   register();
-  ({ main } = await import('../node/cli.ts'));
+  ({ main } = await import('../cli/cli.ts'));
 } else if (existsSync(built)) {
   ({ main } = await import(built.href));
 } else {

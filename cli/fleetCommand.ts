@@ -12,7 +12,7 @@
  * (no node has ever opened this database), `fleet_no_heartbeats` (its nodes predate the table).
  */
 import { NodeError } from '../consensus/errors.js';
-import { CliErrorCode, context, parse, type CliEnv, type Out } from '../node/cliKit.js';
+import { CliErrorCode, context, parse, type CliEnv, type Out } from './cliKit.js';
 import { FLEET_BEAT_MS, FLEET_GONE_MS, readFleet, readLedgerSize, type FleetView } from '../x402/fleet.js';
 
 /** Error codes of the fleet command. */

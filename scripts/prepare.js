@@ -16,7 +16,7 @@ try {
   createRequire(import.meta.url).resolve('@types/koa/package.json');
   tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 } catch {
-  if (!existsSync(new URL('build/node/cli.js', root))) {
+  if (!existsSync(new URL('build/cli/cli.js', root))) {
     process.stderr.write('native-node: no build/ and no TypeScript compiler (dev dependencies omitted); run `npm ci && npm run build` first, then `npm prune --omit=dev`\n');
   }
   process.exit(0);

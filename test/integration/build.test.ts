@@ -39,7 +39,7 @@ describe('npm run build and the compiled node', () => {
   test('worker entries resolve to compiled .js beside compiled modules, to .ts beside sources', () => {
     expect(siblingModuleUrl('verifyWorker', 'file:///x/build/chain/verifyPool.js').pathname).toBe('/x/build/chain/verifyWorker.js');
     expect(siblingModuleUrl('verifyWorker', 'file:///x/chain/verifyPool.ts').pathname).toBe('/x/chain/verifyWorker.ts');
-    for (const f of ['node/cli.js', 'chain/verifyWorker.js', 'chain/minerWorker.js']) expect(existsSync(join(ROOT, 'build', f))).toBe(true);
+    for (const f of ['cli/cli.js', 'chain/verifyWorker.js', 'chain/minerWorker.js']) expect(existsSync(join(ROOT, 'build', f))).toBe(true);
   });
 
   test('the bin runs the build: a devnet node mines with its worker threads and settles a paid call from the built CLI', async () => {

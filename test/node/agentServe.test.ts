@@ -1,7 +1,7 @@
 /** How `agent serve` runs a job: `--exec` (stdin/stdout/exit code, time limit) and `--forward` (a local HTTP endpoint on 127.0.0.1). */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
-import { runExec, runForward, type Job } from '../../node/agentCli.js';
+import { runExec, runForward, type Job } from '../../cli/agentCli.js';
 
 const job: Job = { jobId: 'a'.repeat(32), serviceId: 'echo-bot-upper', request: 'hello', input: 'hello', deadline: Date.now() + 10_000 };
 let server: Server;

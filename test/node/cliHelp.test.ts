@@ -1,9 +1,9 @@
 /** Help on the command line (issue 32): start's help and the global help come from the option table the parser reads; every command answers --help. */
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import { CONFIG_OPTIONS } from '../../node/config.js';
-import { commandOptionTables, main } from '../../node/cli.js';
-import { optionUsage } from '../../node/cliKit.js';
-import { flagUsage, nearestFlag, startHelp } from '../../node/startHelp.js';
+import { commandOptionTables, main } from '../../cli/cli.js';
+import { optionUsage } from '../../cli/cliKit.js';
+import { flagUsage, nearestFlag, startHelp } from '../../cli/startHelp.js';
 
 /** Runs the CLI, returning its exit code and what it wrote to stdout and stderr. */
 async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {

@@ -13,7 +13,7 @@ import { createEconomyRouter, economyErrorStatuses } from '../../node/api/econom
 import { accountEconomyFields } from '../../node/api/economyAccount.js';
 import { createJsonApp, HttpServer } from '../../node/api/app.js';
 import { silentLogger } from '../../chain/types.js';
-import { parseSwapSpec, parseUnits } from '../../node/economyCli.js';
+import { parseSwapSpec, parseUnits } from '../../cli/economyCli.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 

@@ -1,6 +1,6 @@
 /** The waiting line of `native-node call`: drawn in place on a TTY, cleared at the end; nothing on a pipe. */
 import { describe, expect, test } from '@jest/globals';
-import { startWaitLine, WAIT_LINE_INTERVAL_MS } from '../../node/waitLine.js';
+import { startWaitLine, WAIT_LINE_INTERVAL_MS } from '../../cli/waitLine.js';
 
 describe('startWaitLine', () => {
   test('on a TTY: one line redrawn with \\r, a spinner and the seconds waited, then cleared', async () => {

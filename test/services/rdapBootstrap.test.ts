@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { refreshRdapBootstrap } from '../../node/rdapBootstrapCommand.js';
+import { refreshRdapBootstrap } from '../../cli/rdapBootstrapCommand.js';
 import { loadBootstrap, normaliseDomain, parseBootstrap } from '../../services/web/rdap.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { startFake, type Fake } from './outboundFakes.js';

@@ -10,7 +10,7 @@ import { copyFileSync, readFileSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { main } from '../../node/cli.js';
+import { main } from '../../cli/cli.js';
 import { fromUnits, toUnits } from '../../services/compliance/report.js';
 import { parseEuFsfXml, parseOfacSdnCsv, parseUnConsolidatedXml, SanctionsFormatError } from '../../services/sanctions/parse.js';
 import { createSanctionsIndex, nameScore, nameTokens, sanctionsIndex } from '../../services/sanctions/screen.js';

@@ -460,7 +460,7 @@ describe('the ledger never judges what it has not seen', () => {
 
   test('a ledger restored from a backup: served payments are neither served again nor refunded; the gap is reported until the operator chooses --refund', async () => {
     const { cp, rm } = await import('node:fs/promises');
-    const { ledgerGap } = await import('../../node/ledgerGapCommand.js');
+    const { ledgerGap } = await import('../../cli/ledgerGapCommand.js');
     const e = await setup();
     const p1 = await invoke(e, { serviceId: 'native-echo', request: 'a' });
     const p2 = await invoke(e, { serviceId: 'native-echo', request: 'b' });
@@ -506,7 +506,7 @@ describe('the ledger never judges what it has not seen', () => {
 
   test('a new ledger on a chain holding payments to the payee: reported, never refunded by itself; --forget keeps them unserved and unrefunded', async () => {
     const { rm } = await import('node:fs/promises');
-    const { ledgerGap } = await import('../../node/ledgerGapCommand.js');
+    const { ledgerGap } = await import('../../cli/ledgerGapCommand.js');
     const e = await setup();
     const p1 = await invoke(e, { serviceId: 'native-echo', request: 'a' });
     await mine(e);

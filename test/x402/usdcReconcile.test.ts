@@ -25,7 +25,7 @@ import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitat
 import { NODE_PAY_TO, payerAccount, paymentHeader, referenceViem } from '../helpers/facilitatorPayments.js';
 import { stubService } from '../helpers/stubService.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
-import { listUsdcPayments } from '../../node/usdcPaymentsCommand.js';
+import { listUsdcPayments } from '../../cli/usdcPaymentsCommand.js';
 
 const describeUsdc = referenceViem.ok ? describe : describe.skip;
 const USDC = BASE_USDC.asset as Address;
@@ -94,7 +94,7 @@ beforeAll(async () => {
   f = await startTestFacilitator({ submit: (auth) => useAuthorization(anvil, USDC, auth.from as Address, auth.nonce as Hex) });
   dir = await tmpDir();
   await open();
-}, 30_000);
+}, 120_000);
 
 afterAll(async () => {
   await close().catch(() => undefined);
@@ -226,7 +226,7 @@ describeUsdc('ambiguous settlements are reconciled from Base', () => {
       expect(expired[0]).toMatchObject({ txId: null, error: 'expired_unsettled', serviceId: 'native-echo' });
       await expect(listUsdcPayments(dir, 'bogus')).rejects.toMatchObject({ code: 'invalid_payment_status' });
       // The command itself, as an operator runs it (JSON output).
-      const { main } = await import('../../node/cli.js');
+      const { main } = await import('../../cli/cli.js');
       const written: string[] = [];
       const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
       let code: number;

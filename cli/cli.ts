@@ -15,18 +15,18 @@ import { NodeError, isNodeError } from '../consensus/errors.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import { isHex } from '../consensus/hash.js';
 import { parseAmount, parsePositiveAmount, formatAmount } from '../consensus/amount.js';
-import { ClientErrorCode, DEFAULT_NODE_URL } from './client.js';
-import { loadConfig } from './config.js';
-import { createLogger } from './logger.js';
-import { formatMiningLines, type MiningResponse } from './mining/stats.js';
+import { ClientErrorCode, DEFAULT_NODE_URL } from '../node/client.js';
+import { loadConfig } from '../node/config.js';
+import { createLogger } from '../node/logger.js';
+import { formatMiningLines, type MiningResponse } from '../node/mining/stats.js';
 import { createTransferTx } from '../consensus/txBuilder.js';
-import { NODE_VERSION } from './version.js';
+import { NODE_VERSION } from '../node/version.js';
 import { AGENT_CLI_OPTIONS, agentCliPositionals, runAgentCommand } from './agentCli.js';
-import { createPassphraseSource, createWalletFile, defaultWalletPath, WalletErrorCode } from './wallet.js';
+import { createPassphraseSource, createWalletFile, defaultWalletPath, WalletErrorCode } from '../node/wallet.js';
 import { chooseNetwork, CliErrorCode, COMMON, context, devAddress, hrpOf, networkChoiceText, nodeStatus, offlineNetwork, optionLines, output, parse, timeoutOption, unlockWallet, waitMined, walletAddress, walletRef, type CliEnv, type Options, type Values, type Ctx } from './cliKit.js';
 import { callCommand, parseCallArgs, quoteCommand } from './callCli.js';
 import { commandHelp, startFlagsSummary, startHelp, withFlagSuggestion } from './startHelp.js';
-import { fleetUsage, FLEET_OPTIONS } from '../cli/fleetCommand.js';
+import { fleetUsage, FLEET_OPTIONS } from './fleetCommand.js';
 
 /** The command line's codes, environment and kit (cliKit.ts), re-exported for its users. */
 export { CliErrorCode, cliKit, type CliEnv } from './cliKit.js';
@@ -279,7 +279,7 @@ async function txCommand(ctx: Ctx, values: Values, id: string): Promise<number> 
 async function start(args: string[], cenv: CliEnv): Promise<number> {
   const config = loadConfig(args, cenv.env, { cwd: cenv.cwd, devAddress });
   const log = createLogger({ level: config.logLevel, format: config.logFormat });
-  const { runNode } = await import('./node.js');
+  const { runNode } = await import('../node/node.js');
   try {
     await runNode(config, log);
   } catch (e) {
@@ -394,12 +394,12 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         const { values } = parse(args, CORE_OPTIONS['sanctions update'], 0);
         if (sub !== 'update') throw new NodeError(CliErrorCode.USAGE, `unknown sanctions command ${sub ?? '(none)'}; try: sanctions update`);
         const ctx = context(values, out, cenv);
-        return await (await import('./sanctions.js')).sanctionsUpdate(ctx.config, ctx.out, { OFAC: values['ofac-url'] as string | undefined, UN: values['un-url'] as string | undefined, EU: values['eu-url'] as string | undefined });
+        return await (await import('../node/sanctions.js')).sanctionsUpdate(ctx.config, ctx.out, { OFAC: values['ofac-url'] as string | undefined, UN: values['un-url'] as string | undefined, EU: values['eu-url'] as string | undefined });
       }
       case 'data': {
         const sub = rest[0];
         const name = parse(rest.slice(1), CORE_OPTIONS[sub === 'install' ? 'data install' : 'data status'], sub === 'install' ? 1 : 0).positionals[0];
-        const packs = await import('./dataPacks.js');
+        const packs = await import('../node/dataPacks.js');
         if (sub === 'status') {
           const all = Object.values(packs.DATA_PACKS).map(packs.dataPackStatus);
           out.print(all.map((p) => `${p.name}: ${p.installed ? 'installed' : 'not installed'} (${p.description}; ${Object.entries(p.packages).map(([k, v]) => `${k}@${v}`).join(', ')}) in ${p.dir}`).join('\n'), { packs: all });
@@ -420,7 +420,7 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         return await (await import('./ledgerGapCommand.js')).ledgerGapCommand(ctx.config, ctx.out, { refund: values.refund === true, forget: values.forget === true });
       }
       case 'fleet':
-        return await (await import('../cli/fleetCommand.js')).runFleetCommand(rest, out, cenv);
+        return await (await import('./fleetCommand.js')).runFleetCommand(rest, out, cenv);
       case 'usdc-payments': {
         const { values } = parse(rest, CORE_OPTIONS['usdc-payments'], 0);
         const ctx = context(values, out, cenv);
@@ -439,4 +439,4 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
   }
 }
 
-/** What the economy's commands (node/economyCli.ts) borrow from this CLI: options, context, wallet, waiting. */
+/** What the economy's commands (cli/economyCli.ts) borrow from this CLI: options, context, wallet, waiting. */

@@ -8,11 +8,11 @@ import { dirname, join } from 'node:path';
 import { NodeError } from '../consensus/errors.js';
 import { isHex } from '../consensus/hash.js';
 import { parseAmount, formatAmount } from '../consensus/amount.js';
-import { ClientErrorCode } from './client.js';
+import { ClientErrorCode } from '../node/client.js';
 import { startWaitLine, type WaitLine } from './waitLine.js';
 import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../sdk/client.js';
 import { createFilePaymentStore } from '../sdk/pendingPayments.js';
-import { defaultWalletPath } from './wallet.js';
+import { defaultWalletPath } from '../node/wallet.js';
 import { CliErrorCode, COMMON, withSuggestion, nodeStatus, timeoutOption, unlockWallet, walletRef, type Ctx, type Options, type Values } from './cliKit.js';
 
 export function parseCallArgs(args: string[], extra: Options): { values: Values; positionals: string[] } {
@@ -92,7 +92,7 @@ export async function callCommand(ctx: Ctx, values: Values, serviceId: string, r
   // Signed payments are kept on disk until mined, so `--tx` can broadcast one again that the node lost.
   const pendingPayments = createFilePaymentStore(join(dirname(defaultWalletPath(ctx.env.home)), 'payments', status.network));
   const client = createAgentClient({ nodeUrl: ctx.client.baseUrl, pendingPayments, ...(wallet ? { key: wallet.keyPair } : {}) });
-  // On a terminal, a line redrawn in place while the payment waits for its block (node/waitLine.ts).
+  // On a terminal, a line redrawn in place while the payment waits for its block (cli/waitLine.ts).
   let waiting: WaitLine | undefined;
   const progress = (e: AgentEvent) => {
     if (ctx.out.json) return;

@@ -26,8 +26,8 @@ import type { BuiltTx, EnvelopeOptions } from '../consensus/txBuilder.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import { checkInputSchema } from '../consensus/txTypes/agents.js';
 import { signInboxRequest } from '../x402/inboxAuth.js';
-import type { NodeClient, StatusResponse } from './client.js';
-import type { OpenedWallet } from './wallet.js';
+import type { NodeClient, StatusResponse } from '../node/client.js';
+import type { OpenedWallet } from '../node/wallet.js';
 
 /** Error codes of these commands. */
 export const AgentCliErrorCode = {
@@ -37,7 +37,7 @@ export const AgentCliErrorCode = {
 
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
-/** What the agent commands get from the command line's core (node/cli.ts). */
+/** What the agent commands get from the command line's core (cli/cli.ts). */
 export interface AgentCliContext {
   readonly out: { readonly json: boolean; print(human: string, data: unknown): void };
   readonly client: NodeClient;

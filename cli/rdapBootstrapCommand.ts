@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createOutboundClient } from '../services/outbound/client.js';
 import { DEFAULT_BOOTSTRAP_FILE, fetchBootstrap, IANA_DNS_BOOTSTRAP_URL } from '../services/web/rdap.js';
-import { DEFAULT_USER_AGENT } from './outboundConfig.js';
+import { DEFAULT_USER_AGENT } from '../node/outboundConfig.js';
 
 /** What the command did. */
 export interface RdapBootstrapRefresh {

@@ -14,8 +14,8 @@ import { formatAmount } from '../consensus/amount.js';
 import { NodeError } from '../consensus/errors.js';
 import { openLedger } from '../x402/ledger.js';
 import { GAPS_MARK, type LedgerGap } from '../x402/unhonored.js';
-import { LEDGER_DIR } from './payments.js';
-import type { NodeConfig } from './config.js';
+import { LEDGER_DIR } from '../node/payments.js';
+import type { NodeConfig } from '../node/config.js';
 
 /** Error codes of the command. */
 export const LedgerGapErrorCode = {

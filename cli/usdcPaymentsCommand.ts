@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { NodeError } from '../consensus/errors.js';
 import { openLedger, type PaymentRecord, type PaymentStatus } from '../x402/ledger.js';
-import type { NodeConfig } from './config.js';
+import type { NodeConfig } from '../node/config.js';
 
 /** Error codes of the command. */
 export const UsdcPaymentsErrorCode = {

@@ -33,10 +33,10 @@ import { bridgeRecord } from '../consensus/txTypes/bridgeRecord.js';
 import type { TxTypeModule } from '../consensus/txTypes/types.js';
 import { createDevnetChainParams } from '../consensus/devnet.js';
 import { cliKit, type CliEnv } from './cliKit.js';
-import { formatUnits } from './api/economyAccount.js';
-import { NodeClient } from './client.js';
-import { EconomySimulator } from './economy/simulator.js';
-import { createHttpBackend } from './economy/backends.js';
+import { formatUnits } from '../node/api/economyAccount.js';
+import { NodeClient } from '../node/client.js';
+import { EconomySimulator } from '../node/economy/simulator.js';
+import { createHttpBackend } from '../node/economy/backends.js';
 
 /** Error codes of the economy commands. */
 export const EconomyCliErrorCode = {

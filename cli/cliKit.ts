@@ -10,9 +10,9 @@ import { join, resolve } from 'node:path';
 import { NodeError, isNodeError } from '../consensus/errors.js';
 import { encodeAddress, MAINNET_HRP, TESTNET_HRP } from '../consensus/address.js';
 import { getDevKeyPair } from '../consensus/devnet.js';
-import { DEFAULT_NODE_URL, NodeClient, type StatusResponse, type TxResponse } from './client.js';
-import { canonicalNetwork, configFromEnv, configFromFlagValues, configParseOptions, resolveConfig, type NetworkName, type NodeConfig } from './config.js';
-import { createPassphraseSource, defaultWalletPath, openWallet, readWalletFile, isClearWallet, DEV_WALLET_FILE, WalletErrorCode, type OpenedWallet } from './wallet.js';
+import { DEFAULT_NODE_URL, NodeClient, type StatusResponse, type TxResponse } from '../node/client.js';
+import { canonicalNetwork, configFromEnv, configFromFlagValues, configParseOptions, resolveConfig, type NetworkName, type NodeConfig } from '../node/config.js';
+import { createPassphraseSource, defaultWalletPath, openWallet, readWalletFile, isClearWallet, DEV_WALLET_FILE, WalletErrorCode, type OpenedWallet } from '../node/wallet.js';
 import { withSuggestion } from './startHelp.js';
 
 export { withSuggestion };

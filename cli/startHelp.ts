@@ -5,7 +5,7 @@
  * suggested (`nearestFlag`).
  */
 import { distance } from 'fastest-levenshtein';
-import { CONFIG_OPTIONS, type ConfigOption } from './config.js';
+import { CONFIG_OPTIONS, type ConfigOption } from '../node/config.js';
 
 /** How a flag is written: `--flag <value>`, `--[no-]flag` for booleans, `--flag <value>…` for repeatable ones. */
 export function flagUsage(o: ConfigOption): string {
