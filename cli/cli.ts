@@ -10,23 +10,18 @@
  * that talk to one, else `--network` / `--dev` / `NATIVE_NETWORK`, else the node's if one
  * answers at `--node`, else mainnet.
  */
-import { existsSync } from 'node:fs';
 import { NodeError, isNodeError } from '../consensus/errors.js';
-import { tryDecodeAddress } from '../consensus/address.js';
-import { isHex } from '../consensus/hash.js';
-import { parseAmount, parsePositiveAmount, formatAmount } from '../consensus/amount.js';
 import { ClientErrorCode, DEFAULT_NODE_URL } from '../node/client.js';
 import { loadConfig } from '../node/config.js';
 import { createLogger } from '../node/logger.js';
-import { formatMiningLines, type MiningResponse } from '../node/mining/stats.js';
-import { createTransferTx } from '../consensus/txBuilder.js';
 import { NODE_VERSION } from '../node/version.js';
 import { AGENT_CLI_OPTIONS, agentCliPositionals, runAgentCommand } from './agentCli.js';
-import { createPassphraseSource, createWalletFile, defaultWalletPath, WalletErrorCode } from '../node/wallet.js';
-import { chooseNetwork, CliErrorCode, COMMON, context, devAddress, hrpOf, networkChoiceText, nodeStatus, offlineNetwork, optionLines, output, parse, timeoutOption, unlockWallet, waitMined, walletAddress, walletRef, type CliEnv, type Options, type Values, type Ctx } from './cliKit.js';
+import { CliErrorCode, COMMON, context, devAddress, nodeStatus, optionLines, output, parse, timeoutOption, unlockWallet, waitMined, walletRef, type CliEnv, type Options } from './cliKit.js';
 import { callCommand, parseCallArgs, quoteCommand } from './callCli.js';
 import { commandHelp, startFlagsSummary, startHelp, withFlagSuggestion } from './startHelp.js';
 import { fleetUsage, FLEET_OPTIONS } from './fleetCommand.js';
+import { CHAIN_OPTIONS, SEND_USAGE, STATUS_TX_USAGE, send, status, txCommand } from './chainCommands.js';
+import { runWalletCommand, WALLET_OPTIONS, WALLET_USAGE } from './walletCommand.js';
 
 /** The command line's codes, environment and kit (cliKit.ts), re-exported for its users. */
 export { CliErrorCode, cliKit, type CliEnv } from './cliKit.js';
@@ -40,13 +35,9 @@ Commands:
 ${startFlagsSummary()}
   devnet [--nodes N]               a local network of N connected, mining devnet nodes
       [--data-dir <dir>] [--http-port <base>] [--p2p-port <base>] [--mine-threads <n>] [--no-mine]
-  status                           the node's network, tip, difficulty, mempool, mining, Stratum workers
-  tx <id> [--wait]                 a transaction, pending or mined
-  wallet new                       create an encrypted wallet and print its address
-  wallet show                      print the wallet's address
-  wallet balance                   the wallet's balance and nonce, from the node
-  send <address> <amount> [--fee <NATIVE>] [--wait] [--timeout <s>]
-                                   send NATIVE (decimals, e.g. 1.5) from the wallet
+${STATUS_TX_USAGE}
+${WALLET_USAGE}
+${SEND_USAGE}
   quote <serviceId> [request]      the price of a paid call (the node's 402 quote); no payment
   call <serviceId> [request] [--max-price <NATIVE>] [--timeout <s>] [--tx <id> [--salt <hex>]]
                                    pay a service from the wallet (agent_invoke), wait for the
@@ -94,16 +85,12 @@ Options:
 
 The wallet passphrase is read from NATIVE_WALLET_PASSPHRASE or asked on the terminal.`;
 
-/** The options each of this file's commands (and subcommands) accepts beyond the common ones: its parser reads this table, and so does its --help. */
+/** The options each command dispatched here accepts beyond the common ones (the chain and wallet families declare theirs in their files): its parser reads this table, and so does its --help. */
 const CORE_OPTIONS = {
-  status: {},
-  tx: { wait: { type: 'boolean' }, timeout: { type: 'string' } },
-  send: { fee: { type: 'string' }, wait: { type: 'boolean' }, timeout: { type: 'string' } },
+  ...CHAIN_OPTIONS,
+  ...WALLET_OPTIONS,
   quote: {},
   call: { 'max-price': { type: 'string' }, timeout: { type: 'string' }, tx: { type: 'string' }, salt: { type: 'string' } },
-  'wallet new': {},
-  'wallet show': {},
-  'wallet balance': {},
   'rdap-bootstrap': { out: { type: 'string' }, url: { type: 'string' } },
   'sanctions update': { 'ofac-url': { type: 'string' }, 'un-url': { type: 'string' }, 'eu-url': { type: 'string' } },
   'data status': {},
@@ -149,130 +136,6 @@ async function helpOf(cmd: string, sub: string | undefined): Promise<string | un
 
 Flags of native-node ${key ?? cmd} (every one its parser accepts):
 ${optionLines(flags).join('\n')}`;
-}
-
-/** Injected environment of a CLI run (tests pin it). */
-async function walletNew(ctx: Ctx): Promise<number> {
-  const { network, source } = await chooseNetwork(ctx);
-  const path = ctx.config.wallet ?? defaultWalletPath(ctx.env.home);
-  if (existsSync(path)) throw new NodeError(WalletErrorCode.EXISTS, `${path} already exists; refusing to overwrite it (use --wallet <new file>)`, { path });
-  const passphrase = await createPassphraseSource({ env: ctx.env.env }).get('create');
-  const w = await createWalletFile(path, { network, hrp: hrpOf(network), passphrase });
-  const why = networkChoiceText(source, network, ctx.client.baseUrl);
-  ctx.out.print(`address ${w.address}\nnetwork ${w.network} (${why})\nwallet  ${w.path} (encrypted)`, { ...w, networkSource: source });
-  return 0;
-}
-
-async function walletShow(ctx: Ctx): Promise<number> {
-  const network = ctx.config.wallet ? ctx.config.network : await offlineNetwork(ctx);
-  const w = await walletAddress(walletRef(ctx, network), hrpOf(network));
-  ctx.out.print(`address ${w.address}\nnetwork ${w.network}\nwallet  ${w.path ?? '(built-in dev key)'}${w.encrypted ? ' (encrypted)' : ''}`, w);
-  return 0;
-}
-
-async function walletBalance(ctx: Ctx): Promise<number> {
-  const status = await nodeStatus(ctx);
-  const w = await walletAddress(walletRef(ctx, status.network), status.hrp);
-  const acc = await ctx.client.account(w.address);
-  ctx.out.print(`address ${acc.address}\nbalance ${acc.balance} NATIVE\nnonce   ${acc.nonce} (next ${acc.pendingNonce})`, acc);
-  return 0;
-}
-
-async function send(ctx: Ctx, values: Values, toText: string, amountText: string): Promise<number> {
-  const status = await nodeStatus(ctx);
-  const to = tryDecodeAddress(toText, status.hrp);
-  if (!to) throw new NodeError(CliErrorCode.INVALID_ADDRESS, `${toText} is not a ${status.network} address (${status.hrp}1…)`);
-  const amount = parsePositiveAmount(amountText);
-  const fee = typeof values.fee === 'string' ? parseAmount(values.fee, 'fee') : undefined;
-  const timeout = timeoutOption(values);
-  const wallet = await unlockWallet(ctx, walletRef(ctx, status.network), status.network);
-  const acc = await ctx.client.account(wallet.address);
-  const built = createTransferTx({
-    key: wallet.keyPair,
-    chainId: status.chainId,
-    to,
-    amount,
-    nonce: BigInt(acc.pendingNonce),
-    // The key travels until the chain knows it (a pending first transaction may not be mined yet).
-    includeKey: !acc.publicKeyKnown,
-    fee,
-    feeRate: BigInt(status.minFeeRate ?? '1'),
-  });
-  const res = await ctx.client.submitTx(Buffer.from(built.bytes).toString('hex'));
-  const data: Record<string, unknown> = {
-    txId: res.txId,
-    status: 'pending',
-    from: wallet.address,
-    to: toText,
-    amount: formatAmount(amount),
-    amountBase: amount.toString(),
-    fee: formatAmount(built.tx.fee),
-    feeBase: built.tx.fee.toString(),
-    nonce: Number(built.tx.nonce),
-  };
-  if (values.wait) {
-    if (!ctx.out.json) process.stderr.write(`sent ${res.txId}, waiting for a block…\n`);
-    const mined = await waitMined(ctx, res.txId, timeout);
-    Object.assign(data, { status: 'mined', height: mined.height, blockHash: mined.blockHash, confirmations: mined.confirmations });
-    ctx.out.print(`${res.txId}\nmined in block ${mined.height} ${mined.blockHash}`, data);
-  } else {
-    ctx.out.print(res.txId, data);
-  }
-  return 0;
-}
-
-/** The built-in miner's line: on, off (not configured), or paused (configured, waiting for the network or a sync). */
-function miningText(s: { syncing: boolean; mining: { running: boolean; threads: number; hashrate: number; blocksFound: number } }): string {
-  const m = s.mining;
-  if (m.running) return `on, ${m.threads} thread(s), ${Math.round(m.hashrate)} H/s, ${m.blocksFound} block(s) found`;
-  if (m.threads > 0) return `paused (${s.syncing ? 'the node is syncing' : 'waiting for the network'}), ${m.blocksFound} block(s) found`;
-  return 'off';
-}
-
-/** Status lines for peers found on another chain (a bootstrap peer of the wrong network, say). */
-function otherChainLines(peers: unknown): string[] {
-  if (!Array.isArray(peers)) return [];
-  return (peers as { peerId: string; genesis: string; network: string | null; bootstrap: boolean }[]).map(
-    (p) => `warning    ${p.bootstrap ? 'bootstrap peer' : 'peer'} ${p.peerId} is on another chain: ${p.network ?? 'unknown network'}, genesis ${p.genesis}`,
-  );
-}
-
-async function status(ctx: Ctx): Promise<number> {
-  const s = await ctx.client.status();
-  // Stratum, getblocktemplate and per-worker figures (a node without the route simply has none).
-  const pool = await ctx.client.request<MiningResponse>('GET', '/api/v1/mining').catch(() => undefined);
-  const m = s.mining;
-  ctx.out.print(
-    [
-      `network    ${s.network} (chain id ${s.chainId})`,
-      `height     ${s.height}`,
-      `tip        ${s.tip}`,
-      `difficulty ${s.difficulty}`,
-      `hashrate   ${Math.round(s.hashrate)} H/s (network estimate)`,
-      `mempool    ${s.mempool.count} txs, ${s.mempool.bytes} bytes`,
-      `mining     ${miningText(s)}`,
-      `peers      ${s.peers}${s.syncing ? ' (syncing)' : ''}`,
-      ...otherChainLines(s.otherChainPeers),
-      `version    ${s.version}`,
-      ...(s.payments ? [`payments   ${s.payments.settled} paid call(s) settled (${s.payments.settledUsdc} in USDC), ${s.payments.refundsPending} refund(s) pending`] : []),
-      ...(pool ? formatMiningLines(pool) : []),
-    ].join('\n'),
-    pool ? { ...s, miningInfo: pool } : s,
-  );
-  return 0;
-}
-
-async function txCommand(ctx: Ctx, values: Values, id: string): Promise<number> {
-  if (!isHex(id, 32)) throw new NodeError(CliErrorCode.INVALID_TX_ID, 'a transaction id is 64 hex characters');
-  const t = values.wait ? await waitMined(ctx, id.toLowerCase(), timeoutOption(values)) : await ctx.client.tx(id.toLowerCase());
-  const lines = [`txid          ${t.txId}`, `status        ${t.status}`];
-  if (t.status === 'mined') lines.push(`block         ${t.height} ${t.blockHash}`, `confirmations ${t.confirmations}`);
-  lines.push(`type          ${t.type}`, `from          ${t.from}`);
-  if (typeof t.to === 'string') lines.push(`to            ${t.to}`);
-  if (typeof t.amount === 'string') lines.push(`amount        ${t.amount} NATIVE`);
-  lines.push(`fee           ${t.fee} NATIVE`, `nonce         ${t.nonce}`);
-  ctx.out.print(lines.join('\n'), t);
-  return 0;
 }
 
 /** `quote` and `call` take a service id and an optional request (`--` before a request that starts with a dash). */
@@ -380,15 +243,8 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         out.print(`${r.file}: ${r.tlds} TLDs, published ${r.publication} (${r.url})`, r);
         return 0;
       }
-      case 'wallet': {
-        const [sub, ...args] = rest;
-        const { values } = parse(args, CORE_OPTIONS[`wallet ${sub === 'show' || sub === 'balance' ? sub : 'new'}`], 0);
-        const ctx = context(values, out, cenv);
-        if (sub === 'new') return await walletNew(ctx);
-        if (sub === 'show') return await walletShow(ctx);
-        if (sub === 'balance') return await walletBalance(ctx);
-        throw new NodeError(CliErrorCode.USAGE, `unknown wallet command ${sub ?? '(none)'}; try: wallet new | show | balance`);
-      }
+      case 'wallet':
+        return await runWalletCommand(rest, out, cenv);
       case 'sanctions': {
         const [sub, ...args] = rest;
         const { values } = parse(args, CORE_OPTIONS['sanctions update'], 0);
