@@ -12,7 +12,8 @@
  *      analysis (analyseSentiment): a `positive` label for a positive sentence and `negative` for a
  *      negative one is right; `neutral` and a refusal (language) are wrong. Also given: the
  *      accuracy when neutral is read by the sign of the polarity (>= 0 positive), as the
- *      `sentiment` package's own benchmark does.
+ *      `sentiment` package's own benchmark does. IMDb is the development split the scorer and its
+ *      neutral band were chosen on; Amazon and Yelp together are reported as held out.
  *   3. Swap routes: on the devnet economy of `npm start` (the simulator, seeded, on a real chain),
  *      every ordered pair of assets at three sizes through native-swap-quote, against the best
  *      output over every 1-3-hop path the chain's swap accepts (revisits included), enumerated by
@@ -147,7 +148,12 @@ async function sentiment() {
   console.log(`   native-sentiment label right: ${pct(all.right, all.n)} (neutral answers ${all.neutral}, refused as not English ${all.refused}, both counted wrong)`);
   console.log(`   neutral read by the sign of the polarity (>= 0 positive): ${pct(all.bySign, all.n)}`);
   for (const [src, s] of by) console.log(`   ${src}: ${pct(s.right, s.n)} (by sign ${pct(s.bySign, s.n)}; neutral ${s.neutral}, refused ${s.refused})`);
-  return { sentences: rows.length, accuracy: all.right / all.n, accuracyNeutralBySign: all.bySign / all.n, neutral: all.neutral, refused: all.refused, bySource: Object.fromEntries([...by].map(([k, s]) => [k, { n: s.n, accuracy: s.right / s.n, bySign: s.bySign / s.n }])) };
+  // The split used to choose the method (services/text/analyse.ts): IMDb is the development set, Amazon and Yelp are held out.
+  const held = [...by].filter(([src]) => src !== 'imdb').map(([, s]) => s);
+  const heldOut = { n: held.reduce((a, s) => a + s.n, 0), right: held.reduce((a, s) => a + s.right, 0), bySign: held.reduce((a, s) => a + s.bySign, 0) };
+  const dev = by.get('imdb');
+  console.log(`   development split (imdb, used to choose the method and neutral band): ${dev ? pct(dev.right, dev.n) : 'n/a'}; held out (amazon + yelp): ${pct(heldOut.right, heldOut.n)} (by sign ${pct(heldOut.bySign, heldOut.n)})`);
+  return { sentences: rows.length, accuracy: all.right / all.n, accuracyNeutralBySign: all.bySign / all.n, heldOutAccuracy: heldOut.right / heldOut.n, heldOutBySign: heldOut.bySign / heldOut.n, neutral: all.neutral, refused: all.refused, bySource: Object.fromEntries([...by].map(([k, s]) => [k, { n: s.n, accuracy: s.right / s.n, bySign: s.bySign / s.n }])) };
 }
 
 interface PoolRow {
