@@ -172,7 +172,7 @@ describe('a node whose bootstrap peer does not answer', () => {
       expect(answer.error).toMatchObject({ code: -10 });
       expect((await getJson(node.url, '/api/v1/status')).mining.running).toBe(false);
     }
-    await waitUntil(async () => (await getJson(node.url, '/api/v1/status')).mining.running === true, 30_000, 'the grace period to end and mining to start');
+    await waitUntil(async () => (await getJson(node.url, '/api/v1/status')).mining.running === true, 60_000, 'the grace period to end and mining to start');
     expect(node.lines.map((l) => l.msg)).toContain('mining started: no peer answered within the grace period');
-  }, 60_000);
+  }, 150_000);
 });
