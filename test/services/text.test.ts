@@ -75,6 +75,8 @@ describe('native-sentiment', () => {
     ['praise before "but", complaint after', 'The room was clean, but the bed was uncomfortable.', 'negative'],
     ['negated dislike, then praise', "I don't love the colour, but the battery is excellent.", 'positive'],
     ['a sentence-initial negation ("Not", capitalised)', 'Not impressed.', 'negative'],
+    ['a word only VADER\'s lexicon has', 'The villain was unconvincing.', 'negative'],
+    ['a negating prefix on a lexicon word (un- + enjoyable)', 'The sequel is unenjoyable.', 'negative'],
   ])('issue 30: %s', async (_what, text, label) => {
     const r = await callLocal<Json>('native-sentiment', text);
     expect(r.label).toBe(label);
