@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, childEnv } from '../helpers/nodeProcess.js';
+import { BIN, childEnv, loadFactor } from '../helpers/nodeProcess.js';
 import { getJson, status, waitUntil } from '../p2p/helpers/processes.js';
 
 interface DevnetInfo {
@@ -36,7 +36,10 @@ function startDevnet(): Promise<DevnetInfo> {
   let err = '';
   child.stderr!.on('data', (d) => (err += d));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`devnet did not print its nodes in 90 s; stderr: ${err}`)), 90_000);
+    // Three node processes start at once (each compiles its sources through tsx in a test run):
+    // 90 s on a quiet machine, scaled by the load like every process start of the tests.
+    const limitMs = Math.round(90_000 * Math.min(loadFactor(), 2.5));
+    const timer = setTimeout(() => reject(new Error(`devnet did not print its nodes in ${limitMs / 1000} s; stderr: ${err}`)), limitMs);
     child!.stdout!.on('data', (d: Buffer) => {
       out += d.toString('utf8');
       const line = out.split('\n').find((l) => l.startsWith('{"devnet"'));
@@ -68,7 +71,7 @@ describe('native-node devnet --nodes 3', () => {
     const g = await Promise.all(info.nodes.map((n) => getJson(n.url, '/api/v1/block/0')));
     expect(new Set(g.map((x) => x.hash)).size).toBe(1);
     await waitUntil(async () => (await Promise.all(info.nodes.map((n) => status(n.url)))).every((s) => s.peers === 2), 30_000, 'every node to have 2 peers');
-  }, 120_000);
+  }, 240_000);
 
   test('the three mining nodes converge on one tip', async () => {
     let seen: { height: number; tip: string }[] = [];
