@@ -3,7 +3,6 @@
  * `native-node call <serviceId> [request]` (pay on the native rail through the agent SDK, with
  * progress lines on stderr and the receipt on stdout).
  */
-import { parseArgs } from 'node:util';
 import { dirname, join } from 'node:path';
 import { NodeError } from '../consensus/errors.js';
 import { isHex } from '../consensus/hash.js';
@@ -13,20 +12,10 @@ import { startWaitLine, type WaitLine } from './waitLine.js';
 import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../sdk/client.js';
 import { createFilePaymentStore } from '../sdk/pendingPayments.js';
 import { defaultWalletPath } from '../node/wallet.js';
-import { CliErrorCode, COMMON, withSuggestion, nodeStatus, timeoutOption, unlockWallet, walletRef, type Ctx, type Options, type Values } from './cliKit.js';
+import { CliErrorCode, parse, nodeStatus, timeoutOption, unlockWallet, walletRef, type Ctx, type Options, type Values } from './cliKit.js';
 
 export function parseCallArgs(args: string[], extra: Options): { values: Values; positionals: string[] } {
-  let parsed: { values: Values; positionals: string[] };
-  const options = { ...COMMON, ...extra };
-  try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
-  } catch (e) {
-    throw new NodeError(CliErrorCode.USAGE, withSuggestion((e as Error).message, options));
-  }
-  if (parsed.positionals.length < 1 || parsed.positionals.length > 2) {
-    throw new NodeError(CliErrorCode.USAGE, `expected <serviceId> [request], got ${parsed.positionals.length} argument(s); quote a request that has spaces`);
-  }
-  return parsed;
+  return parse(args, extra, { min: 1, max: 2, usage: '<serviceId> [request] (quote a request that has spaces)' });
 }
 
 /** Human lines of a quote. */

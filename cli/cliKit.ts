@@ -66,7 +66,11 @@ export function optionLines(options: Options): string[] {
   return Object.entries(options).map(([name, spec]) => `  ${optionUsage(name, spec)}`);
 }
 
-export function parse(args: string[], extra: Options, positionals: number): { values: Values; positionals: string[] } {
+/**
+ * Parses a command's flags (the shared ones and `extra`) and checks its positionals: exactly
+ * `positionals`, or between `min` and `max` (then `usage` names them in the error).
+ */
+export function parse(args: string[], extra: Options, positionals: number | { readonly min: number; readonly max: number; readonly usage: string }): { values: Values; positionals: string[] } {
   let parsed: { values: Values; positionals: string[] };
   const options = { ...COMMON, ...extra };
   try {
@@ -74,8 +78,9 @@ export function parse(args: string[], extra: Options, positionals: number): { va
   } catch (e) {
     throw new NodeError(CliErrorCode.USAGE, withSuggestion((e as Error).message, options));
   }
-  if (parsed.positionals.length !== positionals) {
-    throw new NodeError(CliErrorCode.USAGE, `expected ${positionals} argument(s), got ${parsed.positionals.length}; see native-node help`);
+  const n = parsed.positionals.length;
+  if (typeof positionals === 'number' ? n !== positionals : n < positionals.min || n > positionals.max) {
+    throw new NodeError(CliErrorCode.USAGE, typeof positionals === 'number' ? `expected ${positionals} argument(s), got ${n}; see native-node help` : `expected ${positionals.usage}, got ${n} argument(s)`);
   }
   return parsed;
 }
