@@ -12,14 +12,13 @@
  * Options: `--seconds N` per round (default 10), `--connections N` (default 64), `--rounds N`
  * of the full catalog (default 3).
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { BIN, ROOT, spawnJsonReady, stopProcess, type NodeProc } from '../test/helpers/nodeProcess.js';
+import { processCpuSeconds } from './threadCpu.js';
 
 const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 
@@ -27,26 +26,6 @@ const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 function startNode(dataDir: string): Promise<NodeProc> {
   const args = [BIN, 'start', '--dev', '--data-dir', dataDir, '--http-port', '0', '--no-p2p', '--no-stratum', '--no-mine', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9'];
   return spawnJsonReady(args, { cwd: ROOT, keep: () => false, timeoutMs: 30_000 });
-}
-
-function procCpuSeconds(pid: number | undefined, ticksPerSecond: number): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the parenthesised command name; utime and stime are the 14th and 15th fields.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-  } catch {
-    return undefined;
-  }
-}
-
-function clockTicks(): number {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
 }
 
 interface Row {
@@ -68,17 +47,16 @@ interface Row {
 
 interface Measure {
   readonly pid?: number;
-  readonly ticks: number;
 }
 
 async function load(m: Measure, target: string, url: string, seconds: number, connections: number, headers: Record<string, string> = {}): Promise<Row> {
-  const node0 = procCpuSeconds(m.pid, m.ticks);
+  const node0 = await processCpuSeconds(m.pid ?? -1);
   const self0 = process.cpuUsage();
   const t0 = performance.now();
   const r = await autocannon({ url, method: 'GET', headers: { accept: 'application/json', ...headers }, connections, duration: seconds });
   const wall = (performance.now() - t0) / 1000;
   const self = process.cpuUsage(self0);
-  const node1 = procCpuSeconds(m.pid, m.ticks);
+  const node1 = await processCpuSeconds(m.pid ?? -1);
   const total = r.requests.total;
   const ok = r.statusCodeStats?.['200']?.count ?? 0;
   return {
@@ -92,7 +70,7 @@ async function load(m: Measure, target: string, url: string, seconds: number, co
     total,
     non200: total - ok,
     errors: r.errors + r.timeouts,
-    nodeCpu: node0 === undefined || node1 === undefined ? NaN : ((node1 - node0) / wall) * 100,
+    nodeCpu: ((node1 - node0) / wall) * 100, // NaN where /proc is missing
     clientCpu: ((self.user + self.system) / 1e6 / wall) * 100,
   };
 }
@@ -129,7 +107,7 @@ export async function run(argv: string[]): Promise<void> {
     }
     const loadBefore = loadavg().map((x) => x.toFixed(2)).join(' ');
     console.log(`node ${node.url}; ${seconds} s per round, ${connections} connections, ${availableParallelism()} cores, Node ${process.version}`);
-    const m: Measure = { pid: node.child.pid, ticks: clockTicks() };
+    const m: Measure = { pid: node.child.pid };
     await load(m, 'warm-up', bazaar, Math.min(3, seconds), connections);
     const rows: Row[] = [];
     for (let i = 1; i <= rounds; i++) rows.push(await load(m, `GET /api/x402/bazaar (full catalog), round ${i}`, bazaar, seconds, connections));

@@ -20,8 +20,6 @@
  *
  * Options: `--seconds N` per loaded row (default 20), `--clients N` (default 4).
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, get } from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -30,31 +28,13 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { BIN, ROOT, spawnJsonReady, stopProcess, type NodeProc } from '../test/helpers/nodeProcess.js';
 import { percentile } from './percentile.js';
+import { processCpuSeconds } from './threadCpu.js';
 
 const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 
 function startNode(dataDir: string, extra: string[] = []): Promise<NodeProc> {
   const args = [BIN, 'start', '--dev', '--data-dir', dataDir, '--http-port', '0', '--no-p2p', '--no-stratum', '--no-mine', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9', ...extra];
   return spawnJsonReady(args, { cwd: ROOT, keep: () => false, timeoutMs: 30_000 });
-}
-
-function procCpuSeconds(pid: number | undefined, ticksPerSecond: number): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-  } catch {
-    return undefined;
-  }
-}
-
-function clockTicks(): number {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
 }
 
 /** The load generator (a worker thread): `clients` loops posting `batch` messages until told to stop; counts answers by status. */
@@ -97,14 +77,14 @@ interface Row {
 }
 
 /** Probes `statusUrl` for `seconds` while (optionally) the load runs; returns the row. */
-async function measure(name: string, node: NodeProc, seconds: number, ticks: number, load?: { clients: number; batch: number }): Promise<Row> {
+async function measure(name: string, node: NodeProc, seconds: number, load?: { clients: number; batch: number }): Promise<Row> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const statusUrl = `${node.url}/api/v1/status`;
   const worker = load ? new Worker(LOAD_WORKER, { eval: true, workerData: { url: `${node.url}/api/mcp`, ...load } }) : undefined;
   const done = worker ? new Promise<{ statuses: Record<string, number>; bytes: number }>((resolve) => worker.once('message', resolve)) : Promise.resolve({ statuses: {}, bytes: 0 });
   // Let the load reach the node before measuring.
   if (worker) await new Promise((r) => setTimeout(r, 1000));
-  const cpu0 = procCpuSeconds(node.child.pid, ticks);
+  const cpu0 = await processCpuSeconds(node.child.pid ?? -1);
   const t0 = performance.now();
   const samples: number[] = [];
   while (performance.now() - t0 < seconds * 1000) {
@@ -120,7 +100,7 @@ async function measure(name: string, node: NodeProc, seconds: number, ticks: num
     await new Promise((r) => setTimeout(r, 10));
   }
   const wall = (performance.now() - t0) / 1000;
-  const cpu1 = procCpuSeconds(node.child.pid, ticks);
+  const cpu1 = await processCpuSeconds(node.child.pid ?? -1);
   worker?.postMessage('stop');
   const { statuses, bytes } = await done;
   await worker?.terminate();
@@ -136,7 +116,7 @@ async function measure(name: string, node: NodeProc, seconds: number, ticks: num
     max: r1(samples[samples.length - 1]),
     statuses,
     mbAnswered: bytes / 1e6,
-    nodeCpu: cpu0 === undefined || cpu1 === undefined ? NaN : ((cpu1 - cpu0) / wall) * 100,
+    nodeCpu: ((cpu1 - cpu0) / wall) * 100, // NaN where /proc is missing
     load1: loadavg()[0],
   };
 }
@@ -148,18 +128,17 @@ export async function run(argv: string[]): Promise<void> {
   const clients = Number(values.clients);
   if (!(seconds > 0) || !(Number.isInteger(clients) && clients > 0)) throw new Error('--seconds and --clients must be positive numbers');
   const dir = await mkdtemp(join(tmpdir(), 'native-bench-mcp-'));
-  const ticks = clockTicks();
   const limited = await startNode(join(dir, 'limited'));
   let open: NodeProc | undefined;
   try {
     console.log(`node ${limited.url}; ${clients} clients, ${seconds} s per loaded row, ${availableParallelism()} cores, Node ${process.version}; load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     const rows: Row[] = [];
-    rows.push(await measure('probe alone', limited, Math.max(2, seconds / 4), ticks));
-    rows.push(await measure(`${clients} clients x batches of 100 (default limits: over --mcp-max-batch 20)`, limited, seconds, ticks, { clients, batch: 100 }));
-    rows.push(await measure(`${clients} clients x batches of 20 (default limits: 50 messages/s, burst 200)`, limited, seconds, ticks, { clients, batch: 20 }));
+    rows.push(await measure('probe alone', limited, Math.max(2, seconds / 4)));
+    rows.push(await measure(`${clients} clients x batches of 100 (default limits: over --mcp-max-batch 20)`, limited, seconds, { clients, batch: 100 }));
+    rows.push(await measure(`${clients} clients x batches of 20 (default limits: 50 messages/s, burst 200)`, limited, seconds, { clients, batch: 20 }));
     await stopProcess(limited);
     open = await startNode(join(dir, 'open'), ['--http-expensive-rate', '0']);
-    rows.push(await measure(`${clients} clients x batches of 20 (--http-expensive-rate 0: every batch answered)`, open, seconds, ticks, { clients, batch: 20 }));
+    rows.push(await measure(`${clients} clients x batches of 20 (--http-expensive-rate 0: every batch answered)`, open, seconds, { clients, batch: 20 }));
     const head = '| load | probes | probe p50 ms | p90 ms | p99 ms | max ms | batches by status | MB answered | node CPU | load avg (1 min) |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|';
     const body = rows
       .map(
