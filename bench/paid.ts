@@ -100,7 +100,7 @@ const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 /** A payment accepted but still unmined this long after its submit is reported, not awaited further. */
 const SETTLE_GIVE_UP_MS = 180_000;
 /** PKCS#8 DER of an Ed25519 private key, before its 32-byte seed. */
-export const PKCS8_ED25519_PREFIX = '302e020100300506032b657004220420';
+const PKCS8_ED25519_PREFIX = '302e020100300506032b657004220420';
 
 // ---------------------------------------------------------------- HTTP (keep-alive, no fetch overhead)
 
@@ -161,6 +161,21 @@ export const codeOf = (a: Answer): string => {
 };
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * The bench agents' hybrid signer: liboqs ML-DSA-87, and Ed25519 through node:crypto (OpenSSL:
+ * the same deterministic RFC 8032 signature as @noble's, 20× faster), each key imported once.
+ */
+export async function fastSigner(): Promise<Signer> {
+  const oqs = await createMLDSA87();
+  const edKeys = new Map<HybridKeyPair, KeyObject>();
+  const edKey = (kp: HybridKeyPair) => {
+    let k = edKeys.get(kp);
+    if (!k) edKeys.set(kp, (k = createPrivateKey({ key: Buffer.concat([Buffer.from(PKCS8_ED25519_PREFIX, 'hex'), kp.ed25519Secret]), format: 'der', type: 'pkcs8' })));
+    return k;
+  };
+  return (msg, kp) => ({ mldsa: oqs.sign(msg, kp.mldsaSecret), ed25519: new Uint8Array(cryptoSign(null, msg, edKey(kp))) });
+}
 
 // ---------------------------------------------------------------- statistics
 
@@ -530,16 +545,7 @@ export async function run(args: string[]): Promise<void> {
       feeRate: devnet.minFeeRate,
     };
     const keys = Array.from({ length: agentCount }, (_, i) => createKeyPairFromSeed(sha256(new TextEncoder().encode(`bench-paid-agent-${i}`))));
-    // liboqs ML-DSA-87 + Ed25519
-    const oqs = await createMLDSA87();
-    // Ed25519 through node:crypto (OpenSSL): the same deterministic RFC 8032 signature as @noble's, 20× faster.
-    const edKeys = new Map<HybridKeyPair, KeyObject>();
-    const edKey = (kp: HybridKeyPair) => {
-      let k = edKeys.get(kp);
-      if (!k) edKeys.set(kp, (k = createPrivateKey({ key: Buffer.concat([Buffer.from(PKCS8_ED25519_PREFIX, 'hex'), kp.ed25519Secret]), format: 'der', type: 'pkcs8' })));
-      return k;
-    };
-    const sign: Signer = (msg, kp) => ({ mldsa: oqs.sign(msg, kp.mldsaSecret), ed25519: new Uint8Array(cryptoSign(null, msg, edKey(kp))) });
+    const sign = await fastSigner();
     const tSign = performance.now();
     const agents: Agent[] = keys.map((kp, i) => {
       const payments: Signed[] = [];

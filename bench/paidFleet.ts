@@ -26,7 +26,7 @@
  * --inflight N per agent (8), --block-time S (1), --wait N (10), --ledger-seconds N (10),
  * --ledger-workers N (32), --ledger-pools N (4).
  */
-import { createPrivateKey, randomBytes, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -35,18 +35,17 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { createMLDSA87 } from '@oqs/liboqs-js/sig';
 import { encodeAddress, TESTNET_HRP } from '../consensus/address.js';
 import { createDevnetChainParams, getDevKeyPair, getDevPayeeKeyPair } from '../consensus/devnet.js';
 import { sha256 } from '../consensus/hash.js';
-import { createKeyPairFromSeed, type HybridKeyPair } from '../consensus/keys.js';
+import { createKeyPairFromSeed } from '../consensus/keys.js';
 import { COIN } from '../consensus/params.js';
 import { createTransferTx } from '../consensus/txBuilder.js';
 import { worldClock } from '../services/world-clock.js';
 import { PgLedger } from '../x402/pgLedger.js';
 import { BIN, childEnv, ROOT } from '../test/helpers/nodeProcess.js';
 import { startPostgres } from '../test/helpers/postgres.js';
-import { codeOf, f0, f1, f2, load, logLines, paidCall, PKCS8_ED25519_PREFIX, request, signPayment, sleep, summary, waitMined, ZONES, type Agent, type CallRecord, type Signer, type Terms } from './paid.js';
+import { codeOf, f0, f1, f2, fastSigner, load, logLines, paidCall, request, signPayment, sleep, summary, waitMined, ZONES, type Agent, type CallRecord, type Terms } from './paid.js';
 
 interface FleetNode {
   readonly child: ChildProcess;
@@ -203,14 +202,7 @@ export async function runFleet(args: string[]): Promise<void> {
     const devnet = createDevnetChainParams();
     const terms: Terms = { chainId: devnet.chainId, amount: worldClock.priceBase, payTo: getDevPayeeKeyPair().address, payToText: encodeAddress(getDevPayeeKeyPair().address, devnet.hrp), sellerId, feeRate: devnet.minFeeRate };
     const keys = Array.from({ length: agentCount }, (_, i) => createKeyPairFromSeed(sha256(new TextEncoder().encode(`bench-fleet-agent-${i}`))));
-    const oqs = await createMLDSA87();
-    const edKeys = new Map<HybridKeyPair, KeyObject>();
-    const edKey = (kp: HybridKeyPair) => {
-      let k = edKeys.get(kp);
-      if (!k) edKeys.set(kp, (k = createPrivateKey({ key: Buffer.concat([Buffer.from(PKCS8_ED25519_PREFIX, 'hex'), kp.ed25519Secret]), format: 'der', type: 'pkcs8' })));
-      return k;
-    };
-    const sign: Signer = (msg, kp) => ({ mldsa: oqs.sign(msg, kp.mldsaSecret), ed25519: new Uint8Array(cryptoSign(null, msg, edKey(kp))) });
+    const sign = await fastSigner();
     const tSign = performance.now();
     const agents: Agent[] = keys.map((kp, i) => {
       const payments = Array.from({ length: presign + 1 }, (_, n) => signPayment(sign, kp, terms, BigInt(n), ZONES[(i + n) % ZONES.length]!));
