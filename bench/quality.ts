@@ -27,11 +27,10 @@ import { parseArgs } from 'node:util';
 import { franc } from 'franc-min';
 import { openChain, type Chain } from '../chain/chain.js';
 import { createMempool, type Mempool } from '../chain/mempool.js';
-import { createBlockTemplate } from '../chain/template.js';
 import { silentLogger } from '../chain/types.js';
-import { grindHeader } from '../consensus/assemble.js';
 import { getAmountOut } from '../consensus/amm.js';
-import { createDevnetChainParams, getDevnetActor } from '../consensus/devnet.js';
+import { createDevnetChainParams } from '../consensus/devnet.js';
+import { mineUntilEmpty } from '../test/helpers/mine.js';
 import { verifyHybridReference } from '../consensus/keys.js';
 import type { SignatureVerifier } from '../chain/types.js';
 import { NATIVE } from '../consensus/ledger.js';
@@ -208,16 +207,8 @@ async function swapRoutes() {
   const mempool: Mempool = createMempool(chain, verifier, params, { now: () => clock * 1000 });
   try {
     mempool.start();
-    const mine = async () => {
-      const miner = getDevnetActor('miner-test').address;
-      await mempool.idle();
-      for (let i = 0; i < 20 && (mempool.count > 0 || i === 0); i++) {
-        clock += 3;
-        const tpl = await createBlockTemplate(chain, mempool, params, { miner, now: () => clock });
-        await chain.addBlock({ ...tpl.block, header: grindHeader(tpl.block.header, params.powLimit)! });
-        await mempool.idle();
-      }
-    };
+    const mine = () => mineUntilEmpty(chain, mempool, params, () => (clock += 3));
+
     const sim = new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 1, seed: 7 });
     await sim.bootstrap();
     await mine();

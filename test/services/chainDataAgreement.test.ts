@@ -10,9 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { openChain, type Chain } from '../../chain/chain.js';
 import { createMempool, type Mempool } from '../../chain/mempool.js';
-import { createBlockTemplate } from '../../chain/template.js';
 import { silentLogger } from '../../chain/types.js';
-import { grindHeader } from '../../consensus/assemble.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { getAmountOut } from '../../consensus/amm.js';
 import { createDevnetChainParams, getDevKeyPair, getDevnetActor } from '../../consensus/devnet.js';
@@ -30,6 +28,7 @@ import { createServiceRegistry, executeService, type ServiceContext } from '../.
 import { precheckRefusal } from '../../x402/paidCall.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { mineUntilEmpty } from '../helpers/mine.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -46,16 +45,7 @@ let ctx: ServiceContext;
 /** Ids of the dev wallet's two opposite swaps mined in one block. */
 let roundTrip: string[] = [];
 
-async function mineUntilEmpty(): Promise<void> {
-  const miner = getDevnetActor('miner-test').address;
-  await mempool.idle();
-  for (let i = 0; i < 20 && (mempool.count > 0 || i === 0); i++) {
-    clock += 3;
-    const tpl = await createBlockTemplate(chain, mempool, params, { miner, now: () => clock });
-    await chain.addBlock({ ...tpl.block, header: grindHeader(tpl.block.header, params.powLimit)! });
-    await mempool.idle();
-  }
-}
+const mineUntilEmptyHere = () => mineUntilEmpty(chain, mempool, params, () => (clock += 3));
 
 async function get(path: string): Promise<Json> {
   const r = await fetch(`${server.url}${path}`);
@@ -85,10 +75,10 @@ beforeAll(async () => {
   mempool.start();
   const sim = new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 1, seed: 7 });
   await sim.bootstrap();
-  await mineUntilEmpty();
+  await mineUntilEmptyHere();
   for (let round = 0; round < 4; round++) {
     for (let i = 0; i < 10; i++) await sim.step();
-    await mineUntilEmpty();
+    await mineUntilEmptyHere();
   }
   // The dev wallet swaps 50 NATIVE into USDN and the USDN back in one block: an ordinary round trip.
   const nonce = (await chain.getAccount(dev.address)).nonce;
@@ -99,7 +89,7 @@ beforeAll(async () => {
   const a = await mempool.add(encodeTx(signed(nonce, [NATIVE, 'USDN'], 50n * COIN)));
   const b = await mempool.add(encodeTx(signed(nonce + 1n, ['USDN', NATIVE], 20_000_000n)));
   roundTrip = [a.id, b.id];
-  await mineUntilEmpty();
+  await mineUntilEmptyHere();
   // The chain stops here: every answer below is at this height.
   server = createHttpServer(
     { host: '127.0.0.1', port: 0, bodyLimit: 256 * 1024, timeoutMs: 10_000, version: 'test' },

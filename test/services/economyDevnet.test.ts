@@ -5,11 +5,9 @@
  * The paid path of calls of the nineteen on a running node: test/integration/economyServices.test.ts.
  */
 import { afterAll, expect, test } from '@jest/globals';
-import { openChain, type Chain } from '../../chain/chain.js';
-import { createMempool, type Mempool } from '../../chain/mempool.js';
-import { createBlockTemplate } from '../../chain/template.js';
+import { openChain } from '../../chain/chain.js';
+import { createMempool } from '../../chain/mempool.js';
 import { silentLogger } from '../../chain/types.js';
-import { grindHeader } from '../../consensus/assemble.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { createDevnetChainParams, getDevnetActor } from '../../consensus/devnet.js';
 import { EconomySimulator } from '../../node/economy/simulator.js';
@@ -18,6 +16,7 @@ import { exampleRequest } from '../../discovery/examples.js';
 import { createServiceRegistry, executeService, type ServiceContext } from '../../services/index.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { mineUntilEmpty } from '../helpers/mine.js';
 
 afterAll(cleanupTmp);
 
@@ -31,16 +30,7 @@ const ECONOMY_SERVICES = [
 const params = createDevnetChainParams({ genesisBits: 0x207fffff, genesisTime: 1_800_000_000, actors: true });
 let clock = params.genesis.time;
 
-async function mineUntilEmpty(chain: Chain, mempool: Mempool): Promise<void> {
-  const miner = getDevnetActor('miner-test').address;
-  await mempool.idle();
-  for (let i = 0; i < 20 && (mempool.count > 0 || i === 0); i++) {
-    clock += 3;
-    const tpl = await createBlockTemplate(chain, mempool, params, { miner, now: () => clock });
-    await chain.addBlock({ ...tpl.block, header: grindHeader(tpl.block.header, params.powLimit)! });
-    await mempool.idle();
-  }
-}
+const nextBlockTime = () => (clock += 3);
 
 test('every example call of the nineteen returns real data on the devnet economy', async () => {
   const chain = await openChain({ dataDir: await tmpDir(), params, verifier: new CountingVerifier(), now: () => clock });
@@ -49,10 +39,10 @@ test('every example call of the nineteen returns real data on the devnet economy
   try {
     const sim = new EconomySimulator(createChainBackend(chain, mempool), params, { rate: 1, seed: 7 });
     await sim.bootstrap();
-    await mineUntilEmpty(chain, mempool);
+    await mineUntilEmpty(chain, mempool, params, nextBlockTime);
     for (let round = 0; round < 4; round++) {
       for (let i = 0; i < 10; i++) await sim.step();
-      await mineUntilEmpty(chain, mempool);
+      await mineUntilEmpty(chain, mempool, params, nextBlockTime);
     }
     const registry = createServiceRegistry();
     const ctx: ServiceContext = {
