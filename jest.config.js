@@ -1,7 +1,7 @@
 /** Jest runs the TypeScript sources as ESM through swc; `tsc --noEmit` type-checks separately. */
 
-// Node processes started by the tests (bin/native-node.js) run the sources through tsx, not a possibly stale build/.
-process.env.NATIVE_NODE_FROM_SOURCE = '1';
+// Node processes started by the tests (bin/native-node.js) run the compiled build/, as an operator's
+// node does; the global setup compiles it first whenever a source file is newer (test/globalSetup.mjs).
 
 export default {
   testEnvironment: 'node',
@@ -13,6 +13,7 @@ export default {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   // libp2p 3.x needs Promise.withResolvers, which Node 20 lacks.
   setupFiles: ['<rootDir>/p2p/polyfill.ts'],
+  globalSetup: '<rootDir>/test/globalSetup.mjs',
   testTimeout: 60000,
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/test/summaryReporter.cjs'],

@@ -98,8 +98,8 @@ export async function readFleetStatus(url: string): Promise<FleetView & { seller
     if (!present.rows[0]!.fleet) throw new NodeError(FleetCommandErrorCode.NO_HEARTBEATS, `the ledger's schema is version ${version}: its nodes predate the fleet's heartbeat table; upgrade them`);
     const seller = await q<{ s: string | null }>(`SELECT value->>'sellerId' AS s FROM ledger_marks WHERE name = 'seller'`);
     const size = await readLedgerSize(q);
-    const { defaultSyncOptions } = await import('../p2p/sync.js');
-    const view = await readFleet(q, { leaseKey: SIGNER_LEASE_KEY, goneMs: FLEET_GONE_MS, beatMs: FLEET_BEAT_MS, farBehindBlocks: defaultSyncOptions.farBehindBlocks, size });
+    const { FAR_BEHIND_BLOCKS } = await import('../p2p/types.js');
+    const view = await readFleet(q, { leaseKey: SIGNER_LEASE_KEY, goneMs: FLEET_GONE_MS, beatMs: FLEET_BEAT_MS, farBehindBlocks: FAR_BEHIND_BLOCKS, size });
     return { ...view, sellerId: seller.rows[0]?.s ?? null, schemaVersion: version };
   } catch (e) {
     if (e instanceof NodeError) throw e;

@@ -29,7 +29,7 @@ import { createMiner, type Miner } from '../chain/miner.js';
 import { createPacedMiner } from '../chain/pacedMiner.js';
 import { ConfigErrorCode, isPacedGenesis, loadChainParams, mempoolOptionsOf, type NodeConfig } from './config.js';
 import { createHttpServer, type HttpServer } from './api/http.js';
-import { createP2PNetwork, type P2PNetwork } from '../p2p/network.js';
+import type { P2PNetwork } from '../p2p/network.js';
 import { createPeersRouter } from './api/p2pRoutes.js';
 import type { NodeLogger } from './logger.js';
 import { NODE_VERSION } from './version.js';
@@ -150,8 +150,9 @@ export class FullNode {
           ? createPacedMiner(chain, mempool, params, { blockTime: config.blockTime, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, logger: log.child({ module: 'miner' }) })
           : createMiner(chain, mempool, params, { threads: config.mineThreads, address: minerId(config, params), tag: `native-node/${NODE_VERSION}`, feed: jobFeed, logger: log.child({ module: 'miner' }) });
       // The p2p network needs the chain (serve, sync and relay blocks) and the mempool (relay transactions).
+      // libp2p (~700 modules) is imported only by a node that runs the p2p network.
       const p2p = config.p2p
-        ? await createP2PNetwork(
+        ? await (await import('../p2p/network.js')).createP2PNetwork(
             { dataDir: config.dataDir, host: config.p2pHost, port: config.p2pPort, bootstrap: config.bootstrap, agentVersion: `native-node/${NODE_VERSION}`, progress: process.stderr.isTTY ? process.stderr : undefined },
             { chain, mempool, verifier, logger: log.child({ module: 'p2p' }) },
           )

@@ -49,7 +49,7 @@ import { RefundManager } from '../x402/refunds.js';
 import type { PgLedger } from '../x402/pgLedger.js';
 import { SIGNER_LEASE_KEY, SignerLease } from '../x402/signerLease.js';
 import { FleetHeartbeat, fleetNodeId } from '../x402/fleet.js';
-import { defaultSyncOptions } from '../p2p/sync.js';
+import { FAR_BEHIND_BLOCKS } from '../p2p/types.js';
 import { createPaidCallCore, decorateCall, type PaidCallCore, type PaidCallRecord } from '../x402/paidCall.js';
 import type { PaidCallOutcome } from '../x402/outcome.js';
 import { NativeSettlement } from '../x402/settle.js';
@@ -221,7 +221,7 @@ export async function createPayments(
     ledger.kind === 'postgres' && nodeId
       ? new FleetHeartbeat((text, values) => (ledger as PgLedger).query(text, values), nodeId, () => ({ version: NODE_VERSION, network: params.network, height: chain.tip.height, tip: chain.tip.hashHex, leaseHolder: lease?.isHolder() ?? false }), {
           leaseKey: SIGNER_LEASE_KEY,
-          farBehindBlocks: defaultSyncOptions.farBehindBlocks,
+          farBehindBlocks: FAR_BEHIND_BLOCKS,
           logger: log.child({ module: 'fleet' }),
         })
       : undefined;

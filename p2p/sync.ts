@@ -25,7 +25,7 @@ import { Offence } from './scoring.js';
 import { P2PErrorCode, PeerError, peerErrorOf, type SyncTransport } from './syncProtocol.js';
 import { BlockDownload, type HeaderItem, type PeerSync } from './blockDownload.js';
 import { fetchHeaders } from './headerSync.js';
-import type { P2PChain, SyncState, SyncStatusReader } from './types.js';
+import { FAR_BEHIND_BLOCKS, type P2PChain, type SyncState, type SyncStatusReader } from './types.js';
 
 /** Options of the sync manager. */
 export interface SyncOptions {
@@ -72,7 +72,7 @@ export const defaultSyncOptions = {
   windowBlocks: 512,
   maxBufferedBytes: 128 * 1024 * 1024,
   maxHeadersPerJob: 20_000,
-  farBehindBlocks: 10,
+  farBehindBlocks: FAR_BEHIND_BLOCKS,
   stallMs: 60_000,
   preverifyBlocks: 8,
   initialPeers: 0,

@@ -71,3 +71,10 @@ export interface SyncStatusReader {
   isSyncing(): boolean;
   syncState(): SyncState;
 }
+
+/**
+ * How many blocks behind its best peer (or its fleet) a node counts as syncing: it stops selling
+ * (503 node_syncing) until it is within this many. Here, not in sync.ts, so that the HTTP side
+ * reads it without importing libp2p.
+ */
+export const FAR_BEHIND_BLOCKS = 10;

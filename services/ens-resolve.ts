@@ -4,9 +4,10 @@
  * when the name has one, over the operator's Ethereum RPC.
  */
 import { ens_normalize } from '@adraffy/ens-normalize';
-import { getAddress, type Address } from 'viem';
+import type { Address } from 'viem';
 import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
 import { evmAddressInput } from './inputs.js';
+import { loadViem } from './providers/evm.js';
 import { callProvider, inputAndProvidersReady, providersHealth } from './providers/index.js';
 import type { ServiceContext } from './types.js';
 
@@ -14,7 +15,8 @@ import type { ServiceContext } from './types.js';
 export const IPFS_GATEWAY = 'https://ipfs.io/ipfs/';
 
 /** An avatar record (ENSIP-12) and what it points to, without fetching anything. */
-export function describeAvatar(record: string | null) {
+export async function describeAvatar(record: string | null) {
+  const { getAddress } = await loadViem();
   if (!record) return null;
   const nft = /^eip155:(\d+)\/(erc721|erc1155):(0x[0-9a-fA-F]{40})\/(\d+)$/i.exec(record);
   if (nft) return { record, url: null, nft: { chainId: Number(nft[1]), standard: nft[2].toLowerCase(), contract: getAddress(nft[3]), tokenId: nft[4] } };
@@ -34,6 +36,7 @@ function normalizedOrNull(name: string): string | null {
 
 async function run(ctx: ServiceContext, input: unknown) {
   const query = String(input);
+  const { getAddress } = await loadViem();
   return callProvider(ctx, 'evmEthereum', async (p) => {
     const eth = p.evm.ethereum;
     if (/^0x[0-9a-fA-F]{40}$/.test(query)) {
@@ -49,7 +52,7 @@ async function run(ctx: ServiceContext, input: unknown) {
         name: verified ? normalized : null,
         reverseRecord: claimed,
         verified,
-        avatar: verified ? describeAvatar(forward!.avatar) : null,
+        avatar: verified ? await describeAvatar(forward!.avatar) : null,
         resolver: verified ? forward!.resolver : null,
       };
     }
@@ -60,7 +63,7 @@ async function run(ctx: ServiceContext, input: unknown) {
       const back = await eth.ensReverse(forward.address as Address, ctx.signal);
       isPrimary = back !== null && normalizedOrNull(back) === name;
     }
-    return { type: 'forward', query, name, address: forward.address, resolver: forward.resolver, registered: forward.resolver !== null, isPrimaryName: isPrimary, avatar: describeAvatar(forward.avatar) };
+    return { type: 'forward', query, name, address: forward.address, resolver: forward.resolver, registered: forward.resolver !== null, isPrimaryName: isPrimary, avatar: await describeAvatar(forward.avatar) };
   });
 }
 

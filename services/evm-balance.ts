@@ -1,14 +1,14 @@
 /** native-evm-balance: ETH and USDC balances of an EVM address on Base, read at one block over the operator's Base RPC. */
-import { getAddress, type Address } from 'viem';
+import type { Address } from 'viem';
 import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
 import { evmAddressInput } from './inputs.js';
 import { formatUnits } from './providers/decimal.js';
-import { USDC_BASE } from './providers/evm.js';
+import { loadViem, USDC_BASE } from './providers/evm.js';
 import { callProvider, inputAndProvidersReady, providersHealth } from './providers/index.js';
 import type { ServiceContext } from './types.js';
 
 async function run(ctx: ServiceContext, input: unknown) {
-  const address = getAddress(String(input)) as Address;
+  const address = (await loadViem()).getAddress(String(input)) as Address;
   const b = await callProvider(ctx, 'evmBase', (p) => p.evm.base.balances(address, ctx.signal));
   return {
     address,

@@ -5,11 +5,10 @@
  * summaries as plain text (HTML stripped, at most 500 characters), links absolute; at most 50
  * items, in feed order.
  */
-import { parseFeed } from 'feedsmith';
 import { defineService } from './define.js';
 import { urlInput } from './inputs.js';
 import { ServiceError } from './types.js';
-import { CALLER_URL_SERVICE, fetchCallerUrl, htmlFragmentToText } from './web/readable.js';
+import { CALLER_URL_SERVICE, fetchCallerUrl, htmlFragmentToText, loadHtmlParsers } from './web/readable.js';
 
 /** Largest feed read, bytes. */
 const MAX_FEED_BYTES = 5 * 1024 * 1024;
@@ -68,7 +67,9 @@ function atomLink(links: unknown): string | undefined {
 }
 
 /** The feed's items and header in the service's shape; throws ServiceError `feed_invalid` when the body is not a feed. */
-export function readFeed(body: string, url: string): { format: string; title: string | null; link: string | null; description: string | null; items: FeedItem[]; totalItems: number } {
+export async function readFeed(body: string, url: string): Promise<{ format: string; title: string | null; link: string | null; description: string | null; items: FeedItem[]; totalItems: number }> {
+  // feedsmith and the HTML parsers load with the first feed read, not when the node starts.
+  const [{ parseFeed }] = await Promise.all([import('feedsmith'), loadHtmlParsers()]);
   let parsed: { format: string; feed: unknown };
   try {
     parsed = parseFeed(body) as { format: string; feed: unknown };
@@ -138,6 +139,6 @@ export const rssRead = defineService({
   ...CALLER_URL_SERVICE,
   run: async (ctx, input) => {
     const res = await fetchCallerUrl(ctx, input as string, { maxBytes: MAX_FEED_BYTES, headers: { accept: 'application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5' } });
-    return { url: res.url, status: res.status, contentType: res.contentType, ...readFeed(res.text(), res.url) };
+    return { url: res.url, status: res.status, contentType: res.contentType, ...(await readFeed(res.text(), res.url)) };
   },
 });

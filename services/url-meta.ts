@@ -7,10 +7,9 @@
  * until issue 18 and brought 11 MB of cheerio and undici for these few selectors). Relative URLs
  * are made absolute against the final URL.
  */
-import { parseHTML } from 'linkedom';
 import { defineService } from './define.js';
 import { urlInput } from './inputs.js';
-import { CALLER_URL_SERVICE, fetchCallerUrl } from './web/readable.js';
+import { CALLER_URL_SERVICE, fetchCallerUrl, loadHtmlParsers, parseHTML } from './web/readable.js';
 
 /** Largest page read for its metadata, bytes. */
 const MAX_META_BYTES = 2 * 1024 * 1024;
@@ -32,6 +31,7 @@ function clean(s: string | null | undefined): string | null {
 
 /** The metadata of an HTML page fetched from `url` (final URL after redirects). */
 export async function pageMetadata(html: string, url: string): Promise<Record<string, unknown>> {
+  await loadHtmlParsers();
   const { document } = parseHTML(html);
   const attr = (selector: string, name: string) => document.querySelector(selector)?.getAttribute(name) ?? null;
   /** The first non-empty `content` of a `<meta>` whose property or name is one of `keys`, in that order. */

@@ -11,8 +11,6 @@
  * five minutes (a restart ends them all: the client asks for a fresh 402).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { verifyMessage } from 'viem';
-import { createSiweMessage } from 'viem/siwe';
 
 /** Name of the extension, in `extensions` and (upper case) as the header. */
 export const SIGN_IN_WITH_X = 'sign-in-with-x';
@@ -94,6 +92,8 @@ export class SiwxChallenges {
     const issued = Date.parse(p.issuedAt);
     if (!(issued <= nowMs + 30_000 && nowMs - issued <= SIWX_CHALLENGE_SECONDS * 1000)) return { ok: false, reason: 'the sign-in challenge expired: ask for a fresh 402' };
     if (!/^0x[0-9a-fA-F]{40}$/.test(p.address) || !/^0x[0-9a-fA-F]+$/.test(p.signature)) return { ok: false, reason: 'SIGN-IN-WITH-X address or signature is not hex' };
+    // viem (~600 modules) is imported with the first sign-in, not when the node starts.
+    const [{ verifyMessage }, { createSiweMessage }] = await Promise.all([import('viem'), import('viem/siwe')]);
     let message: string;
     try {
       message = createSiweMessage({

@@ -52,13 +52,13 @@ export function createBaseAuthorizationChain(rpcUrl: string, outbound: OutboundC
   const client = () => createClient('base RPC', rpcUrl, outbound, AbortSignal.timeout(timeoutMs));
   return {
     async read(authorizer, nonce) {
-      const c = client();
+      const c = await client();
       const block = await c.getBlock({ blockTag: 'latest' });
       const used = await c.readContract({ address: asset, abi: usdcAbi, functionName: 'authorizationState', args: [authorizer as Address, nonce as Hex], blockNumber: block.number });
       return { used, blockNumber: block.number, blockTimestamp: Number(block.timestamp) };
     },
     async usedIn(authorizer, nonce, fromBlock) {
-      const logs = await client().getLogs({ address: asset, event: AUTHORIZATION_USED_EVENT, args: { authorizer: authorizer as Address, nonce: nonce as Hex }, fromBlock, toBlock: 'latest' });
+      const logs = await (await client()).getLogs({ address: asset, event: AUTHORIZATION_USED_EVENT, args: { authorizer: authorizer as Address, nonce: nonce as Hex }, fromBlock, toBlock: 'latest' });
       return logs.find((l) => !l.removed && l.transactionHash)?.transactionHash ?? undefined;
     },
   };

@@ -4,7 +4,7 @@
  */
 import { computeTotals, formatMinor, type DocumentItem } from './money.js';
 import { documentFontsInstalled } from './fonts.js';
-import { renderDocument, type DocumentModel } from './render.js';
+import type { DocumentModel } from './render.js';
 import { refuseInput } from '../outbound/index.js';
 import { ServiceError, type HealthReport, type HealthStatus, type SellerInfo, type ServiceContext } from '../types.js';
 
@@ -103,6 +103,8 @@ export function documentRun(kind: DocumentKind): (ctx: ServiceContext, input: un
     const why = dateProblem(input as DocumentInput, issueDate);
     if (why) throw new ServiceError('valid_until_before_issue', why);
     const model = documentModel(kind, input as DocumentInput, issueDate, ctx.seller ?? defaultSellerInfo);
+    // pdfkit and fontkit load with the first document, not when the node starts.
+    const { renderDocument } = await import('./render.js');
     const { pdf, pages } = await renderDocument(model);
     const t = model.totals;
     return {

@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { join } from 'node:path';
-import { create, type Font } from 'fontkit';
+import type { Font } from 'fontkit';
 import { PROJECT_ROOT } from '../projectRoot.js';
 
 /** Where the font files are. */
@@ -68,9 +68,10 @@ export function documentFontsInstalled(): boolean {
   return Object.values(FILES).every((f) => existsSync(join(FONTS_DIR, f)));
 }
 
-/** Loads (once) the embedded fonts. */
-export function documentFonts(): DocumentFonts {
+/** Loads (once) the embedded fonts; fontkit itself is imported at the first document, not at start. */
+export async function documentFonts(): Promise<DocumentFonts> {
   if (cached) return cached;
+  const { create } = await import('fontkit');
   const read = (f: string) => readFileSync(join(FONTS_DIR, f));
   cached = { regular: create(read(FILES.regular)), bold: create(read(FILES.bold)), cjk: create(woffToSfnt(read(FILES.cjk))) };
   return cached;

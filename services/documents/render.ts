@@ -141,8 +141,8 @@ function fmtQty(q: number): string {
 }
 
 /** Renders `m` to PDF bytes. */
-export function renderDocument(m: DocumentModel): Promise<RenderedDocument> {
-  const fonts = documentFonts();
+export async function renderDocument(m: DocumentModel): Promise<RenderedDocument> {
+  const fonts = await documentFonts();
   const date = new Date(`${m.issueDate}T00:00:00Z`);
   const doc = new PDFDocument({
     size: 'A4',

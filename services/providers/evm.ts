@@ -9,8 +9,7 @@
  * address points back (the rule every ENS client applies). Off-chain (CCIP-read) names are not
  * followed: they would make the node fetch URLs chosen by a name's owner.
  */
-import { createPublicClient, custom, parseAbi, serializeTransaction, type Address, type Hex, type PublicClient } from 'viem';
-import { namehash } from 'viem/ens';
+import type { Address, Hex, PublicClient } from 'viem';
 import { BASE_USDC } from '../../x402/quote.js';
 import type { OutboundClient } from '../outbound/types.js';
 import { ServiceError } from '../types.js';
@@ -31,10 +30,28 @@ export const GAS_PRICE_ORACLE: Address = '0x420000000000000000000000000000000000
 export const TRANSFER_GAS = 21_000n;
 
 const ZERO: Address = '0x0000000000000000000000000000000000000000';
-const erc20Abi = parseAbi(['function balanceOf(address) view returns (uint256)']);
-const registryAbi = parseAbi(['function resolver(bytes32 node) view returns (address)']);
-const resolverAbi = parseAbi(['function addr(bytes32 node) view returns (address)', 'function name(bytes32 node) view returns (string)', 'function text(bytes32 node, string key) view returns (string)']);
-const oracleAbi = parseAbi(['function getL1Fee(bytes data) view returns (uint256)']);
+// The ABIs as JSON (what viem's parseAbi makes of `function balanceOf(address) view returns (uint256)`
+// and the like), so that this module loads without viem; viem itself (~600 modules) is imported
+// with the first RPC call (`loadViem`), not when the node starts.
+const view = (name: string) => ({ type: 'function', name, stateMutability: 'view' }) as const;
+const erc20Abi = [{ ...view('balanceOf'), inputs: [{ type: 'address' }], outputs: [{ type: 'uint256' }] }] as const;
+const registryAbi = [{ ...view('resolver'), inputs: [{ type: 'bytes32', name: 'node' }], outputs: [{ type: 'address' }] }] as const;
+const resolverAbi = [
+  { ...view('addr'), inputs: [{ type: 'bytes32', name: 'node' }], outputs: [{ type: 'address' }] },
+  { ...view('name'), inputs: [{ type: 'bytes32', name: 'node' }], outputs: [{ type: 'string' }] },
+  { ...view('text'), inputs: [{ type: 'bytes32', name: 'node' }, { type: 'string', name: 'key' }], outputs: [{ type: 'string' }] },
+] as const;
+const oracleAbi = [{ ...view('getL1Fee'), inputs: [{ type: 'bytes', name: 'data' }], outputs: [{ type: 'uint256' }] }] as const;
+
+type Viem = typeof import('viem') & Pick<typeof import('viem/ens'), 'namehash'>;
+let viemLoad: Promise<Viem> | undefined;
+
+/** viem, imported once at the first use. */
+export function loadViem(): Promise<Viem> {
+  viemLoad ??= Promise.all([import('viem'), import('viem/ens')]).then(([v, e]) => ({ ...v, namehash: e.namehash }));
+  viemLoad.catch(() => (viemLoad = undefined));
+  return viemLoad;
+}
 
 /** Gas figures of one network at one block. */
 export interface GasReading {
@@ -129,7 +146,13 @@ async function unlessReverted<T>(p: Promise<T>, fallback: T): Promise<T> {
 }
 
 /** A viem public client over `url` whose transport is the outbound client (its limits apply). */
-export function createClient(provider: string, url: string, outbound: OutboundClient, signal: AbortSignal | undefined): PublicClient {
+export async function createClient(provider: string, url: string, outbound: OutboundClient, signal: AbortSignal | undefined): Promise<PublicClient> {
+  const { createPublicClient, custom } = await loadViem();
+  return createPublicClient({ transport: custom({ request: rpcRequester(provider, url, outbound, signal) }, { retryCount: 0 }) }) as PublicClient;
+}
+
+/** One JSON-RPC call at a time over the outbound client: the transport of `createClient`, and the probe's own. */
+function rpcRequester(provider: string, url: string, outbound: OutboundClient, signal: AbortSignal | undefined): (call: { method: string; params?: unknown }) => Promise<unknown> {
   let id = 0;
   const request = async ({ method, params }: { method: string; params?: unknown }) => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: params ?? [] });
@@ -145,11 +168,12 @@ export function createClient(provider: string, url: string, outbound: OutboundCl
     if (!('result' in answer)) throw badResponse(provider, 'the JSON-RPC answer has no result');
     return answer.result;
   };
-  return createPublicClient({ transport: custom({ request }, { retryCount: 0 }) }) as PublicClient;
+  return request;
 }
 
 /** A serialized unsigned EIP-1559 transfer on Base: what the GasPriceOracle prices for the L1 data fee. */
-export function standardTransferBytes(gasPriceWei: bigint): Hex {
+export async function standardTransferBytes(gasPriceWei: bigint): Promise<Hex> {
+  const { serializeTransaction } = await loadViem();
   return serializeTransaction({ type: 'eip1559', chainId: EVM_CHAIN_IDS.base, nonce: 100, to: '0x00000000000000000000000000000000deadbeef', value: 10n ** 15n, gas: TRANSFER_GAS, maxFeePerGas: gasPriceWei * 2n, maxPriorityFeePerGas: gasPriceWei / 10n + 1n });
 }
 
@@ -159,7 +183,7 @@ export function createEvmReader(network: EvmNetwork, rpcUrl: string, outbound: O
   // viem actions take no signal: each call gets a client whose transport carries the call's signal.
   const run = async <T>(signal: AbortSignal | undefined, fn: (client: PublicClient) => Promise<T>): Promise<T> => {
     try {
-      return await fn(createClient(provider, rpcUrl, outbound, signal));
+      return await fn(await createClient(provider, rpcUrl, outbound, signal));
     } catch (e) {
       throw unwrap(provider, e);
     }
@@ -180,7 +204,7 @@ export function createEvmReader(network: EvmNetwork, rpcUrl: string, outbound: O
         let l1FeeWei: bigint | null = null;
         if (network === 'base') {
           // A revert or an empty answer means no oracle on this chain (reported as null); a transport fault is the provider's.
-          const fee = await unlessReverted(client.readContract({ address: GAS_PRICE_ORACLE, abi: oracleAbi, functionName: 'getL1Fee', args: [standardTransferBytes(gasPriceWei)], blockNumber: block.number }), null);
+          const fee = await unlessReverted(client.readContract({ address: GAS_PRICE_ORACLE, abi: oracleAbi, functionName: 'getL1Fee', args: [await standardTransferBytes(gasPriceWei)], blockNumber: block.number }), null);
           l1FeeWei = fee;
         }
         return { blockNumber: block.number, gasPriceWei, baseFeeWei: block.baseFeePerGas ?? null, l1FeeWei };
@@ -196,7 +220,7 @@ export function createEvmReader(network: EvmNetwork, rpcUrl: string, outbound: O
     ensForward: (name, signal) =>
       run(signal, async (client) => {
         only('ethereum', 'ENS');
-        const node = namehash(name);
+        const node = (await loadViem()).namehash(name);
         const resolver = await resolverOf(client, node);
         if (!resolver) return { resolver: null, address: null, avatar: null };
         const address = await unlessReverted(client.readContract({ address: resolver, abi: resolverAbi, functionName: 'addr', args: [node] }), ZERO);
@@ -206,17 +230,24 @@ export function createEvmReader(network: EvmNetwork, rpcUrl: string, outbound: O
     ensReverse: (address, signal) =>
       run(signal, async (client) => {
         only('ethereum', 'ENS');
-        const node = namehash(`${address.slice(2).toLowerCase()}.addr.reverse`);
+        const node = (await loadViem()).namehash(`${address.slice(2).toLowerCase()}.addr.reverse`);
         const resolver = await resolverOf(client, node);
         if (!resolver) return null;
         const name = await unlessReverted(client.readContract({ address: resolver, abi: resolverAbi, functionName: 'name', args: [node] }), '');
         return name || null;
       }),
-    probe: (signal) =>
-      run(signal, async (client) => {
-        const chainId = await client.getChainId();
-        if (chainId !== EVM_CHAIN_IDS[network]) throw new ServiceError(ProviderCallErrorCode.BAD_RESPONSE, `${provider} serves chain ${chainId}, not ${network} (${EVM_CHAIN_IDS[network]})`);
-      }),
+    // The probe is one eth_chainId call: it needs no viem, so a node's health rounds do not load it.
+    probe: async (signal) => {
+      let chainId: number;
+      try {
+        const answer = await rpcRequester(provider, rpcUrl, outbound, signal)({ method: 'eth_chainId' });
+        if (typeof answer !== 'string' || !/^0x[0-9a-fA-F]{1,16}$/.test(answer)) throw badResponse(provider, 'eth_chainId did not answer a hex quantity');
+        chainId = Number.parseInt(answer, 16);
+      } catch (e) {
+        throw unwrap(provider, e);
+      }
+      if (chainId !== EVM_CHAIN_IDS[network]) throw new ServiceError(ProviderCallErrorCode.BAD_RESPONSE, `${provider} serves chain ${chainId}, not ${network} (${EVM_CHAIN_IDS[network]})`);
+    },
   };
 }
 

@@ -19,10 +19,26 @@
  *   a key term, score at least half the best and repeat no chosen one, in text order.
  */
 import type { ItemSentence, ItemToken } from 'wink-nlp';
-import { SentimentIntensityAnalyzer } from 'vader-sentiment';
 import { emotionsOf, EMOTION_METHOD } from './emotions.js';
 import { ServiceError } from '../types.js';
-import { detectLanguage, namedEntities, readDoc, round3, winkNlp, type LanguageGuess } from './nlp.js';
+import { detectLanguage, loadWinkNlp, namedEntities, readDoc, round3, winkNlp, type LanguageGuess } from './nlp.js';
+
+type Vader = typeof import('vader-sentiment').SentimentIntensityAnalyzer;
+let vaderLoad: Promise<Vader> | undefined;
+let vaderLoaded: Vader | undefined;
+
+/** Loads the engines `read` uses (wink-nlp and its model, VADER), each once, at the first analysis. */
+async function loadEngines(): Promise<void> {
+  vaderLoad ??= import('vader-sentiment').then((m) => (vaderLoaded = m.SentimentIntensityAnalyzer));
+  vaderLoad.catch(() => (vaderLoad = undefined));
+  await Promise.all([loadWinkNlp(), vaderLoad]);
+}
+
+/** VADER's analyzer (`loadEngines()` must have resolved). */
+function vaderScores(text: string): { compound: number } {
+  if (!vaderLoaded) throw new Error('vader-sentiment is not loaded yet');
+  return vaderLoaded.polarity_scores(text);
+}
 
 /** A sentence as the analyses see it. */
 interface SentenceView {
@@ -80,7 +96,7 @@ function read(text: string): { sentences: SentenceView[]; overall: number; entit
     });
     const sentenceText = s.out().trim();
     const wink = Number(s.out(its.sentiment));
-    const vader = SentimentIntensityAnalyzer.polarity_scores(vaderInput(vaderParts.join('').trim())).compound;
+    const vader = vaderScores(vaderInput(vaderParts.join('').trim())).compound;
     sentences.push({ text: sentenceText, sentiment: polarityOf(wink, vader), wink, vader, content, affective, tagged });
   });
   const entities = (doc.entities().out(its.detail) as unknown as { value: string; type: string }[]).map((e) => ({ value: e.value, type: e.type }));
@@ -114,7 +130,7 @@ const vaderKnows = new Map<string, boolean>();
 function inVaderLexicon(word: string): boolean {
   let known = vaderKnows.get(word);
   if (known === undefined) {
-    known = SentimentIntensityAnalyzer.polarity_scores(word).compound !== 0;
+    known = vaderScores(word).compound !== 0;
     if (vaderKnows.size >= 50_000) vaderKnows.clear();
     vaderKnows.set(word, known);
   }
@@ -174,6 +190,7 @@ function unserved(language: LanguageGuess, what: string): ServiceError {
 export async function analyseSentiment(text: string) {
   const language = await detectLanguage(text);
   if (!language.english) throw unserved(language, 'native-sentiment');
+  await loadEngines();
   const { sentences, overall } = read(text);
   const limitations: string[] = [];
   const label = labelOf(overall);
@@ -223,6 +240,7 @@ function keywordCounts(sentences: readonly SentenceView[]): { words: Map<string,
 export async function analyseKeywords(text: string) {
   const language = await detectLanguage(text);
   if (!language.english) throw unserved(language, 'native-keywords');
+  await loadEngines();
   const { sentences, entities } = read(text);
   const { words, phrases, nouns } = keywordCounts(sentences);
   const max = Math.max(1, ...words.values());
@@ -235,7 +253,7 @@ export async function analyseKeywords(text: string) {
     .sort((a, b) => b.count - a.count || a.phrase.localeCompare(b.phrase))
     .slice(0, 10);
   const topics = [...nouns.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 5).map(([t]) => t);
-  const named = language.english ? namedEntities(text) : { people: [], places: [], organizations: [] };
+  const named = language.english ? await namedEntities(text) : { people: [], places: [], organizations: [] };
   const pattern: Record<string, string[]> = {};
   for (const e of entities) pattern[e.type.toLowerCase()] = [...new Set([...(pattern[e.type.toLowerCase()] ?? []), e.value])];
   return {
@@ -327,6 +345,7 @@ export function scoreSentences(sentences: readonly SentenceView[]): { i: number;
 /** native-summarize's result for `text` (extractive; see `scoreSentences`). */
 export async function summarizeText(text: string) {
   const language = await detectLanguage(text);
+  await loadEngines();
   const { sentences } = read(text);
   const scored = scoreSentences(sentences);
   const ranked = [...scored].sort((a, b) => b.score - a.score || a.i - b.i);

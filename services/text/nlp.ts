@@ -4,27 +4,39 @@
  * entities), compromise (people, places, organizations) and eld (language identification made
  * for short text, 60 languages, ISO 639-1; loaded at first use: ~1.4 s and ~100 MB).
  */
-import nlpCompromise from 'compromise';
-import winkNLP, { type Document, type WinkMethods } from 'wink-nlp';
-import model from 'wink-eng-lite-web-model';
+import type { Document, WinkMethods } from 'wink-nlp';
 import type { HealthReport } from '../types.js';
 
-let wink: WinkMethods | undefined;
+// Each engine is imported at its first use, not when the node starts: together they are a
+// second of CPU and ~60 MB that a node selling none of the text services never needs.
+let wink: Promise<WinkMethods> | undefined;
+let winkLoaded: WinkMethods | undefined;
+let compromise: Promise<typeof import('compromise').default> | undefined;
 
-/** The wink-nlp instance over the English model. */
-export function winkNlp(): WinkMethods {
-  wink ??= winkNLP(model);
+/** Loads wink-nlp with the English model (once); `winkNlp()` and `readDoc()` work after it. */
+export function loadWinkNlp(): Promise<WinkMethods> {
+  wink ??= Promise.all([import('wink-nlp'), import('wink-eng-lite-web-model')]).then(([w, m]) => (winkLoaded = w.default(m.default)));
+  // A failed load is tried again at the next use.
+  wink.catch(() => (wink = undefined));
   return wink;
 }
 
-/** Reads `text` with wink-nlp. */
+/** The wink-nlp instance over the English model; `loadWinkNlp()` must have resolved. */
+export function winkNlp(): WinkMethods {
+  if (!winkLoaded) throw new Error('wink-nlp is not loaded yet (await loadWinkNlp() first)');
+  return winkLoaded;
+}
+
+/** Reads `text` with wink-nlp (`loadWinkNlp()` must have resolved). */
 export function readDoc(text: string): Document {
   return winkNlp().readDoc(text);
 }
 
 /** People, places and organizations found by compromise. */
-export function namedEntities(text: string): { people: string[]; places: string[]; organizations: string[] } {
-  const d = nlpCompromise(text);
+export async function namedEntities(text: string): Promise<{ people: string[]; places: string[]; organizations: string[] }> {
+  compromise ??= import('compromise').then((m) => m.default);
+  compromise.catch(() => (compromise = undefined));
+  const d = (await compromise)(text);
   const uniq = (a: string[]) => [...new Set(a.map((s) => s.replace(/[\s,.;:!?'’"]+$/u, '').trim()).filter(Boolean))];
   return { people: uniq(d.people().out('array') as string[]), places: uniq(d.places().out('array') as string[]), organizations: uniq(d.organizations().out('array') as string[]) };
 }
@@ -103,7 +115,7 @@ export async function refuseUnservedLanguage(text: string, served: readonly stri
 /** Health of the text services: active once the English model has loaded (loads it at the first probe). */
 export async function textHealth(): Promise<'active' | HealthReport> {
   try {
-    winkNlp();
+    await loadWinkNlp();
     return 'active';
   } catch (e) {
     return { status: 'down', reason: { code: 'model_not_loaded', message: `the English language model did not load: ${e instanceof Error ? e.message : String(e)}` } };

@@ -5,8 +5,7 @@
  * Plain-text and other textual types are returned as they are; binary types have no text.
  * `fetchReadableText` is shared by native-web-fetch and native-summarize (URL input).
  */
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
+import type { Readability } from '@mozilla/readability';
 import { EXTERNAL_TIMEOUT_MS } from '../define.js';
 import { outboundHealth, precheckPublicUrl } from '../outbound/index.js';
 import { OutboundError, type OutboundClient, type OutboundRequest, type OutboundResponse } from '../outbound/types.js';
@@ -85,13 +84,34 @@ export function domToText(root: DomNode): string {
     .trim();
 }
 
-/** Text of an HTML fragment (feed summaries and the like). */
+// linkedom and Readability are imported with the first page read, not when the node starts.
+let parsers: Promise<void> | undefined;
+let linkedom: typeof import('linkedom') | undefined;
+let ReadabilityClass: typeof Readability | undefined;
+
+/** Loads the HTML parsers (once); the synchronous readers below need it resolved. */
+export function loadHtmlParsers(): Promise<void> {
+  parsers ??= Promise.all([import('linkedom'), import('@mozilla/readability')]).then(([l, r]) => {
+    linkedom = l;
+    ReadabilityClass = r.Readability;
+  });
+  parsers.catch(() => (parsers = undefined));
+  return parsers;
+}
+
+/** linkedom's `parseHTML` (`loadHtmlParsers()` must have resolved). */
+export function parseHTML(html: string): ReturnType<typeof import('linkedom').parseHTML> {
+  if (!linkedom) throw new Error('the HTML parsers are not loaded yet (await loadHtmlParsers() first)');
+  return linkedom.parseHTML(html);
+}
+
+/** Text of an HTML fragment (feed summaries and the like; `loadHtmlParsers()` must have resolved). */
 export function htmlFragmentToText(html: string): string {
   const { document } = parseHTML(`<!doctype html><html><body>${html}</body></html>`);
   return domToText(document.body as unknown as DomNode);
 }
 
-/** The readable parts of an HTML page (see module comment). */
+/** The readable parts of an HTML page (see module comment; `loadHtmlParsers()` must have resolved). */
 export function extractReadable(html: string): Pick<ReadableDocument, 'title' | 'text' | 'extraction' | 'byline' | 'siteName' | 'lang' | 'excerpt'> {
   const { document } = parseHTML(html);
   const title = (document.title ?? '').trim() || null;
@@ -99,7 +119,7 @@ export function extractReadable(html: string): Pick<ReadableDocument, 'title' | 
   let article: ReturnType<Readability['parse']> = null;
   try {
     // Readability changes the document it reads: give it its own copy.
-    article = new Readability(parseHTML(html).document as unknown as ConstructorParameters<typeof Readability>[0], { charThreshold: 200 }).parse();
+    article = new ReadabilityClass!(parseHTML(html).document as unknown as ConstructorParameters<typeof Readability>[0], { charThreshold: 200 }).parse();
   } catch {
     article = null;
   }
@@ -117,6 +137,7 @@ export function extractReadable(html: string): Pick<ReadableDocument, 'title' | 
 export async function fetchReadableText(outbound: OutboundClient, url: string, opts: { signal?: AbortSignal; maxBytes?: number; maxChars?: number } = {}): Promise<ReadableDocument> {
   const res = await outbound.fetchPublic({ url, signal: opts.signal, maxBytes: opts.maxBytes ?? MAX_PAGE_BYTES, headers: { accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5' } });
   const maxChars = opts.maxChars ?? MAX_TEXT_CHARS;
+  await loadHtmlParsers();
   const base = { url: res.url, status: res.status, contentType: res.contentType, bytes: res.body.byteLength };
   let parts: Pick<ReadableDocument, 'title' | 'text' | 'extraction' | 'byline' | 'siteName' | 'lang' | 'excerpt'>;
   // No content type: sniff the start of the body, as browsers do for HTML.

@@ -8,7 +8,7 @@
 import { createProviderMonitor, type ProviderMonitor } from '../outbound/providerHealth.js';
 import type { OutboundClient } from '../outbound/types.js';
 import { ServiceError, type ServiceContext } from '../types.js';
-import { htmlFragmentToText } from './readable.js';
+import { htmlFragmentToText, loadHtmlParsers } from './readable.js';
 
 /** One result as the service returns it. */
 export interface SearchResult {
@@ -98,6 +98,7 @@ async function braveSearch(outbound: OutboundClient, endpoint: string, key: stri
   url.searchParams.set('count', String(count));
   const res = await outbound.fetchProvider({ url: url.href, signal, headers: { accept: 'application/json', 'x-subscription-token': key }, maxBytes: 2 * 1024 * 1024, timeoutMs: 10_000 });
   ensureOk('Brave Search', res.status, () => res.text());
+  await loadHtmlParsers();
   const results = obj(obj(res.json()).web).results;
   if (results !== undefined && !Array.isArray(results)) throw new ServiceError('provider_error', 'Brave Search answered an unexpected shape (web.results is not a list)');
   return (results ?? [])
@@ -115,6 +116,7 @@ async function searxngSearch(outbound: OutboundClient, base: string, query: stri
   // An instance without the JSON format enabled answers 403.
   if (res.status === 403) throw new ServiceError('provider_error', 'SearXNG refused format=json (enable json in search.formats of its settings.yml)');
   ensureOk('SearXNG', res.status, () => res.text());
+  await loadHtmlParsers();
   const results = obj(res.json()).results;
   if (!Array.isArray(results)) throw new ServiceError('provider_error', 'SearXNG answered an unexpected shape (no results list)');
   return results

@@ -19,7 +19,7 @@ const OFFLINE_PROVIDERS: Record<string, string> = Object.fromEntries(
   ['NATIVE_WEATHER_GEOCODING_URL', 'NATIVE_WEATHER_FORECAST_URL', 'NATIVE_FX_URL', 'NATIVE_COINGECKO_URL', 'NATIVE_BASE_RPC_URL', 'NATIVE_ETHEREUM_RPC_URL'].map((k) => [k, 'http://127.0.0.1:9/']),
 );
 
-/** Child environment: no jest flags, no stray NATIVE_* settings (but the sources, not build/: NATIVE_NODE_FROM_SOURCE, set by jest.config.js), no public providers. */
+/** Child environment: no jest flags, no stray NATIVE_* settings (but NATIVE_NODE_FROM_SOURCE, when the developer set it: children then run the sources, not build/), no public providers. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if ((!k.startsWith('NATIVE_') || k === 'NATIVE_NODE_FROM_SOURCE') && k !== 'NODE_OPTIONS') env[k] = v;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { callTool } from '../../node/api/mcp.js';
 import { readFeed } from '../../services/rss-read.js';
 import { pageMetadata } from '../../services/url-meta.js';
-import { extractReadable } from '../../services/web/readable.js';
+import { extractReadable, loadHtmlParsers } from '../../services/web/readable.js';
 import { cleanupTmp } from '../helpers/tmp.js';
 import { FAKE_PUBLIC_IP, startFake, tableResolver, type Fake } from './outboundFakes.js';
 import { startPaidHarness, type PaidHarness } from './paidHarness.js';
@@ -103,7 +103,8 @@ describe('native-web-fetch', () => {
   });
 
 
-  test('a tiny page still gives its text, scripts left out', () => {
+  test('a tiny page still gives its text, scripts left out', async () => {
+    await loadHtmlParsers();
     const r = extractReadable('<html><head><title>T</title></head><body><div>Short <b>text</b></div><script>x()</script></body></html>');
     expect(r).toMatchObject({ title: 'T', text: 'Short text' });
   });
@@ -184,9 +185,9 @@ describe('native-rss-read', () => {
     expect(out.body.result).toMatchObject({ format: 'atom', title: 'Atom Example', items: [{ title: 'Atom-Powered Robots Run Amok', link: 'https://atom.example/2026/11/20/robots', date: '2026-11-19T08:00:00.000Z', summary: 'Some text.' }] });
   });
 
-  test('RDF and JSON Feed parse to the same item shape', () => {
-    expect(readFeed(RDF, 'https://rdf.example/rss').items).toEqual([{ title: 'RDF item', link: 'https://rdf.example/a', date: '2026-11-18T10:00:00.000Z', summary: 'desc' }]);
-    expect(readFeed(JSON_FEED, 'https://json.example/feed.json')).toMatchObject({ format: 'json', title: 'JSON Feed', items: [{ title: 'One', link: 'https://json.example/1', date: '2026-11-17T12:00:00.000Z', summary: 'Hi there' }] });
+  test('RDF and JSON Feed parse to the same item shape', async () => {
+    expect((await readFeed(RDF, 'https://rdf.example/rss')).items).toEqual([{ title: 'RDF item', link: 'https://rdf.example/a', date: '2026-11-18T10:00:00.000Z', summary: 'desc' }]);
+    expect((await readFeed(JSON_FEED, 'https://json.example/feed.json'))).toMatchObject({ format: 'json', title: 'JSON Feed', items: [{ title: 'One', link: 'https://json.example/1', date: '2026-11-17T12:00:00.000Z', summary: 'Hi there' }] });
   });
 
   test('a page that is not a feed, after payment: refunded', async () => {

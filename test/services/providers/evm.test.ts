@@ -47,7 +47,7 @@ beforeAll(async () => {
   await base.rpc('anvil_setBalance', [HOLDER, `0x${parseEther('1.5').toString(16)}`]);
   gasPrice = BigInt(await base.rpc<string>('eth_gasPrice'));
   await base.plantTable(GAS_PRICE_ORACLE);
-  await base.teach(GAS_PRICE_ORACLE, encodeFunctionData({ abi: oracle, functionName: 'getL1Fee', args: [standardTransferBytes(gasPrice)] }), word('uint256', L1_FEE));
+  await base.teach(GAS_PRICE_ORACLE, encodeFunctionData({ abi: oracle, functionName: 'getL1Fee', args: [await standardTransferBytes(gasPrice)] }), word('uint256', L1_FEE));
   // Ethereum: the ENS registry at its address, one resolver; alice.eth ↔ ALICE (primary), bob.eth → BOB whose reverse claims alice.eth.
   await eth.plantTable(ENS_REGISTRY);
   await eth.plantTable(RESOLVER);

@@ -72,15 +72,15 @@ describe('ECB daily document', () => {
 });
 
 describe('ENS avatar records (ENSIP-12), described without fetching', () => {
-  test('https, ipfs, data, NFT and unknown schemes', () => {
-    expect(describeAvatar('https://example.org/a.png')).toEqual({ record: 'https://example.org/a.png', url: 'https://example.org/a.png', nft: null });
-    expect(describeAvatar('ipfs://ipfs/bafyabc/x.png')?.url).toBe('https://ipfs.io/ipfs/bafyabc/x.png');
-    expect(describeAvatar('eip155:1/erc721:0xb47e3cd837ddf8e4c57f05d70ab865de6e193bbb/1234')).toEqual({
+  test('https, ipfs, data, NFT and unknown schemes', async () => {
+    expect(await describeAvatar('https://example.org/a.png')).toEqual({ record: 'https://example.org/a.png', url: 'https://example.org/a.png', nft: null });
+    expect((await describeAvatar('ipfs://ipfs/bafyabc/x.png'))?.url).toBe('https://ipfs.io/ipfs/bafyabc/x.png');
+    expect(await describeAvatar('eip155:1/erc721:0xb47e3cd837ddf8e4c57f05d70ab865de6e193bbb/1234')).toEqual({
       record: 'eip155:1/erc721:0xb47e3cd837ddf8e4c57f05d70ab865de6e193bbb/1234',
       url: null,
       nft: { chainId: 1, standard: 'erc721', contract: getAddress('0xb47e3cd837ddf8e4c57f05d70ab865de6e193bbb'), tokenId: '1234' },
     });
-    expect(describeAvatar('ftp://x')).toEqual({ record: 'ftp://x', url: null, nft: null });
-    expect(describeAvatar(null)).toBeNull();
+    expect(await describeAvatar('ftp://x')).toEqual({ record: 'ftp://x', url: null, nft: null });
+    expect(await describeAvatar(null)).toBeNull();
   });
 });
