@@ -48,7 +48,7 @@ import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
 import type { PgLedger } from '../x402/pgLedger.js';
 import { SIGNER_LEASE_KEY, SignerLease } from '../x402/signerLease.js';
-import { FleetHeartbeat, fleetNodeId } from '../x402/fleet.js';
+import { FLEET_GONE_MS, FleetHeartbeat, fleetNodeId } from '../x402/fleet.js';
 import { FAR_BEHIND_BLOCKS } from '../p2p/types.js';
 import { createPaidCallCore, decorateCall, type PaidCallCore, type PaidCallRecord } from '../x402/paidCall.js';
 import type { PaidCallOutcome } from '../x402/outcome.js';
@@ -225,7 +225,8 @@ export async function createPayments(
           logger: log.child({ module: 'fleet' }),
         })
       : undefined;
-  const refundOpts = { logger: log.child({ module: 'refunds' }) };
+  // In a fleet, claims are refunded as interrupted only when their node is gone (the sweep below), not all at a lease change.
+  const refundOpts = { logger: log.child({ module: 'refunds' }), recoverClaims: !lease };
   const refunds = payee ? (lease ? new FleetRefunds(lease, ledger, chain, mempool, ledger, payee, params, refundOpts) : new RefundManager(chain, mempool, ledger, payee, params, refundOpts)) : undefined;
   const unhonored =
     payee && refunds
@@ -286,7 +287,7 @@ export async function createPayments(
     await refunds?.start();
     await payouts?.start();
     await unhonored?.start();
-    await usdcSettlement?.recover();
+    if (!lease) await usdcSettlement?.recover();
     await reconciler?.start();
   };
   const endSigning = async () => {
@@ -300,6 +301,19 @@ export async function createPayments(
   };
   const sweepRefunds = async () => {
     if (!lease?.isHolder() || !refunds) return;
+    // Claims whose node died or restarted mid-call: refunded (native) or failed (USDC) once, as a
+    // restarted single node does with its own. A late result of such a claim is refused (ledger_conflict).
+    for (const rec of await (ledger as PgLedger).orphanedClaims(FLEET_GONE_MS)) {
+      if (!lease.isHolder()) return;
+      try {
+        if (rec.rail === 'native') await refunds.refund(rec.id, { code: 'node_restarted', message: 'the node serving this call stopped; the payment is refunded' });
+        else await usdcSettlement?.failInterrupted(rec);
+        signerLog.warn({ id: rec.id, rail: rec.rail, serviceId: rec.serviceId }, 'a claim of a node gone from the fleet: ended');
+      } catch (e) {
+        // Finished by its node in the meantime (ledger_conflict): nothing to do.
+        if ((e as { code?: string }).code !== LedgerErrorCode.CONFLICT) throw e;
+      }
+    }
     const pending = new Set(refunds.pendingIds());
     for (const rec of await (ledger as PgLedger).unsentRefunds()) {
       if (!lease.isHolder()) return;

@@ -397,6 +397,23 @@ export class PgLedger implements SettlementLedger {
     return rows.map(recordOf);
   }
 
+  /**
+   * Claims (both rails) left by nodes that will not finish them: the claiming node's heartbeat is
+   * older than `goneMs`, it stopped, it has no row, or it restarted since the claim (its row's
+   * `started_at` is later than `claimed_at`, both by that node's own clock). The lease holder
+   * refunds (native) or fails (USDC) them, as a restarted single node does with its own.
+   */
+  async orphanedClaims(goneMs: number, limit = 200): Promise<PaymentRecord[]> {
+    const { rows } = await this.q<Row>(
+      `SELECT ${SELECT} FROM payments p WHERE p.status = 'claimed' AND NOT EXISTS (
+         SELECT 1 FROM fleet_nodes f WHERE f.node_id = p.claimed_by AND f.stopped_at IS NULL
+           AND f.seen_at > now() - make_interval(secs => $1) AND f.started_at <= to_timestamp(p.claimed_at::double precision / 1000))
+       ORDER BY p.claimed_at LIMIT ${limit}`,
+      [goneMs / 1000],
+    );
+    return rows.map(recordOf);
+  }
+
   async getMark<T>(name: string): Promise<T | undefined> {
     const { rows } = await this.q<{ value: string }>(`SELECT value::text AS value FROM ledger_marks WHERE name = $1`, [name]);
     return rows[0] ? (JSON.parse(rows[0].value) as T) : undefined;

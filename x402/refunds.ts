@@ -25,6 +25,13 @@ export interface RefundOptions {
   /** How often pending refunds are re-checked and re-sent when lost, ms. */
   retryMs?: number;
   logger?: Logger;
+  /**
+   * Whether `start()` refunds every `claimed` native payment as interrupted (default true: a
+   * single node's claims at its start are all from before it). A fleet passes false: other live
+   * nodes' claims are calls in flight; the lease holder refunds only the claims of nodes gone
+   * (`PgLedger.orphanedClaims`, node/payments.ts).
+   */
+  recoverClaims?: boolean;
 }
 
 /** Signs, submits and tracks refunds (see module comment). */
@@ -49,14 +56,17 @@ export class RefundManager implements Refunder {
     opts: RefundOptions = {},
   ) {
     this.log = opts.logger ?? silentLogger;
+    this.recoverClaims = opts.recoverClaims ?? true;
     this.follower = new TipFollower(chain, () => this.check(), opts.retryMs ?? 30_000, this.log, 'refund');
   }
+
+  private readonly recoverClaims: boolean;
 
   /** Resumes what a previous run left: claimed payments are refunded, pending refunds re-checked. */
   async start(): Promise<void> {
     for await (const rec of this.ledger.records()) {
       if (rec.rail !== 'native') continue;
-      if (rec.status === 'claimed') {
+      if (rec.status === 'claimed' && this.recoverClaims) {
         this.log.warn({ txId: rec.id, serviceId: rec.serviceId }, 'payment claimed before a restart without a result: refunding');
         const next = await this.ledger.refundPending(rec.id, { code: 'node_restarted', message: 'the node stopped while the service ran; the payment is refunded' });
         this.pending.set(rec.id, next);

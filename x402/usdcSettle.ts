@@ -128,11 +128,14 @@ export class UsdcSettlement implements UsdcRail {
   async recover(): Promise<number> {
     const stale: PaymentRecord[] = [];
     for await (const rec of this.ledger.records()) if (rec.rail === 'usdc' && rec.status === 'claimed') stale.push(rec);
-    for (const rec of stale) {
-      await this.ledger.fail(rec.id, { code: 'node_restarted', message: 'the node stopped while this payment was in progress; no result was released' });
-      this.log.warn({ id: rec.id, serviceId: rec.serviceId, payer: rec.caller }, 'usdc payment interrupted by a restart: marked failed');
-    }
+    for (const rec of stale) await this.failInterrupted(rec);
     return stale.length;
+  }
+
+  /** Marks one USDC payment left `claimed` by a node that stopped (this one before a restart, or a fleet node gone) `failed`. */
+  async failInterrupted(rec: PaymentRecord): Promise<void> {
+    await this.ledger.fail(rec.id, { code: 'node_restarted', message: 'the node stopped while this payment was in progress; no result was released' });
+    this.log.warn({ id: rec.id, serviceId: rec.serviceId, payer: rec.caller }, 'usdc payment interrupted by a restart: marked failed');
   }
 
   /**
