@@ -186,6 +186,8 @@ export class UnhonoredPayments {
    * the tip, then follows the chain and checks deadlines.
    */
   async start(): Promise<void> {
+    // Startable again after `stop()`: a fleet node that loses the signer lease and takes it back runs the watcher anew.
+    this.stopped = false;
     const { chain, ledger } = this.modules;
     const tip = this.tipAtOpen;
     const stored = await ledger.getMark<Mark>(MARK);

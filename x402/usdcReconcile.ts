@@ -117,6 +117,8 @@ export class UsdcReconciler {
 
   /** Resumes every `settle_pending` USDC payment of the ledger (after a restart). */
   async start(): Promise<number> {
+    // Startable again after `stop()` (a fleet node that takes the signer lease back).
+    this.stopped = false;
     const pending: PaymentRecord[] = [];
     for await (const rec of this.ledger.records()) if (rec.rail === 'usdc' && rec.status === 'settle_pending' && rec.reconcile) pending.push(rec);
     for (const rec of pending) this.track(rec.id, 0);
