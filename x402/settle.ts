@@ -19,7 +19,8 @@ import { silentLogger, type Logger, type StoredTx } from '../chain/types.js';
 import { ServiceError, type ServiceDefinition } from '../services/types.js';
 import { executeService } from '../services/execute.js';
 import { PAYMENT_HTTP_STATUS, PaymentErrorCode } from './errors.js';
-import type { PaymentRecord, SettlementLedger } from './ledger.js';
+import { LedgerErrorCode, type PaymentRecord, type SettlementLedger } from './ledger.js';
+import { PendingEnds } from './pendingEnds.js';
 import type { RefundedBody } from './wire.js';
 import { refusal, type PendingOutcome, type RefusedOutcome, type SettleOutcome } from './outcome.js';
 import type { NativePaymentProof, NativeRail, PaymentChain, PaymentMempool, Refunder, ServiceRunContext } from './ports.js';
@@ -56,6 +57,8 @@ export class NativeSettlement implements NativeRail {
   private readonly confirmations: number;
   private readonly now: () => number;
   private readonly unhonored: NativeSettlementOptions['unhonored'];
+  /** Results and refunds the ledger could not take when they came (x402/pendingEnds.ts). */
+  private readonly ends: PendingEnds;
 
   constructor(
     private readonly chain: PaymentChain,
@@ -72,6 +75,7 @@ export class NativeSettlement implements NativeRail {
     this.confirmations = Math.max(1, opts.confirmations ?? 1);
     this.now = opts.now ?? Date.now;
     this.unhonored = opts.unhonored;
+    this.ends = new PendingEnds(this.log);
   }
 
   /** This node's payee address on the native rail. */
@@ -157,13 +161,15 @@ export class NativeSettlement implements NativeRail {
         payTo: this.payTo,
         settledAt: this.now(),
       };
-      await this.ledger.settle(id, result, receipt);
+      // The ledger unreachable: the result is stored once it is back (the payer's retry gets it), not refunded.
+      await this.ends.write(id, 'settled', () => this.ledger.settle(id, result, receipt));
       this.log.info({ txId: id, serviceId: def.id, caller, ms: this.now() - started }, 'paid call settled');
       return { kind: 'paid', status: 200, rail: 'native', body: { paid: true, result, receipt }, response: { success: true, transaction: id, network: this.params.network, payer: caller } };
     } catch (e) {
+      if ((e as { code?: unknown }).code === LedgerErrorCode.UNAVAILABLE) throw e;
       const error = e instanceof ServiceError ? { code: e.code, message: e.message } : { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' };
       this.log.warn({ txId: id, serviceId: def.id, err: error.message }, 'paid call failed: refunding');
-      const rec = await this.refunds.refund(id, error);
+      const rec = await this.ends.write(id, 'refund', () => this.refunds.refund(id, error));
       return { kind: 'failed', status: 502, rail: 'native', txId: id, body: refundBody(rec, error) };
     }
   }

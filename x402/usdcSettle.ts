@@ -26,7 +26,8 @@ import { silentLogger, type Logger } from '../chain/types.js';
 import { ServiceError, type ServiceDefinition } from '../services/types.js';
 import { executeService } from '../services/execute.js';
 import { PaymentErrorCode } from './errors.js';
-import type { PaymentRecord, SettlementLedger } from './ledger.js';
+import { LedgerErrorCode, type PaymentRecord, type SettlementLedger } from './ledger.js';
+import { PendingEnds } from './pendingEnds.js';
 import { refusal, type SettleOutcome } from './outcome.js';
 import type { ServiceRunContext, UsdcRail, UsdcSettleOptions } from './ports.js';
 import { usdNumber } from './pricing.js';
@@ -105,6 +106,8 @@ export class UsdcSettlement implements UsdcRail {
   private readonly now: () => number;
   private readonly facilitator: Facilitator;
   private readonly reconciler: UsdcSettlementOptions['reconciler'];
+  /** Ends the ledger could not take when they came (x402/pendingEnds.ts). */
+  private readonly ends: PendingEnds;
   /** Checksummed payTo. */
   readonly payTo: string;
 
@@ -119,6 +122,7 @@ export class UsdcSettlement implements UsdcRail {
     this.reconciler = opts.reconciler;
     this.log = opts.logger ?? silentLogger;
     this.now = opts.now ?? Date.now;
+    this.ends = new PendingEnds(this.log);
   }
 
   /**
@@ -177,11 +181,12 @@ export class UsdcSettlement implements UsdcRail {
       if (!verdict.isValid) {
         const code = isSnakeCaseReason(verdict.invalidReason) ? verdict.invalidReason : UsdcErrorCode.FACILITATOR_REJECTED;
         const error = { code, message: `the facilitator refused the authorization (${code})` };
-        await this.ledger.fail(id, error);
+        await this.ends.write(id, 'failed', () => this.ledger.fail(id, error));
         this.log.info({ id, serviceId: def.id, payer, code }, 'usdc payment refused by the facilitator');
         return refused(402, error, payer);
       }
     } catch (e) {
+      if ((e as { code?: unknown }).code === LedgerErrorCode.UNAVAILABLE) throw e; // the refusal's end is kept (PendingEnds)
       return this.unavailable(id, def, payer, e, 'verify', 'the service did not run and nothing was charged');
     }
 
@@ -190,7 +195,7 @@ export class UsdcSettlement implements UsdcRail {
       result = await executeService(def, this.context, input);
     } catch (e) {
       const error = e instanceof ServiceError ? { code: e.code, message: e.message } : { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' };
-      await this.ledger.fail(id, error);
+      await this.ends.write(id, 'failed', () => this.ledger.fail(id, error));
       this.log.warn({ id, serviceId: def.id, payer, err: error.message }, 'usdc call failed: not settled, nothing charged');
       return { kind: 'failed', status: 502, rail: 'usdc', body: { paid: false, error: { code: error.code, message: `${error.message}; the payment was not settled, nothing was charged` } } };
     }
@@ -219,8 +224,13 @@ export class UsdcSettlement implements UsdcRail {
         code: UsdcReconcileCode.SETTLEMENT_PENDING,
         message: `${why}; the node checks Base until the authorization's validBefore (${validBefore}): retry with the same payment header after ${wait} s to get the result and receipt if it was settled, or a final answer (nothing charged) if it was not`,
       };
-      await this.ledger.settlePending(id, result, { authorizer: payer, nonce: auth.nonce.toLowerCase(), validBefore, receipt: receiptOf(''), network: networkOf(payment) }, error);
-      this.reconciler.track(id);
+      const reconcile = { authorizer: payer, nonce: auth.nonce.toLowerCase(), validBefore, receipt: receiptOf(''), network: networkOf(payment) };
+      const reconciler = this.reconciler;
+      await this.ends.write(id, 'settle_pending', async () => {
+        const rec = await this.ledger.settlePending(id, result, reconcile, error);
+        reconciler.track(id);
+        return rec;
+      });
       this.log.warn({ id, serviceId: def.id, payer, why, validBefore }, 'usdc settlement ambiguous: result kept, reconciling from Base');
       return { kind: 'failed', status: timedOut ? 504 : 502, rail: 'usdc', body: { paid: false, error, retryAfter: wait } };
     };
@@ -235,7 +245,7 @@ export class UsdcSettlement implements UsdcRail {
       const code = isSnakeCaseReason(settled.errorReason) ? settled.errorReason : UsdcErrorCode.FACILITATOR_REJECTED;
       if (this.reconciler) return ambiguous(undefined, `the facilitator reported the settlement failed (${code})`);
       const error = { code, message: `the facilitator could not settle the authorization (${code}); the result is withheld` };
-      await this.ledger.fail(id, error);
+      await this.ends.write(id, 'failed', () => this.ledger.fail(id, error));
       this.log.warn({ id, serviceId: def.id, payer, code }, 'usdc settlement failed: result withheld');
       return refused(402, error, payer);
     }
@@ -244,7 +254,8 @@ export class UsdcSettlement implements UsdcRail {
     }
 
     const receipt = receiptOf(settled.transaction);
-    await this.ledger.settle(id, result, receipt);
+    // Charged on Base by now: with the ledger unreachable the result is stored once it is back (a retry with the payment identifier gets it).
+    await this.ends.write(id, 'settled', () => this.ledger.settle(id, result, receipt));
     this.log.info({ id, serviceId: def.id, payer, tx: settled.transaction, ms: this.now() - started }, 'usdc call settled');
     return { kind: 'paid', status: 200, rail: 'usdc', paymentId: id, body: { paid: true, result, receipt }, response: { success: true, transaction: settled.transaction, network: networkOf(payment), payer } };
   }
@@ -254,7 +265,7 @@ export class UsdcSettlement implements UsdcRail {
     const timedOut = e instanceof FacilitatorUnavailableError && e.timedOut;
     const detail = e instanceof FacilitatorUnavailableError ? e.message : 'unexpected error talking to the facilitator';
     const error = { code: UsdcErrorCode.FACILITATOR_UNAVAILABLE, message: `${detail}; ${consequence}` };
-    await this.ledger.fail(id, error);
+    await this.ends.write(id, 'failed', () => this.ledger.fail(id, error));
     if (!(e instanceof FacilitatorUnavailableError)) this.log.error({ err: e, id, serviceId: def.id, step }, 'facilitator call crashed');
     else this.log.warn({ id, serviceId: def.id, payer, step, timedOut, err: e.message }, 'facilitator unavailable');
     return { kind: 'failed', status: timedOut ? 504 : 502, rail: 'usdc', body: { paid: false, error } };
