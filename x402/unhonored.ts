@@ -216,6 +216,10 @@ export class UnhonoredPayments {
     chain.on('disconnect', this.onDisconnect);
     this.scanned = start;
     await this.serial(() => this.scan());
+    // The mark is written at the first start too, even with nothing to scan (a fresh chain): a
+    // ledger backed up right after it then says which heights it judged, and restored later is
+    // found behind the chain (`ledger_behind_chain`), not taken for a new one.
+    await this.serial(() => this.saveMark());
     this.timer = setInterval(() => void this.serial(() => this.expire()), this.checkMs);
     this.timer.unref();
   }
