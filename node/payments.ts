@@ -35,6 +35,7 @@ import { createServiceRegistry } from '../services/index.js';
 import { chainAddressLabels, createLiveRegistry, type LiveRegistry } from '../services/providerRegistry.js';
 import { INBOX_HTTP_STATUS, ProviderInbox } from '../x402/inbox.js';
 import { PayoutManager, withProviderPayouts } from '../x402/payouts.js';
+import { pgPayoutStore } from '../x402/pgPayoutStore.js';
 import { Boards, BOARD_HTTP_STATUS } from './boards.js';
 import { createProviderRouter } from './api/providerRoutes.js';
 import { createOutboundClient } from '../services/outbound/client.js';
@@ -273,19 +274,22 @@ export async function createPayments(
     stuckRefunds: refunds && (() => refunds.stuck()),
   });
   // Provider services are paid to the payee (escrow) on either rail; a delivered call owes the provider its NATIVE share.
+  // A fleet shares its payout records in the ledger's database: any node owes, the lease holder sends (x402/pgPayoutStore.ts).
+  const payoutStore = ledger.kind === 'postgres' ? pgPayoutStore((text, values) => (ledger as PgLedger).query(text, values)) : undefined;
   const payouts = payee
-    ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress, priceBaseOf: (id) => registry.providerService(id)?.record.price }, { logger: log.child({ module: 'payouts' }) })
+    ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress, priceBaseOf: (id) => registry.providerService(id)?.record.price }, { logger: log.child({ module: 'payouts' }), store: payoutStore })
     : undefined;
-  // In a fleet only the lease holder owes payouts (it signs them); calls another node served are owed when a holder starts (PayoutManager.start reads the ledger).
-  const payoutsOwed = payouts && { owe: (...a: Parameters<PayoutManager['owe']>) => (lease && !lease.isHolder() ? Promise.resolve() : payouts.owe(...a)) };
+  // In a fleet a node without the signer lease records what a call it served owes; the holder sends it (its sweep adopts it).
+  const payoutsOwed = payouts && { owe: (...a: Parameters<PayoutManager['owe']>) => (lease && !lease.isHolder() ? payouts.oweLater(...a) : payouts.owe(...a)) };
   const paidCalls = withLedgerAvailability(payoutsOwed ? withProviderPayouts(core, payoutsOwed, (id) => registry.providerService(id) !== undefined, log) : core, ledger);
   // The signer's roles: refunds, payouts, the payment watcher, USDC recovery and reconciliation. One node runs them: this one, or in a fleet the lease holder.
   let signerQueue: Promise<void> = Promise.resolve();
   let sweep: NodeJS.Timeout | undefined;
   const signerLog = log.child({ module: 'fleet' });
   const beginSigning = async () => {
-    await refunds?.start();
+    // Payouts first: a fleet's new signer re-sends the payouts its predecessor signed (their bytes are stored) before it signs anything that could take their nonces.
     await payouts?.start();
+    await refunds?.start();
     await unhonored?.start();
     if (!lease) await usdcSettlement?.recover();
     await reconciler?.start();
@@ -319,6 +323,8 @@ export async function createPayments(
       if (!lease.isHolder()) return;
       if (!pending.has(rec.id)) await refunds.refund(rec.id, rec.error ?? { code: 'service_failed', message: 'refund' });
     }
+    // Payouts other nodes owed since.
+    if (lease.isHolder()) await payouts?.adoptOwed();
   };
   if (lease) {
     lease.on('acquired', () => {

@@ -14,10 +14,18 @@
  * while their nonce is unused; a new transfer is signed only once the payee's nonce has moved
  * past the stored one and the stored transfer is not on the chain (it never can be then).
  *
- * The store (`o:<payment id>` in the providers database: owed → submitted → paid) remembers what
- * is owed; at start every settled provider payment of the ledger without a payout record is owed
- * again (a crash between the settlement and `owe`), and what is not mined yet is re-checked on
- * every tip and re-sent when its transaction was lost.
+ * Native payouts are stored before they leave too (write-ahead): a signer that takes over re-sends
+ * the very payout the previous one signed while its nonce is unused, instead of signing a second.
+ *
+ * The store (`PayoutStore`: owed → submitted → paid) remembers what is owed: one node keeps it in
+ * its providers database (`o:<payment id>`); a fleet on a PostgreSQL ledger shares it in the
+ * ledger's database (`provider_payouts`, x402/pgPayoutStore.ts), so the node that served a call
+ * owes it (`oweLater`) whether or not it holds the signer lease, and whichever node holds the lease
+ * sends it (`adoptOwed`) — before, each node kept its own store: a provider call another node
+ * served was owed only at the next lease change, and a USDC call's payout was paid again by each
+ * new holder. At start every settled provider payment of the ledger without a payout record is
+ * owed again (a crash between the settlement and `owe`), and what is not mined yet is re-checked
+ * on every tip and re-sent when its transaction was lost.
  */
 import type { Level } from 'level';
 import { tryDecodeAddress } from '../consensus/address.js';
@@ -52,8 +60,52 @@ export interface PayoutEntry {
   /** `cancelled`: the invoke was refunded (the call was not delivered after all): nothing is owed. */
   status: 'owed' | 'submitted' | 'paid' | 'cancelled';
   txId?: string;
-  /** USDC rail: hex bytes of the signed transfer, stored before it was submitted (re-sent as is while its nonce is unused). */
+  /** Hex bytes of the signed payout, stored before it was submitted (re-sent as is while its nonce is unused). */
   raw?: string;
+}
+
+/** Where payout records live (see module comment). */
+export interface PayoutStore {
+  /** Records not finished: owed or submitted. */
+  open(): Promise<PayoutEntry[]>;
+  /** Base units paid out (mined) per service. */
+  paidTotals(): Promise<Map<string, bigint>>;
+  get(paymentId: string): Promise<PayoutEntry | undefined>;
+  /** Writes a new record; false (nothing written) when the payment has one already. */
+  create(entry: PayoutEntry): Promise<boolean>;
+  /** Rewrites a record. */
+  put(entry: PayoutEntry): Promise<void>;
+}
+
+/** The store of one node: `o:<payment id>` in its providers database (its only writer). */
+export function levelPayoutStore(db: Level<string, string>): PayoutStore {
+  async function* all(): AsyncGenerator<PayoutEntry> {
+    for await (const [, v] of db.iterator({ gte: 'o:', lt: 'o;' })) yield JSON.parse(v) as PayoutEntry;
+  }
+  const get = async (id: string) => {
+    const v = await db.get(`o:${id}`);
+    return v === undefined ? undefined : (JSON.parse(v) as PayoutEntry);
+  };
+  const put = (e: PayoutEntry) => db.put(`o:${e.invokeId}`, JSON.stringify(e));
+  return {
+    async open() {
+      const out: PayoutEntry[] = [];
+      for await (const e of all()) if (e.status === 'owed' || e.status === 'submitted') out.push(e);
+      return out;
+    },
+    async paidTotals() {
+      const totals = new Map<string, bigint>();
+      for await (const e of all()) if (e.status === 'paid') totals.set(e.serviceId, (totals.get(e.serviceId) ?? 0n) + BigInt(e.amount));
+      return totals;
+    },
+    get,
+    async create(e) {
+      if ((await get(e.invokeId)) !== undefined) return false;
+      await put(e);
+      return true;
+    },
+    put,
+  };
 }
 
 /** Where a provider service's payouts go (from the live registry). */
@@ -75,6 +127,8 @@ export interface PayoutOptions {
   /** How often unmined payouts are re-checked and re-sent, ms. */
   readonly retryMs?: number;
   readonly logger?: Logger;
+  /** Where the records live (default: the providers database given to the constructor); a fleet passes the shared one. */
+  readonly store?: PayoutStore;
 }
 
 /** Owes, sends and tracks provider payouts (see module comment). */
@@ -85,9 +139,10 @@ export class PayoutManager {
   private readonly paidByService = new Map<string, bigint>();
   private readonly log: Logger;
   private readonly follower: TipFollower;
+  private readonly store: PayoutStore;
 
   constructor(
-    private readonly db: Level<string, string>,
+    db: Level<string, string>,
     private readonly chain: PaymentChain,
     private readonly mempool: PaymentMempool,
     private readonly ledger: SettlementLedger,
@@ -98,19 +153,31 @@ export class PayoutManager {
   ) {
     this.log = opts.logger ?? silentLogger;
     this.follower = new TipFollower(chain, () => this.check(), opts.retryMs ?? 30_000, this.log, 'payout');
+    this.store = opts.store ?? levelPayoutStore(db);
   }
 
-  /** Loads open payouts, owes what a crash left out, and starts following the tip. */
+  /**
+   * Loads open payouts (a fleet's new signer: those every node owed), owes what a crash left out,
+   * and starts following the tip (its first check re-sends stored payouts before signing new ones).
+   */
   async start(): Promise<void> {
-    const known = new Set<string>();
-    for await (const [, v] of this.db.iterator({ gte: 'o:', lt: 'o;' })) {
-      const e = JSON.parse(v) as PayoutEntry;
-      known.add(e.invokeId);
-      if (e.status === 'paid') this.count(e);
-      else if (e.status !== 'cancelled') this.open.set(e.invokeId, e);
-    }
-    for await (const rec of this.ledger.records()) if (!known.has(rec.id)) await this.oweSettled(rec);
+    this.open.clear();
+    this.paidByService.clear();
+    for (const [serviceId, amount] of await this.store.paidTotals()) this.paidByService.set(serviceId, amount);
+    for (const e of await this.store.open()) this.open.set(e.invokeId, e);
+    for await (const rec of this.ledger.records()) if (!this.open.has(rec.id)) await this.oweSettled(rec);
     await this.follower.start();
+  }
+
+  /** A fleet's signer: takes over the payouts other nodes owed since (and sends them). */
+  async adoptOwed(): Promise<void> {
+    let adopted = 0;
+    for (const e of await this.store.open()) {
+      if (this.open.has(e.invokeId) || this.owing.has(e.invokeId)) continue;
+      this.open.set(e.invokeId, e);
+      adopted++;
+    }
+    if (adopted) await this.follower.serial(() => this.check());
   }
 
   /**
@@ -143,26 +210,32 @@ export class PayoutManager {
     const id = paymentId.toLowerCase();
     if (this.open.has(id) || this.owing.has(id)) return;
     this.owing.add(id);
-    let entry: PayoutEntry;
+    let entry: PayoutEntry | undefined;
     try {
-      if ((await this.db.get(`o:${id}`)) !== undefined) return;
-      const to = this.directory.payoutAddressOf(serviceId);
-      if (!to) return;
-      const split = splitPayout(amount, this.params.providers.nodeFeeBps);
-      entry = { invokeId: id, ...(rail === 'usdc' ? { rail } : {}), serviceId, to, amount: split.provider.toString(), fee: split.fee.toString(), status: 'owed' };
-      await this.save(entry);
-      this.open.set(id, entry);
+      entry = await this.record(id, serviceId, amount, rail);
+      if (entry?.status === 'owed') this.open.set(id, entry);
     } finally {
       this.owing.delete(id);
     }
-    if (entry.amount === '0') {
-      // A price the fee takes whole: nothing to send.
-      entry.status = 'paid';
-      await this.save(entry);
-      this.open.delete(id);
-      return;
-    }
-    await this.follower.serial(() => this.send(entry));
+    if (entry?.status === 'owed') await this.follower.serial(() => this.send(entry));
+  }
+
+  /**
+   * Records the payout owed for a call this node served without sending it: a fleet node without
+   * the signer lease; the holder sends it (`adoptOwed`). Idempotent, like `owe`.
+   */
+  async oweLater(paymentId: string, serviceId: string, amount: bigint, rail: 'native' | 'usdc' = 'native'): Promise<void> {
+    await this.record(paymentId.toLowerCase(), serviceId, amount, rail);
+  }
+
+  /** Writes the payment's payout record unless it has one; answers it when written now. */
+  private async record(id: string, serviceId: string, amount: bigint, rail: 'native' | 'usdc'): Promise<PayoutEntry | undefined> {
+    const to = this.directory.payoutAddressOf(serviceId);
+    if (!to) return undefined;
+    const split = splitPayout(amount, this.params.providers.nodeFeeBps);
+    // A price the fee takes whole: nothing to send.
+    const entry: PayoutEntry = { invokeId: id, ...(rail === 'usdc' ? { rail } : {}), serviceId, to, amount: split.provider.toString(), fee: split.fee.toString(), status: split.provider === 0n ? 'paid' : 'owed' };
+    return (await this.store.create(entry)) ? entry : undefined;
   }
 
   /** Base units paid out (mined) to the provider of a service since this database began. */
@@ -182,22 +255,21 @@ export class PayoutManager {
       return;
     }
     try {
+      // Write-ahead: the record names this very transaction, and keeps its bytes, before it can reach the network.
+      const writeAhead = async (id: string, bytes: Uint8Array) => {
+        entry.txId = id;
+        entry.raw = toHex(bytes);
+        entry.status = 'submitted';
+        await this.save(entry);
+      };
       if (entry.rail === 'usdc') {
-        // Write-ahead: the record names this very transfer before it can reach the network.
         const payload = transfer.encodePayload({ to, amount: BigInt(entry.amount) });
-        await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.transfer, payload, async (id, bytes) => {
-          entry.txId = id;
-          entry.raw = toHex(bytes);
-          entry.status = 'submitted';
-          await this.save(entry);
-        });
+        await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.transfer, payload, writeAhead);
         this.log.info({ payment: entry.invokeId, payoutTxId: entry.txId, amount: entry.amount, to: entry.to }, 'provider payout (usdc call) submitted');
         return;
       }
       const payload = providerPayout.encodePayload({ invokeId: fromHex(entry.invokeId), to, amount: BigInt(entry.amount) });
-      entry.txId = await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.provider_payout, payload);
-      entry.status = 'submitted';
-      await this.save(entry);
+      await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.provider_payout, payload, writeAhead);
       this.log.info({ invoke: entry.invokeId, payoutTxId: entry.txId, amount: entry.amount, to: entry.to }, 'provider payout submitted');
     } catch (e) {
       this.log.warn({ invoke: entry.invokeId, err: (e as Error).message }, 'provider payout could not be submitted yet');
@@ -206,55 +278,56 @@ export class PayoutManager {
 
   /** Marks mined payouts, re-sends lost ones. */
   private async check(): Promise<void> {
-    // Stored transfers go back first: a new one signed before them would take the nonce they hold.
+    // Stored transactions go back first: a new one signed before them would take the nonce they hold.
     const resign: PayoutEntry[] = [];
-    for (const entry of [...this.open.values()]) if (entry.rail === 'usdc' && (await this.checkTransfer(entry))) resign.push(entry);
+    for (const entry of [...this.open.values()]) if (await this.checkStored(entry)) resign.push(entry);
     for (const entry of resign) await this.send(entry);
-    for (const entry of [...this.open.values()]) {
-      if (entry.rail === 'usdc') continue;
+  }
+
+  /**
+   * One open payout: mined → paid (a native one: the chain names a payout of its invoke; cancelled
+   * once the invoke was refunded instead); lost with its nonce unused → the same bytes again.
+   * Returns true when a new transaction is to be signed: none yet, or its nonce was used by
+   * another tx (it can never be mined then).
+   *
+   * The payee's nonce is read before the transaction is looked up: a block mining it between the
+   * two reads then shows it mined, whereas in the other order it would be neither in the chain
+   * (read before the block) nor in the mempool (which the block emptied) with its nonce used, and
+   * a second one would be signed (for a USDC call's transfer: the provider paid twice).
+   */
+  private async checkStored(entry: PayoutEntry): Promise<boolean> {
+    const payeeNonce = entry.raw ? (await this.chain.getAccount(this.payee.address)).nonce : undefined;
+    if (entry.rail === 'usdc') {
+      if (entry.txId && (await this.chain.getTx(entry.txId))) {
+        await this.markPaid(entry);
+        return false;
+      }
+    } else {
       const invoke = fromHex(entry.invokeId);
       const view = await this.chain.getStateView([payoutKey(invoke), invokeKey(invoke)]);
-      if (!getPayout(view, invoke) && (() => { const raw = view.get(invokeKey(invoke)); return raw ? decodeInvokeRecord(raw).refunded : false; })()) {
+      if (getPayout(view, invoke)) {
+        await this.markPaid(entry);
+        return false;
+      }
+      const raw = view.get(invokeKey(invoke));
+      if (raw && decodeInvokeRecord(raw).refunded) {
         entry.status = 'cancelled';
         await this.save(entry);
         this.open.delete(entry.invokeId);
         this.log.warn({ invoke: entry.invokeId }, 'provider payout cancelled: the invoke was refunded');
-        continue;
+        return false;
       }
-      if (getPayout(view, invoke)) {
-        await this.markPaid(entry);
-        continue;
-      }
-      if (entry.txId && this.mempool.has(entry.txId)) continue;
-      if (entry.txId && (await this.chain.getTx(entry.txId))) continue;
-      await this.send(entry);
-    }
-  }
-
-  /**
-   * A USDC call's payout: mined → paid; lost with its nonce unused → the same bytes again. Returns
-   * true when a new transfer is to be signed: none yet, or its nonce was used by another tx.
-   *
-   * The payee's nonce is read before the transfer is looked up: a block mining the transfer
-   * between the two reads then shows it mined, whereas in the other order it would be neither in
-   * the chain (read before the block) nor in the mempool (which the block emptied) with its nonce
-   * used, and a second transfer would be signed: the provider paid twice.
-   */
-  private async checkTransfer(entry: PayoutEntry): Promise<boolean> {
-    const payeeNonce = entry.raw ? (await this.chain.getAccount(this.payee.address)).nonce : undefined;
-    if (entry.txId && (await this.chain.getTx(entry.txId))) {
-      await this.markPaid(entry);
-      return false;
+      if (entry.txId && (await this.chain.getTx(entry.txId))) return false;
     }
     if (entry.txId && this.mempool.has(entry.txId)) return false;
     if (entry.raw) {
       const bytes = fromHex(entry.raw);
       if (payeeNonce! <= decodeTx(bytes).nonce) {
-        // Its nonce is still free: only this transfer may take it (a new one could be mined beside it).
-        await this.mempool.add(bytes).catch((e: Error) => this.log.warn({ payment: entry.invokeId, payoutTxId: entry.txId, err: e.message }, 'provider payout (usdc call) not accepted yet'));
+        // Its nonce is still free: only this transaction may take it (a new one could be mined beside it).
+        await this.mempool.add(bytes).catch((e: Error) => this.log.warn({ payment: entry.invokeId, payoutTxId: entry.txId, err: e.message }, 'provider payout not accepted yet'));
         return false;
       }
-      this.log.warn({ payment: entry.invokeId, lostTxId: entry.txId }, 'provider payout (usdc call) lost (its nonce was used by another tx): signing a new one');
+      this.log.warn({ payment: entry.invokeId, lostTxId: entry.txId }, 'provider payout lost (its nonce was used by another tx): signing a new one');
     }
     return true;
   }
@@ -272,7 +345,7 @@ export class PayoutManager {
   }
 
   private async save(e: PayoutEntry): Promise<void> {
-    await this.db.put(`o:${e.invokeId}`, JSON.stringify(e));
+    await this.store.put(e);
   }
 }
 

@@ -13,6 +13,8 @@
  *   fleet_nodes   (node_id, url, version, network,     the fleet's heartbeats (migration 2,
  *                  tip_height, tip_hash, lease_holder, x402/fleet.ts)
  *                  started_at, seen_at, stopped_at)
+ *   provider_payouts (payment_id, status, entry,       the payouts provider calls owe (migration 3,
+ *                  created_at, updated_at)             x402/pgPayoutStore.ts)
  *   payments      (id text COLLATE "C" primary key,    one row per payment; the columns the
  *                  rail, status, service_id,           queries need, the result and receipt as
  *                  request_hash, caller, amount,       `json` (kept byte for byte), every other
@@ -96,6 +98,22 @@ export const MIGRATIONS: readonly { readonly version: number; readonly descripti
         seen_at timestamptz NOT NULL DEFAULT now(),
         stopped_at timestamptz
       );
+    `,
+  },
+  {
+    version: 3,
+    description: 'provider payouts',
+    // The payouts provider calls owe (x402/pgPayoutStore.ts): any node of the fleet writes one, the
+    // signer lease's holder sends it; shared so a new holder neither forgets nor pays one twice.
+    sql: `
+      CREATE TABLE provider_payouts (
+        payment_id text COLLATE "C" PRIMARY KEY,
+        status text NOT NULL CHECK (status IN ('owed', 'submitted', 'paid', 'cancelled')),
+        entry jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX provider_payouts_open ON provider_payouts (created_at) WHERE status IN ('owed', 'submitted');
     `,
   },
 ];

@@ -82,7 +82,7 @@ describe('fleet heartbeats', () => {
       // The reader of `fleet status` sees the same, with the seller id.
       const st = await readFleetStatus(url);
       expect(st.nodes.map((n) => n.nodeId)).toEqual(['n-a', 'n-b']);
-      expect(st).toMatchObject({ leaseHolder: 'n-a', sellerId: a.sellerId, schemaVersion: 2 });
+      expect(st).toMatchObject({ leaseHolder: 'n-a', sellerId: a.sellerId, schemaVersion: 3 });
 
       // A stopped node is gone at once; the lease passes to nobody until someone takes it.
       await hbB.stop();

@@ -1,0 +1,147 @@
+/**
+ * Provider payouts of a fleet (issue 31), two signers on one real PostgreSQL store and one chain:
+ * found by test/integration/fleetRandom.test.ts, where each node kept its own payout records —
+ * a USDC call's payout was paid again by each new holder of the signer lease, and a call a node
+ * without the lease served was owed by nobody until the lease moved. Now the node that served a
+ * call records what it owes in the ledger's database (`oweLater`), the holder sends it
+ * (`adoptOwed`), and a holder that takes over neither forgets a payout nor signs one twice: what
+ * its predecessor got mined is marked paid, what it signed and lost goes again as the same bytes.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { join } from 'node:path';
+import { Level } from 'level';
+import { openChain } from '../../chain/chain.js';
+import { createMempool, type Mempool } from '../../chain/mempool.js';
+import { encodeAddress } from '../../consensus/address.js';
+import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
+import { bytesEqual, fromHex, toHex } from '../../consensus/hash.js';
+import { COIN } from '../../consensus/params.js';
+import { encodeTx, txId, TxType } from '../../consensus/tx.js';
+import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
+import { PgLedger } from '../../x402/pgLedger.js';
+import { PayoutManager } from '../../x402/payouts.js';
+import { pgPayoutStore } from '../../x402/pgPayoutStore.js';
+import { requestCommitment } from '../../x402/wire.js';
+import { testKey } from '../helpers/keys.js';
+import { mineFromPool } from '../helpers/mine.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { CountingVerifier } from '../helpers/verifier.js';
+
+const caller = getDevKeyPair();
+const payee = testKey('fleet-payout-payee');
+const provider = testKey('fleet-payout-provider');
+const miner = testKey('fleet-payout-miner');
+const params = createDevnetChainParams({ genesisBits: 0x207fffff, allocations: [{ address: encodeAddress(payee.address, 'tnative'), amount: 1n * COIN }] });
+const SERVICE = 'echo-bot-upper';
+const SHARE = 950_000n; // 0.01 NATIVE minus the devnet's 5 % node fee
+const directory = { payoutAddressOf: (id: string) => (id === SERVICE ? encodeAddress(provider.address, 'tnative') : undefined), priceBaseOf: () => 1_000_000n };
+
+let server: TestPostgres | undefined;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+  await cleanupTmp();
+});
+
+describe('payouts shared by a fleet', () => {
+  test('owed by the node that served the call, sent by the holder; a new holder marks paid what was mined and re-sends the same bytes of what was lost', async () => {
+    const url = await server!.createDatabase('fleet_payouts');
+    const dir = await tmpDir();
+    const verifier = new CountingVerifier();
+    const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
+    const ledgerA = await PgLedger.open(url, { nodeId: 'n-a' });
+    const ledgerB = await PgLedger.open(url, { nodeId: 'n-b' });
+    // Each node its own mempool and providers database; the payout records are shared.
+    const pools: Mempool[] = [];
+    const pool = () => {
+      const p = createMempool(chain, verifier, params);
+      p.start();
+      pools.push(p);
+      return p;
+    };
+    const dbA = new Level<string, string>(join(dir, 'providers-a'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    const dbB = new Level<string, string>(join(dir, 'providers-b'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    const poolA = pool();
+    const poolB = pool();
+    const manager = (db: Level<string, string>, p: Mempool, ledger: PgLedger) =>
+      new PayoutManager(db, chain, p, ledger, payee, params, directory, { retryMs: 60_000, store: pgPayoutStore((t, v) => ledger.query(t, v)) });
+    const a = manager(dbA, poolA, ledgerA);
+    const b = manager(dbB, poolB, ledgerB);
+    try {
+      // Two native calls and two USDC calls of the provider's service, settled by node B.
+      let nonce = 0n;
+      const commitment = requestCommitment({ sellerId: ledgerA.sellerId, serviceId: SERVICE, request: 'hi', salt: '22'.repeat(32) });
+      const invokes = [0, 1].map(() => createAgentInvokeTx({ key: caller, chainId: params.chainId, serviceId: SERVICE, payTo: payee.address, amount: 1_000_000n, requestHash: fromHex(commitment), nonce: nonce++, includeKey: nonce === 1n }));
+      for (const i of invokes) await poolB.add(i.bytes);
+      await mineFromPool(chain, poolB, miner.address);
+      const usdc = [1, 2].map((n) => `usdc:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a:0x${n.toString(16).padStart(64, '0')}`);
+      const settle = async (id: string, rail: 'native' | 'usdc') => {
+        await ledgerB.claim({ id, rail, serviceId: SERVICE, requestHash: commitment, caller: 'payer', amount: rail === 'native' ? '1000000' : '5000' });
+        await ledgerB.settle(id, 'HI', { txId: id });
+        await b.oweLater(id, SERVICE, 1_000_000n, rail);
+      };
+
+      // Node A holds the lease; node B served the first native and USDC calls: A sends them, and they are mined.
+      await a.start();
+      await settle(invokes[0]!.id, 'native');
+      await settle(usdc[0]!, 'usdc');
+      expect(poolA.count).toBe(0);
+      await a.adoptOwed();
+      expect(poolA.count).toBe(2);
+      const signedByA = new Set(poolA.list(10).map((e) => e.id));
+      await mineFromPool(chain, poolA, miner.address);
+      // A dies before it marks them paid. The next two calls: A signs their payouts, which die with it (never relayed).
+      await settle(invokes[1]!.id, 'native');
+      await settle(usdc[1]!, 'usdc');
+      await a.adoptOwed();
+      expect(poolA.count).toBe(2);
+      const lost = poolA.list(10).map((e) => e.id);
+      for (const id of lost) signedByA.add(id);
+      a.stop();
+      await a.idle();
+      poolA.stop();
+
+      // B takes the lease: nothing is signed again; the lost payouts go out as A's very bytes.
+      await b.start();
+      await b.idle();
+      expect(poolB.list(10).map((e) => e.id).sort()).toEqual([...lost].sort());
+      await mineFromPool(chain, poolB, miner.address);
+      await b.idle();
+      // Another tip, a restart of B: still nothing more.
+      await b.owe(usdc[0]!, SERVICE, 1_000_000n, 'usdc');
+      b.stop();
+      await b.start();
+      await mineFromPool(chain, poolB, miner.address);
+      await b.idle();
+      expect(b.pendingIds()).toEqual([]);
+      expect(b.paidOut(SERVICE)).toBe(4n * SHARE);
+
+      // On chain: each call paid its provider once, by the transactions A signed.
+      expect((await chain.getAccount(provider.address)).balance).toBe(4n * SHARE);
+      const payeeTxs: { id: string; type: number }[] = [];
+      for (let h = 1; h <= chain.tip.height; h++) {
+        const block = (await chain.getBlock(chain.getEntryByHeight(h)!.hashHex))!;
+        for (const tx of block.txs) if (bytesEqual(tx.from, payee.address)) payeeTxs.push({ id: toHex(txId(encodeTx(tx))), type: tx.type });
+      }
+      expect(payeeTxs.map((t) => t.id).sort()).toEqual([...signedByA].sort());
+      expect(payeeTxs.filter((t) => t.type === TxType.provider_payout)).toHaveLength(2);
+      expect(payeeTxs.filter((t) => t.type === TxType.transfer)).toHaveLength(2);
+      const rows = await ledgerA.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM provider_payouts GROUP BY status`);
+      expect(rows.rows).toEqual([{ status: 'paid', n: 4 }]);
+    } finally {
+      a.stop();
+      b.stop();
+      await a.idle();
+      await b.idle();
+      for (const p of pools) p.stop();
+      await dbA.close();
+      await dbB.close();
+      await ledgerA.close();
+      await ledgerB.close();
+      await chain.close();
+    }
+  }, 60_000);
+});
