@@ -10,6 +10,9 @@ import { createServer as createTlsServer, type Server as TlsServer } from 'node:
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
+
+/** 20 MiB of zeros gzipped (~20 kB), compressed once: the server answers at once, whatever the load. */
+const BOMB = gzipSync(Buffer.alloc(20 * 1024 * 1024));
 import { isPublicAddress } from '../../services/outbound/addressPolicy.js';
 import { createOutboundClient, type Outbound } from '../../services/outbound/client.js';
 import { OutboundError } from '../../services/outbound/types.js';
@@ -66,7 +69,8 @@ beforeAll(async () => {
     localhost: ['127.0.0.1'],
     'rebind.test': () => rebindAnswers.shift() ?? ['127.0.0.1'],
   });
-  client = createOutboundClient({ timeoutMs: 3000, connectTimeoutMs: 1000, userAgent: 'native-node/test' }, { resolver, addressPolicy: testPolicy });
+  // A total timeout far above any answer here, so a loaded machine never turns a size-cap or decoding check into a timeout (the timeout test sets its own 300 ms).
+  client = createOutboundClient({ timeoutMs: 20_000, connectTimeoutMs: 5_000, userAgent: 'native-node/test' }, { resolver, addressPolicy: testPolicy });
 });
 
 afterAll(async () => {
@@ -174,7 +178,7 @@ describe('responses', () => {
         }
         case '/bomb':
           res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
-          return res.end(gzipSync(Buffer.alloc(20 * 1024 * 1024)));
+          return res.end(BOMB);
         case '/slow':
           res.writeHead(200, { 'content-type': 'text/plain' });
           res.write('partial');

@@ -173,17 +173,19 @@ describeUsdc('facilitator client', () => {
     expect((e1 as FacilitatorUnavailableError).code).toBe('facilitator_unavailable');
     expect(Date.now() - started).toBeLessThan(10_000); // cut by the 300 ms timeout, not left hanging
 
+    // Answers (a 500, garbage) are judged with a timeout no loaded machine reaches: they must not read as timeouts.
+    const patient = createFacilitator({ url: f.url, authHeader: 'X-Api-Key: sekrit', verifyTimeoutMs: 15_000, settleTimeoutMs: 15_000, retryDelayMs: 20 });
     f.modes.verify = 'error500';
-    const e2 = await client.verify({ x402Version: 1, paymentPayload: {}, paymentRequirements: {} }).catch((e: unknown) => e);
+    const e2 = await patient.verify({ x402Version: 1, paymentPayload: {}, paymentRequirements: {} }).catch((e: unknown) => e);
     expect((e2 as FacilitatorUnavailableError).timedOut).toBe(false);
     expect(f.calls.verify).toBe(1 + 3); // one hung attempt, then three attempts on 500
 
     f.modes.settle = 'garbage';
-    const e3 = await client.settle({ x402Version: 1, paymentPayload: {}, paymentRequirements: {} }).catch((e: unknown) => e);
+    const e3 = await patient.settle({ x402Version: 1, paymentPayload: {}, paymentRequirements: {} }).catch((e: unknown) => e);
     expect((e3 as FacilitatorUnavailableError).timedOut).toBe(false);
     expect(f.calls.settle).toBe(1); // a settlement is never re-sent after an answer
 
-    const dead = createFacilitator({ url: 'http://127.0.0.1:9', verifyTimeoutMs: 1000, retryDelayMs: 10 });
+    const dead = createFacilitator({ url: 'http://127.0.0.1:9', verifyTimeoutMs: 15_000, retryDelayMs: 10 });
     const e4 = await dead.verify({ x402Version: 1, paymentPayload: {}, paymentRequirements: {} }).catch((e: unknown) => e);
     expect(e4).toBeInstanceOf(FacilitatorUnavailableError);
     expect((e4 as FacilitatorUnavailableError).timedOut).toBe(false);
@@ -205,11 +207,14 @@ describeUsdc('USDC settlement', () => {
   });
   const context = { log: silentLogger, now: Date.now } as unknown as Omit<ServiceContext, 'signal'>;
   let usdc: UsdcSettlement;
+  /** The same settlement with 400 ms facilitator timeouts, for the hanging-facilitator cases only: an answering one is never cut on a loaded machine. */
+  let hasty: UsdcSettlement;
 
   beforeAll(async () => {
     f = await startTestFacilitator();
     ledger = await openLedger(join(await tmpDir(), 'ledger'));
-    usdc = createUsdcSettlement(ledger, context, { payTo: NODE_PAY_TO.toLowerCase(), facilitator: createFacilitator({ url: f.url, verifyTimeoutMs: 400, settleTimeoutMs: 400, retryDelayMs: 20 }) });
+    usdc = createUsdcSettlement(ledger, context, { payTo: NODE_PAY_TO.toLowerCase(), facilitator: createFacilitator({ url: f.url, verifyTimeoutMs: 15_000, settleTimeoutMs: 15_000, retryDelayMs: 20 }) });
+    hasty = createUsdcSettlement(ledger, context, { payTo: NODE_PAY_TO.toLowerCase(), facilitator: createFacilitator({ url: f.url, verifyTimeoutMs: 400, settleTimeoutMs: 400, retryDelayMs: 20 }) });
   });
   afterAll(async () => {
     await f.stop();
@@ -221,6 +226,7 @@ describeUsdc('USDC settlement', () => {
   });
 
   const pay = (def: ServiceDefinition, header: string, request = 'hi') => usdc.settle(def, request, request, header, requirementsFor(def));
+  const payHasty = (def: ServiceDefinition, header: string, request = 'hi') => hasty.settle(def, request, request, header, requirementsFor(def));
   const codeOf = (o: UsdcOutcome) => (o.kind === 'paid' ? 'ok' : o.kind === 'refused' ? o.error.code : o.body.error.code);
 
   test('verify → run → settle → result, receipt and payment-response headers; counted in the ledger', async () => {
@@ -336,13 +342,13 @@ describeUsdc('USDC settlement', () => {
   test('a facilitator that hangs on /verify is a 504 and the service does not run; a dead one a 502', async () => {
     f.modes.verify = 'hang';
     const header = await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC });
-    const out = await pay(echo, header);
+    const out = await payHasty(echo, header);
     expect({ status: out.status, code: codeOf(out) }).toEqual({ status: 504, code: 'facilitator_unavailable' });
     expect({ runs, settle: f.calls.settle }).toEqual({ runs: 0, settle: 0 });
     expect((await ledger.get(authorizationId(payerAccount().address, (JSON.parse(Buffer.from(header, 'base64').toString()) as { payload: { authorization: { nonce: string } } }).payload.authorization.nonce)))?.status).toBe('failed');
 
     const deadLedger = await openLedger(join(await tmpDir(), 'ledger2'));
-    const dead = createUsdcSettlement(deadLedger, context, { payTo: NODE_PAY_TO, facilitator: createFacilitator({ url: 'http://127.0.0.1:9', verifyTimeoutMs: 500, retryDelayMs: 10 }) });
+    const dead = createUsdcSettlement(deadLedger, context, { payTo: NODE_PAY_TO, facilitator: createFacilitator({ url: 'http://127.0.0.1:9', verifyTimeoutMs: 15_000, retryDelayMs: 10 }) });
     const out2 = await dead.settle(echo, 'hi', 'hi', await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }), requirementsFor(echo));
     expect({ status: out2.status, code: codeOf(out2) }).toEqual({ status: 502, code: 'facilitator_unavailable' });
     expect(runs).toBe(0);
@@ -363,7 +369,7 @@ describeUsdc('USDC settlement', () => {
     expect({ status: out.status, code: codeOf(out) }).toEqual({ status: 402, code: 'invalid_transaction_state' });
     expect(JSON.stringify(out)).not.toContain('echo');
     f.modes.settle = 'hang';
-    const late = await pay(echo, await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }));
+    const late = await payHasty(echo, await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }));
     expect({ status: late.status, code: codeOf(late) }).toEqual({ status: 504, code: 'facilitator_unavailable' });
     expect(JSON.stringify(late)).not.toContain('echo');
     expect(runs).toBe(2);

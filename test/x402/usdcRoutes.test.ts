@@ -32,7 +32,8 @@ async function serve(usdc: boolean): Promise<HttpServer> {
 }
 
 beforeAll(async () => {
-  u = await startUsdcCalls({ verifyTimeoutMs: 400, settleTimeoutMs: 400, retryDelayMs: 20 });
+  // 3 s: the hanging-facilitator test waits it out; an answering facilitator on a loaded machine is never cut.
+  u = await startUsdcCalls({ verifyTimeoutMs: 3_000, settleTimeoutMs: 3_000, retryDelayMs: 20 });
   f = u.facilitator;
   runs = u.runs;
   on = await serve(true);

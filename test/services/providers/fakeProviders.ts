@@ -34,7 +34,7 @@ export type Family = 'geo' | 'om' | 'ecb' | 'cg' | 'oai' | 'lt' | 'a1111';
 export type Mode = 'ok' | 'error' | 'slow' | 'huge' | 'malformed' | 'wrong-shape' | 'small-image' | 'not-png';
 
 /** Milliseconds a `slow` answer waits. */
-export const SLOW_MS = 2_000;
+export const SLOW_MS = 4_000;
 /** Bytes of a `huge` answer (above every provider's cap). */
 export const HUGE_BYTES = 20 * 1024 * 1024;
 

@@ -41,7 +41,8 @@ function contextOf(settings: Record<string, string> = fake.settings()): ServiceC
     registry,
     nativeUsd: createReferencePriceSource(params),
     signal: new AbortController().signal,
-    outbound: createOutboundClient({ timeoutMs: 600, connectTimeoutMs: 500 }),
+    // Above any local answer on a loaded machine, below the fake's slow answer (SLOW_MS, 4 s).
+    outbound: createOutboundClient({ timeoutMs: 2_500, connectTimeoutMs: 2_000 }),
     providers: settings,
   } as unknown as ServiceContext;
 }
