@@ -371,7 +371,8 @@ describe('failures inside handlers (stubbed interfaces)', () => {
       add: () => new Promise<never>(() => undefined),
     });
     const logger = { debug() {}, info() {}, warn() {}, error: (obj: object, msg?: string) => void logged.push({ obj, msg }) };
-    stubServer = createHttpServer({ host: '127.0.0.1', port: 0, bodyLimit: 1024, timeoutMs: 300, version: 'x' }, { chain: brokenChain, mempool: slowMempool, params, logger });
+    // 2 s: the hanging handler waits it out; the quick answers of the other tests never reach it on a loaded machine.
+    stubServer = createHttpServer({ host: '127.0.0.1', port: 0, bodyLimit: 1024, timeoutMs: 2_000, version: 'x' }, { chain: brokenChain, mempool: slowMempool, params, logger });
     await stubServer.start();
     stubBase = stubServer.url;
   });
