@@ -31,6 +31,7 @@ import { COIN, DEVNET_POW_LIMIT_BITS, paramsToJson, type ChainParams } from '../
 import { createTransferTx } from '../../consensus/txBuilder.js';
 import { createFloodKeys, floodKey, startFloodSigners, type FloodSignedTx, type FloodSigners, type FloodTransferSpec } from '../helpers/floodKeys.js';
 import { startNode, stopProcess, type NodeProc } from '../helpers/nodeProcess.js';
+import { openRawConnection, type RawConnection } from '../helpers/rawHttp.js';
 import { Rng } from '../helpers/rng.js';
 
 const ZERO_KEYS = 2_000;
@@ -122,8 +123,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function submit(hex: string): Promise<string> {
-  const a = await request('POST', `${node!.url}/api/v1/tx`, { tx: hex });
+/** Submits a transaction: `ready`, `queued`, or the refusal's code. */
+async function submit(conn: RawConnection, hex: string): Promise<string> {
+  const a = await conn.post('/api/v1/tx', `{"tx":"${hex}"}`);
   if (a.status === 200) return a.json.queued === true ? 'queued' : 'ready';
   return codeOf(a);
 }
@@ -169,24 +171,26 @@ describe(`a devnet node under the full flood (${ZERO_KEYS} zero-balance keys × 
     let next = 0;
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
+        const conn = openRawConnection(node!.url);
         while (next < sequences.length) {
           const i = next++;
           if (i === sequences.length >> 1) {
             // Halfway through the flood: the dev wallet's payment at the minimum fee rate.
             const tx = createTransferTx({ key: getDevKeyPair(), chainId: params.chainId, to: floodKey('payee', 0).address, amount: COIN, nonce: 0n, includeKey: true, feeRate: params.minFeeRate });
             const h0 = (await status()).height;
-            honest = { id: tx.id, outcome: await submit(toHex(tx.bytes)), h0 };
+            honest = { id: tx.id, outcome: await submit(conn, toHex(tx.bytes)), h0 };
           }
           const s = sequences[i];
           const txs = await signed[i]!;
           signed[i] = undefined;
           for (const [n, tx] of txs.entries()) {
-            const outcome = await submit(toHex(tx.bytes));
+            const outcome = await submit(conn, toHex(tx.bytes));
             if (s.kind === 'zero') zero.push(outcome);
             else if (n === 0) ready.push({ id: tx.id, outcome });
             else gap.push({ id: tx.id, rate: gapRate(s.index), outcome });
           }
         }
+        conn.close();
       }),
     );
     await signers!.close();
