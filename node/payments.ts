@@ -318,6 +318,8 @@ export async function createPayments(
         if ((e as { code?: string }).code !== LedgerErrorCode.CONFLICT) throw e;
       }
     }
+    // USDC results written ahead of a /settle call whose node is gone: Base decides (the holder's reconciler).
+    if (reconciler) for (const rec of await (ledger as PgLedger).orphanedClaims(FLEET_GONE_MS, 200, 'settle_pending')) reconciler.track(rec.id);
     const pending = new Set(refunds.pendingIds());
     for (const rec of await (ledger as PgLedger).unsentRefunds()) {
       if (!lease.isHolder()) return;

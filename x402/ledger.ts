@@ -60,6 +60,12 @@ export interface UsdcReconcileState {
   readonly fromBlock?: string;
   /** Checks made so far. */
   readonly checks?: number;
+  /**
+   * Written ahead of the node's own `/settle` call (x402/usdcSettle.ts): the facilitator is
+   * settling it right now. Cleared when that call's answer is ambiguous and by the reconciler's
+   * first check (a node that died mid-call left it).
+   */
+  readonly settling?: true;
 }
 
 /** The payment rail of a record. */

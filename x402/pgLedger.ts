@@ -420,10 +420,12 @@ export class PgLedger implements SettlementLedger {
    * older than `goneMs`, it stopped, it has no row, or it restarted since the claim (its row's
    * `started_at` is later than `claimed_at`, both by that node's own clock). The lease holder
    * refunds (native) or fails (USDC) them, as a restarted single node does with its own.
+   * `status` 'settle_pending': USDC results kept ahead of a /settle call whose node is gone, for
+   * the holder's reconciler to settle from Base.
    */
-  async orphanedClaims(goneMs: number, limit = 200): Promise<PaymentRecord[]> {
+  async orphanedClaims(goneMs: number, limit = 200, status: 'claimed' | 'settle_pending' = 'claimed'): Promise<PaymentRecord[]> {
     const { rows } = await this.q<Row>(
-      `SELECT ${SELECT} FROM payments p WHERE p.status = 'claimed' AND NOT EXISTS (
+      `SELECT ${SELECT} FROM payments p WHERE p.status = '${status}' AND NOT EXISTS (
          SELECT 1 FROM fleet_nodes f WHERE f.node_id = p.claimed_by AND f.stopped_at IS NULL
            AND f.seen_at > now() - make_interval(secs => $1) AND f.started_at <= to_timestamp(p.claimed_at::double precision / 1000))
        ORDER BY p.claimed_at LIMIT ${limit}`,

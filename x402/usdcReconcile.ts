@@ -18,7 +18,7 @@ import { parseAbi, parseAbiItem, type Address, type Hex } from 'viem';
 import { silentLogger, type Logger } from '../chain/types.js';
 import type { OutboundClient } from '../services/outbound/types.js';
 import { createClient } from '../services/providers/evm.js';
-import type { PaymentRecord, SettlementLedger, UsdcReconcileState } from './ledger.js';
+import { LedgerErrorCode, type PaymentRecord, type SettlementLedger, type UsdcReconcileState } from './ledger.js';
 import { BASE_USDC } from './quote.js';
 
 /** Error codes of reconciliation (stored in the ledger, answered to a retry). */
@@ -89,6 +89,8 @@ export function retryAfterSeconds(validBefore: number, nowMs: number, maxDelayMs
 export class UsdcReconciler {
   private readonly log: Logger;
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Payments whose check runs now. */
+  private readonly checking = new Set<string>();
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
   readonly initialDelayMs: number;
@@ -128,11 +130,24 @@ export class UsdcReconciler {
 
   /** Starts checking a payment just recorded `settle_pending`. */
   track(id: string, attempt = 0): void {
+    // Already waiting or being checked (a fleet's holder asks again for records it finds pending).
+    if (this.checking.has(id)) return;
+    this.schedule(id, attempt);
+  }
+
+  private schedule(id: string, attempt: number): void {
     if (this.stopped || this.timers.has(id)) return;
     const delay = Math.min(this.maxDelayMs, this.initialDelayMs * 2 ** Math.min(attempt, 20));
     const timer = setTimeout(() => {
       this.timers.delete(id);
-      const run = this.check(id, attempt).finally(() => this.running.delete(run));
+      this.checking.add(id);
+      // A record ended meanwhile by its own node (a fleet's holder reconciles what another node wrote ahead): nothing more to do.
+      const run = this.check(id, attempt).catch((e: unknown) => {
+        if ((e as { code?: unknown }).code !== LedgerErrorCode.CONFLICT) this.log.error({ id, err: e instanceof Error ? e.message : String(e) }, 'reconciling a usdc payment failed');
+      }).finally(() => {
+        this.running.delete(run);
+        this.checking.delete(id);
+      });
       this.running.add(run);
     }, delay);
     timer.unref?.();
@@ -156,7 +171,8 @@ export class UsdcReconciler {
   private async check(id: string, attempt: number): Promise<void> {
     const rec = await this.ledger.get(id);
     if (!rec || rec.status !== 'settle_pending' || !rec.reconcile) return;
-    let state: UsdcReconcileState = { ...rec.reconcile, checks: (rec.reconcile.checks ?? 0) + 1 };
+    // A record written ahead of a /settle call whose node is gone (`settling`) is an ambiguous one like any other now.
+    let state: UsdcReconcileState = { ...rec.reconcile, settling: undefined, checks: (rec.reconcile.checks ?? 0) + 1 };
     try {
       const reading = await this.chain.read(state.authorizer, state.nonce);
       if (state.fromBlock === undefined) {
@@ -188,7 +204,7 @@ export class UsdcReconciler {
     }
     if (this.stopped) return;
     await this.ledger.reconcileProgress(id, state);
-    this.track(id, attempt + 1);
+    this.schedule(id, attempt + 1);
   }
 }
 

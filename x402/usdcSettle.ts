@@ -26,7 +26,7 @@ import { silentLogger, type Logger } from '../chain/types.js';
 import { ServiceError, type ServiceDefinition } from '../services/types.js';
 import { executeService } from '../services/execute.js';
 import { PaymentErrorCode } from './errors.js';
-import { LedgerErrorCode, type PaymentRecord, type SettlementLedger } from './ledger.js';
+import { LedgerErrorCode, type PaymentRecord, type SettlementLedger, type UsdcReconcileState } from './ledger.js';
 import { PendingEnds } from './pendingEnds.js';
 import { refusal, type SettleOutcome } from './outcome.js';
 import type { ServiceRunContext, UsdcRail, UsdcSettleOptions } from './ports.js';
@@ -214,20 +214,35 @@ export class UsdcSettlement implements UsdcRail {
       scheme: 'exact',
       settledAt: this.now(),
     });
+    const reconciler = this.reconciler;
+    const validBefore = Number(auth.validBefore);
+    const reconcile: UsdcReconcileState = { authorizer: payer, nonce: auth.nonce.toLowerCase(), validBefore, receipt: receiptOf(''), network: networkOf(payment) };
+    if (reconciler) {
+      // Write-ahead: the result is kept before the facilitator can move the USDC. A node that dies
+      // after /settle and before the ledger write then leaves `settle_pending`, which the
+      // reconciler settles from Base with this result — not a claim recovered as `failed` with
+      // the payer charged and no result (found by test/integration/fleetRandom.test.ts).
+      const pending = { code: UsdcReconcileCode.SETTLEMENT_PENDING, message: `the authorization is being settled on Base; should the facilitator's answer be lost, the node checks Base until its validBefore (${validBefore}): retry with the same payment header` };
+      try {
+        await this.ledger.settlePending(id, result, { ...reconcile, settling: true }, pending);
+      } catch (e) {
+        // Not settled (nothing charged): the payment fails, once the ledger takes it.
+        if ((e as { code?: unknown }).code === LedgerErrorCode.UNAVAILABLE) await this.ends.write(id, 'failed', () => this.ledger.fail(id, { code: LedgerErrorCode.UNAVAILABLE, message: 'the payment ledger could not be reached before the settlement; nothing was charged' })).catch(() => undefined);
+        throw e;
+      }
+    }
     /** An ambiguous settlement: Base decides (reconciler), or without one the result is withheld. */
     const ambiguous = async (e: unknown, why: string): Promise<UsdcOutcome> => {
-      if (!this.reconciler) return this.unavailable(id, def, payer, e, 'settle', 'the result is withheld and this node cannot check Base (no Base RPC URL); sign a new authorization');
-      const validBefore = Number(auth.validBefore);
-      const wait = this.reconciler.retryAfter(validBefore);
+      if (!reconciler) return this.unavailable(id, def, payer, e, 'settle', 'the result is withheld and this node cannot check Base (no Base RPC URL); sign a new authorization');
+      const wait = reconciler.retryAfter(validBefore);
       const timedOut = e instanceof FacilitatorUnavailableError && e.timedOut;
       const error = {
         code: UsdcReconcileCode.SETTLEMENT_PENDING,
         message: `${why}; the node checks Base until the authorization's validBefore (${validBefore}): retry with the same payment header after ${wait} s to get the result and receipt if it was settled, or a final answer (nothing charged) if it was not`,
       };
-      const reconcile = { authorizer: payer, nonce: auth.nonce.toLowerCase(), validBefore, receipt: receiptOf(''), network: networkOf(payment) };
-      const reconciler = this.reconciler;
+      // The result is kept already (written ahead): Base decides now.
       await this.ends.write(id, 'settle_pending', async () => {
-        const rec = await this.ledger.settlePending(id, result, reconcile, error);
+        const rec = await this.ledger.reconcileProgress(id, reconcile);
         reconciler.track(id);
         return rec;
       });
@@ -243,7 +258,7 @@ export class UsdcSettlement implements UsdcRail {
     }
     if (!settled.success) {
       const code = isSnakeCaseReason(settled.errorReason) ? settled.errorReason : UsdcErrorCode.FACILITATOR_REJECTED;
-      if (this.reconciler) return ambiguous(undefined, `the facilitator reported the settlement failed (${code})`);
+      if (reconciler) return ambiguous(undefined, `the facilitator reported the settlement failed (${code})`);
       const error = { code, message: `the facilitator could not settle the authorization (${code}); the result is withheld` };
       await this.ends.write(id, 'failed', () => this.ledger.fail(id, error));
       this.log.warn({ id, serviceId: def.id, payer, code }, 'usdc settlement failed: result withheld');
@@ -255,7 +270,14 @@ export class UsdcSettlement implements UsdcRail {
 
     const receipt = receiptOf(settled.transaction);
     // Charged on Base by now: with the ledger unreachable the result is stored once it is back (a retry with the payment identifier gets it).
-    await this.ends.write(id, 'settled', () => this.ledger.settle(id, result, receipt));
+    try {
+      await this.ends.write(id, 'settled', () => (reconciler ? this.ledger.settleReconciled(id, receipt) : this.ledger.settle(id, result, receipt)));
+    } catch (e) {
+      // A fleet's reconciler found it settled on Base first: its record is the answer.
+      const rec = (e as { code?: unknown }).code === LedgerErrorCode.CONFLICT ? await this.ledger.get(id) : undefined;
+      if (rec?.status !== 'settled') throw e;
+      return { kind: 'paid', status: 200, rail: 'usdc', paymentId: id, body: { paid: true, result: rec.result, receipt: rec.receipt ?? {} }, response: { success: true, transaction: String(rec.receipt?.txId ?? ''), network: networkOf(payment), payer } };
+    }
     this.log.info({ id, serviceId: def.id, payer, tx: settled.transaction, ms: this.now() - started }, 'usdc call settled');
     return { kind: 'paid', status: 200, rail: 'usdc', paymentId: id, body: { paid: true, result, receipt }, response: { success: true, transaction: settled.transaction, network: networkOf(payment), payer } };
   }
@@ -287,7 +309,7 @@ export class UsdcSettlement implements UsdcRail {
         // A result settled through reconciliation was never delivered (the first answer was 502/504
         // settlement_pending, "retry with the same payment header"): a payer that sent no id still
         // gets it from a bare retry — withholding it would take its money without a result.
-        const undelivered = rec.reconcile !== undefined && rec.accessKey === undefined;
+        const undelivered = rec.receipt?.reconciled === true && rec.accessKey === undefined;
         if (!byId && !bySignIn && !undelivered) {
           return used('this authorization was already settled; its result goes only to a retry that carries the payment-identifier (x402 extension) the first call sent, or signed in as its payer (SIGN-IN-WITH-X); sign a new authorization for a new call');
         }
@@ -295,6 +317,8 @@ export class UsdcSettlement implements UsdcRail {
         return { kind: 'paid', status: 200, rail: 'usdc', paymentId: rec.id, body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller } };
       }
       case 'settle_pending': {
+        // Its node's /settle call is under way (written ahead): as for a claim.
+        if (rec.reconcile?.settling) return refused(409, { code: PaymentErrorCode.SETTLEMENT_IN_PROGRESS, message: 'this authorization is being settled; retry in a moment' }, rec.caller);
         const validBefore = rec.reconcile?.validBefore ?? 0;
         const wait = this.reconciler?.retryAfter(validBefore) ?? 5;
         return refused(409, { code: UsdcReconcileCode.SETTLEMENT_PENDING, message: `the settlement of this authorization is being checked on Base until its validBefore (${validBefore}); retry with the same payment header after ${wait} s` }, rec.caller);
