@@ -56,6 +56,8 @@ export const MempoolErrorCode = {
   NONCE_TOO_FAR: 'mempool_nonce_too_far',
   /** A future-nonce transaction its sender cannot pay from the confirmed balance (after its pending ones): it can never be mined as things stand. */
   UNPAYABLE: 'mempool_unpayable',
+  /** A relayed transaction dropped unchecked: its peer was banned while it waited (gossip). */
+  ABANDONED: 'mempool_abandoned',
   /** The queue of future-nonce transactions is full of higher fee rates; payload `minFeeRate`. */
   QUEUE_FULL: 'mempool_queue_full',
   /** Blocks kept connecting while a transaction was checked (it may be sent again). */
@@ -278,7 +280,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
    * Admits a signed transaction; throws ValidationError / CodecError / NodeError with a stable code.
    * `addedAt`: when it first entered (a transaction restored from the mempool file keeps its age).
    */
-  add(bytes: Uint8Array, opts: { addedAt?: number } = {}): Promise<AddResult> {
+  add(bytes: Uint8Array, opts: { addedAt?: number; abandon?: () => boolean } = {}): Promise<AddResult> {
     if (bytes.length > this.params.limits.maxTxBytes) {
       return Promise.reject(new ValidationError(TxErrorCode.TOO_LARGE, `tx is ${bytes.length} bytes, limit ${this.params.limits.maxTxBytes}`));
     }
@@ -291,8 +293,12 @@ export class Mempool extends EventEmitter implements MempoolReader {
       pre = undefined;
     }
     // The check starts now; the admission keeps its place in the queue (arrival order) and waits for it there.
-    const signed = pre ? this.preverify(pre).catch(() => undefined) : Promise.resolve(undefined);
-    return this.serial(async () => this.addNow(bytes, opts.addedAt, await signed, 0, pre));
+    const signed = pre ? this.preverify(pre, opts.abandon).catch(() => undefined) : Promise.resolve(undefined);
+    return this.serial(async () => {
+      // The relaying peer was banned while this waited its turn (gossip): its transaction is dropped unchecked.
+      if (opts.abandon?.()) throw new NodeError(MempoolErrorCode.ABANDONED, 'dropped: its relay was banned before it was checked');
+      return this.addNow(bytes, opts.addedAt, await signed, 0, pre);
+    });
   }
 
   /**
@@ -305,17 +311,21 @@ export class Mempool extends EventEmitter implements MempoolReader {
    * Resolves to the answer (a sender has one key: its address is the key's hash), or undefined
    * when it did not check.
    */
-  private async preverify(pre: DecodedTx): Promise<boolean | undefined> {
+  private async preverify(pre: DecodedTx, abandon?: () => boolean): Promise<boolean | undefined> {
     const { tx, id } = pre;
     // A transaction already pending is refused as a duplicate without a signature check.
     if (this.has(id)) return undefined;
     const sender = toHex(tx.from);
+    // Funds before the signature (as in addNow): a sender whose confirmed balance does not cover
+    // this fee is refused by the admission without a check, so none is started for it here.
+    const account = await this.chain.getAccount(tx.from);
+    if (account.balance < tx.fee) return undefined;
     let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? this.pendingKey(sender);
     if (!pub) {
-      pub = (await this.chain.getAccount(tx.from)).publicKey;
+      pub = account.publicKey;
       if (pub) this.rememberKey(sender, pub);
     }
-    if (!pub) return undefined;
+    if (!pub || abandon?.()) return undefined;
     return this.verifySoon({ id, pub, msg: pre.sighash(), sig: tx.signature });
   }
 
@@ -400,6 +410,10 @@ export class Mempool extends EventEmitter implements MempoolReader {
     // Funds before keys and signature, as Core looks up inputs before running scripts: a flood of
     // unpayable future nonces costs no signature check, and is refused as unpayable with or without keys.
     if (!ready) this.checkAffordable(view, this.senders.get(sender), entry);
+    // A ready one too (appended after the sender's run): refused for its funds before any
+    // signature check, with the error the admission's trial below would give; anything else the
+    // trial finds is reported there, after the signature, as before.
+    else if (!replaced) this.checkReadyFunds(view, current, entry);
     if (!pub) throw new ValidationError(TxErrorCode.MISSING_KEYS, "the account's first transaction must carry its public keys");
     // A signature found bad before queueing is not checked a second time.
     if (signed === false) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, 'signature does not verify');
@@ -538,6 +552,24 @@ export class Mempool extends EventEmitter implements MempoolReader {
         throw err;
       }
       for (const [k, v] of trial.changes()) state.set(k, v);
+    }
+  }
+
+  /** Throws the trial's `tx_insufficient_funds` when the sender's ready run then `entry` cannot pay (keys aside: a stand-in lets the funds decide). */
+  private checkReadyFunds(view: StateView, s: SenderTxs | undefined, entry: Entry): void {
+    const height = this.chain.tip.height + 1;
+    const state = new StateOverlay(view);
+    try {
+      for (let n = s?.confirmed ?? 0n; s?.ready.has(n); n++) this.applyEntry(state, s.ready.get(n)!, height);
+    } catch {
+      return; // the run no longer applies (the tip moved): the admission's own trial judges
+    }
+    const acc = state.getAccount(entry.tx.from);
+    state.setAccount(entry.tx.from, { ...acc, publicKey: acc.publicKey ?? entry.tx.publicKey ?? NO_KEY });
+    try {
+      this.applyEntry(state, entry, height);
+    } catch (err) {
+      if (isNodeError(err, TxErrorCode.INSUFFICIENT_FUNDS)) throw err;
     }
   }
 

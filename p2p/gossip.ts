@@ -58,6 +58,8 @@ export interface GossipModules {
   readonly downloading: () => boolean;
   /** Block hashes that came from the network (gossip or sync): not re-published. */
   readonly networkBlocks: RecentSet;
+  /** Whether a peer is banned: its messages still waiting are dropped unchecked. */
+  readonly isBanned?: (peer: string) => boolean;
   readonly logger?: Logger;
 }
 
@@ -136,15 +138,19 @@ export class Gossip {
     const peer = peerId.toString();
     const max = this.m.chain.params.limits.maxTxBytes;
     if (data.length > max) return this.verdict('tx', peer, 'reject', Offence.OVERSIZED, `${data.length} bytes, limit ${max}`);
+    // Messages of a peer banned meanwhile (received before the ban, validated after) cost nothing more.
+    const banned = () => this.m.isBanned?.(peer) ?? false;
+    if (banned()) return this.verdict('tx', peer, 'ignore', 0, 'banned peer');
     const id = toHex(txId(data));
     if (this.m.mempool.has(id)) return this.verdict('tx', peer, 'ignore', 0, 'duplicate');
     this.networkTxs.add(id);
     try {
-      const r = await this.m.mempool.add(data);
+      const r = await this.m.mempool.add(data, { abandon: banned });
       // Kept beyond a nonce gap, not forwarded: a queued transaction is relayed once it is ready (geth does not broadcast its queue either).
       if (r?.queued) return this.verdict('tx', peer, 'ignore', 0, 'queued');
       return this.verdict('tx', peer, 'accept', 0, '');
     } catch (e) {
+      if (banned()) return this.verdict('tx', peer, 'ignore', 0, 'banned peer');
       const v = verdictOf('tx', e);
       return this.verdict('tx', peer, v.result, v.banScore, v.code);
     }
@@ -153,6 +159,7 @@ export class Gossip {
   /** Validates a relayed block by adding it to the chain (when its parent is known). */
   async validateBlock(peerId: PeerId, data: Uint8Array): Promise<TopicValidatorResult> {
     const peer = peerId.toString();
+    if (this.m.isBanned?.(peer)) return this.verdict('block', peer, 'ignore', 0, 'banned peer');
     const max = this.m.chain.params.limits.maxBlockBytes;
     if (data.length > max) return this.verdict('block', peer, 'reject', Offence.OVERSIZED, `${data.length} bytes, limit ${max}`);
     let hash: Uint8Array;

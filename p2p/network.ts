@@ -124,6 +124,7 @@ export class P2PNetwork implements SyncStatusReader {
       onUnknownParent: (peer) => this.sync.noteUnknownBlock(peer),
       downloading: () => this.sync.syncState().downloading,
       networkBlocks,
+      isBanned: (peer) => this.scores.isBanned(peer),
       logger: this.log,
     });
     this.scores.onBan = (info) => this.onBan(info);

@@ -31,7 +31,7 @@ export interface P2PMempool {
   has(idHex: string): boolean;
   /** Admits a signed transaction; throws coded errors (ValidationError, CodecError, NodeError). */
   /** Admits a transaction; `queued`: it waits beyond a nonce gap (kept, not relayed). */
-  add(bytes: Uint8Array): Promise<{ readonly queued?: boolean } | void>;
+  add(bytes: Uint8Array, opts?: { abandon?: () => boolean }): Promise<{ readonly queued?: boolean } | void>;
   on(event: 'added', listener: (entry: MempoolEntry) => void): unknown;
   off(event: 'added', listener: (entry: MempoolEntry) => void): unknown;
 }
