@@ -529,12 +529,8 @@ export class Mempool extends EventEmitter implements MempoolReader {
    */
   private checkAffordable(view: StateView, s: SenderTxs | undefined, entry: Entry): void {
     const height = this.chain.tip.height + 1;
-    const state = new StateOverlay(view);
-    try {
-      for (let n = s?.confirmed ?? 0n; s?.ready.has(n); n++) this.applyEntry(state, s.ready.get(n)!, height);
-    } catch {
-      // The run no longer applies (the tip moved): afterTipChange trims it; judge on what did apply.
-    }
+    // A run that no longer applies (the tip moved) is trimmed by afterTipChange: judge on what did apply.
+    const { state } = this.readyRunState(view, s, height);
     const earlier = [...(s?.queued.values() ?? [])].filter((e) => e.tx.nonce < entry.tx.nonce).sort((a, b) => (a.tx.nonce < b.tx.nonce ? -1 : 1));
     for (const e of [...earlier, entry]) {
       const trial = new StateOverlay(state);
@@ -558,12 +554,8 @@ export class Mempool extends EventEmitter implements MempoolReader {
   /** Throws the trial's `tx_insufficient_funds` when the sender's ready run then `entry` cannot pay (keys aside: a stand-in lets the funds decide). */
   private checkReadyFunds(view: StateView, s: SenderTxs | undefined, entry: Entry): void {
     const height = this.chain.tip.height + 1;
-    const state = new StateOverlay(view);
-    try {
-      for (let n = s?.confirmed ?? 0n; s?.ready.has(n); n++) this.applyEntry(state, s.ready.get(n)!, height);
-    } catch {
-      return; // the run no longer applies (the tip moved): the admission's own trial judges
-    }
+    const { state, whole } = this.readyRunState(view, s, height);
+    if (!whole) return; // the run no longer applies (the tip moved): the admission's own trial judges
     const acc = state.getAccount(entry.tx.from);
     state.setAccount(entry.tx.from, { ...acc, publicKey: acc.publicKey ?? entry.tx.publicKey ?? NO_KEY });
     try {
@@ -573,7 +565,18 @@ export class Mempool extends EventEmitter implements MempoolReader {
     }
   }
 
-  private applyEntry(state: StateOverlay, e: Entry, height: number): void {
+  /** The tip state after the sender's ready run, and whether all of it applied. */
+  private readyRunState(view: StateView, s: SenderTxs | undefined, height: number): { state: StateOverlay; whole: boolean } {
+    const state = new StateOverlay(view);
+    try {
+      for (let n = s?.confirmed ?? 0n; s?.ready.has(n); n++) this.applyEntry(state, s.ready.get(n)!, height);
+      return { state, whole: true };
+    } catch {
+      return { state, whole: false };
+    }
+  }
+
+    private applyEntry(state: StateOverlay, e: Entry, height: number): void {
     applyTx(state, e.tx, fromHex(e.id), height, this.params);
   }
 
