@@ -8,14 +8,14 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
 import { assembleBlock } from '../../consensus/assemble.js';
 import { encodeBlock } from '../../consensus/block.js';
 import { fromHex } from '../../consensus/hash.js';
 import { createParamsFromJson, type ChainParams } from '../../consensus/params.js';
-import { createHost, type Host } from '../../p2p/host.js';
+import type { Host } from '../../p2p/host.js';
+import { startRogue } from '../p2p/helpers/rogue.js';
 import { protocolIds, type ProtocolIds } from '../../p2p/protocol.js';
 import { Rng } from '../helpers/rng.js';
 import { getJson, startP2PNode, status, stopProc, waitUntil, writeSharedGenesis, type P2PProc } from '../p2p/helpers/processes.js';
@@ -29,20 +29,8 @@ const rogues: Host[] = [];
 const rng = new Rng(6);
 
 async function rogue(): Promise<Host> {
-  const host = await createHost({
-    privateKey: await generateKeyPair('Ed25519'),
-    host: '127.0.0.1',
-    port: 0,
-    bootstrap: [],
-    ids,
-    maxMessageBytes: 16 * 1024 * 1024,
-    maxConnections: 8,
-    agentVersion: 'rogue/1',
-    isBanned: () => false,
-  });
-  await host.start();
+  const host = await startRogue(ids, a.addr);
   rogues.push(host);
-  await host.dial(multiaddr(a.addr));
   return host;
 }
 

@@ -14,12 +14,12 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateKeyPair } from '@libp2p/crypto/keys';
 import { multiaddr } from '@multiformats/multiaddr';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { fromHex } from '../../consensus/hash.js';
 import { COIN, DEVNET_POW_LIMIT_BITS, type ChainParams } from '../../consensus/params.js';
-import { createHost, type Host } from '../../p2p/host.js';
+import type { Host } from '../../p2p/host.js';
+import { startRogue } from '../p2p/helpers/rogue.js';
 import { protocolIds, type ProtocolIds } from '../../p2p/protocol.js';
 import { createFastTransferBuilder, floodKey } from '../helpers/floodKeys.js';
 import { getJson, isMined, sendTransfer, startP2PNode, status, stopProc, waitUntil, writeSharedGenesis, type P2PProc } from '../p2p/helpers/processes.js';
@@ -70,19 +70,7 @@ describe('a peer relaying unpayable future-nonce transactions over gossip', () =
       Array.from({ length: FUTURE }, (_, n) => build({ key, chainId: params.chainId, to, amount: 1n, nonce: BigInt(n + 1), includeKey: n === 0, fee: 1_000n * COIN })),
     );
 
-    rogue = await createHost({
-      privateKey: await generateKeyPair('Ed25519'),
-      host: '127.0.0.1',
-      port: 0,
-      bootstrap: [],
-      ids,
-      maxMessageBytes: 16 * 1024 * 1024,
-      maxConnections: 8,
-      agentVersion: 'rogue/1',
-      isBanned: () => false,
-    });
-    await rogue.start();
-    await rogue.dial(multiaddr(a.addr));
+    rogue = await startRogue(ids, a.addr);
     rogue.services.pubsub.subscribe(ids.txTopic);
     const r = rogue;
     await waitUntil(() => r.services.pubsub.getSubscribers(ids.txTopic).some((p) => p.toString() === a.peerId), 10_000, 'the node to know the rogue on the tx topic', 100);
