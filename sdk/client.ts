@@ -134,6 +134,13 @@ export const MAX_SETTLE_WAIT_SECONDS = 60;
 const MINED_ANSWERS = new Set(['payment_not_invoke', 'wrong_service', 'wrong_payee', 'amount_mismatch', 'request_mismatch', 'payment_already_used', 'payment_refunded']);
 /** Times one settle broadcasts its payment again after `payment_not_found`. */
 export const MAX_REBROADCASTS = 3;
+/**
+ * How long settle keeps asking after a rebroadcast is refused because the payment's nonce is used,
+ * ms: the payment was most likely mined (our signed bytes hold that nonce) and the node finds it
+ * once it has connected that block, which a node restarting on a busy machine can take seconds to
+ * do. Only a different transaction of ours with the same nonce makes the refusal final.
+ */
+export const NONCE_USED_PATIENCE_MS = 30_000;
 
 const SERVICE_ID_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
 const HEX64_RE = /^[0-9a-f]{64}$/;
@@ -272,6 +279,7 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
     const ctx = { serviceId: q.serviceId, txId, salt };
     let attempt = 0;
     let rebroadcasts = 0;
+    let nonceUsed: { since: number; refusal: AgentClientError } | undefined;
     let lastWhy = 'no answer yet';
     for (;;) {
       const left = deadline - now();
@@ -324,6 +332,19 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
         await sleep(Math.min(Math.max(0, deadline - now()), err.code === 'node_syncing' ? 2_000 : 500));
         continue;
       }
+      if (err?.code === 'payment_not_found' && nonceUsed) {
+        // A rebroadcast found the payment's nonce used: the payment was most likely mined and the
+        // node finds it once it has connected that block. Ask again (no new broadcast) while the
+        // patience and the time budget last; after that the refusal is the answer.
+        if (now() - nonceUsed.since < NONCE_USED_PATIENCE_MS && deadline - now() > 1_000) {
+          lastWhy = 'payment nonce used: looking for it again';
+          o.onEvent?.({ type: 'retry', txId, reason: 'payment_nonce_used' });
+          await sleep(1_000);
+          continue;
+        }
+        await pending.delete(txId);
+        throw new AgentClientError(err.code, `${err.message}; broadcasting it again was refused (${nonceUsed.refusal.code}: ${nonceUsed.refusal.message})`, { ...ctx, status: a.status, details: { rebroadcast: { code: nonceUsed.refusal.code, message: nonceUsed.refusal.message } } });
+      }
       if (err?.code === 'payment_not_found' && rebroadcasts < MAX_REBROADCASTS && (await pending.get(txId))) {
         // The node lost our payment (a crash before its block): the same signed bytes go again.
         rebroadcasts++;
@@ -336,15 +357,12 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
           await sleep(Math.min(Math.max(0, deadline - now()), 1_000));
           continue;
         }
-        if (refusal?.code === 'tx_bad_nonce' && rebroadcasts < MAX_REBROADCASTS) {
+        if (refusal?.code === 'tx_bad_nonce') {
           // The nonce is used: the payment may have been mined between the node's answer and the
-          // broadcast (a block, a restart). Settle again: a mined payment is found then.
-          lastWhy = 'payment nonce used: looking for it again';
-          o.onEvent?.({ type: 'retry', txId, reason: 'payment_nonce_used' });
-          await sleep(Math.min(Math.max(0, deadline - now()), 1_000));
+          // broadcast (a block, a restart). Settle again: a mined payment is found then (above).
+          nonceUsed = { since: now(), refusal };
           continue;
         }
-        if (refusal?.code === 'tx_bad_nonce') await pending.delete(txId);
         if (refusal) throw new AgentClientError(err.code, `${err.message}; broadcasting it again was refused (${refusal.code}: ${refusal.message})`, { ...ctx, status: a.status, details: { rebroadcast: { code: refusal.code, message: refusal.message } } });
         lastWhy = 'payment broadcast again';
         o.onEvent?.({ type: 'rebroadcast', txId });
