@@ -123,7 +123,10 @@ describe('a devnet node mined through Stratum', () => {
     const t = ((await gbt.json()) as any).result;
     expect(t.height).toBe(2);
     expect(t.previousblockhash).toBe(Buffer.from(block, 'hex').reverse().toString('hex'));
-  }, 90_000);
+    // The block is real proof of work at the devnet difficulty, ground in this process: its time is
+    // random (exponential, a long tail) and several times the mean on a machine shared with other
+    // work (it took over 90 s once with the soak's CPU hog beside the suite), hence 300 s.
+  }, 300_000);
 });
 
 describe('the built-in miner and Stratum together', () => {
