@@ -33,7 +33,8 @@ import type { Mempool } from '../chain/mempool.js';
 import type { Logger, SignatureVerifier } from '../chain/types.js';
 import { createServiceRegistry } from '../services/index.js';
 import { chainAddressLabels, createLiveRegistry, type LiveRegistry } from '../services/providerRegistry.js';
-import { INBOX_HTTP_STATUS, ProviderInbox } from '../x402/inbox.js';
+import { INBOX_HTTP_STATUS, ProviderInbox, type Inbox } from '../x402/inbox.js';
+import { PgInbox } from '../x402/pgInbox.js';
 import { PayoutManager, withProviderPayouts } from '../x402/payouts.js';
 import { pgPayoutStore } from '../x402/pgPayoutStore.js';
 import { Boards, BOARD_HTTP_STATUS } from './boards.js';
@@ -128,7 +129,8 @@ const FLEET_SWEEP_MS = 2000;
 export interface Payments {
   /** The node's services and the approved provider services of the chain. */
   readonly registry: LiveRegistry;
-  readonly inbox: ProviderInbox;
+  /** The provider inbox: the node's LevelDB, or on a PostgreSQL ledger the fleet's (an agent polls any one node). */
+  readonly inbox: Inbox;
   /** Undefined without a payee key. */
   readonly payouts: PayoutManager | undefined;
   readonly boards: Boards;
@@ -187,15 +189,20 @@ export async function createPayments(
   await mkdir(providersDir, { recursive: true });
   const providersDb = new Level<string, string>(providersDir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
   await providersDb.open();
+  // On a PostgreSQL ledger the node is named by its data directory (x402/fleet.ts): its claims, heartbeats and inbox jobs carry the name.
+  const nodeId = isPostgresLocation(ledgerLocationOf(config)) ? fleetNodeId(config.dataDir) : undefined;
+  const ledger = await openLedger(ledgerLocationOf(config), nodeId ? { nodeId } : {});
+  if (ledger.kind === 'postgres') log.info({ sellerId: ledger.sellerId }, 'settlement ledger in PostgreSQL');
   // The inbox authenticates agents by the key they published on chain and their registration.
   let live: LiveRegistry | undefined;
-  const inbox = new ProviderInbox(
-    providersDb,
-    modules.verifier,
-    { publicKeyOf: async (id) => (await chain.getAccount(id)).publicKey, isAgent: (id) => live?.agentOf(Buffer.from(id).toString('hex')) !== undefined },
-    params.hrp,
-    { maxWaitMs: Math.max(1000, Math.min(25_000, config.httpTimeout - 5_000)) },
-  );
+  const inboxKeys = { publicKeyOf: async (id: Uint8Array) => (await chain.getAccount(id)).publicKey, isAgent: (id: Uint8Array) => live?.agentOf(Buffer.from(id).toString('hex')) !== undefined };
+  const inboxOpts = { maxWaitMs: Math.max(1000, Math.min(25_000, config.httpTimeout - 5_000)) };
+  // A fleet's inbox is its ledger's database: jobs queued at one node are taken and answered at any.
+  const pgInbox =
+    ledger.kind === 'postgres' && nodeId
+      ? new PgInbox({ query: (text, values) => (ledger as PgLedger).query(text, values), url: ledgerLocationOf(config), nodeId, verifier: modules.verifier, keys: inboxKeys, hrp: params.hrp }, inboxOpts)
+      : undefined;
+  const inbox: Inbox = pgInbox ?? new ProviderInbox(providersDb, modules.verifier, inboxKeys, params.hrp, inboxOpts);
   const registry = createLiveRegistry(createServiceRegistry(), chain, inbox, params.hrp, log.child({ module: 'registry' }));
   live = registry;
   const boards = new Boards(providersDb);
@@ -203,10 +210,6 @@ export async function createPayments(
   useSanctionsDir(sanctionsDirOf(config));
   const nativeUsd = createChainPriceSource(modules.chain, params, (e) => log.warn({ err: (e as Error).message }, 'NATIVE/USD price refresh failed'));
   const payee = await loadPayee(config, params, env);
-  // On a PostgreSQL ledger the node is named by its data directory (x402/fleet.ts): its claims and heartbeats carry the name.
-  const nodeId = isPostgresLocation(ledgerLocationOf(config)) ? fleetNodeId(config.dataDir) : undefined;
-  const ledger = await openLedger(ledgerLocationOf(config), nodeId ? { nodeId } : {});
-  if (ledger.kind === 'postgres') log.info({ sellerId: ledger.sellerId }, 'settlement ledger in PostgreSQL');
   const serviceLog = log.child({ module: 'services' });
   // Every request a service makes outside the node goes through this one client (SSRF checks, limits, per-host concurrency).
   const outbound = createOutboundClient(config.outbound);
@@ -305,6 +308,8 @@ export async function createPayments(
   };
   const sweepRefunds = async () => {
     if (!lease?.isHolder() || !refunds) return;
+    // Provider jobs of nodes gone: no longer answerable (their claims are refunded below).
+    await pgInbox?.expireOrphaned(FLEET_GONE_MS);
     // Claims whose node died or restarted mid-call: refunded (native) or failed (USDC) once, as a
     // restarted single node does with its own. A late result of such a claim is refused (ledger_conflict).
     for (const rec of await (ledger as PgLedger).orphanedClaims(FLEET_GONE_MS)) {

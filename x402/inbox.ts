@@ -134,13 +134,120 @@ export class InboxError extends NodeError {
   }
 }
 
+/** Calls, failures and median latency of a provider service, as /agents and the catalog show them. */
+export interface ProviderStatsView {
+  readonly calls: number;
+  readonly failures: number;
+  readonly medianLatencyMs: number;
+}
+
+/**
+ * The provider inbox as the node uses it (node/payments.ts, node/api/providerRoutes.ts, the live
+ * registry, /agents): `ProviderInbox` (LevelDB, one node) and `PgInbox` (x402/pgInbox.ts, a fleet
+ * on a PostgreSQL ledger) implement it with the same behaviour and one test suite.
+ */
+export interface Inbox {
+  /** Bumped when an agent goes on- or offline or a stat changes (document cache keys). */
+  readonly version: number;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Whether a payment already made for the agent's services is still served though it is not online (start-up grace). */
+  inGrace(agent: string): boolean;
+  /** Whether the agent (owner id hex) polled within the online window. */
+  isOnline(agent: string): boolean;
+  /** Unix ms of the agent's last poll (0: never, or not since it let a job expire). */
+  lastPollAt(agent: string): number;
+  statsOf(serviceId: string): ProviderStatsView;
+  /** Runs one paid job: resolves with the agent's result, or rejects with a ServiceError. */
+  run(serviceId: string, agent: string, request: string | undefined, input: unknown, timeoutMs: number, signal: AbortSignal): Promise<unknown>;
+  /** Checks a signed request; returns the signer's account id (hex), or throws InboxError. */
+  authenticate(req: SignedRequest, opts?: { requireAgent?: boolean }): Promise<string>;
+  /** Hands the agent its queued jobs (of one service when given), waiting up to `waitMs` for one; marks the agent online. */
+  take(agent: string, waitMs: number, serviceId?: string): Promise<InboxJob[]>;
+  /** The agent's answer to a job (the refusals: see ProviderInbox.answer). */
+  answer(agent: string, jobId: string, answer: unknown, size: number): Promise<InboxJob>;
+}
+
+/** Signatures already used (replays are refused): `add` decides, answering false when the key was there. */
+export interface SeenSignatures {
+  /** A cheap early look (it may miss what another node saw: `add` decides). */
+  has(key: string): boolean;
+  add(key: string, timestamp: number): Promise<boolean>;
+}
+
+/** What the signature check needs. */
+export interface InboxAuthContext {
+  readonly hrp: string;
+  readonly now: () => number;
+  readonly keys: InboxKeys;
+  readonly verifier: SignatureVerifier;
+  readonly seen: SeenSignatures;
+}
+
+/**
+ * Checks a signed inbox request (both implementations): headers, address, clock window, the
+ * signature's shape, an early replay look, the signature itself, then the replay decision
+ * (`seen.add`, after the costly check, so a forged signature cannot take a key's place), then the
+ * agent's registration. Returns the signer's account id (hex).
+ */
+export async function authenticateInboxRequest(req: SignedRequest, opts: { requireAgent?: boolean }, c: InboxAuthContext): Promise<string> {
+  const { agent, timestamp, signature } = req.headers;
+  const unauthorized = (why: string) => new InboxError(InboxErrorCode.UNAUTHORIZED, why);
+  if (!agent || !timestamp || !signature) throw unauthorized('sign the request: X-Native-Agent, X-Native-Timestamp and X-Native-Signature are required');
+  const id = tryDecodeAddress(agent, c.hrp);
+  if (!id) throw unauthorized('X-Native-Agent is not an address of this chain');
+  if (!/^\d{1,15}$/.test(timestamp) || Math.abs(c.now() - Number(timestamp)) > INBOX_CLOCK_SKEW_MS) throw unauthorized('X-Native-Timestamp is not within 60 s of the node clock');
+  const sig = parseInboxSignature(signature);
+  if (!sig) throw unauthorized('X-Native-Signature is not base64 of an ML-DSA-87 and an Ed25519 signature');
+  const seenKey = toHex(sha256(new TextEncoder().encode(signature)));
+  const replay = () => unauthorized('this signature was used before (replay)');
+  if (c.seen.has(seenKey)) throw replay();
+  const pub = await c.keys.publicKeyOf(id);
+  if (!pub) throw unauthorized('this address has published no key on chain');
+  const [ok] = await c.verifier.verifyBatch([{ pub, msg: inboxAuthMessage(req.method, req.path, req.body, timestamp, agent), sig }]);
+  if (!ok) throw unauthorized('the signature does not verify for this method, path, body and timestamp');
+  // Remembered until it could no longer pass the clock check; two requests with one signature: one wins.
+  if (!(await c.seen.add(seenKey, Number(timestamp)))) throw replay();
+  if (opts.requireAgent !== false && !c.keys.isAgent(id)) throw new InboxError(InboxErrorCode.NOT_AGENT, 'this key has not registered an agent (native-node agent register)');
+  return toHex(id);
+}
+
+/** An agent's answer, checked: a result, or a failure with its message (500 characters at most). */
+export type CheckedAnswer = { readonly kind: 'result'; readonly result: unknown } | { readonly kind: 'failure'; readonly message: string };
+
+/** Checks an answer's shape (`{result}` or `{error: {message}}`); throws InboxError `inbox_bad_answer`. */
+export function checkAnswer(answer: unknown): CheckedAnswer {
+  const a = answer as { result?: unknown; error?: { message?: unknown } } | null;
+  const isResult = typeof a === 'object' && a !== null && 'result' in a && !('error' in a);
+  const isFailure = typeof a === 'object' && a !== null && 'error' in a && !('result' in a);
+  if (!isResult && !isFailure) throw new InboxError(InboxErrorCode.BAD_ANSWER, 'answer with {"result": <JSON>} or {"error": {"message": "…"}}');
+  if (isResult) return { kind: 'result', result: a.result };
+  return { kind: 'failure', message: typeof a.error?.message === 'string' ? a.error.message.slice(0, 500) : 'the provider reported a failure' };
+}
+
+/** The job error of a result larger than `maxBytes` (the job fails, the caller is refunded). */
+export function tooLargeError(maxBytes: number): { code: string; message: string } {
+  return { code: InboxErrorCode.PROVIDER_RESULT_TOO_LARGE, message: `the provider's result is larger than ${maxBytes} bytes` };
+}
+
+/** The ServiceError a job's stored error fails its run with (the paid-call core refunds on it). */
+export function runErrorOf(error: { code: string; message: string }): ServiceError {
+  return new ServiceError(error.code, error.code === InboxErrorCode.PROVIDER_FAILED ? `the provider failed: ${error.message}` : error.message);
+}
+
+/** The median of `latencies`, ms (0 for none). */
+export function medianOf(latencies: readonly number[]): number {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.floor(sorted.length / 2)]! : 0;
+}
+
 interface Waiter {
   resolve(value: unknown): void;
   reject(e: Error): void;
 }
 
-/** The provider inbox (see module comment). */
-export class ProviderInbox {
+/** The provider inbox in the node's LevelDB (see module comment); PostgreSQL fleets use x402/pgInbox.ts. */
+export class ProviderInbox implements Inbox {
   private readonly jobs = new Map<string, InboxJob>();
   private readonly waiters = new Map<string, Waiter>();
   private readonly pollers = new Map<string, Set<() => void>>();
@@ -214,11 +321,9 @@ export class ProviderInbox {
   }
 
   /** Calls, failures and median latency of a provider service. */
-  statsOf(serviceId: string): { calls: number; failures: number; medianLatencyMs: number } {
+  statsOf(serviceId: string): ProviderStatsView {
     const s = this.stats.get(serviceId);
-    if (!s) return { calls: 0, failures: 0, medianLatencyMs: 0 };
-    const sorted = [...s.latencies].sort((a, b) => a - b);
-    return { calls: s.calls, failures: s.failures, medianLatencyMs: sorted.length ? sorted[Math.floor(sorted.length / 2)] : 0 };
+    return s ? { calls: s.calls, failures: s.failures, medianLatencyMs: medianOf(s.latencies) } : { calls: 0, failures: 0, medianLatencyMs: 0 };
   }
 
   /**
@@ -255,26 +360,18 @@ export class ProviderInbox {
    * for a key that registered no agent.
    */
   async authenticate(req: SignedRequest, opts: { requireAgent?: boolean } = {}): Promise<string> {
-    const { agent, timestamp, signature } = req.headers;
-    const unauthorized = (why: string) => new InboxError(InboxErrorCode.UNAUTHORIZED, why);
-    if (!agent || !timestamp || !signature) throw unauthorized('sign the request: X-Native-Agent, X-Native-Timestamp and X-Native-Signature are required');
-    const id = tryDecodeAddress(agent, this.hrp);
-    if (!id) throw unauthorized('X-Native-Agent is not an address of this chain');
-    if (!/^\d{1,15}$/.test(timestamp) || Math.abs(this.now() - Number(timestamp)) > INBOX_CLOCK_SKEW_MS) throw unauthorized('X-Native-Timestamp is not within 60 s of the node clock');
-    const sig = parseInboxSignature(signature);
-    if (!sig) throw unauthorized('X-Native-Signature is not base64 of an ML-DSA-87 and an Ed25519 signature');
     this.pruneSeen();
-    const seenKey = toHex(sha256(new TextEncoder().encode(signature)));
-    if (this.seenSignatures.has(seenKey)) throw unauthorized('this signature was used before (replay)');
-    const pub = await this.keys.publicKeyOf(id);
-    if (!pub) throw unauthorized('this address has published no key on chain');
-    const [ok] = await this.verifier.verifyBatch([{ pub, msg: inboxAuthMessage(req.method, req.path, req.body, timestamp, agent), sig }]);
-    if (!ok) throw unauthorized('the signature does not verify for this method, path, body and timestamp');
-    // Remembered until it could no longer pass the clock check.
-    this.seenSignatures.set(seenKey, Number(timestamp));
-    if (opts.requireAgent !== false && !this.keys.isAgent(id)) throw new InboxError(InboxErrorCode.NOT_AGENT, 'this key has not registered an agent (native-node agent register)');
-    return toHex(id);
+    return authenticateInboxRequest(req, opts, { hrp: this.hrp, now: this.now, keys: this.keys, verifier: this.verifier, seen: this.seen });
   }
+
+  private readonly seen: SeenSignatures = {
+    has: (key) => this.seenSignatures.has(key),
+    add: async (key, timestamp) => {
+      if (this.seenSignatures.has(key)) return false;
+      this.seenSignatures.set(key, timestamp);
+      return true;
+    },
+  };
 
   /** Hands the agent its queued jobs (of one service when given), waiting up to `waitMs` for one; marks the agent online. */
   async take(agent: string, waitMs: number, serviceId?: string): Promise<InboxJob[]> {
@@ -319,22 +416,20 @@ export class ProviderInbox {
     if (job.status === 'expired' || !waiter) throw new InboxError(InboxErrorCode.JOB_EXPIRED, `job ${jobId} expired; the caller was refunded`);
     if (size > this.opts.maxResultBytes) {
       this.waiters.delete(jobId);
-      await this.finish(job, 'failed', { code: InboxErrorCode.PROVIDER_RESULT_TOO_LARGE, message: `the provider's result is larger than ${this.opts.maxResultBytes} bytes` });
-      waiter.reject(new ServiceError(InboxErrorCode.PROVIDER_RESULT_TOO_LARGE, `the provider's result is larger than ${this.opts.maxResultBytes} bytes`));
+      const error = tooLargeError(this.opts.maxResultBytes);
+      await this.finish(job, 'failed', error);
+      waiter.reject(runErrorOf(error));
       throw new InboxError(InboxErrorCode.RESULT_TOO_LARGE, `result larger than ${this.opts.maxResultBytes} bytes: the job failed and the caller is refunded`);
     }
-    const a = answer as { result?: unknown; error?: { message?: unknown } } | null;
-    const isResult = typeof a === 'object' && a !== null && 'result' in a && !('error' in a);
-    const isFailure = typeof a === 'object' && a !== null && 'error' in a && !('result' in a);
-    if (!isResult && !isFailure) throw new InboxError(InboxErrorCode.BAD_ANSWER, 'answer with {"result": <JSON>} or {"error": {"message": "…"}}');
+    const a = checkAnswer(answer);
     this.waiters.delete(jobId);
-    if (isResult) {
+    if (a.kind === 'result') {
       await this.finish(job, 'done');
       waiter.resolve(a.result);
     } else {
-      const message = typeof a.error?.message === 'string' ? a.error.message.slice(0, 500) : 'the provider reported a failure';
-      await this.finish(job, 'failed', { code: InboxErrorCode.PROVIDER_FAILED, message });
-      waiter.reject(new ServiceError(InboxErrorCode.PROVIDER_FAILED, `the provider failed: ${message}`));
+      const error = { code: InboxErrorCode.PROVIDER_FAILED, message: a.message };
+      await this.finish(job, 'failed', error);
+      waiter.reject(runErrorOf(error));
     }
     return job;
   }

@@ -15,6 +15,8 @@
  *                  started_at, seen_at, stopped_at)
  *   provider_payouts (payment_id, status, entry,       the payouts provider calls owe (migration 3,
  *                  created_at, updated_at)             x402/pgPayoutStore.ts)
+ *   inbox_jobs, inbox_agents, inbox_stats,             the fleet's provider inbox (migration 4,
+ *   inbox_signatures                                   x402/pgInbox.ts)
  *   payments      (id text COLLATE "C" primary key,    one row per payment; the columns the
  *                  rail, status, service_id,           queries need, the result and receipt as
  *                  request_hash, caller, amount,       `json` (kept byte for byte), every other
@@ -114,6 +116,49 @@ export const MIGRATIONS: readonly { readonly version: number; readonly descripti
         updated_at timestamptz NOT NULL DEFAULT now()
       );
       CREATE INDEX provider_payouts_open ON provider_payouts (created_at) WHERE status IN ('owed', 'submitted');
+    `,
+  },
+  {
+    version: 4,
+    description: 'provider inbox',
+    // The provider inbox of a fleet (x402/pgInbox.ts): jobs any node queues and any node hands out
+    // and answers, the agents' last polls, the per-service stats and the signatures seen (replays).
+    // Times are Unix ms by the nodes' clocks, as payments.claimed_at.
+    sql: `
+      CREATE TABLE inbox_jobs (
+        id text COLLATE "C" PRIMARY KEY,
+        service_id text NOT NULL,
+        agent text COLLATE "C" NOT NULL,
+        node_id text NOT NULL,
+        status text NOT NULL CHECK (status IN ('queued', 'taken', 'done', 'failed', 'expired')),
+        request text,
+        input json,
+        created_at bigint NOT NULL,
+        deadline bigint NOT NULL,
+        taken_at bigint,
+        answered_at bigint,
+        result json,
+        error jsonb
+      );
+      CREATE INDEX inbox_jobs_queued ON inbox_jobs (agent, created_at) WHERE status = 'queued';
+      CREATE INDEX inbox_jobs_open ON inbox_jobs (node_id) WHERE status IN ('queued', 'taken');
+      CREATE INDEX inbox_jobs_created ON inbox_jobs (created_at);
+      CREATE TABLE inbox_agents (
+        agent text COLLATE "C" PRIMARY KEY,
+        last_poll bigint NOT NULL DEFAULT 0,
+        offline_at bigint NOT NULL DEFAULT 0
+      );
+      CREATE TABLE inbox_stats (
+        service_id text COLLATE "C" PRIMARY KEY,
+        calls bigint NOT NULL DEFAULT 0,
+        failures bigint NOT NULL DEFAULT 0,
+        latencies bigint[] NOT NULL DEFAULT '{}'
+      );
+      CREATE TABLE inbox_signatures (
+        key text COLLATE "C" PRIMARY KEY,
+        ts bigint NOT NULL
+      );
+      CREATE INDEX inbox_signatures_ts ON inbox_signatures (ts);
     `,
   },
 ];

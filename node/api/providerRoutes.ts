@@ -1,5 +1,6 @@
 /**
- * The provider agents' HTTP surface (issue 17), adapters of x402/inbox.ts, node/boards.ts and the
+ * The provider agents' HTTP surface (issue 17), adapters of the inbox (x402/inbox.ts, or
+ * x402/pgInbox.ts in a fleet: an agent polls any one node), node/boards.ts and the
  * live registry:
  *
  *   GET  /api/x402/inbox[?wait=s&service=id] signed by an agent: its queued jobs (long poll, ≤ 25 s)
@@ -22,13 +23,13 @@ import { isModerator } from '../../consensus/txTypes/moderation.js';
 import type { ChainParams } from '../../consensus/params.js';
 import type { LiveRegistry } from '../../services/providerRegistry.js';
 import { INBOX_HEADERS } from '../../x402/inboxAuth.js';
-import { InboxErrorCode, type ProviderInbox } from '../../x402/inbox.js';
+import { InboxErrorCode, type Inbox } from '../../x402/inbox.js';
 import { Boards, BoardErrorCode, type BoardName } from '../boards.js';
 import { RateLimiter } from '../rateLimit.js';
 
 /** What the provider routes need. */
 export interface ProviderRouteModules {
-  readonly inbox: ProviderInbox;
+  readonly inbox: Inbox;
   readonly boards: Boards;
   readonly registry: LiveRegistry;
   readonly params: ChainParams;

@@ -1,6 +1,7 @@
 /**
  * The provider surface's abuse cases over real HTTP (koa app on 127.0.0.1, port 0) with the real
- * inbox, boards and signature checks (reference verifier), the registry stubbed by its interface:
+ * inbox — both implementations, LevelDB and the fleet's PostgreSQL (test/helpers/inboxBackends.ts)
+ * —, boards and signature checks (reference verifier), the registry stubbed by its interface:
  * unsigned, wrong, stale and replayed signatures (401), a key that registered no agent (403),
  * another agent's job (404), a second answer (409), an oversized result (413, the job fails so
  * the caller is refunded), a late answer (409), board caps (400) and rate limits (429), moderator
@@ -18,10 +19,12 @@ import { createJsonApp } from '../../node/api/app.js';
 import { createProviderRouter } from '../../node/api/providerRoutes.js';
 import { Boards, BOARD_HTTP_STATUS } from '../../node/boards.js';
 import type { LiveRegistry } from '../../services/providerRegistry.js';
-import { INBOX_HTTP_STATUS, ProviderInbox } from '../../x402/inbox.js';
+import { INBOX_HTTP_STATUS, type Inbox } from '../../x402/inbox.js';
 import { signInboxRequest } from '../../x402/inboxAuth.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { testKey } from '../helpers/keys.js';
+import { inboxBackends, type InboxBackend, type OpenInbox } from '../helpers/inboxBackends.js';
+import { usePostgres } from '../helpers/postgres.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 
 const params = createDevnetChainParams();
@@ -33,34 +36,49 @@ const addr = (k: HybridKeyPair) => encodeAddress(k.address, 'tnative');
 const published = new Map<string, HybridPublicKey>([alice, bob, carol, moderator].map((k) => [toHex(k.address), k.publicKey]));
 const agents = new Set([toHex(alice.address), toHex(bob.address)]);
 
+const postgres = usePostgres();
+const backendList = inboxBackends(postgres);
+const keys = { publicKeyOf: async (id: Uint8Array) => published.get(toHex(id)), isAgent: (id: Uint8Array) => agents.has(toHex(id)) };
 let db: Level<string, string>;
-let inbox: ProviderInbox;
-let server: Server;
+let boards: Boards;
+/** The app under test: its inbox and base URL (each backend's describe serves its own). */
+let inbox: Inbox;
 let base: string;
+const servers: Server[] = [];
+const opened: OpenInbox[] = [];
+
+/** Serves the provider routes over `inb` on a free port; sets `inbox` and `base`. */
+async function serve(inb: Inbox): Promise<void> {
+  const registry = { agentOf: () => undefined, agents: () => [], providerServices: () => [] } as unknown as LiveRegistry;
+  const app = createJsonApp({ bodyLimit: 256 * 1024, timeoutMs: 20_000 }, silentLogger, [createProviderRouter({ inbox: inb, boards, registry, params, maxWaitMs: 2000 })], { ...INBOX_HTTP_STATUS, ...BOARD_HTTP_STATUS });
+  const server = await new Promise<Server>((resolve) => {
+    const srv = app.listen(0, '127.0.0.1', () => resolve(srv));
+  });
+  servers.push(server);
+  inbox = inb;
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
 
 beforeAll(async () => {
   db = new Level<string, string>(await tmpDir('native-provider-routes-'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
   await db.open();
-  inbox = new ProviderInbox(db, new CountingVerifier(), { publicKeyOf: async (id) => published.get(toHex(id)), isAgent: (id) => agents.has(toHex(id)) }, 'tnative', { maxResultBytes: 1024 });
-  await inbox.start();
-  const boards = new Boards(db, { perKey: 2, perIp: 8 });
+  boards = new Boards(db, { perKey: 2, perIp: 8 });
   await boards.start();
-  const registry = { agentOf: () => undefined, agents: () => [], providerServices: () => [] } as unknown as LiveRegistry;
-  const app = createJsonApp({ bodyLimit: 256 * 1024, timeoutMs: 20_000 }, silentLogger, [createProviderRouter({ inbox, boards, registry, params, maxWaitMs: 2000 })], { ...INBOX_HTTP_STATUS, ...BOARD_HTTP_STATUS });
-  await new Promise<void>((resolve) => {
-    server = app.listen(0, '127.0.0.1', resolve);
-  });
-  const a = server.address() as { port: number };
-  base = `http://127.0.0.1:${a.port}`;
 });
 
 afterAll(async () => {
-  await inbox.stop();
-  await new Promise((r) => server.close(r));
+  for (const o of opened) await o.stop();
+  for (const srv of servers) await new Promise((r) => srv.close(r));
   await db.close();
   await cleanupTmp();
 });
 
+/** Opens an inbox of `backend` and serves it (a describe's beforeAll). */
+async function serveBackend(backend: InboxBackend): Promise<void> {
+  const o = await backend.open(await backend.place(), { verifier: new CountingVerifier(), keys, hrp: 'tnative', opts: { maxResultBytes: 1024 } });
+  opened.push(o);
+  await serve(o.inbox);
+}
 async function send(key: HybridKeyPair | undefined, method: 'GET' | 'POST', path: string, body?: unknown, over: { address?: string; now?: number; headers?: Record<string, string> } = {}) {
   const text = body === undefined ? '' : JSON.stringify(body);
   const headers = over.headers ?? (key ? signInboxRequest(key, over.address ?? addr(key), method, path, new TextEncoder().encode(text), over.now) : {});
@@ -85,118 +103,126 @@ async function takeOne(agent: HybridKeyPair): Promise<string> {
   return jobs[0].jobId;
 }
 
-describe('inbox authentication', () => {
-  test('unsigned, wrongly signed and stale requests are 401 inbox_unauthorized', async () => {
-    expect((await send(undefined, 'GET', '/api/x402/inbox')).status).toBe(401);
-    // Bob signs but claims Alice's address.
-    const wrong = await send(bob, 'GET', '/api/x402/inbox', undefined, { address: addr(alice) });
-    expect([wrong.status, wrong.json.error?.code]).toEqual([401, 'inbox_unauthorized']);
-    const stale = await send(alice, 'GET', '/api/x402/inbox', undefined, { now: Date.now() - 120_000 });
-    expect([stale.status, stale.json.error?.code]).toEqual([401, 'inbox_unauthorized']);
-    // A signature over another path does not open this one.
-    const other = signInboxRequest(alice, addr(alice), 'GET', '/api/x402/inbox?wait=1', new Uint8Array());
-    expect((await send(alice, 'GET', '/api/x402/inbox', undefined, { headers: other })).status).toBe(401);
+describe.each(backendList)('inbox (%s)', (_name, backend) => {
+  beforeAll(() => serveBackend(backend));
+
+  describe('inbox authentication', () => {
+    test('unsigned, wrongly signed and stale requests are 401 inbox_unauthorized', async () => {
+      expect((await send(undefined, 'GET', '/api/x402/inbox')).status).toBe(401);
+      // Bob signs but claims Alice's address.
+      const wrong = await send(bob, 'GET', '/api/x402/inbox', undefined, { address: addr(alice) });
+      expect([wrong.status, wrong.json.error?.code]).toEqual([401, 'inbox_unauthorized']);
+      const stale = await send(alice, 'GET', '/api/x402/inbox', undefined, { now: Date.now() - 120_000 });
+      expect([stale.status, stale.json.error?.code]).toEqual([401, 'inbox_unauthorized']);
+      // A signature over another path does not open this one.
+      const other = signInboxRequest(alice, addr(alice), 'GET', '/api/x402/inbox?wait=1', new Uint8Array());
+      expect((await send(alice, 'GET', '/api/x402/inbox', undefined, { headers: other })).status).toBe(401);
+    });
+
+    test('a replayed signature is refused', async () => {
+      const first = await send(alice, 'GET', '/api/x402/inbox');
+      expect(first.status).toBe(200);
+      const replay = await send(alice, 'GET', '/api/x402/inbox', undefined, { headers: first.headers });
+      expect([replay.status, replay.json.error?.code]).toEqual([401, 'inbox_unauthorized']);
+    });
+
+    test('a key that registered no agent is 403 inbox_not_registered_agent', async () => {
+      const r = await send(carol, 'GET', '/api/x402/inbox');
+      expect([r.status, r.json.error?.code]).toEqual([403, 'inbox_not_registered_agent']);
+    });
   });
 
-  test('a replayed signature is refused', async () => {
-    const first = await send(alice, 'GET', '/api/x402/inbox');
-    expect(first.status).toBe(200);
-    const replay = await send(alice, 'GET', '/api/x402/inbox', undefined, { headers: first.headers });
-    expect([replay.status, replay.json.error?.code]).toEqual([401, 'inbox_unauthorized']);
-  });
+  describe('jobs', () => {
+    test('result in time settles the call; another agent gets 404, a second answer 409', async () => {
+      const outcome = paidJob(alice);
+      const jobId = await takeOne(alice);
+      expect((await send(bob, 'POST', `/api/x402/inbox/${jobId}`, { result: 'stolen' })).json.error?.code).toBe('inbox_job_not_found');
+      const ok = await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { result: 'HI' });
+      expect(ok).toMatchObject({ status: 200, json: { jobId, status: 'done' } });
+      expect(await outcome).toEqual({ ok: true, result: 'HI' });
+      const again = await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { result: 'HI again' });
+      expect([again.status, again.json.error?.code]).toEqual([409, 'inbox_job_already_answered']);
+      expect(inbox.statsOf('echo-bot-upper').calls).toBe(1);
+    });
 
-  test('a key that registered no agent is 403 inbox_not_registered_agent', async () => {
-    const r = await send(carol, 'GET', '/api/x402/inbox');
-    expect([r.status, r.json.error?.code]).toEqual([403, 'inbox_not_registered_agent']);
-  });
-});
+    test('an oversized result is 413 and fails the job (the caller is refunded)', async () => {
+      const outcome = paidJob(alice);
+      const jobId = await takeOne(alice);
+      const big = await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { result: 'x'.repeat(2000) });
+      expect([big.status, big.json.error?.code]).toEqual([413, 'inbox_result_too_large']);
+      expect(await outcome).toEqual({ ok: false, code: 'provider_result_too_large' });
+      expect((await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { result: 'small' })).status).toBe(409);
+    });
 
-describe('jobs', () => {
-  test('result in time settles the call; another agent gets 404, a second answer 409', async () => {
-    const outcome = paidJob(alice);
-    const jobId = await takeOne(alice);
-    expect((await send(bob, 'POST', `/api/x402/inbox/${jobId}`, { result: 'stolen' })).json.error?.code).toBe('inbox_job_not_found');
-    const ok = await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { result: 'HI' });
-    expect(ok).toMatchObject({ status: 200, json: { jobId, status: 'done' } });
-    expect(await outcome).toEqual({ ok: true, result: 'HI' });
-    const again = await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { result: 'HI again' });
-    expect([again.status, again.json.error?.code]).toEqual([409, 'inbox_job_already_answered']);
-    expect(inbox.statsOf('echo-bot-upper').calls).toBe(1);
-  });
+    test('a reported failure fails the job; a malformed answer is 400 and leaves it open', async () => {
+      const outcome = paidJob(alice);
+      const jobId = await takeOne(alice);
+      expect((await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { nothing: true })).json.error?.code).toBe('inbox_bad_answer');
+      expect((await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { error: { message: 'disk full' } })).status).toBe(200);
+      expect(await outcome).toEqual({ ok: false, code: 'provider_failed' });
+    });
 
-  test('an oversized result is 413 and fails the job (the caller is refunded)', async () => {
-    const outcome = paidJob(alice);
-    const jobId = await takeOne(alice);
-    const big = await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { result: 'x'.repeat(2000) });
-    expect([big.status, big.json.error?.code]).toEqual([413, 'inbox_result_too_large']);
-    expect(await outcome).toEqual({ ok: false, code: 'provider_result_too_large' });
-    expect((await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { result: 'small' })).status).toBe(409);
-  });
-
-  test('a reported failure fails the job; a malformed answer is 400 and leaves it open', async () => {
-    const outcome = paidJob(alice);
-    const jobId = await takeOne(alice);
-    expect((await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { nothing: true })).json.error?.code).toBe('inbox_bad_answer');
-    expect((await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { error: { message: 'disk full' } })).status).toBe(200);
-    expect(await outcome).toEqual({ ok: false, code: 'provider_failed' });
-  });
-
-  test('no answer in time: the run fails with provider_timeout and the late answer is 409 inbox_job_expired', async () => {
-    const timeout = new AbortController();
-    const outcome = paidJob(alice, timeout.signal);
-    const jobId = await takeOne(alice);
-    timeout.abort();
-    expect(await outcome).toEqual({ ok: false, code: 'provider_timeout' });
-    // The agent that let a job expire is offline (its services 503 before payment) until it calls again.
-    expect(inbox.isOnline(toHex(alice.address))).toBe(false);
-    const late = await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { result: 'late' });
-    expect([late.status, late.json.error?.code]).toEqual([409, 'inbox_job_expired']);
-  });
-});
-
-describe('boards', () => {
-  const request = { title: 'Need OCR', description: 'PDF to text, 10 pages', category: 'compute', maxPrice: '0.05' };
-
-  test('signed posts are listed and searched; caps and categories are checked', async () => {
-    expect((await send(undefined, 'POST', '/api/x402/requests', request)).status).toBe(401);
-    expect((await send(carol, 'POST', '/api/x402/requests', { ...request, category: 'gambling' })).json.error?.code).toBe('board_bad_post');
-    expect((await send(carol, 'POST', '/api/x402/requests', { ...request, title: 'x'.repeat(121) })).json.error?.code).toBe('board_bad_post');
-    const ok = await send(carol, 'POST', '/api/x402/requests', request);
-    expect(ok).toMatchObject({ status: 201, json: { board: 'requests', author: addr(carol), fields: request } });
-    const list = await (await fetch(`${base}/api/x402/requests?q=ocr&limit=5`)).json();
-    expect(list).toMatchObject({ total: 1, limit: 5, offset: 0, posts: [{ id: ok.json.id }] });
-    expect(((await (await fetch(`${base}/api/x402/requests?limit=500`)).json()) as { error: { code: string } }).error.code).toBe('board_bad_query');
-  });
-
-  test('past the per-key rate the next post is 429 rate_limited', async () => {
-    // carol posted once above (refused posts do not count for the key); the limit is 2 per minute.
-    expect((await send(carol, 'POST', '/api/x402/requests', request)).status).toBe(201);
-    const third = await send(carol, 'POST', '/api/x402/requests', request);
-    expect([third.status, third.json.error?.code]).toEqual([429, 'rate_limited']);
-  });
-
-  test('the per-IP limit holds across keys; a moderator hides a lobby message', async () => {
-    const m1 = await send(bob, 'POST', '/api/x402/community', { topic: 'intro', text: 'hello agents' });
-    expect(m1.status).toBe(201);
-    // 8 attempts per IP per minute, counted before the signature check: the 4 of the first board
-    // test (refused ones too), carol's 2, bob's and this one; then 429 for any key.
-    expect((await send(alice, 'POST', '/api/x402/community', { topic: 'intro', text: 'hi' })).status).toBe(201);
-    expect((await send(moderator, 'POST', '/api/x402/community', { topic: 'intro', text: 'welcome' })).json.error?.code).toBe('rate_limited');
-    expect((await send(bob, 'POST', `/api/x402/community/${String(m1.json.id)}/hide`, {})).json.error?.code).toBe('board_not_moderator');
-    expect((await send(moderator, 'POST', `/api/x402/community/${String(m1.json.id)}/hide`, {})).status).toBe(200);
-    const lobby = (await (await fetch(`${base}/api/x402/community?topic=intro`)).json()) as { posts: { id: string }[] };
-    expect(lobby.posts.map((p) => p.id)).not.toContain(m1.json.id);
+    test('no answer in time: the run fails with provider_timeout and the late answer is 409 inbox_job_expired', async () => {
+      const timeout = new AbortController();
+      const outcome = paidJob(alice, timeout.signal);
+      const jobId = await takeOne(alice);
+      timeout.abort();
+      expect(await outcome).toEqual({ ok: false, code: 'provider_timeout' });
+      // The agent that let a job expire is offline (its services 503 before payment) until it calls again.
+      expect(inbox.isOnline(toHex(alice.address))).toBe(false);
+      const late = await send(alice, 'POST', `/api/x402/inbox/${jobId}`, { result: 'late' });
+      expect([late.status, late.json.error?.code]).toEqual([409, 'inbox_job_expired']);
+    });
   });
 });
 
-describe('failed signatures', () => {
-  test('past 30 failed signatures a minute from one address, its requests are 429 before any verification', async () => {
-    const statuses: number[] = [];
-    for (let i = 0; i < 40 && statuses[statuses.length - 1] !== 429; i++) statuses.push((await send(undefined, 'GET', '/api/x402/inbox')).status);
-    expect(statuses[statuses.length - 1]).toBe(429);
-    expect(statuses.slice(0, -1).every((s) => s === 401)).toBe(true);
-    // Even a good signature waits for the window now.
-    const good = await send(alice, 'GET', '/api/x402/inbox');
-    expect([good.status, good.json.error?.code]).toEqual([429, 'rate_limited']);
+describe('boards and limits (LevelDB inbox)', () => {
+  beforeAll(() => serveBackend(backendList[0][1]));
+
+  describe('boards', () => {
+    const request = { title: 'Need OCR', description: 'PDF to text, 10 pages', category: 'compute', maxPrice: '0.05' };
+
+    test('signed posts are listed and searched; caps and categories are checked', async () => {
+      expect((await send(undefined, 'POST', '/api/x402/requests', request)).status).toBe(401);
+      expect((await send(carol, 'POST', '/api/x402/requests', { ...request, category: 'gambling' })).json.error?.code).toBe('board_bad_post');
+      expect((await send(carol, 'POST', '/api/x402/requests', { ...request, title: 'x'.repeat(121) })).json.error?.code).toBe('board_bad_post');
+      const ok = await send(carol, 'POST', '/api/x402/requests', request);
+      expect(ok).toMatchObject({ status: 201, json: { board: 'requests', author: addr(carol), fields: request } });
+      const list = await (await fetch(`${base}/api/x402/requests?q=ocr&limit=5`)).json();
+      expect(list).toMatchObject({ total: 1, limit: 5, offset: 0, posts: [{ id: ok.json.id }] });
+      expect(((await (await fetch(`${base}/api/x402/requests?limit=500`)).json()) as { error: { code: string } }).error.code).toBe('board_bad_query');
+    });
+
+    test('past the per-key rate the next post is 429 rate_limited', async () => {
+      // carol posted once above (refused posts do not count for the key); the limit is 2 per minute.
+      expect((await send(carol, 'POST', '/api/x402/requests', request)).status).toBe(201);
+      const third = await send(carol, 'POST', '/api/x402/requests', request);
+      expect([third.status, third.json.error?.code]).toEqual([429, 'rate_limited']);
+    });
+
+    test('the per-IP limit holds across keys; a moderator hides a lobby message', async () => {
+      const m1 = await send(bob, 'POST', '/api/x402/community', { topic: 'intro', text: 'hello agents' });
+      expect(m1.status).toBe(201);
+      // 8 attempts per IP per minute, counted before the signature check: the 4 of the first board
+      // test (refused ones too), carol's 2, bob's and this one; then 429 for any key.
+      expect((await send(alice, 'POST', '/api/x402/community', { topic: 'intro', text: 'hi' })).status).toBe(201);
+      expect((await send(moderator, 'POST', '/api/x402/community', { topic: 'intro', text: 'welcome' })).json.error?.code).toBe('rate_limited');
+      expect((await send(bob, 'POST', `/api/x402/community/${String(m1.json.id)}/hide`, {})).json.error?.code).toBe('board_not_moderator');
+      expect((await send(moderator, 'POST', `/api/x402/community/${String(m1.json.id)}/hide`, {})).status).toBe(200);
+      const lobby = (await (await fetch(`${base}/api/x402/community?topic=intro`)).json()) as { posts: { id: string }[] };
+      expect(lobby.posts.map((p) => p.id)).not.toContain(m1.json.id);
+    });
+  });
+
+  describe('failed signatures', () => {
+    test('past 30 failed signatures a minute from one address, its requests are 429 before any verification', async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 40 && statuses[statuses.length - 1] !== 429; i++) statuses.push((await send(undefined, 'GET', '/api/x402/inbox')).status);
+      expect(statuses[statuses.length - 1]).toBe(429);
+      expect(statuses.slice(0, -1).every((s) => s === 401)).toBe(true);
+      // Even a good signature waits for the window now.
+      const good = await send(alice, 'GET', '/api/x402/inbox');
+      expect([good.status, good.json.error?.code]).toEqual([429, 'rate_limited']);
+    });
   });
 });

@@ -5,24 +5,18 @@
  * sell; a stopped node is gone at once, a silent one after the timeout; `fleet status`'s reader
  * counts the ledger's rows and refuses a database without a ledger or without the heartbeat table.
  */
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { FleetHeartbeat, fleetNodeId, type FleetSelf } from '../../x402/fleet.js';
-import { PgLedger } from '../../x402/pgLedger.js';
+import { MIGRATIONS, PgLedger } from '../../x402/pgLedger.js';
 import { SIGNER_LEASE_KEY, SignerLease } from '../../x402/signerLease.js';
 import { readFleetStatus } from '../../cli/fleetCommand.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { usePostgres } from '../helpers/postgres.js';
 
-let server: TestPostgres | undefined;
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  await server?.stop();
-});
+const postgres = usePostgres();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const self = (height: number, holder = false): Omit<FleetSelf, 'url'> => ({ version: '0.1.0', network: 'native-devnet', height, tip: height.toString(16).padStart(64, '0'), leaseHolder: holder });
@@ -41,7 +35,7 @@ describe('fleet heartbeats', () => {
   });
 
   test('two nodes: one view, lags, the lease holder from the lock; far behind refuses; stopped and silent nodes are gone', async () => {
-    const url = await server!.createDatabase('fleet_hb');
+    const url = await postgres.server.createDatabase('fleet_hb');
     const a = await PgLedger.open(url, { nodeId: 'n-a' });
     const b = await PgLedger.open(url, { nodeId: 'n-b' });
     const lease = new SignerLease(url, { name: 'n-a', pollMs: 100 });
@@ -82,7 +76,7 @@ describe('fleet heartbeats', () => {
       // The reader of `fleet status` sees the same, with the seller id.
       const st = await readFleetStatus(url);
       expect(st.nodes.map((n) => n.nodeId)).toEqual(['n-a', 'n-b']);
-      expect(st).toMatchObject({ leaseHolder: 'n-a', sellerId: a.sellerId, schemaVersion: 3 });
+      expect(st).toMatchObject({ leaseHolder: 'n-a', sellerId: a.sellerId, schemaVersion: MIGRATIONS[MIGRATIONS.length - 1]!.version });
 
       // A stopped node is gone at once; the lease passes to nobody until someone takes it.
       await hbB.stop();
@@ -116,9 +110,9 @@ describe('fleet heartbeats', () => {
   });
 
   test('fleet status refuses a database without a ledger, one whose nodes predate the heartbeats, and an unreachable one', async () => {
-    const empty = await server!.createDatabase('fleet_empty');
+    const empty = await postgres.server.createDatabase('fleet_empty');
     await expect(readFleetStatus(empty)).rejects.toMatchObject({ code: 'fleet_no_ledger' });
-    const old = await server!.createDatabase('fleet_old');
+    const old = await postgres.server.createDatabase('fleet_old');
     const c = new pg.Client({ connectionString: old });
     await c.connect();
     await c.query(`CREATE TABLE ledger_schema (version int PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now()); INSERT INTO ledger_schema (version, description) VALUES (1, 'payments and marks')`);

@@ -7,7 +7,7 @@
  * (`adoptOwed`), and a holder that takes over neither forgets a payout nor signs one twice: what
  * its predecessor got mined is marked paid, what it signed and lost goes again as the same bytes.
  */
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { openChain } from '../../chain/chain.js';
@@ -24,7 +24,7 @@ import { pgPayoutStore } from '../../x402/pgPayoutStore.js';
 import { requestCommitment } from '../../x402/wire.js';
 import { testKey } from '../helpers/keys.js';
 import { mineFromPool } from '../helpers/mine.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { usePostgres } from '../helpers/postgres.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 
@@ -37,18 +37,14 @@ const SERVICE = 'echo-bot-upper';
 const SHARE = 950_000n; // 0.01 NATIVE minus the devnet's 5 % node fee
 const directory = { payoutAddressOf: (id: string) => (id === SERVICE ? encodeAddress(provider.address, 'tnative') : undefined), priceBaseOf: () => 1_000_000n };
 
-let server: TestPostgres | undefined;
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
+const postgres = usePostgres();
 afterAll(async () => {
-  await server?.stop();
   await cleanupTmp();
 });
 
 describe('payouts shared by a fleet', () => {
   test('owed by the node that served the call, sent by the holder; a new holder marks paid what was mined and re-sends the same bytes of what was lost', async () => {
-    const url = await server!.createDatabase('fleet_payouts');
+    const url = await postgres.server.createDatabase('fleet_payouts');
     const dir = await tmpDir();
     const verifier = new CountingVerifier();
     const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });

@@ -5,25 +5,19 @@
  * in flight, nor payments already ended. Before this, a node taking the signer lease refunded every
  * claim (live nodes' calls included) and nobody ended the claims of a non-holder that died.
  */
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { writeHeartbeat, markStopped, type FleetQuery, type FleetSelf } from '../../x402/fleet.js';
 import { PgLedger } from '../../x402/pgLedger.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { usePostgres } from '../helpers/postgres.js';
 
-let server: TestPostgres | undefined;
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  await server?.stop();
-});
+const postgres = usePostgres();
 
 const self: FleetSelf = { url: 'http://127.0.0.1:1', version: '0.1.0', network: 'native-devnet', height: 1, tip: '00'.repeat(32), leaseHolder: false };
 const claim = (l: PgLedger, id: string, rail: 'native' | 'usdc', at: number) => l.claim({ id, rail, serviceId: 'native-world-clock', requestHash: 'h', caller: 'c', amount: '1' }, at);
 
 describe('orphaned claims in a fleet', () => {
   test('claims of gone, stopped, unknown and restarted nodes are named; a live node’s claims and ended payments are not', async () => {
-    const url = await server!.createDatabase('orphans');
+    const url = await postgres.server.createDatabase('orphans');
     const ledgers = await Promise.all(['n-live', 'n-silent', 'n-stopped', 'n-unknown', 'n-restarted'].map((nodeId) => PgLedger.open(url, { nodeId })));
     const [live, silent, stopped, unknown, restarted] = ledgers;
     const q: FleetQuery = (t, v) => live.query(t, v);

@@ -3,19 +3,13 @@
  * lease passes on when the holder stops, when its process is SIGKILLed (measured: within the
  * poll interval) and is reported lost when the database goes away.
  */
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SignerLease } from '../../x402/signerLease.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { usePostgres } from '../helpers/postgres.js';
 
-let server: TestPostgres | undefined;
-beforeAll(async () => {
-  server = await startPostgres();
-}, 120_000);
-afterAll(async () => {
-  await server?.stop();
-});
+const postgres = usePostgres(120_000);
 
 const until = async (cond: () => boolean, ms: number): Promise<number> => {
   const t0 = Date.now();
@@ -28,7 +22,7 @@ const until = async (cond: () => boolean, ms: number): Promise<number> => {
 
 describe('signer lease', () => {
   test('one holder among three; when it stops, another takes over within the poll interval', async () => {
-    const url = await server!.createDatabase('lease1');
+    const url = await postgres.server.createDatabase('lease1');
     const leases = [0, 1, 2].map(() => new SignerLease(url, { pollMs: 200 }));
     try {
       for (const l of leases) await l.start();
@@ -47,7 +41,7 @@ describe('signer lease', () => {
   });
 
   test('the holder\'s process is SIGKILLed: the waiting node holds the lease within about a second', async () => {
-    const url = await server!.createDatabase('lease2');
+    const url = await postgres.server.createDatabase('lease2');
     const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../helpers/leaseHolder.ts', import.meta.url)), url], { stdio: ['ignore', 'pipe', 'inherit'] });
     const exited = new Promise((r) => child.once('exit', r));
     const waiting = new SignerLease(url, { pollMs: 200 });
@@ -75,7 +69,7 @@ describe('signer lease', () => {
   }, 60_000);
 
   test('the database goes away under the holder: lost at once, held again once it is back', async () => {
-    const url = await server!.createDatabase('lease3');
+    const url = await postgres.server.createDatabase('lease3');
     const l = new SignerLease(url, { pollMs: 200 });
     const events: string[] = [];
     l.on('acquired', () => events.push('acquired'));
@@ -83,9 +77,9 @@ describe('signer lease', () => {
     try {
       await l.start();
       expect(l.isHolder()).toBe(true);
-      await server!.halt();
+      await postgres.server.halt();
       await until(() => !l.isHolder(), 5000);
-      await server!.resume();
+      await postgres.server.resume();
       await until(() => l.isHolder(), 10_000);
       expect(events).toEqual(['acquired', 'lost', 'acquired']);
     } finally {

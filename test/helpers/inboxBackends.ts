@@ -1,0 +1,86 @@
+/**
+ * The provider inbox's two implementations for one shared test suite (`describe.each(inboxBackends(…))`):
+ * the LevelDB inbox in a temporary directory, and the PostgreSQL inbox on a fresh database of the
+ * file's test server (usePostgres), with its own ledger pool as a node has. A "place" is where an
+ * inbox's state lives, so a test can reopen it as a node restart does (`stop`) or after a crash
+ * (`crash`: nothing written on the way out).
+ */
+import { Level } from 'level';
+import type { SignatureVerifier } from '../../chain/types.js';
+import { ProviderInbox, type Inbox, type InboxKeys, type InboxOptions } from '../../x402/inbox.js';
+import { PgInbox, type PgInboxOptions } from '../../x402/pgInbox.js';
+import { PgLedger } from '../../x402/pgLedger.js';
+import type { UsedPostgres } from './postgres.js';
+import { tmpDir } from './tmp.js';
+
+/** An opened inbox (started) and how it ends. */
+export interface OpenInbox {
+  readonly inbox: Inbox;
+  /** A clean stop (`inbox.stop()`), then its store closed. */
+  stop(): Promise<void>;
+  /** The process dies: the store closed without the inbox's stop. */
+  crash(): Promise<void>;
+}
+
+/** What an inbox is opened with. */
+export interface InboxDeps {
+  readonly verifier: SignatureVerifier;
+  readonly keys: InboxKeys;
+  readonly hrp: string;
+  readonly opts?: Partial<InboxOptions & PgInboxOptions>;
+}
+
+/** One implementation: a fresh place, and an inbox opened on a place. */
+export interface InboxBackend {
+  readonly name: string;
+  place(): Promise<string>;
+  open(place: string, deps: InboxDeps): Promise<OpenInbox>;
+}
+
+let databases = 0;
+
+/** The LevelDB and the PostgreSQL backends (the latter on `postgres`'s server, a database per place). */
+export function inboxBackends(postgres: UsedPostgres): readonly [string, InboxBackend][] {
+  const level: InboxBackend = {
+    name: 'leveldb',
+    place: () => tmpDir('native-inbox-'),
+    async open(dir, d) {
+      const db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+      await db.open();
+      const inbox = new ProviderInbox(db, d.verifier, d.keys, d.hrp, d.opts);
+      await inbox.start();
+      return {
+        inbox,
+        async stop() {
+          await inbox.stop();
+          await db.close();
+        },
+        crash: () => db.close(),
+      };
+    },
+  };
+  const postgresBackend: InboxBackend = {
+    name: 'postgres',
+    place: () => postgres.server.createDatabase(`inbox${process.pid}_${++databases}`),
+    async open(url, d) {
+      const ledger = await PgLedger.open(url, { nodeId: 'n-test' });
+      const inbox = new PgInbox({ query: (t, v) => ledger.query(t, v), url, nodeId: 'n-test', verifier: d.verifier, keys: d.keys, hrp: d.hrp }, d.opts);
+      await inbox.start();
+      return {
+        inbox,
+        async stop() {
+          await inbox.stop();
+          await ledger.close();
+        },
+        async crash() {
+          await inbox.close();
+          await ledger.close();
+        },
+      };
+    },
+  };
+  return [
+    ['leveldb', level],
+    ['postgres', postgresBackend],
+  ];
+}
