@@ -19,9 +19,9 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { NodeError } from '../consensus/errors.js';
 import { encodeAddress } from '../consensus/address.js';
-import { DEV_SEED } from '../consensus/devnet.js';
+import { DEV_SEED, getDevKeyPair } from '../consensus/devnet.js';
 import { createKeyPairFromSeed, type HybridKeyPair } from '../consensus/keys.js';
-import { fromHex, isHex, toHex } from '../consensus/hash.js';
+import { bytesEqual, fromHex, isHex, toHex } from '../consensus/hash.js';
 
 /** Error codes of wallet files. */
 export const WalletErrorCode = {
@@ -253,7 +253,8 @@ export async function openWallet(path: string, passphrase: PassphraseSource, hrp
   const file = await readWalletFile(path);
   const clear = isClearWallet(file);
   const seed = clear ? fromHex(file.seed) : await decryptWallet(file, await passphrase.get('unlock'));
-  const keyPair = createKeyPairFromSeed(seed);
+  // The dev wallet's keys are derived when it signs (its address is well known).
+  const keyPair = bytesEqual(seed, DEV_SEED) ? getDevKeyPair() : createKeyPairFromSeed(seed);
   seed.fill(0);
   const address = encodeAddress(keyPair.address, hrp);
   if (address !== file.address) {
@@ -266,7 +267,7 @@ export async function openWallet(path: string, passphrase: PassphraseSource, hrp
 export function devWalletFile(network: string, hrp: string): ClearWalletFile {
   return {
     version: WALLET_VERSION,
-    address: encodeAddress(createKeyPairFromSeed(DEV_SEED).address, hrp),
+    address: encodeAddress(getDevKeyPair().address, hrp),
     network,
     seed: toHex(DEV_SEED),
     note: 'devnet dev wallet: its seed is public on purpose. Never use it on mainnet.',

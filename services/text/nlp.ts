@@ -4,6 +4,7 @@
  * entities), compromise (people, places, organizations) and eld (language identification made
  * for short text, 60 languages, ISO 639-1; loaded at first use: ~1.4 s and ~100 MB).
  */
+import { createRequire } from 'node:module';
 import type { Document, WinkMethods } from 'wink-nlp';
 import type { HealthReport } from '../types.js';
 
@@ -11,13 +12,21 @@ import type { HealthReport } from '../types.js';
 // second of CPU and ~60 MB that a node selling none of the text services never needs.
 let wink: Promise<WinkMethods> | undefined;
 let winkLoaded: WinkMethods | undefined;
+/** Why the last load failed (cleared by a load that succeeds): the text services are down meanwhile. */
+let winkLoadError: unknown;
 let compromise: Promise<typeof import('compromise').default> | undefined;
 
 /** Loads wink-nlp with the English model (once); `winkNlp()` and `readDoc()` work after it. */
 export function loadWinkNlp(): Promise<WinkMethods> {
-  wink ??= Promise.all([import('wink-nlp'), import('wink-eng-lite-web-model')]).then(([w, m]) => (winkLoaded = w.default(m.default)));
-  // A failed load is tried again at the next use.
-  wink.catch(() => (wink = undefined));
+  wink ??= Promise.all([import('wink-nlp'), import('wink-eng-lite-web-model')]).then(([w, m]) => {
+    winkLoadError = undefined;
+    return (winkLoaded = w.default(m.default));
+  });
+  // A failed load is tried again at the next use; the services say they are down until then.
+  wink.catch((e: unknown) => {
+    wink = undefined;
+    winkLoadError = e;
+  });
   return wink;
 }
 
@@ -112,13 +121,23 @@ export async function refuseUnservedLanguage(text: string, served: readonly stri
   return `${what} serves ${served.map((c) => names.of(c) ?? c).join(', ')} text only; this text is ${lang.name} (${lang.code})`;
 }
 
-/** Health of the text services: active once the English model has loaded (loads it at the first probe). */
+/**
+ * Health of the text services: down once a load of the English model failed (until one succeeds),
+ * else active when wink-nlp and its model are installed. The probe does not load the model itself
+ * (~0.5 s of CPU and ~60 MB at every node start, for services a node may never sell); the first
+ * call does, and a call whose load fails is refunded.
+ */
 export async function textHealth(): Promise<'active' | HealthReport> {
+  const down = (e: unknown): HealthReport => ({ status: 'down', reason: { code: 'model_not_loaded', message: `the English language model did not load: ${e instanceof Error ? e.message : String(e)}` } });
+  if (winkLoadError !== undefined) return down(winkLoadError);
+  if (winkLoaded) return 'active';
   try {
-    await loadWinkNlp();
+    const require = createRequire(import.meta.url);
+    require.resolve('wink-nlp');
+    require.resolve('wink-eng-lite-web-model');
     return 'active';
   } catch (e) {
-    return { status: 'down', reason: { code: 'model_not_loaded', message: `the English language model did not load: ${e instanceof Error ? e.message : String(e)}` } };
+    return down(e);
   }
 }
 

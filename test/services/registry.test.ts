@@ -69,6 +69,12 @@ describe('validateInput', () => {
     expect(registry.validateInput(extra, 'abc')).toEqual({ ok: true, input: 'abc' });
   });
 
+  test('every catalog schema compiles (the catalog registry compiles them at first use, not at creation)', () => {
+    const catalog = createServiceRegistry();
+    expect(catalog.list()).toHaveLength(58);
+    for (const d of catalog.list()) expect(() => createServiceRegistry([d])).not.toThrow();
+  });
+
   test('a registry refuses an invalid schema at creation', () => {
     const broken: ServiceDefinition = { ...def('native-world-clock'), inputSchema: { type: 'string', maxLenght: 3 } };
     expect(() => createServiceRegistry([broken])).toThrow(/native-world-clock: invalid input schema/);
