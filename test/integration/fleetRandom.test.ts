@@ -2,8 +2,9 @@
  * The fleet under fire (issue 31's proof): a throwaway PostgreSQL, three real devnet node
  * processes on one genesis, connected over p2p, all selling under the dev payee with `--ledger`
  * on that one database; anvil as Base (an EIP-3009 stand-in at the USDC address) and the test
- * facilitator settling on it; a provider agent (registered on chain, polling every node's inbox)
- * selling an uppercase service. Agents pay and settle at random nodes (FLEET_SEED, printed; the
+ * facilitator settling on it; a provider agent (registered on chain) selling an uppercase
+ * service, whose every poll goes to ONE random node and whose every answer to another random node
+ * (the fleet's inbox is in PostgreSQL, x402/pgInbox.ts: a job waits at the node that sold the call). Agents pay and settle at random nodes (FLEET_SEED, printed; the
  * default is fixed so a failure replays with the same choices — timing still varies):
  *
  *   native rail   world-clock calls, replays and concurrent settles at several nodes, provider
@@ -228,17 +229,22 @@ async function envelopes(key: HybridKeyPair, n: number): Promise<EnvelopeOptions
 }
 
 // ---------------------------------------------------------------------------------------------
-// The provider agent: polls every node's inbox (one long poll per node, as one `agent serve` per
-// node would) and answers each job after a short pause: "fail…" fails, anything else uppercased.
+// The provider agent: two workers, each long-polling ONE random node at a time (the fleet's inbox
+// is shared: a job queued at any node is handed out by any), answering each job after a short
+// pause at a random node again: "fail…" fails, anything else uppercased.
 // ---------------------------------------------------------------------------------------------
 
 const providerKey = testKey('fleet-random-provider');
 const providerAddress = () => encodeAddress(providerKey.address, TESTNET_HRP);
 /** Jobs run per request string (every request the test sends is unique). */
 const jobsRun = new Map<string, number>();
-/** Provider jobs being worked on, per node (the chaos strikes while calls are in flight). */
-const jobsInFlight = new Map<string, number>();
-const inFlight = (name?: string) => (name ? (jobsInFlight.get(name) ?? 0) : [...jobsInFlight.values()].reduce((a, b) => a + b, 0));
+/** Provider jobs being worked on (the chaos strikes while calls are in flight). */
+let jobsInFlight = 0;
+const inFlight = () => jobsInFlight;
+/** Polls and answers per node (the report: the agent used every node, one at a time). */
+const providerPolls = new Map<string, number>();
+const providerAnswers = new Map<string, number>();
+const PROVIDER_WORKERS = 2;
 
 function startProvider(rng: Rng): () => Promise<void> {
   let stopped = false;
@@ -249,27 +255,42 @@ function startProvider(rng: Rng): () => Promise<void> {
     const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : text, signal: AbortSignal.any([controller.signal, AbortSignal.timeout(15_000)]) });
     return { status: res.status, json: (await res.json().catch(() => null)) as unknown };
   };
-  const loops = nodes.map(async (n) => {
+  /** Posts an answer at a random node; a node down or its database away: at another (a few times). */
+  const answerAnywhere = async (jobId: string, answer: unknown) => {
+    for (let attempt = 0; attempt < 6 && !stopped; attempt++) {
+      const n = rng.pick(nodes);
+      try {
+        const { status } = await signedFetch(urlOf(n), 'POST', `/api/x402/inbox/${jobId}`, answer);
+        providerAnswers.set(n.name, (providerAnswers.get(n.name) ?? 0) + 1);
+        if (status !== 503) return;
+      } catch {
+        // the node is down: another
+      }
+      await sleep(200);
+    }
+  };
+  const loops = Array.from({ length: PROVIDER_WORKERS }, async () => {
     while (!stopped) {
+      const n = rng.pick(nodes);
       try {
         const { status, json } = await signedFetch(urlOf(n), 'GET', `/api/x402/inbox?wait=5&service=${PROVIDER_SERVICE}`);
         if (status !== 200) {
           await sleep(300);
           continue;
         }
+        providerPolls.set(n.name, (providerPolls.get(n.name) ?? 0) + 1);
         const jobs = (json as { jobs?: { jobId: string; request: string | null }[] }).jobs ?? [];
         await Promise.all(
           jobs.map(async (job) => {
             const request = job.request ?? '';
             jobsRun.set(request, (jobsRun.get(request) ?? 0) + 1);
-            jobsInFlight.set(n.name, inFlight(n.name) + 1);
+            jobsInFlight++;
             try {
               // A provider takes a moment: the node's claim is open meanwhile (a kill or the database's restart then interrupts a call in flight).
               await sleep(200 + rng.int(500));
-              const answer = request.startsWith('fail') ? { error: { message: 'asked to fail' } } : { result: request.toUpperCase() };
-              await signedFetch(urlOf(n), 'POST', `/api/x402/inbox/${job.jobId}`, answer).catch(() => undefined);
+              await answerAnywhere(job.jobId, request.startsWith('fail') ? { error: { message: 'asked to fail' } } : { result: request.toUpperCase() });
             } finally {
-              jobsInFlight.set(n.name, inFlight(n.name) - 1);
+              jobsInFlight--;
             }
           }),
         );
@@ -565,9 +586,9 @@ async function chaos(rng: Rng): Promise<void> {
     }
     const killable = ['b', 'c'];
     const victim = holder && killable.includes(holder) && (k === 0 || rng.int(2) === 0) ? holder : rng.pick(killable);
-    // At a moment its provider call is in flight, if one comes within 2 s (its claim is then left to the fleet).
-    for (let i = 0; i < 8 && inFlight(victim) === 0; i++) await sleep(250);
-    kills.push({ name: victim, holder: victim === holder, inFlight: inFlight(victim), at: Date.now() });
+    // At a moment a provider call is in flight, if one comes within 2 s (a call sold by the victim then has its claim left to the fleet).
+    for (let i = 0; i < 8 && inFlight() === 0; i++) await sleep(250);
+    kills.push({ name: victim, holder: victim === holder, inFlight: inFlight(), at: Date.now() });
     await killNode(node(victim));
     await sleep(rng.int(1_200));
     await startFleetNode(node(victim), others(node(victim)));
@@ -580,7 +601,7 @@ describeFleet('a fleet of three nodes on one PostgreSQL ledger, under kills and 
     const t0 = Date.now();
     const rng = new Rng(SEED);
     stopProvider = startProvider(new Rng(rng.int(2 ** 31)));
-    // The provider service must be on sale at every node (its agent polled each one).
+    // The provider service must be on sale at every node (its agent polls one node at a time: the fleet shares its polls).
     for (const n of nodes) {
       await waitFor(`${PROVIDER_SERVICE} on sale at ${n.name}`, async () => {
         const res = await fetch(`${urlOf(n)}/api/x402/${PROVIDER_SERVICE}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'probe' }) });
@@ -721,6 +742,9 @@ describeFleet('a fleet of three nodes on one PostgreSQL ledger, under kills and 
         endsKept: lines.filter((l) => String(l.msg).startsWith('the ledger is unreachable: this end')).length,
         endsWrittenLater: lines.filter((l) => l.msg === 'payment ended once the ledger was back').length,
         orphanedClaimsEnded: lines.filter((l) => l.msg === 'a claim of a node gone from the fleet: ended').length,
+        // The provider agent's polls and answers per node: each went to one node, any of the three.
+        providerPolls: Object.fromEntries(providerPolls),
+        providerAnswers: Object.fromEntries(providerAnswers),
       };
       console.log(`fleetRandom report: ${JSON.stringify(report)}`);
 
