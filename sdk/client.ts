@@ -313,14 +313,18 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
         await sleep(Math.min(Math.max(0, deadline - now()), Math.max(100, retryAfter * 1000)));
         continue;
       }
-      if (isObject(a.json) && a.json.refunded === true) {
+      // Refunded on chain, or owed and not sent yet (`refund: "pending"`: the payee cannot cover it
+      // now, or in a fleet the signing node sends it): either way the service failed after the payment.
+      if (isObject(a.json) && a.json.paid === true && (a.json.refunded === true || a.json.refund === 'pending')) {
         await pending.delete(txId);
         const cause = errorBody(a.json);
         const refundTxId = typeof a.json.refundTxId === 'string' ? a.json.refundTxId : undefined;
+        const owed = a.json.refunded !== true;
+        const reason = typeof a.json.reason === 'string' ? a.json.reason : 'the refund is being prepared';
         throw new AgentClientError(
           AgentErrorCode.SERVICE_REFUNDED,
-          `${q.serviceId} failed after payment (${cause ? `${cause.code}: ${cause.message}` : 'no reason given'}); refunded in ${refundTxId ?? 'an unnamed tx'}`,
-          { ...ctx, status: a.status, ...(refundTxId ? { refundTxId } : {}), ...(cause ? { cause: { code: cause.code, message: cause.message } } : {}) },
+          `${q.serviceId} failed after payment (${cause ? `${cause.code}: ${cause.message}` : 'no reason given'}); ${owed ? `the refund is owed and not sent yet (${reason})` : `refunded in ${refundTxId ?? 'an unnamed tx'}`}`,
+          { ...ctx, status: a.status, ...(refundTxId ? { refundTxId } : {}), ...(owed ? { refundPending: true } : {}), ...(cause ? { cause: { code: cause.code, message: cause.message } } : {}) },
         );
       }
       const err = errorBody(a.json);

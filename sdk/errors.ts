@@ -30,7 +30,10 @@ export const AgentErrorCode = {
   PRICE_ABOVE_LIMIT: 'price_above_limit',
   /** The wallet's confirmed balance does not cover price plus fee; nothing was paid. */
   INSUFFICIENT_FUNDS: 'insufficient_funds',
-  /** The service failed after the payment; the node refunded it on-chain (`refundTxId`). */
+  /**
+   * The service failed after the payment; the node refunded it on-chain (`refundTxId`), or the
+   * refund is owed and not sent yet (`refundPending`: no `refundTxId`; the node sends it).
+   */
   SERVICE_REFUNDED: 'service_refunded',
   /** The payment was sent but no final answer came within the time budget; settle again with the same tx id. */
   SETTLE_TIMEOUT: 'settle_timeout',
@@ -48,6 +51,8 @@ export interface AgentErrorPayload {
   readonly txId?: string;
   /** The refund transaction (`service_refunded`). */
   readonly refundTxId?: string;
+  /** `service_refunded` with the refund owed but not sent yet (no `refundTxId`): the node sends it. */
+  readonly refundPending?: boolean;
   /** The service's failure behind a refund. */
   readonly cause?: { readonly code: string; readonly message: string };
   /** Quoted price and caller limit, base units (`price_above_limit`). */

@@ -38,6 +38,7 @@ type SettleMode =
   /** 202 forever. */
   | { kind: 'never' }
   | { kind: 'refund' }
+  | { kind: 'refundPending' }
   /** 409 settlement_in_progress for the first `n` settles, then ok. */
   | { kind: 'busy'; n: number }
   /** 503 node_syncing for the first `n` settles, then ok. */
@@ -91,7 +92,7 @@ function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   });
 }
 
-const KNOWN = new Set(['native-syncing', 'native-world-clock', 'native-fails', 'native-slow', 'native-busy', 'native-flaky', 'native-never', 'native-bad']);
+const KNOWN = new Set(['native-syncing', 'native-world-clock', 'native-fails', 'native-fails-owed', 'native-slow', 'native-busy', 'native-flaky', 'native-never', 'native-bad']);
 
 function nativeOption(f: Fake, serviceId: string, request: string | undefined): Record<string, unknown> {
   return {
@@ -145,6 +146,8 @@ function settleAnswer(f: Fake, serviceId: string, request: string | undefined, t
   const final =
     mode.kind === 'refund'
       ? { status: 502, body: { paid: true, refunded: true, refundTxId: 'ab'.repeat(32), error: { code: 'service_failed', message: 'upstream down' } } }
+      : mode.kind === 'refundPending'
+      ? { status: 502, body: { paid: true, refunded: false, refund: 'pending', reason: 'the fleet’s signing node sends it', refundTxId: null, error: { code: 'service_failed', message: 'upstream down' } } }
       : {
           status: 200,
           body: {
@@ -233,6 +236,7 @@ function reset(): void {
     chainId: CHAIN_ID,
     modes: new Map<string, SettleMode>([
       ['native-fails', { kind: 'refund' }],
+      ['native-fails-owed', { kind: 'refundPending' }],
       ['native-busy', { kind: 'busy', n: 2 }],
       ['native-flaky', { kind: 'drop', n: 1 }],
       ['native-never', { kind: 'never' }],
@@ -470,6 +474,13 @@ describe('call', () => {
     const e = await codeOf(client().c.call('native-fails', 'UTC'));
     expect(e.code).toBe(AgentErrorCode.SERVICE_REFUNDED);
     expect(e.payload).toMatchObject({ status: 502, txId: fake.txs[0].id, refundTxId: 'ab'.repeat(32), cause: { code: 'service_failed', message: 'upstream down' } });
+  });
+
+  test('502 with the refund owed and not sent yet (refund: "pending") → service_refunded with refundPending, no refundTxId, and the cause', async () => {
+    const e = await codeOf(client().c.call('native-fails-owed', 'UTC'));
+    expect(e.code).toBe(AgentErrorCode.SERVICE_REFUNDED);
+    expect(e.payload).toMatchObject({ status: 502, txId: fake.txs[0].id, refundPending: true, cause: { code: 'service_failed', message: 'upstream down' } });
+    expect(e.payload.refundTxId).toBeUndefined();
   });
 
   test('settlement_in_progress (409) and node_syncing (503) are waited out; a dropped connection is retried with the same tx id', async () => {
