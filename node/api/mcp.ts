@@ -250,7 +250,7 @@ function isUsdcPayment(payment: unknown): payment is Record<string, unknown> {
 const responseNetwork = (m: McpModules, rail: string | undefined) => (rail === 'usdc' ? 'base' : m.params.network);
 
 /** A paid call's outcome as a tool result (x402 MCP convention, see module comment). */
-function toolResult(m: McpModules, o: PaidCallOutcome): CallToolResult {
+export function toolResult(m: McpModules, o: PaidCallOutcome): CallToolResult {
   switch (o.kind) {
     case 'rejected':
       return errorResult(o.error.code, o.error.message, o.error);
@@ -270,7 +270,8 @@ function toolResult(m: McpModules, o: PaidCallOutcome): CallToolResult {
     case 'failed': {
       // The service (or the facilitator) failed after the payment was accepted: native refunded, USDC never settled.
       const b = o.body;
-      const refund = 'refunded' in b ? { refunded: true, refundTxId: b.refundTxId } : {};
+      // Refunded on chain (its tx), or owed and not sent yet (`refund: "pending"`), or neither (USDC: never settled).
+      const refund = !('refunded' in b) ? {} : b.refunded ? { refunded: true, refundTxId: b.refundTxId } : { refunded: false, refund: 'pending' as const };
       // USDC settlement being reconciled from Base: retry with the same payment after retryAfter s.
       const retry = 'retryAfter' in b && typeof b.retryAfter === 'number' ? { retryAfter: b.retryAfter } : {};
       return {
