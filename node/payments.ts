@@ -290,7 +290,9 @@ export async function createPayments(
   let sweep: NodeJS.Timeout | undefined;
   const signerLog = log.child({ module: 'fleet' });
   const beginSigning = async () => {
-    // Payouts first: a fleet's new signer re-sends the payouts its predecessor signed (their bytes are stored) before it signs anything that could take their nonces.
+    // Stored transactions first: a fleet's new signer (a restarted node too) re-sends the refunds and payouts its
+    // predecessor signed (their bytes are stored) before it signs anything that could take their nonces.
+    await refunds?.resume();
     await payouts?.start();
     await refunds?.start();
     await unhonored?.start();

@@ -93,6 +93,12 @@ export interface PaymentRecord {
   readonly error?: { code: string; message: string };
   /** Hex id of the refund transaction (refund_pending, refunded). */
   readonly refundTxId?: string;
+  /**
+   * Hex bytes of the signed refund transaction `refundTxId` names (refund_pending), written ahead
+   * of its submission: a restart or a fleet's next signer sends these very bytes again instead of
+   * signing a second refund. Dropped once it is mined (`refunded`).
+   */
+  readonly refundTx?: string;
   /** refund_pending without a refund tx: why the refund could not be sent yet (the payee's balance, …). */
   readonly refundStuck?: string;
   /**
@@ -142,6 +148,19 @@ export const TRANSITION_FROM = {
   refunded: ['refund_pending', 'refunded'],
 } as const satisfies Record<string, readonly PaymentStatus[]>;
 
+/**
+ * What `refundPending` records of the refund transaction: a signed one written ahead of its
+ * submission (its id and hex bytes), or none in flight and why (`stuck`: the payee's balance, a
+ * refusal by the mempool). Without it the record keeps what it has.
+ */
+export type RefundTxWrite = { readonly txId: string; readonly tx: string } | { readonly stuck: string };
+
+/** The fields of a record `refundPending` writes for `refund`. */
+export function refundTxPatch(refund: RefundTxWrite | undefined): Partial<PaymentRecord> {
+  if (!refund) return {};
+  return 'txId' in refund ? { refundTxId: refund.txId, refundTx: refund.tx, refundStuck: undefined } : { refundTxId: undefined, refundTx: undefined, refundStuck: refund.stuck };
+}
+
 /** Which implementation a ledger is. */
 export type LedgerKind = 'leveldb' | 'postgres';
 
@@ -171,8 +190,8 @@ export interface SettlementLedger {
   claimRefusal(rec: Omit<PaymentRecord, 'status' | 'claimedAt' | 'updatedAt' | 'refused' | 'error'>, error: { code: string; message: string }, now?: number): Promise<ClaimResult>;
   /** claimed → settled, storing the result and receipt (one write). */
   settle(id: string, result: unknown, receipt: Record<string, unknown>): Promise<PaymentRecord>;
-  /** claimed → refund_pending (or a new refund tx id for a pending refund; '' for none, with `stuck`: why it could not be sent). */
-  refundPending(id: string, error: { code: string; message: string }, refundTxId?: string, stuck?: string): Promise<PaymentRecord>;
+  /** claimed → refund_pending; `refund`: the refund tx written ahead of its submission, or none in flight and why (see RefundTxWrite). */
+  refundPending(id: string, error: { code: string; message: string }, refund?: RefundTxWrite): Promise<PaymentRecord>;
   /** claimed → failed (USDC rail: not charged, no result; the authorization stays used). */
   fail(id: string, error: { code: string; message: string }): Promise<PaymentRecord>;
   /** claimed → settle_pending (USDC): the result is kept until Base says whether the authorization was used. */
@@ -183,7 +202,7 @@ export interface SettlementLedger {
   settleReconciled(id: string, receipt: Record<string, unknown>): Promise<PaymentRecord>;
   /** settle_pending → expired_unsettled: never used before validBefore; the result is dropped, nothing charged. */
   expireUnsettled(id: string, error: { code: string; message: string }): Promise<PaymentRecord>;
-  /** refund_pending → refunded. */
+  /** refund_pending → refunded (the stored refund bytes are dropped). */
   refunded(id: string, refundTxId: string): Promise<PaymentRecord>;
   /** Every record, by id (a full scan: for start-up recovery and audits). */
   records(): AsyncGenerator<PaymentRecord>;
@@ -358,13 +377,9 @@ export class LevelLedger implements SettlementLedger {
     return rec;
   }
 
-  /**
-   * claimed → refund_pending (or a new refund tx id for a pending refund; '' for none, with
-   * `stuck`: why it could not be sent).
-   */
-  async refundPending(id: string, error: { code: string; message: string }, refundTxId?: string, stuck?: string): Promise<PaymentRecord> {
-    // '' forgets a refund tx id that never left (see RefundManager.send).
-    return this.update(id, TRANSITION_FROM.refundPending, 'refundPending', { status: 'refund_pending', error, ...(refundTxId ? { refundTxId, refundStuck: undefined } : refundTxId === '' ? { refundTxId: undefined, refundStuck: stuck } : {}) });
+  /** claimed → refund_pending; `refund`: the refund tx written ahead of its submission, or none in flight and why. */
+  async refundPending(id: string, error: { code: string; message: string }, refund?: RefundTxWrite): Promise<PaymentRecord> {
+    return this.update(id, TRANSITION_FROM.refundPending, 'refundPending', { status: 'refund_pending', error, ...refundTxPatch(refund) });
   }
 
   /** claimed → failed (USDC rail: not charged, no result; the authorization stays used). */
@@ -394,9 +409,9 @@ export class LevelLedger implements SettlementLedger {
     return this.update(id, TRANSITION_FROM.expireUnsettled, 'expireUnsettled', { status: 'expired_unsettled', result: undefined, error });
   }
 
-  /** refund_pending → refunded. */
+  /** refund_pending → refunded; the refund's bytes are no longer needed (a reorg reopening it takes them from the block). */
   async refunded(id: string, refundTxId: string): Promise<PaymentRecord> {
-    return this.update(id, TRANSITION_FROM.refunded, 'refunded', { status: 'refunded', refundTxId });
+    return this.update(id, TRANSITION_FROM.refunded, 'refunded', { status: 'refunded', refundTxId, refundTx: undefined });
   }
 
   /** Every record (a full scan: for start-up recovery and audits). */

@@ -1,10 +1,12 @@
 /**
  * Signing and submitting a transaction of the node's payee key (refunds, provider payouts): the
  * next nonce after what the mempool already holds, the key published by the first transaction,
- * and the minimum fee for the signed size.
+ * and the minimum fee for the signed size. And sending such a transaction again from its stored
+ * bytes (`resubmitPayeeTx`): refunds and payouts write the signed bytes ahead of the submission,
+ * and a restart or a fleet's next signer re-sends those very bytes while they can still be mined.
  */
-import { encodeTx, encodeUnsignedTx, signTx, txId as computeTxId, TX_VERSION, type UnsignedTx } from '../consensus/tx.js';
-import { toHex } from '../consensus/hash.js';
+import { decodeTx, encodeTx, encodeUnsignedTx, signTx, txId as computeTxId, TX_VERSION, type UnsignedTx } from '../consensus/tx.js';
+import { fromHex, toHex } from '../consensus/hash.js';
 import { TxErrorCode } from '../consensus/errors.js';
 import { ED25519_SIGNATURE_SIZE, MLDSA_SIGNATURE_SIZE, type HybridKeyPair } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
@@ -65,7 +67,60 @@ export function submitPayeeTx(
       }
     }
   };
-  const run = (queues.get(payee) ?? Promise.resolve()).then(submit);
+  return serialPerPayee(payee, submit);
+}
+
+/** Runs `fn` after the payee key's queued submissions (see `queues`). */
+function serialPerPayee<T>(payee: HybridKeyPair, fn: () => Promise<T>): Promise<T> {
+  const run = (queues.get(payee) ?? Promise.resolve()).then(fn);
   queues.set(payee, run.catch(() => undefined));
   return run;
+}
+
+/** A payee transaction stored when it was signed: its hex id and, written ahead of its submission, its hex bytes. */
+export interface StoredPayeeTx {
+  readonly txId?: string;
+  /** Absent for records written before the bytes were kept: such a tx can be waited for, not re-sent. */
+  readonly raw?: string;
+}
+
+/**
+ * Where a stored payee transaction is: `mined` (the chain has it), `pending` (in the mempool, or
+ * submitted again now: its nonce is unused, so only it may take that nonce — a refusal, e.g. the
+ * payee's balance, is logged through `onRefused` and waits for the next check), or `lost`: it can
+ * never be mined (its nonce was used by another transaction of the payee, or there is nothing to
+ * re-send), so a new one is to be signed.
+ */
+export type StoredPayeeTxState = 'mined' | 'pending' | 'lost';
+
+/**
+ * Finds a stored payee transaction and submits its very bytes again when they were lost (a
+ * restart, a new signer of a fleet, dropped from the mempool, a reorganization); see
+ * `StoredPayeeTxState`. Runs in the payee's submission queue, so no new transaction takes the
+ * nonce between the check and the re-submission.
+ *
+ * The payee's nonce is read before the transaction is looked up: a block mining it between the
+ * two reads then shows it mined, whereas in the other order it would be neither in the chain
+ * (read before the block) nor in the mempool (which the block emptied) with its nonce used, and
+ * it would be judged lost (a second transaction signed: for a USDC call's transfer, the provider
+ * paid twice).
+ */
+export function resubmitPayeeTx(
+  chain: Pick<PaymentChain, 'getAccount' | 'getTx'>,
+  mempool: PaymentMempool,
+  payee: HybridKeyPair,
+  stored: StoredPayeeTx,
+  onRefused?: (e: Error) => void,
+): Promise<StoredPayeeTxState> {
+  return serialPerPayee(payee, async (): Promise<StoredPayeeTxState> => {
+    if (!stored.txId) return 'lost';
+    const payeeNonce = stored.raw ? (await chain.getAccount(payee.address)).nonce : undefined;
+    if (await chain.getTx(stored.txId)) return 'mined';
+    if (mempool.has(stored.txId)) return 'pending';
+    if (!stored.raw) return 'lost';
+    const bytes = fromHex(stored.raw);
+    if (payeeNonce! > decodeTx(bytes).nonce) return 'lost';
+    await mempool.add(bytes).catch((e: Error) => onRefused?.(e));
+    return 'pending';
+  });
 }

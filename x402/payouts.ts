@@ -33,14 +33,14 @@ import { fromHex, toHex } from '../consensus/hash.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import { getPayout, payoutKey } from '../consensus/registryState.js';
-import { decodeTx, TxType } from '../consensus/tx.js';
+import { TxType } from '../consensus/tx.js';
 import { providerPayout } from '../consensus/txTypes/providerPayout.js';
 import { transfer } from '../consensus/txTypes/transfer.js';
 import { decodeInvokeRecord, invokeKey } from '../consensus/txTypes/agentInvoke.js';
 import { silentLogger, type Logger } from '../chain/types.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
 import { decorateCall, type PaidCallCore } from './paidCall.js';
-import { submitPayeeTx } from './payeeTx.js';
+import { resubmitPayeeTx, submitPayeeTx } from './payeeTx.js';
 import { TipFollower } from './tipFollower.js';
 import type { PaymentChain, PaymentMempool } from './ports.js';
 
@@ -286,23 +286,12 @@ export class PayoutManager {
 
   /**
    * One open payout: mined → paid (a native one: the chain names a payout of its invoke; cancelled
-   * once the invoke was refunded instead); lost with its nonce unused → the same bytes again.
-   * Returns true when a new transaction is to be signed: none yet, or its nonce was used by
-   * another tx (it can never be mined then).
-   *
-   * The payee's nonce is read before the transaction is looked up: a block mining it between the
-   * two reads then shows it mined, whereas in the other order it would be neither in the chain
-   * (read before the block) nor in the mempool (which the block emptied) with its nonce used, and
-   * a second one would be signed (for a USDC call's transfer: the provider paid twice).
+   * once the invoke was refunded instead); lost with its nonce unused → the same bytes again
+   * (`resubmitPayeeTx`, shared with refunds). Returns true when a new transaction is to be signed:
+   * none yet, or its nonce was used by another tx (it can never be mined then).
    */
   private async checkStored(entry: PayoutEntry): Promise<boolean> {
-    const payeeNonce = entry.raw ? (await this.chain.getAccount(this.payee.address)).nonce : undefined;
-    if (entry.rail === 'usdc') {
-      if (entry.txId && (await this.chain.getTx(entry.txId))) {
-        await this.markPaid(entry);
-        return false;
-      }
-    } else {
+    if (entry.rail !== 'usdc') {
       const invoke = fromHex(entry.invokeId);
       const view = await this.chain.getStateView([payoutKey(invoke), invokeKey(invoke)]);
       if (getPayout(view, invoke)) {
@@ -317,18 +306,12 @@ export class PayoutManager {
         this.log.warn({ invoke: entry.invokeId }, 'provider payout cancelled: the invoke was refunded');
         return false;
       }
-      if (entry.txId && (await this.chain.getTx(entry.txId))) return false;
     }
-    if (entry.txId && this.mempool.has(entry.txId)) return false;
-    if (entry.raw) {
-      const bytes = fromHex(entry.raw);
-      if (payeeNonce! <= decodeTx(bytes).nonce) {
-        // Its nonce is still free: only this transaction may take it (a new one could be mined beside it).
-        await this.mempool.add(bytes).catch((e: Error) => this.log.warn({ payment: entry.invokeId, payoutTxId: entry.txId, err: e.message }, 'provider payout not accepted yet'));
-        return false;
-      }
-      this.log.warn({ payment: entry.invokeId, lostTxId: entry.txId }, 'provider payout lost (its nonce was used by another tx): signing a new one');
-    }
+    const state = await resubmitPayeeTx(this.chain, this.mempool, this.payee, entry, (e) => this.log.warn({ payment: entry.invokeId, payoutTxId: entry.txId, err: e.message }, 'provider payout not accepted yet'));
+    // A native payout mined is marked paid by the chain's payout record (the next check reads it).
+    if (state === 'mined' && entry.rail === 'usdc') await this.markPaid(entry);
+    if (state !== 'lost') return false;
+    if (entry.raw) this.log.warn({ payment: entry.invokeId, lostTxId: entry.txId }, 'provider payout lost (its nonce was used by another tx): signing a new one');
     return true;
   }
 

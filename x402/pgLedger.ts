@@ -19,9 +19,11 @@
  *   inbox_signatures                                   x402/pgInbox.ts)
  *   payments      (id text COLLATE "C" primary key,    one row per payment; the columns the
  *                  rail, status, service_id,           queries need, the result and receipt as
- *                  request_hash, caller, amount,       `json` (kept byte for byte), every other
- *                  claimed_at, updated_at, refused,    field of the record in `doc` (jsonb)
- *                  claimed_by, result, receipt, doc)
+ *                  request_hash, caller, amount,       `json` (kept byte for byte), the signed
+ *                  claimed_at, updated_at, refused,    refund written ahead of its submission as
+ *                  claimed_by, result, receipt, doc,   `bytea` (migration 5, the record's
+ *                  refund_tx)                          `refundTx`), every other field of the
+ *                                                      record in `doc` (jsonb)
  *
  * Once-only rules are the database's: a claim is `INSERT … ON CONFLICT (id) DO NOTHING`, which
  * exactly one node wins; every transition is one `UPDATE … WHERE id = $1 AND status = ANY(<the
@@ -40,12 +42,14 @@ import pg from 'pg';
 import { NodeError } from '../consensus/errors.js';
 import {
   LedgerErrorCode,
+  refundTxPatch,
   TRANSITION_FROM,
   transitionConflict,
   type ClaimResult,
   type LedgerOptions,
   type PaymentRecord,
   type PaymentStatus,
+  type RefundTxWrite,
   type ServiceVolume,
   type SettlementLedger,
   type UsdcReconcileState,
@@ -161,6 +165,16 @@ export const MIGRATIONS: readonly { readonly version: number; readonly descripti
       CREATE INDEX inbox_signatures_ts ON inbox_signatures (ts);
     `,
   },
+  {
+    version: 5,
+    description: 'refund transactions written ahead',
+    // The signed refund's bytes (PaymentRecord.refundTx, x402/refunds.ts), written with its id
+    // before it is submitted: a new lease holder re-sends that very transaction instead of signing
+    // a second one. A column of its own: ~7 kB of binary, out of the jsonb `doc`; NULL once mined.
+    sql: `
+      ALTER TABLE payments ADD COLUMN refund_tx bytea;
+    `,
+  },
 ];
 
 /** Key of the advisory lock the migrations run under (any constant shared by every node). */
@@ -173,8 +187,8 @@ const PROBE_MS = 1000;
 const HEALTH_MS = 2000;
 const STATUSES: readonly PaymentStatus[] = ['claimed', 'settled', 'refund_pending', 'refunded', 'failed', 'settle_pending', 'expired_unsettled'];
 /** Record fields kept in their own column; the rest go to `doc`. */
-const COLUMN_FIELDS = new Set(['id', 'rail', 'status', 'serviceId', 'requestHash', 'caller', 'amount', 'claimedAt', 'updatedAt', 'refused', 'result', 'receipt']);
-const SELECT = `id, rail, status, service_id, request_hash, caller, amount::text AS amount, claimed_at::text AS claimed_at, updated_at::text AS updated_at, refused, result::text AS result, receipt::text AS receipt, doc::text AS doc`;
+const COLUMN_FIELDS = new Set(['id', 'rail', 'status', 'serviceId', 'requestHash', 'caller', 'amount', 'claimedAt', 'updatedAt', 'refused', 'result', 'receipt', 'refundTx']);
+const SELECT = `id, rail, status, service_id, request_hash, caller, amount::text AS amount, claimed_at::text AS claimed_at, updated_at::text AS updated_at, refused, result::text AS result, receipt::text AS receipt, encode(refund_tx, 'hex') AS refund_tx, doc::text AS doc`;
 
 interface Row {
   id: string;
@@ -189,6 +203,7 @@ interface Row {
   refused: boolean;
   result: string | null;
   receipt: string | null;
+  refund_tx: string | null;
   doc: string;
 }
 
@@ -206,6 +221,7 @@ function recordOf(r: Row): PaymentRecord {
     ...(r.refused ? { refused: true as const } : {}),
     ...(r.result !== null ? { result: JSON.parse(r.result) as unknown } : {}),
     ...(r.receipt !== null ? { receipt: JSON.parse(r.receipt) as Record<string, unknown> } : {}),
+    ...(r.refund_tx !== null ? { refundTx: r.refund_tx } : {}),
     ...(JSON.parse(r.doc) as Record<string, unknown>),
   } as PaymentRecord;
 }
@@ -388,6 +404,9 @@ export class PgLedger implements SettlementLedger {
       } else if (k === 'result' || k === 'receipt') {
         values.push(jsonOrNull(v));
         sets.push(`${k} = $${values.length}::json`);
+      } else if (k === 'refundTx') {
+        values.push(v ?? null);
+        sets.push(`refund_tx = decode($${values.length}::text, 'hex')`);
       } else if (COLUMN_FIELDS.has(k)) {
         throw new Error(`ledger field ${k} is not changed after the claim`);
       } else if (v === undefined) {
@@ -411,9 +430,8 @@ export class PgLedger implements SettlementLedger {
     return this.update(id, TRANSITION_FROM.settle, 'settle', { status: 'settled', result, receipt });
   }
 
-  refundPending(id: string, error: { code: string; message: string }, refundTxId?: string, stuck?: string): Promise<PaymentRecord> {
-    // '' forgets a refund tx id that never left (see RefundManager.send).
-    return this.update(id, TRANSITION_FROM.refundPending, 'refundPending', { status: 'refund_pending', error, ...(refundTxId ? { refundTxId, refundStuck: undefined } : refundTxId === '' ? { refundTxId: undefined, refundStuck: stuck } : {}) });
+  refundPending(id: string, error: { code: string; message: string }, refund?: RefundTxWrite): Promise<PaymentRecord> {
+    return this.update(id, TRANSITION_FROM.refundPending, 'refundPending', { status: 'refund_pending', error, ...refundTxPatch(refund) });
   }
 
   fail(id: string, error: { code: string; message: string }): Promise<PaymentRecord> {
@@ -437,7 +455,7 @@ export class PgLedger implements SettlementLedger {
   }
 
   refunded(id: string, refundTxId: string): Promise<PaymentRecord> {
-    return this.update(id, TRANSITION_FROM.refunded, 'refunded', { status: 'refunded', refundTxId });
+    return this.update(id, TRANSITION_FROM.refunded, 'refunded', { status: 'refunded', refundTxId, refundTx: undefined });
   }
 
   /** Every record by id, a page at a time (keyset pagination: no long transaction, no cursor held). */

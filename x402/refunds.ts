@@ -1,19 +1,24 @@
 /**
  * Refunds of the native rail. When a paid service fails, the node signs a `refund` with its
- * payee key, submits it to its mempool and records it (`refund_pending`); once the chain shows
- * the invoke refunded, the record becomes `refunded`. Pending refunds are resumed after a
- * restart, and a payment claimed but never finished (a crash mid-execution) is refunded then.
- * Consensus accepts one refund per invoke, so a refund re-sent after a crash or a reorg can
- * never pay twice.
+ * payee key, records it (`refund_pending`, the tx id and its signed bytes, before it leaves) and
+ * submits it to its mempool; once the chain shows the invoke refunded, the record becomes
+ * `refunded`. Pending refunds are resumed after a restart (a fleet: by the next holder of the
+ * signer lease), and a payment claimed but never finished (a crash mid-execution) is refunded then.
+ *
+ * A refund is signed once: a refund lost (a crash before it reached another node, dropped from
+ * the mempool, disconnected by a reorganization) goes again as the stored bytes, the same tx id,
+ * as provider payouts do (`resubmitPayeeTx`, x402/payeeTx.ts). A new refund is signed only when
+ * the stored one can never be mined: its nonce was taken by another transaction of the payee.
+ * Consensus accepts one refund per invoke anyway, so even then it can never pay twice.
  */
 import { bytesEqual, fromHex, toHex } from '../consensus/hash.js';
 import type { Block } from '../consensus/block.js';
 import { decodeInvokeRecord, invokeKey } from '../consensus/txTypes/agentInvoke.js';
 import { refund as refundType } from '../consensus/txTypes/refund.js';
-import { TxType } from '../consensus/tx.js';
+import { encodeTx, txId as computeTxId, TxType } from '../consensus/tx.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
-import { submitPayeeTx } from './payeeTx.js';
+import { resubmitPayeeTx, submitPayeeTx } from './payeeTx.js';
 import { TipFollower } from './tipFollower.js';
 import type { ChainParams } from '../consensus/params.js';
 import { silentLogger, type ChainEntry, type Logger } from '../chain/types.js';
@@ -41,11 +46,13 @@ export class RefundManager implements Refunder {
   private readonly requested = new Set<string>();
   private readonly log: Logger;
   private readonly follower: TipFollower;
-  /** A refund of ours leaving the best chain (reorganization): pending again until mined again. */
+  /** A refund of ours leaving the best chain (reorganization): pending again until mined again, with the block's bytes to re-send. */
   private readonly onDisconnect = (_entry: ChainEntry, block: Block) => {
     const ours = block.txs.filter((tx) => tx.type === TxType.refund && bytesEqual(tx.from, this.payee.address));
-    if (ours.length) void this.follower.serial(() => this.reopen(ours.map((tx) => toHex(refundType.decodePayload(tx.payload).invokeId))));
+    if (ours.length) void this.follower.serial(() => this.reopen(ours.map((tx) => ({ invokeId: toHex(refundType.decodePayload(tx.payload).invokeId), bytes: encodeTx(tx) }))));
   };
+  /** `resume()` ran since the last `start()`: the next start does not scan the ledger again. */
+  private resumed = false;
 
   constructor(
     private readonly chain: PaymentChain,
@@ -62,8 +69,13 @@ export class RefundManager implements Refunder {
 
   private readonly recoverClaims: boolean;
 
-  /** Resumes what a previous run left: claimed payments are refunded, pending refunds re-checked. */
-  async start(): Promise<void> {
+  /**
+   * Loads what a previous run (a fleet: the previous signer) left — claimed payments become
+   * pending refunds, pending refunds are re-checked — and submits the stored refund transactions
+   * again, signing nothing. `start()` does it when it was not called before; a fleet's new signer
+   * calls it before its payouts start, so no new payout takes a nonce a stored refund holds.
+   */
+  async resume(): Promise<void> {
     for await (const rec of this.ledger.records()) {
       if (rec.rail !== 'native') continue;
       if (rec.status === 'claimed' && this.recoverClaims) {
@@ -74,6 +86,14 @@ export class RefundManager implements Refunder {
         this.pending.set(rec.id, rec);
       }
     }
+    await this.follower.serial(() => this.check({ sign: false }));
+    this.resumed = true;
+  }
+
+  /** Resumes (unless `resume()` just did), then follows the tip: the first check signs what is owed and not sent. */
+  async start(): Promise<void> {
+    if (!this.resumed) await this.resume();
+    this.resumed = false;
     this.chain.on('disconnect', this.onDisconnect);
     await this.follower.start();
   }
@@ -94,18 +114,20 @@ export class RefundManager implements Refunder {
     this.requested.add(id);
     return this.follower
       .serial(async () => {
-        const rec = await this.send(await this.ledger.refundPending(id, error));
-        this.pending.set(id, rec);
-        return rec;
+        const rec = await this.ledger.refundPending(id, error);
+        // A refund already signed for it (a restart, a refusal refunded again) goes as stored.
+        const sent = rec.refundTxId && (await this.resubmit(rec)) !== 'lost' ? rec : await this.send(rec);
+        this.pending.set(id, sent);
+        return sent;
       })
       .finally(() => this.requested.delete(id));
   }
 
   /**
    * Signs and submits the refund of one invoke; returns the record, naming the refund tx when it
-   * entered the mempool. The tx id is written to the ledger before the tx leaves (write-ahead):
-   * a crash right after the submission still knows which refund is under way, so the restart
-   * waits for that one instead of sending a second one that consensus would refuse.
+   * entered the mempool. The tx id and bytes are written to the ledger before the tx leaves
+   * (write-ahead): a crash right after the signature still knows which refund is under way, so the
+   * restart (a fleet: the next signer) sends that very tx again instead of signing a second one.
    */
   private async send(rec: PaymentRecord): Promise<PaymentRecord> {
     const error = rec.error ?? { code: 'service_failed', message: 'refund' };
@@ -117,8 +139,8 @@ export class RefundManager implements Refunder {
     }
     let written = rec;
     try {
-      const id = await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.refund, refundType.encodePayload({ invokeId, to, amount: BigInt(rec.amount) }), async (txId) => {
-        written = await this.ledger.refundPending(rec.id, error, txId);
+      const id = await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.refund, refundType.encodePayload({ invokeId, to, amount: BigInt(rec.amount) }), async (txId, bytes) => {
+        written = await this.ledger.refundPending(rec.id, error, { txId, tx: toHex(bytes) });
       });
       this.log.info({ invoke: rec.id, refundTxId: id, amount: rec.amount }, 'refund submitted');
       return written;
@@ -126,8 +148,8 @@ export class RefundManager implements Refunder {
       const code = (e as { code?: string }).code;
       const stuck = code === 'tx_insufficient_funds' ? `the payee cannot cover the refund and its fee yet (${(e as Error).message})` : `the refund could not be submitted yet (${code ?? (e as Error).message})`;
       this.log.warn({ invoke: rec.id, amount: rec.amount, err: (e as Error).message }, 'refund could not be submitted yet');
-      // Not in any mempool: name no refund (the next check sends a new one).
-      return this.ledger.refundPending(rec.id, error, '', stuck);
+      // Refused by the mempool, so in none: name no refund (the next check signs a new one).
+      return this.ledger.refundPending(rec.id, error, { stuck });
     }
   }
 
@@ -146,18 +168,31 @@ export class RefundManager implements Refunder {
     return { count, amountBase };
   }
 
-  /** Refunded records whose refund left the best chain become pending again (`check` re-sends when needed). */
-  private async reopen(invokeIds: string[]): Promise<void> {
-    for (const id of invokeIds) {
+  /** Refunded records whose refund left the best chain become pending again, naming the disconnected tx and its bytes (`check` re-sends them when needed). */
+  private async reopen(refunds: { invokeId: string; bytes: Uint8Array }[]): Promise<void> {
+    for (const { invokeId: id, bytes } of refunds) {
       const rec = await this.ledger.get(id);
       if (rec?.status !== 'refunded') continue;
-      this.log.warn({ invoke: id, refundTxId: rec.refundTxId }, 'refund disconnected by a reorganization: pending again');
-      this.pending.set(id, await this.ledger.refundPending(id, rec.error ?? { code: 'service_failed', message: 'refund' }, rec.refundTxId));
+      const txId = toHex(computeTxId(bytes));
+      this.log.warn({ invoke: id, refundTxId: txId }, 'refund disconnected by a reorganization: pending again');
+      this.pending.set(id, await this.ledger.refundPending(id, rec.error ?? { code: 'service_failed', message: 'refund' }, { txId, tx: toHex(bytes) }));
     }
   }
 
-  /** Marks mined refunds, re-sends lost ones. */
-  private async check(): Promise<void> {
+  /** The stored refund of `rec` (see `resubmitPayeeTx`): found, sent again as the same bytes, or lost. */
+  private resubmit(rec: PaymentRecord) {
+    return resubmitPayeeTx(this.chain, this.mempool, this.payee, { txId: rec.refundTxId, raw: rec.refundTx }, (e) =>
+      this.log.warn({ invoke: rec.id, refundTxId: rec.refundTxId, err: e.message }, 'stored refund not accepted yet'),
+    );
+  }
+
+  /**
+   * Marks mined refunds; re-sends the stored transactions of lost ones, then (unless `sign` is
+   * false) signs the refunds that have none that can still be mined. Stored transactions go back
+   * first: a new one signed before them could take the nonce they hold.
+   */
+  private async check({ sign = true }: { sign?: boolean } = {}): Promise<void> {
+    const resign: string[] = [];
     for (const [id, rec] of [...this.pending]) {
       const view = await this.chain.getStateView([invokeKey(fromHex(id))]);
       const raw = view.get(invokeKey(fromHex(id)));
@@ -167,10 +202,15 @@ export class RefundManager implements Refunder {
         this.log.info({ invoke: id, refundTxId: done.refundTxId }, 'refund mined');
         continue;
       }
-      if (rec.refundTxId && this.mempool.has(rec.refundTxId)) continue;
-      if (rec.refundTxId && (await this.chain.getTx(rec.refundTxId))) continue;
-      // Never submitted, dropped from the mempool, or disconnected by a reorg: send again.
-      this.pending.set(id, await this.send(rec));
+      if ((await this.resubmit(rec)) !== 'lost') continue;
+      if (rec.refundTx) this.log.warn({ invoke: id, lostTxId: rec.refundTxId }, 'refund lost (its nonce was used by another tx): signing a new one');
+      resign.push(id);
+    }
+    if (!sign) return;
+    // Never sent (owed by another node of the fleet, refused by the mempool), or lost for good: sign one.
+    for (const id of resign) {
+      const rec = this.pending.get(id);
+      if (rec) this.pending.set(id, await this.send(rec));
     }
   }
 

@@ -143,20 +143,33 @@ describe.each(backends)('settlement ledger (%s)', (_name, location) => {
     });
   });
 
-  test('native refund path: claimed → refund_pending (stuck, then a refund tx) → refunded; a reorg reopens it', async () => {
+  test('native refund path: claimed → refund_pending (stuck, then a refund tx written ahead with its bytes) → refunded; a reorg reopens it', async () => {
     await withLedger(async (l) => {
       await l.claim(rec('f1'), 1000);
-      const stuck = await l.refundPending('f1', failure, '', 'the payee cannot cover it yet');
+      const stuck = await l.refundPending('f1', failure, { stuck: 'the payee cannot cover it yet' });
       expect(stuck).toMatchObject({ status: 'refund_pending', error: failure, refundStuck: 'the payee cannot cover it yet' });
       expect(stuck.refundTxId).toBeUndefined();
-      const sent = await l.refundPending('f1', failure, 'ee'.repeat(32));
-      expect(sent.refundTxId).toBe('ee'.repeat(32));
+      // The signed refund's id and bytes, written before it is submitted (a signer that takes over sends these bytes again).
+      const bytes = '0a1b'.repeat(2000);
+      const sent = await l.refundPending('f1', failure, { txId: 'ee'.repeat(32), tx: bytes });
+      expect(sent).toMatchObject({ refundTxId: 'ee'.repeat(32), refundTx: bytes });
       expect(sent.refundStuck).toBeUndefined();
+      expect(await l.get('f1')).toEqual(sent);
       const same = await l.refundPending('f1', failure);
-      expect(same.refundTxId).toBe('ee'.repeat(32));
-      expect((await l.refunded('f1', 'ee'.repeat(32))).status).toBe('refunded');
-      const reopened = await l.refundPending('f1', failure, 'ee'.repeat(32));
-      expect(reopened.status).toBe('refund_pending');
+      expect(same).toMatchObject({ refundTxId: 'ee'.repeat(32), refundTx: bytes });
+      // A new refund replaces both; a refusal by the mempool forgets both.
+      expect(await l.refundPending('f1', failure, { txId: 'dd'.repeat(32), tx: 'cafe' })).toMatchObject({ refundTxId: 'dd'.repeat(32), refundTx: 'cafe' });
+      const refused = await l.refundPending('f1', failure, { stuck: 'refused' });
+      expect(refused.refundTxId).toBeUndefined();
+      expect(refused.refundTx).toBeUndefined();
+      await l.refundPending('f1', failure, { txId: 'ee'.repeat(32), tx: bytes });
+      // Mined: the bytes are no longer kept.
+      const done = await l.refunded('f1', 'ee'.repeat(32));
+      expect(done).toMatchObject({ status: 'refunded', refundTxId: 'ee'.repeat(32) });
+      expect(done.refundTx).toBeUndefined();
+      expect(await l.get('f1')).toEqual(done);
+      const reopened = await l.refundPending('f1', failure, { txId: 'ee'.repeat(32), tx: bytes });
+      expect(reopened).toMatchObject({ status: 'refund_pending', refundTx: bytes });
       expect(await l.get('f1')).toEqual(reopened);
     });
   });
