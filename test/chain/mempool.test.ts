@@ -110,7 +110,10 @@ describe('mempool', () => {
     const check = verifier.verifyBatch.bind(verifier);
     verifier.verifyBatch = (jobs) => ((started += jobs.length), new Promise<void>((r) => held.push(r)).then(() => check(jobs)));
     const adds = [pool.add(encodeTx(pay(alice, 0n))), pool.add(encodeTx(pay(alice, 1n))), pool.add(encodeTx(pay(bob, 0n)))];
-    for (let i = 0; i < 50 && started < 2; i++) await new Promise((r) => setImmediate(r));
+    // Each add reads the sender's confirmed account (LevelDB, off the event loop) before its check
+    // starts: wait for the second start by time, not by a count of event-loop turns (a loaded
+    // machine took more than 50). Held checks never finish, so a pool checking one at a time stays at 1.
+    for (const deadline = Date.now() + 10_000; started < 2 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
     // alice 0 and bob 0 carry their keys: both checks are under way (one batch) before either is admitted.
     expect(started).toBe(2);
     // alice 1 has no key of its own yet: it is checked at its turn, after alice 0 (arrival order), and accepted.
