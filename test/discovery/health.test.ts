@@ -160,7 +160,7 @@ describe('health prober', () => {
     await sleep(10);
     const t0 = Date.now();
     await prober.stop();
-    expect(Date.now() - t0).toBeLessThan(1_000); // the hanging check (10 s timeout) is cut at once
+    expect(Date.now() - t0).toBeLessThan(5_000); // the hanging check (10 s timeout) is cut, not waited out (typically ~1 ms)
     expect(abortedOnStop).toBe(true);
     const after = calls;
     await sleep(80);

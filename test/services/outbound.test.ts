@@ -229,7 +229,8 @@ describe('responses', () => {
   test('the total timeout ends a response that never finishes', async () => {
     const t0 = Date.now();
     expect(await codeOf(client.fetchPublic({ url: `${f.url}/slow`, timeoutMs: 300 }))).toEqual({ code: 'timeout', callerFault: false });
-    expect(Date.now() - t0).toBeLessThan(2500);
+    // The response never finishes: without the timeout this would hang until jest's own (60 s).
+    expect(Date.now() - t0).toBeLessThan(10_000);
   });
 
   test('a caller signal aborts', async () => {
