@@ -463,15 +463,21 @@ export class PgInbox implements Inbox {
         this.settle(id, undefined, timeout);
         return;
       }
-      await this.conclude([id]);
+      await this.conclude([id], true);
     } catch {
       // The database cannot say: the run fails (refunded); the open row is expired by the sweep or this node's restart.
     }
     this.settle(id, undefined, timeout);
   }
 
-  /** Ends the waits of `ids` whose rows ended (done: the result; failed or expired: the stored error). */
-  private async conclude(ids: readonly string[]): Promise<void> {
+  /**
+   * Ends the waits of `ids` whose rows ended (done: the result; failed or expired: the stored
+   * error). A wait whose timeout is being decided is left to `decide` (`deciding`: its own call):
+   * the notification of its own expiry can arrive before its UPDATE's answer, and the caller must
+   * not hear of the timeout before the agent is marked offline.
+   */
+  private async conclude(ids: readonly string[], deciding = false): Promise<void> {
+    ids = ids.filter((id) => deciding || !this.waiters.get(id)?.deciding);
     if (!ids.length) return;
     const { rows } = await this.q<{ id: string; status: InboxJob['status']; result: string | null; error: string | null }>(
       `SELECT id, status, result::text AS result, error::text AS error FROM inbox_jobs WHERE id = ANY($1::text[]) AND NOT (${OPEN})`,

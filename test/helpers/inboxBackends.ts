@@ -39,6 +39,22 @@ export interface InboxBackend {
 
 let databases = 0;
 
+/** Stores still open (closed by `closeOpenInboxes`): a test that fails midway must not leave a ledger polling a stopped server into the next test file of its worker. */
+const openStores = new Set<() => Promise<void>>();
+
+/** Closes what a failed test left open (call it in afterEach or afterAll, before the server stops). */
+export async function closeOpenInboxes(): Promise<void> {
+  for (const close of [...openStores]) await close().catch(() => undefined);
+  openStores.clear();
+}
+
+/** Registers `o`'s store until it is stopped or crashed. */
+function tracked(o: OpenInbox, close: () => Promise<void>): OpenInbox {
+  openStores.add(close);
+  const done = <T>(p: Promise<T>) => p.finally(() => openStores.delete(close));
+  return { inbox: o.inbox, stop: () => done(o.stop()), crash: () => done(o.crash()) };
+}
+
 /** The LevelDB and the PostgreSQL backends (the latter on `postgres`'s server, a database per place). */
 export function inboxBackends(postgres: UsedPostgres): readonly [string, InboxBackend][] {
   const level: InboxBackend = {
@@ -49,7 +65,7 @@ export function inboxBackends(postgres: UsedPostgres): readonly [string, InboxBa
       await db.open();
       const inbox = new ProviderInbox(db, d.verifier, d.keys, d.hrp, d.opts);
       await inbox.start();
-      return {
+      const o: OpenInbox = {
         inbox,
         async stop() {
           await inbox.stop();
@@ -57,6 +73,7 @@ export function inboxBackends(postgres: UsedPostgres): readonly [string, InboxBa
         },
         crash: () => db.close(),
       };
+      return tracked(o, () => db.close());
     },
   };
   const postgresBackend: InboxBackend = {
@@ -66,17 +83,19 @@ export function inboxBackends(postgres: UsedPostgres): readonly [string, InboxBa
       const ledger = await PgLedger.open(url, { nodeId: 'n-test' });
       const inbox = new PgInbox({ query: (t, v) => ledger.query(t, v), url, nodeId: 'n-test', verifier: d.verifier, keys: d.keys, hrp: d.hrp }, d.opts);
       await inbox.start();
-      return {
+      const crash = async () => {
+        await inbox.close();
+        await ledger.close();
+      };
+      const o: OpenInbox = {
         inbox,
         async stop() {
           await inbox.stop();
           await ledger.close();
         },
-        async crash() {
-          await inbox.close();
-          await ledger.close();
-        },
+        crash,
       };
+      return tracked(o, crash);
     },
   };
   return [

@@ -23,7 +23,7 @@ import { INBOX_HTTP_STATUS, type Inbox } from '../../x402/inbox.js';
 import { signInboxRequest } from '../../x402/inboxAuth.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { testKey } from '../helpers/keys.js';
-import { inboxBackends, type InboxBackend, type OpenInbox } from '../helpers/inboxBackends.js';
+import { closeOpenInboxes, inboxBackends, type InboxBackend, type OpenInbox } from '../helpers/inboxBackends.js';
 import { usePostgres } from '../helpers/postgres.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 
@@ -67,7 +67,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const o of opened) await o.stop();
+  for (const o of opened) await o.stop().catch(() => undefined);
+  await closeOpenInboxes();
   for (const srv of servers) await new Promise((r) => srv.close(r));
   await db.close();
   await cleanupTmp();

@@ -6,9 +6,9 @@
  * silent long before the stop, or one that never polled, is not; the grace ends with its window,
  * and a job of the agent that expires ends it at once.
  */
-import { afterAll, describe, expect, test } from '@jest/globals';
+import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
 import { POLL_PERSIST_MS } from '../../x402/inbox.js';
-import { inboxBackends, type InboxBackend } from '../helpers/inboxBackends.js';
+import { closeOpenInboxes, inboxBackends, type InboxBackend } from '../helpers/inboxBackends.js';
 import { usePostgres } from '../helpers/postgres.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp } from '../helpers/tmp.js';
@@ -22,6 +22,8 @@ const postgres = usePostgres();
 afterAll(cleanupTmp);
 
 describe.each(inboxBackends(postgres))('start-up grace (%s)', (_name, backend: InboxBackend) => {
+  // A test that fails midway leaves its inbox open: close it before the server stops.
+  afterEach(closeOpenInboxes);
   /** Opens the inbox at `place` as a node start does. */
   const open = (place: string, clock: { t: number }) =>
     backend.open(place, { verifier: new CountingVerifier(), keys: { publicKeyOf: async () => undefined, isAgent: () => true }, hrp: 'tnative', opts: { onlineWindowMs: WINDOW, now: () => clock.t } });
