@@ -46,10 +46,14 @@ const stopAll = () => {
     }
   }
 };
-process.on('SIGINT', () => {
-  stopAll();
-  process.exit(130);
-});
+// Stopped by a signal (Ctrl-C, kill, a CI timeout): the hog and the suite go too. A SIGTERM used to
+// leave the hog running, a core busy for whatever ran next.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+  process.on(signal, () => {
+    stopAll();
+    process.exit(code);
+  });
+}
 process.on('exit', stopAll);
 
 /** Runs `npm test` (or jest alone) once; resolves with its exit code, wall time and jest's JSON report (undefined when jest did not get to write one, e.g. the type check failed). */
