@@ -10,7 +10,7 @@ import type { SignatureVerifier } from '../../chain/types.js';
 import { ProviderInbox, type Inbox, type InboxKeys, type InboxOptions } from '../../x402/inbox.js';
 import { PgInbox, type PgInboxOptions } from '../../x402/pgInbox.js';
 import { PgLedger } from '../../x402/pgLedger.js';
-import type { UsedPostgres } from './postgres.js';
+import type { UsedPostgres } from './usePostgres.js';
 import { tmpDir } from './tmp.js';
 
 /** An opened inbox (started) and how it ends. */

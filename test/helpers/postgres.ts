@@ -14,7 +14,6 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } fr
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from '@jest/globals';
 import pg from 'pg';
 
 /** A running test PostgreSQL. */
@@ -142,32 +141,6 @@ export async function startPostgres(): Promise<TestPostgres> {
     async stop() {
       await halt();
       rmSync(root, { recursive: true, force: true });
-    },
-  };
-}
-
-/** The server of `usePostgres`, started by its beforeAll. */
-export interface UsedPostgres {
-  /** The running server (throws before the suite's beforeAll ran). */
-  readonly server: TestPostgres;
-}
-
-/**
- * One throwaway PostgreSQL for the calling test file: started in a `beforeAll` (allowed
- * `startTimeoutMs`), stopped and deleted in an `afterAll`. Call it at the top level of the file.
- */
-export function usePostgres(startTimeoutMs = 60_000): UsedPostgres {
-  let server: TestPostgres | undefined;
-  beforeAll(async () => {
-    server = await startPostgres();
-  }, startTimeoutMs);
-  afterAll(async () => {
-    await server?.stop();
-  });
-  return {
-    get server() {
-      if (!server) throw new Error('usePostgres: the server is not started (call usePostgres at the top level of the test file)');
-      return server;
     },
   };
 }

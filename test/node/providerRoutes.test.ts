@@ -24,7 +24,7 @@ import { signInboxRequest } from '../../x402/inboxAuth.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { testKey } from '../helpers/keys.js';
 import { closeOpenInboxes, inboxBackends, type InboxBackend, type OpenInbox } from '../helpers/inboxBackends.js';
-import { usePostgres } from '../helpers/postgres.js';
+import { usePostgres } from '../helpers/usePostgres.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 
 const params = createDevnetChainParams();

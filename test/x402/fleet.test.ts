@@ -14,7 +14,7 @@ import { FleetHeartbeat, fleetNodeId, type FleetSelf } from '../../x402/fleet.js
 import { MIGRATIONS, PgLedger } from '../../x402/pgLedger.js';
 import { SIGNER_LEASE_KEY, SignerLease } from '../../x402/signerLease.js';
 import { readFleetStatus } from '../../cli/fleetCommand.js';
-import { usePostgres } from '../helpers/postgres.js';
+import { usePostgres } from '../helpers/usePostgres.js';
 
 const postgres = usePostgres();
 

@@ -9,7 +9,7 @@
 import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
 import { POLL_PERSIST_MS } from '../../x402/inbox.js';
 import { closeOpenInboxes, inboxBackends, type InboxBackend } from '../helpers/inboxBackends.js';
-import { usePostgres } from '../helpers/postgres.js';
+import { usePostgres } from '../helpers/usePostgres.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp } from '../helpers/tmp.js';
 

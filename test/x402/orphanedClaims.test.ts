@@ -8,7 +8,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { writeHeartbeat, markStopped, type FleetQuery, type FleetSelf } from '../../x402/fleet.js';
 import { PgLedger } from '../../x402/pgLedger.js';
-import { usePostgres } from '../helpers/postgres.js';
+import { usePostgres } from '../helpers/usePostgres.js';
 
 const postgres = usePostgres();
 

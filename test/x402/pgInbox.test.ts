@@ -19,7 +19,7 @@ import { signInboxRequest } from '../../x402/inboxAuth.js';
 import { PgInbox, type PgInboxOptions } from '../../x402/pgInbox.js';
 import { PgLedger } from '../../x402/pgLedger.js';
 import { testKey } from '../helpers/keys.js';
-import { usePostgres } from '../helpers/postgres.js';
+import { usePostgres } from '../helpers/usePostgres.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 
 const postgres = usePostgres();

@@ -7,7 +7,7 @@ import { describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SignerLease } from '../../x402/signerLease.js';
-import { usePostgres } from '../helpers/postgres.js';
+import { usePostgres } from '../helpers/usePostgres.js';
 
 const postgres = usePostgres(120_000);
 
