@@ -194,7 +194,6 @@ export class PgInbox implements Inbox {
   private refreshTimer: NodeJS.Timeout | undefined;
   private fallbackTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
-  private prunedAt = 0;
   private stopping = false;
 
   constructor(
@@ -569,10 +568,6 @@ export class PgInbox implements Inbox {
           for (const r of stats.rows) next.set(r.service_id, { calls: Number(r.calls), failures: Number(r.failures), latencies: JSON.parse(r.latencies) as number[] });
           if (JSON.stringify([...next]) !== JSON.stringify([...this.stats])) this.version++;
           this.stats = next;
-        }
-        if (Date.now() - this.prunedAt > 60_000) {
-          this.prunedAt = Date.now();
-          await this.q(`DELETE FROM inbox_signatures WHERE ts < $1`, [this.now() - 2 * INBOX_CLOCK_SKEW_MS]);
         }
       } finally {
         this.refreshing = undefined;
