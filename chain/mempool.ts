@@ -576,7 +576,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
     }
   }
 
-    private applyEntry(state: StateOverlay, e: Entry, height: number): void {
+  private applyEntry(state: StateOverlay, e: Entry, height: number): void {
     applyTx(state, e.tx, fromHex(e.id), height, this.params);
   }
 
