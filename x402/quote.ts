@@ -7,6 +7,7 @@
 import { formatAmount } from '../consensus/amount.js';
 import type { ServiceDefinition } from '../services/types.js';
 import { nativeNumber, usdcAtomicOf } from './pricing.js';
+import { USDC_COMMITMENT_SCHEME } from './usdcCommitment.js';
 import { BROADCAST_PATH, COMMITMENT_SCHEME, type NativeRequirementExtra, type PaymentRequirements, type UsdcRequirementExtra, type QuoteBody } from './wire.js';
 
 /** Base's USDC contract and its EIP-712 domain name/version. */
@@ -63,7 +64,11 @@ export function nativeRequirements(def: ServiceDefinition, q: QuoteContext): Pay
   };
 }
 
-/** The USDC rail's option for a service (x402 v1 `exact` on `base`). */
+/**
+ * The USDC rail's option for a service (x402 v1 `exact` on `base`). `extra` names the seller and
+ * the commitment scheme a bound authorization's nonce follows (x402/usdcCommitment.ts); official
+ * x402 clients ignore both and pay with a random nonce.
+ */
 export function usdcRequirements(def: ServiceDefinition, q: QuoteContext & { usdc: { payTo: string } }): PaymentRequirements {
   return {
     scheme: 'exact',
@@ -75,7 +80,7 @@ export function usdcRequirements(def: ServiceDefinition, q: QuoteContext & { usd
     payTo: q.usdc.payTo,
     maxTimeoutSeconds: USDC_QUOTE_TIMEOUT_SECONDS,
     asset: BASE_USDC.asset,
-    extra: { name: BASE_USDC.name, version: BASE_USDC.version } satisfies UsdcRequirementExtra,
+    extra: { name: BASE_USDC.name, version: BASE_USDC.version, sellerId: q.sellerId, commitment: USDC_COMMITMENT_SCHEME } satisfies UsdcRequirementExtra,
   };
 }
 

@@ -99,10 +99,14 @@ export interface NativeRequirementExtra {
   readonly confirmations: number;
 }
 
-/** `extra` of the USDC option: the EIP-712 domain name and version of the token. */
+/** `extra` of the USDC option: the EIP-712 domain name and version of the token, and the seller a bound authorization commits to. */
 export interface UsdcRequirementExtra {
   readonly name: string;
   readonly version: string;
+  /** The seller (settlement ledger) that honours payments made for this quote: 16 hex characters. */
+  readonly sellerId: string;
+  /** How a bound authorization's EIP-3009 nonce is made (x402/usdcCommitment.ts); optional for the payer. */
+  readonly commitment: string;
 }
 
 /** One x402 payment option (x402 v1 PaymentRequirements, plus our native scheme). */
