@@ -194,19 +194,53 @@ export interface Job {
   deadline: number;
 }
 
-/** Sends one signed inbox request; resolves with status and JSON body. */
-async function signedFetch(base: string, key: HybridKeyPair, address: string, method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<{ status: number; json: unknown }> {
+/** Where `agent serve` signs for: the node's base URL and the id its signatures name (learnt from the node). */
+export interface InboxSession {
+  readonly base: string;
+  readonly key: HybridKeyPair;
+  readonly address: string;
+  /** The node's (fleet's) id, from the X-Native-Node header of its inbox answers; undefined until known. */
+  nodeId?: string;
+}
+
+/** The node id an answer of the inbox names (X-Native-Node), when it is one. */
+function nodeIdOf(res: Response): string | undefined {
+  const id = res.headers.get('x-native-node') ?? '';
+  return /^[0-9a-f]{16}$/.test(id) ? id : undefined;
+}
+
+/**
+ * Sends one signed inbox request; resolves with status and JSON body. The node id is asked once
+ * (an unsigned request answers with it) and asked again when the node says the signature names
+ * another node (the URL now reaches another node or fleet), then the request is signed afresh.
+ */
+export async function signedFetch(s: InboxSession, method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<{ status: number; json: unknown }> {
   const text = body === undefined ? '' : JSON.stringify(body);
-  const headers = { ...signInboxRequest(key, address, method, path, new TextEncoder().encode(text)), ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
-  const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : text, signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs) });
-  const raw = await res.text();
+  const send = (headers: Record<string, string>) =>
+    fetch(`${s.base}${path}`, { method, headers, body: body === undefined ? undefined : text, signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs) });
+  if (s.nodeId === undefined) {
+    const probe = await fetch(`${s.base}/api/x402/inbox`, { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs) });
+    await probe.arrayBuffer();
+    s.nodeId = nodeIdOf(probe);
+    if (s.nodeId === undefined) return { status: probe.status, json: { error: { code: 'inbox_node_unknown', message: `${s.base} names no node id (X-Native-Node): is it a native-node?` } } };
+  }
+  let res: Response | undefined;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const headers = { ...signInboxRequest(s.key, { address: s.address, nodeId: s.nodeId!, method, path, body: new TextEncoder().encode(text) }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+    res = await send(headers);
+    const named = nodeIdOf(res);
+    if (res.status !== 401 || named === undefined || named === s.nodeId) break;
+    await res.arrayBuffer();
+    s.nodeId = named;
+  }
+  const raw = await res!.text();
   let json: unknown = null;
   try {
     json = raw ? JSON.parse(raw) : null;
   } catch {
     json = raw;
   }
-  return { status: res.status, json };
+  return { status: res!.status, json };
 }
 
 /** Runs a job with `--exec` (exported for tests): the request on stdin, stdout the result (JSON when it parses, else text), exit ≠ 0 a failure. */
@@ -278,6 +312,7 @@ async function serve(ctx: AgentCliContext): Promise<number> {
   if (forward !== undefined && !/^https?:\/\//.test(forward)) throw usage('--forward takes an http(s) URL');
   const w = await ctx.wallet();
   const base = ctx.client.baseUrl;
+  const session: InboxSession = { base, key: w.keyPair, address: w.address };
   const log = (msg: string, data: Record<string, unknown> = {}) => process.stderr.write(`${ctx.out.json ? JSON.stringify({ msg, ...data }) : `${msg}${Object.keys(data).length ? ` ${JSON.stringify(data)}` : ''}`}\n`);
   log(`serving ${service} as ${w.address} from ${base}`);
   let backoff = 500;
@@ -292,7 +327,7 @@ async function serve(ctx: AgentCliContext): Promise<number> {
   process.once('SIGTERM', stop);
   while (!stopping) {
     try {
-      const { status, json } = await signedFetch(base, w.keyPair, w.address, 'GET', `/api/x402/inbox?wait=20&service=${encodeURIComponent(service)}`, undefined, 30_000, polling.signal);
+      const { status, json } = await signedFetch(session, 'GET', `/api/x402/inbox?wait=20&service=${encodeURIComponent(service)}`, undefined, 30_000, polling.signal);
       if (status !== 200) {
         log('inbox refused', { status, body: json });
         await new Promise((r) => setTimeout(r, backoff));
@@ -305,7 +340,7 @@ async function serve(ctx: AgentCliContext): Promise<number> {
         jobs.map(async (job) => {
           const left = Math.max(500, job.deadline - Date.now());
           const answer = exec !== undefined ? await runExec(exec, job, left) : await runForward(forward!, job, left);
-          const r = await signedFetch(base, w.keyPair, w.address, 'POST', `/api/x402/inbox/${job.jobId}`, answer, 15_000);
+          const r = await signedFetch(session, 'POST', `/api/x402/inbox/${job.jobId}`, answer, 15_000);
           log('job answered', { jobId: job.jobId, ok: 'result' in answer, status: r.status });
         }),
       );

@@ -1,6 +1,7 @@
 /**
  * `native-node ledger gap [--refund | --forget]`: the stretches of chain the node's payment ledger
- * never judged (x402/unhonored.ts: a ledger restored from a backup, or a new ledger on a chain
+ * never judged (x402/unhonored.ts: a ledger restored from a backup — found behind its witness
+ * files, x402/witness.ts, here too, before the node's next start — or a new ledger on a chain
  * that already holds payments to the payee). Without a flag it lists them: heights, payments
  * without a ledger record and their total. `--refund` has the node refund those payments at its
  * next start (each once: consensus accepts one refund per payment); `--forget` leaves them as
@@ -12,9 +13,9 @@
 import { join } from 'node:path';
 import { formatAmount } from '../consensus/amount.js';
 import { NodeError } from '../consensus/errors.js';
-import { openLedger } from '../x402/ledger.js';
-import { GAPS_MARK, type LedgerGap } from '../x402/unhonored.js';
-import { LEDGER_DIR } from '../node/payments.js';
+import { LevelLedger, openLedger } from '../x402/ledger.js';
+import { GAPS_MARK, recordLedgerRestore, type LedgerGap } from '../x402/unhonored.js';
+import { LEDGER_DIR, witnessPathsOf } from '../node/payments.js';
 import type { NodeConfig } from '../node/config.js';
 
 /** Error codes of the command. */
@@ -25,7 +26,7 @@ export const LedgerGapErrorCode = {
 } as const;
 
 /** Lists the gaps, or records the operator's choice for every gap without one; returns the gaps after. */
-export async function ledgerGap(dataDir: string, choice?: 'refund' | 'forget', location = join(dataDir, LEDGER_DIR)): Promise<LedgerGap[]> {
+export async function ledgerGap(dataDir: string, choice?: 'refund' | 'forget', location = join(dataDir, LEDGER_DIR), ledgerWitness?: string): Promise<LedgerGap[]> {
   let ledger;
   try {
     ledger = await openLedger(location);
@@ -33,6 +34,8 @@ export async function ledgerGap(dataDir: string, choice?: 'refund' | 'forget', l
     throw new NodeError(LedgerGapErrorCode.LEDGER_LOCKED, `cannot open the ledger in ${dataDir} (${(e as Error).message}); stop the node first, or read /api/v1/status payments.ledgerGaps`);
   }
   try {
+    // A ledger restored since the node last ran is found here too (its payments are counted at the node's next start).
+    if (ledger instanceof LevelLedger) await recordLedgerRestore(ledger, witnessPathsOf({ dataDir, ledgerWitness }));
     const gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
     if (!choice) return gaps;
     if (!gaps.some((g) => g.resolution === undefined)) throw new NodeError(LedgerGapErrorCode.NO_GAP, 'the ledger has no gap waiting for a decision');
@@ -45,12 +48,12 @@ export async function ledgerGap(dataDir: string, choice?: 'refund' | 'forget', l
 }
 
 /** Runs the command; returns the exit code. */
-export async function ledgerGapCommand(config: Pick<NodeConfig, 'dataDir'> & { readonly ledger?: string }, out: { print(human: string, data: unknown): void }, flags: { refund?: boolean; forget?: boolean }): Promise<number> {
+export async function ledgerGapCommand(config: Pick<NodeConfig, 'dataDir'> & { readonly ledger?: string; readonly ledgerWitness?: string }, out: { print(human: string, data: unknown): void }, flags: { refund?: boolean; forget?: boolean }): Promise<number> {
   if (flags.refund && flags.forget) throw new NodeError(LedgerGapErrorCode.USAGE, 'choose one: --refund or --forget');
   const choice = flags.refund ? 'refund' : flags.forget ? 'forget' : undefined;
-  const gaps = await ledgerGap(config.dataDir, choice, config.ledger);
+  const gaps = await ledgerGap(config.dataDir, choice, config.ledger, config.ledgerWitness);
   const line = (g: LedgerGap) =>
-    `heights ${g.from}-${g.to}: ${g.invokes ?? '?'} payment(s), ${formatAmount(BigInt(g.amountBase ?? '0'))} NATIVE (${g.cause}) — ${
+    `heights ${g.from}-${g.to}: ${g.invokes ?? '?'} payment(s)${g.invokes === undefined ? ' (counted at the next start)' : ''}, ${formatAmount(BigInt(g.amountBase ?? '0'))} NATIVE (${g.cause}${g.claimed?.length ? `, ${g.claimed.length} held claim(s)` : ''}) — ${
       g.resolution === 'refund' ? 'refunded at the next start' : g.resolution === 'forget' ? 'forgotten: never served nor refunded' : 'waiting: run with --refund or --forget'
     }`;
   out.print(gaps.length ? gaps.map(line).join('\n') : 'no gap: the ledger has judged every block of the chain', { gaps });

@@ -151,6 +151,11 @@ export interface NodeConfig {
    * x402/pgLedger.ts) or a LevelDB directory; undefined: LevelDB in `<dataDir>/ledger`.
    */
   readonly ledger: string | undefined;
+  /**
+   * A second witness file of a LevelDB ledger (x402/witness.ts), outside what backups of the data
+   * directory restore: with it, a whole data directory restored from a snapshot is found behind.
+   */
+  readonly ledgerWitness: string | undefined;
   /** Keep the mempool in `<dataDir>/mempool.dat` across restarts (chain/mempoolStore.ts). */
   readonly persistMempool: boolean;
   /** Seconds between saves of a changed mempool (0: only at shutdown). */
@@ -297,6 +302,15 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
     schema: { type: 'string', minLength: 1, maxLength: 2048 },
     description: 'settlement ledger: postgres://user:pass@host:5432/db (PostgreSQL, shared by the nodes of a fleet selling under one payee) or a LevelDB directory',
     defaultText: 'LevelDB in <data-dir>/ledger',
+  },
+  {
+    key: 'ledgerWitness',
+    flag: 'ledger-witness',
+    env: 'NATIVE_LEDGER_WITNESS',
+    kind: 'string',
+    schema: { type: 'string', minLength: 1, maxLength: 2048 },
+    description: 'a second ledger witness file, on a disk your data-directory backups do not restore: a whole data directory restored from a snapshot is then found behind it',
+    defaultText: 'only <data-dir>/ledger-witness.json',
   },
   { key: 'refundWindow', flag: 'refund-window', env: 'NATIVE_REFUND_WINDOW', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 30 * 86_400 }, description: 'seconds a valid native payment waits for its settle before the node refunds it', defaultText: '3600' },
   { key: 'persistMempool', flag: 'persist-mempool', env: 'NATIVE_PERSIST_MEMPOOL', kind: 'boolean', schema: { type: 'boolean' }, description: 'keep the mempool in <data-dir>/mempool.dat across restarts (--no-persist-mempool to disable)', defaultText: 'on' },
@@ -581,6 +595,7 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     confirmations: (merged.confirmations as number | undefined) ?? (devnet ? 1 : 3),
     // A URL is kept as given; a directory is resolved like the other paths.
     ledger: merged.ledger === undefined ? undefined : /^postgres(ql)?:\/\//i.test(merged.ledger as string) ? (merged.ledger as string) : resolve(cwd, merged.ledger as string),
+    ledgerWitness: merged.ledgerWitness === undefined ? undefined : resolve(cwd, merged.ledgerWitness as string),
     persistMempool: merged.persistMempool as boolean,
     mempoolSaveInterval: merged.mempoolSaveInterval as number,
     mempoolMaxMb: merged.mempoolMaxMb as number,

@@ -193,16 +193,17 @@ export async function createPayments(
   const nodeId = isPostgresLocation(ledgerLocationOf(config)) ? fleetNodeId(config.dataDir) : undefined;
   const ledger = await openLedger(ledgerLocationOf(config), nodeId ? { nodeId } : {});
   if (ledger.kind === 'postgres') log.info({ sellerId: ledger.sellerId }, 'settlement ledger in PostgreSQL');
-  // The inbox authenticates agents by the key they published on chain and their registration.
+  // The inbox authenticates agents by the key they published on chain and their registration;
+  // signatures name the ledger's seller id (one per fleet), so one made for another node is refused.
   let live: LiveRegistry | undefined;
   const inboxKeys = { publicKeyOf: async (id: Uint8Array) => (await chain.getAccount(id)).publicKey, isAgent: (id: Uint8Array) => live?.agentOf(Buffer.from(id).toString('hex')) !== undefined };
   const inboxOpts = { maxWaitMs: Math.max(1000, Math.min(25_000, config.httpTimeout - 5_000)) };
   // A fleet's inbox is its ledger's database: jobs queued at one node are taken and answered at any.
   const pgInbox =
     ledger.kind === 'postgres' && nodeId
-      ? new PgInbox({ query: (text, values) => (ledger as PgLedger).query(text, values), url: ledgerLocationOf(config), nodeId, verifier: modules.verifier, keys: inboxKeys, hrp: params.hrp }, inboxOpts)
+      ? new PgInbox({ query: (text, values) => (ledger as PgLedger).query(text, values), url: ledgerLocationOf(config), nodeId, sellerId: ledger.sellerId, verifier: modules.verifier, keys: inboxKeys, hrp: params.hrp }, inboxOpts)
       : undefined;
-  const inbox: Inbox = pgInbox ?? new ProviderInbox(providersDb, modules.verifier, inboxKeys, params.hrp, inboxOpts);
+  const inbox: Inbox = pgInbox ?? new ProviderInbox(providersDb, modules.verifier, inboxKeys, params.hrp, { ...inboxOpts, nodeId: ledger.sellerId });
   const registry = createLiveRegistry(createServiceRegistry(), chain, inbox, params.hrp, log.child({ module: 'registry' }));
   live = registry;
   const boards = new Boards(providersDb);

@@ -24,21 +24,32 @@
  * it that expires ends its grace.
  *
  * Authentication (x402/inboxAuth.ts): the agent's chain key signs method, path, body hash,
- * timestamp and address; a stale, replayed or wrong signature is `inbox_unauthorized` (401).
+ * timestamp, address and the node's id (its ledger's seller id, one per fleet). Refusals are 401
+ * with a code each: `inbox_signature_expired` (timestamp outside the clock window),
+ * `inbox_signature_used` (its bytes were used before, at any node sharing the replay set),
+ * `inbox_signature_foreign_node` (signed for another node or fleet), `inbox_unauthorized`
+ * (missing, malformed, non-canonical or wrong). Each carries this node's id (`nodeId`).
  */
 import { randomBytes } from 'node:crypto';
 import type { Level } from 'level';
 import { tryDecodeAddress } from '../consensus/address.js';
 import { NodeError } from '../consensus/errors.js';
-import { sha256, toHex } from '../consensus/hash.js';
+import { toHex } from '../consensus/hash.js';
 import type { HybridPublicKey } from '../consensus/keys.js';
 import type { SignatureVerifier } from '../chain/types.js';
 import { ServiceError } from '../services/types.js';
-import { INBOX_CLOCK_SKEW_MS, inboxAuthMessage, parseInboxSignature } from './inboxAuth.js';
+import { INBOX_CLOCK_SKEW_MS, inboxAuthMessage, inboxSignatureKey, parseInboxSignature } from './inboxAuth.js';
 
 /** Error codes of the inbox. */
 export const InboxErrorCode = {
+  /** Missing headers, an address of another chain, a malformed or non-canonical signature, one that does not verify. */
   UNAUTHORIZED: 'inbox_unauthorized',
+  /** The timestamp is more than INBOX_CLOCK_SKEW_MS from the node's clock. */
+  SIGNATURE_EXPIRED: 'inbox_signature_expired',
+  /** The signature's bytes were used before (a replay). */
+  SIGNATURE_USED: 'inbox_signature_used',
+  /** The request was signed for another node (or fleet): X-Native-Node is not this node's id. */
+  SIGNATURE_FOREIGN_NODE: 'inbox_signature_foreign_node',
   NOT_AGENT: 'inbox_not_registered_agent',
   JOB_NOT_FOUND: 'inbox_job_not_found',
   ALREADY_ANSWERED: 'inbox_job_already_answered',
@@ -54,6 +65,9 @@ export const InboxErrorCode = {
 /** HTTP statuses of the inbox codes. */
 export const INBOX_HTTP_STATUS: Readonly<Record<string, number>> = {
   [InboxErrorCode.UNAUTHORIZED]: 401,
+  [InboxErrorCode.SIGNATURE_EXPIRED]: 401,
+  [InboxErrorCode.SIGNATURE_USED]: 401,
+  [InboxErrorCode.SIGNATURE_FOREIGN_NODE]: 401,
   [InboxErrorCode.NOT_AGENT]: 403,
   [InboxErrorCode.JOB_NOT_FOUND]: 404,
   [InboxErrorCode.ALREADY_ANSWERED]: 409,
@@ -123,15 +137,20 @@ export interface SignedRequest {
   readonly method: string;
   readonly path: string;
   readonly body: Uint8Array;
-  readonly headers: { agent?: string; timestamp?: string; signature?: string };
+  readonly headers: { agent?: string; timestamp?: string; node?: string; signature?: string };
 }
 
 /** A coded inbox refusal (its HTTP status in INBOX_HTTP_STATUS). */
 export class InboxError extends NodeError {
-  constructor(code: string, message: string) {
-    super(code, message);
+  constructor(code: string, message: string, payload?: Record<string, unknown>) {
+    super(code, message, payload);
     this.name = 'InboxError';
   }
+}
+
+/** Whether `e` is a refusal of an inbox signature (401: counted against the sender's address). */
+export function isInboxAuthRefusal(e: unknown): boolean {
+  return e instanceof NodeError && INBOX_HTTP_STATUS[e.code] === 401;
 }
 
 /** Calls, failures and median latency of a provider service, as /agents and the catalog show them. */
@@ -160,6 +179,8 @@ export interface Inbox {
   statsOf(serviceId: string): ProviderStatsView;
   /** Runs one paid job: resolves with the agent's result, or rejects with a ServiceError. */
   run(serviceId: string, agent: string, request: string | undefined, input: unknown, timeoutMs: number, signal: AbortSignal): Promise<unknown>;
+  /** The id inbox signatures must name: the ledger's seller id (one per node, one per fleet). */
+  readonly nodeId: string;
   /** Checks a signed request; returns the signer's account id (hex), or throws InboxError. */
   authenticate(req: SignedRequest, opts?: { requireAgent?: boolean }): Promise<string>;
   /** Hands the agent its queued jobs (of one service when given), waiting up to `waitMs` for one; marks the agent online. */
@@ -168,7 +189,7 @@ export interface Inbox {
   answer(agent: string, jobId: string, answer: unknown, size: number): Promise<InboxJob>;
 }
 
-/** Signatures already used (replays are refused): `add` decides, answering false when the key was there. */
+/** Signatures already used, by the hash of their bytes (replays are refused): `add` decides, answering false when the key was there. */
 export interface SeenSignatures {
   /** A cheap early look (it may miss what another node saw: `add` decides). */
   has(key: string): boolean;
@@ -178,6 +199,8 @@ export interface SeenSignatures {
 /** What the signature check needs. */
 export interface InboxAuthContext {
   readonly hrp: string;
+  /** This node's id (the ledger's seller id): the one signatures must name. */
+  readonly nodeId: string;
   readonly now: () => number;
   readonly keys: InboxKeys;
   readonly verifier: SignatureVerifier;
@@ -185,27 +208,35 @@ export interface InboxAuthContext {
 }
 
 /**
- * Checks a signed inbox request (both implementations): headers, address, clock window, the
- * signature's shape, an early replay look, the signature itself, then the replay decision
- * (`seen.add`, after the costly check, so a forged signature cannot take a key's place), then the
- * agent's registration. Returns the signer's account id (hex).
+ * Checks a signed inbox request (both implementations): headers, address, the node id, the clock
+ * window, the signature's canonical shape, an early replay look, the signature itself, then the
+ * replay decision (`seen.add`, after the costly check, so a forged signature cannot take a key's
+ * place), then the agent's registration. Returns the signer's account id (hex). Every refusal
+ * names this node's id, so a client learns what to sign for.
  */
 export async function authenticateInboxRequest(req: SignedRequest, opts: { requireAgent?: boolean }, c: InboxAuthContext): Promise<string> {
-  const { agent, timestamp, signature } = req.headers;
-  const unauthorized = (why: string) => new InboxError(InboxErrorCode.UNAUTHORIZED, why);
-  if (!agent || !timestamp || !signature) throw unauthorized('sign the request: X-Native-Agent, X-Native-Timestamp and X-Native-Signature are required');
+  const { agent, timestamp, node, signature } = req.headers;
+  const refuse = (code: string, why: string) => new InboxError(code, why, { nodeId: c.nodeId });
+  const unauthorized = (why: string) => refuse(InboxErrorCode.UNAUTHORIZED, why);
+  if (!agent || !timestamp || !node || !signature) {
+    throw unauthorized(`sign the request for node ${c.nodeId}: X-Native-Agent, X-Native-Timestamp, X-Native-Node and X-Native-Signature are required`);
+  }
   const id = tryDecodeAddress(agent, c.hrp);
   if (!id) throw unauthorized('X-Native-Agent is not an address of this chain');
-  if (!/^\d{1,15}$/.test(timestamp) || Math.abs(c.now() - Number(timestamp)) > INBOX_CLOCK_SKEW_MS) throw unauthorized('X-Native-Timestamp is not within 60 s of the node clock');
+  if (node !== c.nodeId) throw refuse(InboxErrorCode.SIGNATURE_FOREIGN_NODE, `the request is signed for node ${node}, this is node ${c.nodeId}: sign it for this node`);
+  if (!/^\d{1,15}$/.test(timestamp) || Math.abs(c.now() - Number(timestamp)) > INBOX_CLOCK_SKEW_MS) {
+    throw refuse(InboxErrorCode.SIGNATURE_EXPIRED, `X-Native-Timestamp is not within ${INBOX_CLOCK_SKEW_MS / 1000} s of the node clock (${c.now()})`);
+  }
   const sig = parseInboxSignature(signature);
-  if (!sig) throw unauthorized('X-Native-Signature is not base64 of an ML-DSA-87 and an Ed25519 signature');
-  const seenKey = toHex(sha256(new TextEncoder().encode(signature)));
-  const replay = () => unauthorized('this signature was used before (replay)');
+  if (!sig) throw unauthorized('X-Native-Signature is not the canonical base64 (padded, + and /, no whitespace) of an ML-DSA-87 and an Ed25519 signature');
+  const seenKey = inboxSignatureKey(sig);
+  const replay = () => refuse(InboxErrorCode.SIGNATURE_USED, 'this signature was used before (replay): sign every request afresh');
   if (c.seen.has(seenKey)) throw replay();
   const pub = await c.keys.publicKeyOf(id);
   if (!pub) throw unauthorized('this address has published no key on chain');
-  const [ok] = await c.verifier.verifyBatch([{ pub, msg: inboxAuthMessage(req.method, req.path, req.body, timestamp, agent), sig }]);
-  if (!ok) throw unauthorized('the signature does not verify for this method, path, body and timestamp');
+  const msg = inboxAuthMessage({ address: agent, nodeId: c.nodeId, method: req.method, path: req.path, body: req.body, timestamp });
+  const [ok] = await c.verifier.verifyBatch([{ pub, msg, sig }]);
+  if (!ok) throw unauthorized('the signature does not verify for this method, path, body, timestamp and node');
   // Remembered until it could no longer pass the clock check; two requests with one signature: one wins.
   if (!(await c.seen.add(seenKey, Number(timestamp)))) throw replay();
   if (opts.requireAgent !== false && !c.keys.isAgent(id)) throw new InboxError(InboxErrorCode.NOT_AGENT, 'this key has not registered an agent (native-node agent register)');
@@ -263,16 +294,19 @@ export class ProviderInbox implements Inbox {
   private readonly opts: InboxOptions;
   /** Bumped when an agent goes on- or offline or a stat changes (document cache keys). */
   version = 0;
+  /** The id inbox signatures must name: the ledger's seller id. */
+  readonly nodeId: string;
 
   constructor(
     private readonly db: Level<string, string>,
     private readonly verifier: SignatureVerifier,
     private readonly keys: InboxKeys,
     private readonly hrp: string,
-    opts: Partial<InboxOptions> = {},
+    opts: Partial<InboxOptions> & { readonly nodeId: string },
   ) {
     this.opts = { ...defaultInboxOptions, ...opts };
     this.now = opts.now ?? Date.now;
+    this.nodeId = opts.nodeId;
   }
 
   /** Loads the stats, expires jobs a previous run left open, and grants the start-up grace. */
@@ -355,13 +389,13 @@ export class ProviderInbox implements Inbox {
 
   /**
    * Checks a signed request (the inbox; the boards with `requireAgent: false`, any key published
-   * on chain); returns the signer's account id (hex). Throws InboxError
-   * `inbox_unauthorized` for a missing, stale, replayed or wrong signature, `inbox_not_registered_agent`
-   * for a key that registered no agent.
+   * on chain); returns the signer's account id (hex). Throws InboxError with a 401 code (see the
+   * module comment) for a missing, expired, used, foreign or wrong signature,
+   * `inbox_not_registered_agent` for a key that registered no agent.
    */
   async authenticate(req: SignedRequest, opts: { requireAgent?: boolean } = {}): Promise<string> {
     this.pruneSeen();
-    return authenticateInboxRequest(req, opts, { hrp: this.hrp, now: this.now, keys: this.keys, verifier: this.verifier, seen: this.seen });
+    return authenticateInboxRequest(req, opts, { hrp: this.hrp, nodeId: this.nodeId, now: this.now, keys: this.keys, verifier: this.verifier, seen: this.seen });
   }
 
   private readonly seen: SeenSignatures = {

@@ -27,11 +27,16 @@
  *                          created; quotes name it and native payments commit to it
  *                          (x402/wire.ts requestCommitment), so a payment quoted against one
  *                          ledger is never honoured by another (two nodes sharing a payee)
+ *        s:<seq>         → the number of writes so far (16 digits; the highest key counts), put
+ *                          in the same batch as each write (which deletes the one before) and
+ *                          mirrored to the witness files (x402/witness.ts) before the write
+ *                          returns: a restored ledger is found behind its witness
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { Level } from 'level';
 import { NodeError } from '../consensus/errors.js';
+import type { LedgerWitness } from './witness.js';
 
 /**
  * Where a payment is in its life. `failed` (USDC rail): the authorization was refused by the
@@ -224,6 +229,9 @@ export function transitionConflict(id: string, from: PaymentStatus | undefined, 
   return new NodeError(LedgerErrorCode.CONFLICT, from === undefined ? `ledger has no payment ${id}` : `payment ${id} is ${from}: ${to} refused`, { id, status: from ?? null });
 }
 
+/** The key of write count `seq` (see module comment). */
+const seqKey = (seq: number) => `s:${String(seq).padStart(16, '0')}`;
+
 /** The settlement ledger in LevelDB (see module comment). */
 export class LevelLedger implements SettlementLedger {
   readonly kind = 'leveldb' as const;
@@ -241,12 +249,44 @@ export class LevelLedger implements SettlementLedger {
    * writer, and every record starts with a claim. The claim then skips its second read.
    */
   private claims = 0;
+  /** Writes so far (`s:<seq>`; absent in ledgers of older versions: undefined until the witness is attached). */
+  private seq: number | undefined;
+  /** The witness files every write is mirrored to before it returns (x402/witness.ts). */
+  private witness: LedgerWitness | undefined;
 
   private constructor(
     private readonly db: Level<string, string>,
     /** This ledger's id (16 hex characters): the seller id of the quotes (see module comment). */
     readonly sellerId: string,
   ) {}
+
+  /** The ledger's write count (`s:<seq>`); undefined for a ledger written only by older versions. */
+  sequence(): number | undefined {
+    return this.seq;
+  }
+
+  /** Mirrors every write from now on to `witness`, and brings it up to the ledger's count now. */
+  async attachWitness(witness: LedgerWitness): Promise<void> {
+    this.witness = witness;
+    if (this.seq === undefined) {
+      this.seq = 0;
+      await this.db.put(seqKey(0), '');
+    }
+    await witness.advance(this.seq);
+  }
+
+  /** Writes `key` and the next sequence number in one batch, then the witness (see module comment). */
+  private async write(key: string, value: string): Promise<void> {
+    const seq = (this.seq ?? 0) + 1;
+    this.seq = seq;
+    // Batches may land out of order: each puts its own key, so the highest key is the count.
+    await this.db.batch([
+      { type: 'put', key, value },
+      { type: 'put', key: seqKey(seq), value: '' },
+      { type: 'del', key: seqKey(seq - 1) },
+    ]);
+    await this.witness?.advance(seq);
+  }
 
   /** Opens (or creates) the ledger database in `dir` and loads the per-service totals. */
   static async open(dir: string): Promise<LevelLedger> {
@@ -259,6 +299,7 @@ export class LevelLedger implements SettlementLedger {
       await db.put('m:seller', seller);
     }
     const ledger = new LevelLedger(db, (JSON.parse(seller) as { sellerId: string }).sellerId);
+    for await (const key of db.keys({ gte: 's:', lt: 's;', reverse: true, limit: 1 })) ledger.seq = Number(key.slice(2));
     for await (const rec of ledger.records()) {
       if (rec.status === 'settled') ledger.count(rec);
       ledger.tally(undefined, rec.status, rec.refused);
@@ -347,7 +388,7 @@ export class LevelLedger implements SettlementLedger {
     try {
       const existing = absentToken === this.claims ? undefined : await this.get(record.id);
       if (existing) return { claimed: false, record: existing };
-      await this.db.put(`p:${record.id}`, JSON.stringify(record));
+      await this.write(`p:${record.id}`, JSON.stringify(record));
       // Counted once the record is readable: a lookup that began before this point carries an
       // older token (and reads again), one that begins after it finds the record.
       this.claims++;
@@ -363,7 +404,7 @@ export class LevelLedger implements SettlementLedger {
     const cur = this.inflight.get(id) ?? (await this.get(id));
     if (!cur || !from.includes(cur.status)) throw transitionConflict(id, cur?.status, to);
     const next = { ...cur, ...patch, updatedAt: now } as PaymentRecord;
-    await this.db.put(`p:${id}`, JSON.stringify(next));
+    await this.write(`p:${id}`, JSON.stringify(next));
     this.tally(cur.status, next.status);
     if (next.status === 'claimed') this.inflight.set(id, next);
     else this.inflight.delete(id);
@@ -427,7 +468,7 @@ export class LevelLedger implements SettlementLedger {
 
   /** Writes a watcher's mark. */
   async putMark(name: string, value: unknown): Promise<void> {
-    await this.db.put(`m:${name}`, JSON.stringify(value));
+    await this.write(`m:${name}`, JSON.stringify(value));
   }
 
   /** Settled totals of one service. */

@@ -10,7 +10,8 @@
  *   inbox_agents     (agent, last_poll, offline_at)   polls, written at most every POLL_PERSIST_MS
  *                     per agent and node; offline_at: the agent let a job expire
  *   inbox_stats      (service_id, calls, failures, latencies)   the last 101 latencies, ms
- *   inbox_signatures (key, ts)   signatures used, kept until they fail the clock check anyway
+ *   inbox_signatures (key, ts)   signatures used (key: hex sha256 of the signature's bytes), kept
+ *                                until they fail the clock check anyway
  *
  * Every step is one statement, so nothing is half-written and the row decides every race:
  *   - `run` inserts the job (and NOTIFYs `native_inbox_new` with the agent, which wakes long
@@ -95,6 +96,8 @@ export interface PgInboxModules {
   readonly url: string;
   /** This node's id in the fleet (its heartbeat's). */
   readonly nodeId: string;
+  /** The id inbox signatures must name: the ledger's seller id, the fleet's one. */
+  readonly sellerId: string;
   readonly verifier: SignatureVerifier;
   readonly keys: InboxKeys;
   readonly hrp: string;
@@ -332,11 +335,16 @@ export class PgInbox implements Inbox {
     }
   }
 
-  async authenticate(req: SignedRequest, opts: { requireAgent?: boolean } = {}): Promise<string> {
-    return authenticateInboxRequest(req, opts, { hrp: this.m.hrp, now: this.now, keys: this.m.keys, verifier: this.m.verifier, seen: this.seen });
+  /** The id inbox signatures must name: the fleet's seller id (every node of the fleet accepts its agents' signatures). */
+  get nodeId(): string {
+    return this.m.sellerId;
   }
 
-  /** The table decides: a signature used at any node of the fleet is a replay at every other. */
+  async authenticate(req: SignedRequest, opts: { requireAgent?: boolean } = {}): Promise<string> {
+    return authenticateInboxRequest(req, opts, { hrp: this.m.hrp, nodeId: this.m.sellerId, now: this.now, keys: this.m.keys, verifier: this.m.verifier, seen: this.seen });
+  }
+
+  /** The table decides, by the signature's bytes: one used at any node of the fleet is a replay at every other. */
   private readonly seen: SeenSignatures = {
     has: (key) => this.seenLocal.has(key),
     add: async (key, timestamp) => {

@@ -48,7 +48,7 @@ export interface NativeSettlementOptions {
   /** Unix ms (injected in tests). */
   now?: () => number;
   /** The payment watcher: a payment the node will not honour is refunded, not executed (x402/unhonored.ts). */
-  unhonored?: Pick<UnhonoredPayments, 'refuseIfUnhonored' | 'withRefund' | 'inGap'>;
+  unhonored?: Pick<UnhonoredPayments, 'refuseIfUnhonored' | 'withRefund' | 'inGap' | 'holdsClaim'>;
 }
 
 /** Settlement of native payments (see module comment). */
@@ -182,6 +182,8 @@ export class NativeSettlement implements NativeRail {
     if (rec.serviceId !== def.id || rec.requestHash !== reqHash) throw new NodeError(PaymentErrorCode.PAYMENT_ALREADY_USED, `payment ${rec.id} was already used`);
     switch (rec.status) {
       case 'claimed':
+        // A claim a restored ledger holds from before its restore: the lost ledger may have served or refunded it.
+        if (this.unhonored?.holdsClaim(rec.id)) throw new NodeError(PaymentErrorCode.PAYMENT_IN_LEDGER_GAP, `payment ${rec.id} was claimed in a ledger restored from a backup since; it may have been served already, so it is neither served nor refunded until the operator decides`);
         throw new NodeError(PaymentErrorCode.SETTLEMENT_IN_PROGRESS, `payment ${rec.id} is being settled; retry in a moment`);
       case 'settled': {
         const receipt = rec.receipt ?? {};

@@ -33,12 +33,17 @@
  * is left alone — except those mined before this ledger first ran with commitments (`legacy`),
  * which no other ledger can honour either: they are awaited and refunded as before.
  *
- * The ledger's gap: a ledger that has not judged the chain up to a few blocks below the tip (a
- * restored backup, or a new ledger on a chain already holding invokes to the payee) may have
- * served, or refunded, what it no longer remembers. The watcher never judges such a stretch by
- * itself: the invokes in it without a record are counted (`gap()`), neither refunded nor served
- * (a settle answers `payment_in_ledger_gap`), until the operator chooses with `native-node ledger
- * gap --refund` (refund them at the next start) or `--forget` (they stay unserved and unrefunded).
+ * The ledger's gap: a ledger behind what the node did (a restored backup, found behind its
+ * witness: x402/witness.ts, `recordLedgerRestore`), or a new ledger on a chain already holding
+ * invokes to the payee, may have served, or refunded, what it no longer remembers. The watcher
+ * never judges such a stretch by itself: from the restored ledger's mark to the witness's tip,
+ * the invokes without a record are counted, and the ones it holds as `claimed` are held too;
+ * none is refunded nor served (a settle answers `payment_in_ledger_gap`) until the operator
+ * chooses with `native-node ledger gap --refund` (refund them at the next start) or `--forget`
+ * (they stay unserved and unrefunded). Blocks of the stretch that arrive later (a chain
+ * downloaded again from peers) are counted as they connect; blocks above the witness's tip were
+ * judged by no ledger and are judged as usual. There is no tolerance: a ledger one write behind
+ * its witness is a restored one.
  */
 import { encodeAddress } from '../consensus/address.js';
 import type { Block } from '../consensus/block.js';
@@ -51,6 +56,7 @@ import type { ServiceDefinition } from '../services/types.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
 import { sellerOfCommitment } from './wire.js';
 import { isHonorable, type ServiceCatalog } from './ports.js';
+import { LedgerWitness, readNewestWitness } from './witness.js';
 
 /** Why a payment is refunded without a call (the `reason` of a `payment_refunded` answer). */
 export const UnhonoredReason = {
@@ -85,10 +91,12 @@ export const defaultUnhonoredOptions = { windowMs: 3_600_000 } as const;
 
 /** Blocks below the mark rescanned at start (a reorganization the mark did not see). */
 const RESCAN_MARGIN = 6;
-/** How far the ledger's judged height may trail the chain's tip at start before the stretch is a gap. */
-export const GAP_TOLERANCE_BLOCKS = 12;
-/** Name of the watcher's mark in the ledger. */
-const MARK = 'unhonored';
+/**
+ * How far a ledger of an older version (no write count, no witness yet) may trail the chain's
+ * tip at its first start with a witness before the stretch is a gap (the last use of a height
+ * rule: from then on the witness decides, with no tolerance).
+ */
+export const LEGACY_GAP_TOLERANCE_BLOCKS = 12;
 /** Name of the ledger's gaps mark. */
 export const GAPS_MARK = 'gaps';
 /** Name of the mark holding the first height judged with seller commitments. */
@@ -104,9 +112,48 @@ export interface LedgerGap {
   readonly amountBase?: string;
   /** When found (Unix ms) and why. */
   readonly foundAt: number;
-  readonly cause: 'ledger_behind_chain' | 'new_ledger_on_old_chain';
+  readonly cause: 'ledger_behind_chain' | 'new_ledger_on_old_chain' | 'ledger_restored';
   /** The operator's choice (`native-node ledger gap`): refunded at the next start, or forgotten. */
   readonly resolution?: 'refund' | 'forget';
+  /** `ledger_restored`: the ledger's write count and its witness's, when found. */
+  readonly ledgerSeq?: number;
+  readonly witnessSeq?: number;
+  /** `ledger_restored`: payments the restored ledger holds as claimed (the lost one may have served or refunded them). */
+  readonly claimed?: readonly string[];
+  /** Highest height counted so far (blocks of the stretch not in the chain yet are counted as they connect). */
+  readonly countedTo?: number;
+}
+
+/** Name of the mark of the watcher's scan (see `Mark`). */
+export const WATCHER_MARK = 'unhonored';
+
+/**
+ * Compares the ledger with its witness files (x402/witness.ts) and, when the ledger is behind
+ * them (restored from a backup, whatever else was restored or deleted), records the stretch it
+ * may have forgotten as a gap (cause `ledger_restored`) before anything else runs; then attaches
+ * the witness, so every later write is mirrored. A ledger of an older version (no write count)
+ * starts its witness here. Returns the gap recorded, if any.
+ */
+export async function recordLedgerRestore(
+  ledger: Pick<SettlementLedger, 'sellerId' | 'getMark' | 'putMark' | 'records'> & { sequence(): number | undefined; attachWitness(w: LedgerWitness): Promise<void> },
+  witnessPaths: readonly string[],
+  now = Date.now(),
+): Promise<{ witness: LedgerWitness; gap?: LedgerGap }> {
+  const seen = await readNewestWitness(witnessPaths, ledger.sellerId);
+  const witness = new LedgerWitness(witnessPaths, ledger.sellerId, seen?.tip ?? 0);
+  const seq = ledger.sequence() ?? 0;
+  let gap: LedgerGap | undefined;
+  if (seen && seq < seen.seq) {
+    const mark = await ledger.getMark<Mark>(WATCHER_MARK);
+    const claimed: string[] = [];
+    for await (const rec of ledger.records()) if (rec.rail === 'native' && rec.status === 'claimed') claimed.push(rec.id);
+    gap = { from: Math.max(1, mark?.height ?? 1), to: Math.max(1, seen.tip), foundAt: now, cause: 'ledger_restored', ledgerSeq: seq, witnessSeq: seen.seq, claimed, countedTo: 0 };
+    const gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+    // Written before the witness is brought down to the ledger's count: a crash in between finds the restore again.
+    await ledger.putMark(GAPS_MARK, [...gaps, gap]);
+  }
+  await ledger.attachWitness(witness);
+  return gap ? { witness, gap } : { witness };
 }
 
 /** What the watcher reads of the catalog: a service by id and whether it can run here (or still be served: `isHonorable`). */
@@ -171,7 +218,19 @@ export class UnhonoredPayments {
   private readonly tipAtOpen: number;
 
   constructor(
-    private readonly modules: { readonly chain: WatchedChain; readonly ledger: SettlementLedger; readonly catalog: PayableCatalog; readonly payees: readonly WatchedPayee[]; readonly params: ChainParams },
+    private readonly modules: {
+      readonly chain: WatchedChain;
+      readonly ledger: SettlementLedger;
+      readonly catalog: PayableCatalog;
+      readonly payees: readonly WatchedPayee[];
+      readonly params: ChainParams;
+      /**
+       * No witness decides whether this ledger was restored (a PostgreSQL ledger, or a LevelDB one
+       * of an older version at its first start): a ledger far behind the tip is then taken for a
+       * restored one (`LEGACY_GAP_TOLERANCE_BLOCKS`).
+       */
+      readonly legacyLedger?: boolean;
+    },
     opts: UnhonoredOptions = {},
   ) {
     this.log = opts.logger ?? silentLogger;
@@ -190,14 +249,18 @@ export class UnhonoredPayments {
     this.stopped = false;
     const { chain, ledger } = this.modules;
     const tip = this.tipAtOpen;
-    const stored = await ledger.getMark<Mark>(MARK);
-    this.gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+    const stored = await ledger.getMark<Mark>(WATCHER_MARK);
+    await this.load();
     const since = await ledger.getMark<{ height: number }>(COMMITMENTS_MARK);
     this.commitmentsSince = since?.height ?? tip + 1;
     if (!since) await ledger.putMark(COMMITMENTS_MARK, { height: this.commitmentsSince });
     let start = Math.max(1, (stored?.height ?? 1) - RESCAN_MARGIN);
     const judged = stored ? (stored.scanned ?? stored.height) : 1;
-    if (tip - judged > GAP_TOLERANCE_BLOCKS || (!stored && tip > 0)) {
+    // A restored ledger's stretch (found by its witness) is counted in the blocks present now; the rest as they connect.
+    for (const [i, g] of this.gaps.entries()) if (g.cause === 'ledger_restored' && g.resolution === undefined && (g.countedTo ?? 0) < g.to) this.gaps[i] = await this.countMore(g);
+    if (this.gaps.some((g) => g.cause === 'ledger_restored')) await ledger.putMark(GAPS_MARK, this.gaps);
+    const legacyBehind = this.modules.legacyLedger === true && tip - judged > LEGACY_GAP_TOLERANCE_BLOCKS;
+    if (legacyBehind || (!stored && tip > 0)) {
       // Restored from a backup, or new on a chain that already holds blocks: never judged here.
       const from = stored ? Math.max(1, stored.height) : 1;
       const gap = await this.countGap({ from, to: tip, foundAt: this.now(), cause: stored ? 'ledger_behind_chain' : 'new_ledger_on_old_chain' });
@@ -252,6 +315,26 @@ export class UnhonoredPayments {
     return this.gaps.some((g) => height >= g.from && height <= g.to);
   }
 
+  /** Whether payment `id` is a claim a restored ledger holds from before its restore (neither refunded nor served until the operator decides). */
+  holdsClaim(id: string): boolean {
+    return this.gaps.some((g) => g.claimed?.includes(id));
+  }
+
+  /** Loads the gaps recorded in the ledger (before `start`: the refunds' resume must know the claims they hold). */
+  async load(): Promise<void> {
+    this.gaps = (await this.modules.ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+  }
+
+  /** Counts the blocks of `g` present above what was counted (a chain downloaded again arrives block by block). */
+  private async countMore(g: LedgerGap): Promise<LedgerGap> {
+    const from = Math.max(g.from, (g.countedTo ?? 0) + 1);
+    const to = Math.min(g.to, this.modules.chain.tip.height);
+    if (from > to) return { ...g, invokes: g.invokes ?? g.claimed?.length ?? 0, amountBase: g.amountBase ?? '0' };
+    const more = await this.countGap({ from, to, foundAt: g.foundAt, cause: g.cause });
+    const counted = g.countedTo ? (g.invokes ?? 0) : (g.claimed?.length ?? 0);
+    return { ...g, invokes: counted + more.invokes!, amountBase: (BigInt(g.countedTo ? (g.amountBase ?? '0') : '0') + BigInt(more.amountBase!)).toString(), countedTo: to };
+  }
+
   /** Counts the invokes to a watched payee without a ledger record in `g`'s heights. */
   private async countGap(g: Omit<LedgerGap, 'invokes' | 'amountBase'>): Promise<LedgerGap> {
     let invokes = 0;
@@ -289,10 +372,19 @@ export class UnhonoredPayments {
     if (toRefund.length === 0) return;
     for (const g of toRefund) {
       let n = 0;
+      const message = (id: string) => `payment ${id} was mined at height ${g.from}-${g.to}, a stretch the node's ledger had no record of; the operator chose to refund such payments`;
       await this.forEachUnrecorded(g, async (id, tx, p) => {
         n++;
-        await this.refuse(id, tx.from, p, { reason: UnhonoredReason.LEDGER_GAP, message: `payment ${id} was mined at height ${g.from}-${g.to}, a stretch the node's ledger had no record of; the operator chose to refund such payments` });
+        await this.refuse(id, tx.from, p, { reason: UnhonoredReason.LEDGER_GAP, message: message(id) });
       });
+      // Claims the restored ledger held: refunded the same way (still claimed: nothing ended them since).
+      for (const id of g.claimed ?? []) {
+        const rec = await this.modules.ledger.get(id);
+        const payee = rec && this.modules.payees[0];
+        if (rec?.status !== 'claimed' || !payee) continue;
+        n++;
+        await payee.refunds.refund(id, { code: UnhonoredReason.LEDGER_GAP, message: message(id) });
+      }
       this.log.warn({ from: g.from, to: g.to, refunded: n }, 'ledger gap: payments refunded as the operator chose');
     }
     this.gaps = this.gaps.filter((g) => g.resolution !== 'refund');
@@ -319,6 +411,11 @@ export class UnhonoredPayments {
   /** Judges every invoke of a connected block that pays a watched payee. */
   private async processBlock(entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]): Promise<void> {
     if (this.stopped) return;
+    const i = this.gaps.findIndex((g) => g.cause === 'ledger_restored' && g.resolution === undefined && entry.height > (g.countedTo ?? 0) && entry.height <= g.to);
+    if (i >= 0) {
+      this.gaps[i] = await this.countMore(this.gaps[i]!);
+      await this.modules.ledger.putMark(GAPS_MARK, this.gaps);
+    }
     const seenAt = this.now();
     const watched: { id: string; tx: Tx; invoke: AgentInvokePayload }[] = [];
     block.txs.forEach((tx, i) => {
@@ -380,7 +477,7 @@ export class UnhonoredPayments {
     if (height === this.mark && this.scanned === this.savedScanned) return;
     this.mark = height;
     this.savedScanned = this.scanned;
-    await this.modules.ledger.putMark(MARK, { height, scanned: this.scanned } satisfies Mark);
+    await this.modules.ledger.putMark(WATCHER_MARK, { height, scanned: this.scanned } satisfies Mark);
   }
 
   /**

@@ -12,18 +12,19 @@
  *   POST /api/x402/community/:id/hide      signed by a moderator authority key
  *   GET  /api/v1/registry                  every agent and provider service on chain, any status
  *
- * Signed requests carry X-Native-Agent, X-Native-Timestamp and X-Native-Signature
- * (x402/inboxAuth.ts). These routes come before `POST /api/x402/:serviceId`.
+ * Signed requests carry X-Native-Agent, X-Native-Timestamp, X-Native-Node and X-Native-Signature
+ * (x402/inboxAuth.ts); every answer of these routes carries X-Native-Node, the id a signature
+ * names. These routes come before `POST /api/x402/:serviceId`.
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { NodeError, isNodeError } from '../../consensus/errors.js';
+import { NodeError } from '../../consensus/errors.js';
 import { fromHex } from '../../consensus/hash.js';
 import { isModerator } from '../../consensus/txTypes/moderation.js';
 import type { ChainParams } from '../../consensus/params.js';
 import type { LiveRegistry } from '../../services/providerRegistry.js';
 import { INBOX_HEADERS } from '../../x402/inboxAuth.js';
-import { InboxErrorCode, type Inbox } from '../../x402/inbox.js';
+import { isInboxAuthRefusal, type Inbox } from '../../x402/inbox.js';
 import { Boards, BoardErrorCode, type BoardName } from '../boards.js';
 import { RateLimiter } from '../rateLimit.js';
 
@@ -49,7 +50,12 @@ function signedOf(ctx: Koa.Context) {
     method: ctx.method,
     path: ctx.originalUrl,
     body: te.encode(raw),
-    headers: { agent: ctx.get(INBOX_HEADERS.agent) || undefined, timestamp: ctx.get(INBOX_HEADERS.timestamp) || undefined, signature: ctx.get(INBOX_HEADERS.signature) || undefined },
+    headers: {
+      agent: ctx.get(INBOX_HEADERS.agent) || undefined,
+      timestamp: ctx.get(INBOX_HEADERS.timestamp) || undefined,
+      node: ctx.get(INBOX_HEADERS.node) || undefined,
+      signature: ctx.get(INBOX_HEADERS.signature) || undefined,
+    },
   };
 }
 
@@ -60,11 +66,14 @@ export function createProviderRouter(m: ProviderRouteModules): Router {
   // (429) before any more are spent on it.
   const failures = new RateLimiter(MAX_AUTH_FAILURES_PER_MINUTE, 60_000);
   const authenticate = async (ctx: Koa.Context, opts?: { requireAgent?: boolean }) => {
+    // The id to sign for, on every answer (a refusal too): a client learns it from its first request.
+    ctx.set('X-Native-Node', m.inbox.nodeId);
+    ctx.append('Access-Control-Expose-Headers', 'X-Native-Node');
     if (failures.blocked(ctx.ip)) failures.hit(ctx.ip, 'failed signatures from this address');
     try {
       return await m.inbox.authenticate(signedOf(ctx), opts);
     } catch (e) {
-      if (isNodeError(e, InboxErrorCode.UNAUTHORIZED)) failures.hit(ctx.ip, 'failed signatures from this address');
+      if (isInboxAuthRefusal(e)) failures.hit(ctx.ip, 'failed signatures from this address');
       throw e;
     }
   };

@@ -3,9 +3,11 @@
  * the LevelDB inbox in a temporary directory, and the PostgreSQL inbox on a fresh database of the
  * file's test server (usePostgres), with its own ledger pool as a node has. A "place" is where an
  * inbox's state lives, so a test can reopen it as a node restart does (`stop`) or after a crash
- * (`crash`: nothing written on the way out).
+ * (`crash`: nothing written on the way out). Each place has its own node id (`inbox.nodeId`, the
+ * ledger's seller id for PostgreSQL), which inbox signatures name.
  */
 import { Level } from 'level';
+import { sha256, toHex } from '../../consensus/hash.js';
 import type { SignatureVerifier } from '../../chain/types.js';
 import { ProviderInbox, type Inbox, type InboxKeys, type InboxOptions } from '../../x402/inbox.js';
 import { PgInbox, type PgInboxOptions } from '../../x402/pgInbox.js';
@@ -28,6 +30,11 @@ export interface InboxDeps {
   readonly keys: InboxKeys;
   readonly hrp: string;
   readonly opts?: Partial<InboxOptions & PgInboxOptions>;
+}
+
+/** The node id of a LevelDB place: what its ledger's seller id would be (16 hex, one per place). */
+function nodeIdOfPlace(place: string): string {
+  return toHex(sha256(new TextEncoder().encode(place))).slice(0, 16);
 }
 
 /** One implementation: a fresh place, and an inbox opened on a place. */
@@ -63,7 +70,7 @@ export function inboxBackends(postgres: UsedPostgres): readonly [string, InboxBa
     async open(dir, d) {
       const db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
       await db.open();
-      const inbox = new ProviderInbox(db, d.verifier, d.keys, d.hrp, d.opts);
+      const inbox = new ProviderInbox(db, d.verifier, d.keys, d.hrp, { ...d.opts, nodeId: nodeIdOfPlace(dir) });
       await inbox.start();
       const o: OpenInbox = {
         inbox,
@@ -81,7 +88,7 @@ export function inboxBackends(postgres: UsedPostgres): readonly [string, InboxBa
     place: () => postgres.server.createDatabase(`inbox${process.pid}_${++databases}`),
     async open(url, d) {
       const ledger = await PgLedger.open(url, { nodeId: 'n-test' });
-      const inbox = new PgInbox({ query: (t, v) => ledger.query(t, v), url, nodeId: 'n-test', verifier: d.verifier, keys: d.keys, hrp: d.hrp }, d.opts);
+      const inbox = new PgInbox({ query: (t, v) => ledger.query(t, v), url, nodeId: 'n-test', sellerId: ledger.sellerId, verifier: d.verifier, keys: d.keys, hrp: d.hrp }, d.opts);
       await inbox.start();
       const crash = async () => {
         await inbox.close();

@@ -249,9 +249,20 @@ const PROVIDER_WORKERS = 2;
 function startProvider(rng: Rng): () => Promise<void> {
   let stopped = false;
   const controller = new AbortController();
+  // The id the fleet's signatures name (its seller id): every inbox answer carries it.
+  const nodeIds = new Map<string, string>();
+  const nodeIdAt = async (base: string) => {
+    if (!nodeIds.has(base)) {
+      const res = await fetch(`${base}/api/x402/inbox`, { signal: AbortSignal.timeout(15_000) });
+      await res.arrayBuffer();
+      nodeIds.set(base, res.headers.get('x-native-node') ?? '');
+    }
+    return nodeIds.get(base)!;
+  };
   const signedFetch = async (base: string, method: 'GET' | 'POST', path: string, body?: unknown) => {
     const text = body === undefined ? '' : JSON.stringify(body);
-    const headers = { ...signInboxRequest(providerKey, providerAddress(), method, path, new TextEncoder().encode(text)), ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+    const signed = signInboxRequest(providerKey, { address: providerAddress(), nodeId: await nodeIdAt(base), method, path, body: new TextEncoder().encode(text) });
+    const headers = { ...signed, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
     const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : text, signal: AbortSignal.any([controller.signal, AbortSignal.timeout(15_000)]) });
     return { status: res.status, json: (await res.json().catch(() => null)) as unknown };
   };

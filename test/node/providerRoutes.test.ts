@@ -2,7 +2,10 @@
  * The provider surface's abuse cases over real HTTP (koa app on 127.0.0.1, port 0) with the real
  * inbox — both implementations, LevelDB and the fleet's PostgreSQL (test/helpers/inboxBackends.ts)
  * —, boards and signature checks (reference verifier), the registry stubbed by its interface:
- * unsigned, wrong, stale and replayed signatures (401), a key that registered no agent (403),
+ * unsigned, wrong, expired and used signatures (401, a code each), every re-spelling of a
+ * signature (padding, the URL-safe alphabet, unused bits, whitespace: 401), a take signed for
+ * another node replayed there (401 `inbox_signature_foreign_node`, the job stays with its agent),
+ * a key that registered no agent (403),
  * another agent's job (404), a second answer (409), an oversized result (413, the job fails so
  * the caller is refunded), a late answer (409), board caps (400) and rate limits (429), moderator
  * hiding.
@@ -21,6 +24,7 @@ import { Boards, BOARD_HTTP_STATUS } from '../../node/boards.js';
 import type { LiveRegistry } from '../../services/providerRegistry.js';
 import { INBOX_HTTP_STATUS, type Inbox } from '../../x402/inbox.js';
 import { signInboxRequest } from '../../x402/inboxAuth.js';
+import { signedFetch, type InboxSession } from '../../cli/agentCli.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { testKey } from '../helpers/keys.js';
 import { closeOpenInboxes, inboxBackends, type InboxBackend, type OpenInbox } from '../helpers/inboxBackends.js';
@@ -47,16 +51,19 @@ let base: string;
 const servers: Server[] = [];
 const opened: OpenInbox[] = [];
 
-/** Serves the provider routes over `inb` on a free port; sets `inbox` and `base`. */
-async function serve(inb: Inbox): Promise<void> {
+/** Serves the provider routes over `inb` on a free port; sets `inbox` and `base` (unless `aside`); returns the base URL. */
+async function serve(inb: Inbox, aside = false): Promise<string> {
   const registry = { agentOf: () => undefined, agents: () => [], providerServices: () => [] } as unknown as LiveRegistry;
   const app = createJsonApp({ bodyLimit: 256 * 1024, timeoutMs: 20_000 }, silentLogger, [createProviderRouter({ inbox: inb, boards, registry, params, maxWaitMs: 2000 })], { ...INBOX_HTTP_STATUS, ...BOARD_HTTP_STATUS });
   const server = await new Promise<Server>((resolve) => {
     const srv = app.listen(0, '127.0.0.1', () => resolve(srv));
   });
   servers.push(server);
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  if (aside) return url;
   inbox = inb;
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  base = url;
+  return url;
 }
 
 beforeAll(async () => {
@@ -74,17 +81,54 @@ afterAll(async () => {
   await cleanupTmp();
 });
 
-/** Opens an inbox of `backend` and serves it (a describe's beforeAll). */
-async function serveBackend(backend: InboxBackend): Promise<void> {
+/** Opens an inbox of `backend` on a place of its own and serves it: the app under test, or (`aside`) another node, with its own ledger. */
+async function serveBackend(backend: InboxBackend, aside = false): Promise<{ inbox: Inbox; base: string }> {
   const o = await backend.open(await backend.place(), { verifier: new CountingVerifier(), keys, hrp: 'tnative', opts: { maxResultBytes: 1024 } });
   opened.push(o);
-  await serve(o.inbox);
+  return { inbox: o.inbox, base: await serve(o.inbox, aside) };
 }
-async function send(key: HybridKeyPair | undefined, method: 'GET' | 'POST', path: string, body?: unknown, over: { address?: string; now?: number; headers?: Record<string, string> } = {}) {
+
+/** Sends a request signed by `key` (for the app under test unless `over.to` names another node, or for `over.nodeId`). */
+async function send(
+  key: HybridKeyPair | undefined,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  over: { address?: string; now?: number; headers?: Record<string, string>; nodeId?: string; to?: { inbox: Inbox; base: string } } = {},
+) {
   const text = body === undefined ? '' : JSON.stringify(body);
-  const headers = over.headers ?? (key ? signInboxRequest(key, over.address ?? addr(key), method, path, new TextEncoder().encode(text), over.now) : {});
-  const res = await fetch(`${base}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : text });
-  return { status: res.status, headers, json: (await res.json()) as Record<string, unknown> & { error?: { code: string } } };
+  const nodeId = over.nodeId ?? (over.to?.inbox ?? inbox).nodeId;
+  const headers = over.headers ?? (key ? signInboxRequest(key, { address: over.address ?? addr(key), nodeId, method, path, body: new TextEncoder().encode(text), now: over.now }) : {});
+  const res = await fetch(`${over.to?.base ?? base}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : text });
+  return { status: res.status, headers, node: res.headers.get('x-native-node'), json: (await res.json()) as Record<string, unknown> & { error?: { code: string; nodeId?: string } } };
+}
+
+/**
+ * Every other spelling of the signature in `headers` that decodes to the same bytes: without its
+ * padding, with more, the URL-safe alphabet (padded or not), each other value of the two unused
+ * bits in its last character, whitespace inside. (Leading and trailing whitespace is no other
+ * spelling: HTTP strips it.)
+ */
+function respellings(headers: Record<string, string>): Record<string, string>[] {
+  const sig = headers['x-native-signature']!;
+  const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const body = sig.replace(/=+$/, '');
+  const pad = sig.slice(body.length);
+  const last = ALPHABET.indexOf(body[body.length - 1]!);
+  const url = (x: string) => x.replace(/\+/g, '-').replace(/\//g, '_');
+  const variants = [
+    body,
+    `${sig}=`,
+    url(sig),
+    url(body),
+    ...[1, 2, 3].map((bits) => `${body.slice(0, -1)}${ALPHABET[last ^ bits]}${pad}`),
+    `${sig.slice(0, 100)} ${sig.slice(100)}`,
+    `${sig.slice(0, 100)}\t${sig.slice(100)}`,
+  ];
+  for (const v of variants) expect([v, Buffer.from(v, 'base64').equals(Buffer.from(sig, 'base64'))]).toEqual([v, true]);
+  expect(new Set(variants).size).toBe(variants.length);
+  expect(variants).not.toContain(sig);
+  return variants.map((v) => ({ ...headers, 'x-native-signature': v }));
 }
 
 /** Queues a job for `agent` as a paid call would; returns the run's settled outcome. */
@@ -108,28 +152,89 @@ describe.each(backendList)('inbox (%s)', (_name, backend) => {
   beforeAll(() => serveBackend(backend));
 
   describe('inbox authentication', () => {
-    test('unsigned, wrongly signed and stale requests are 401 inbox_unauthorized', async () => {
-      expect((await send(undefined, 'GET', '/api/x402/inbox')).status).toBe(401);
+    test('unsigned and wrongly signed requests are 401 inbox_unauthorized, expired ones inbox_signature_expired; each answer names the node', async () => {
+      const unsigned = await send(undefined, 'GET', '/api/x402/inbox');
+      expect([unsigned.status, unsigned.json.error?.code, unsigned.json.error?.nodeId, unsigned.node]).toEqual([401, 'inbox_unauthorized', inbox.nodeId, inbox.nodeId]);
+      expect(inbox.nodeId).toMatch(/^[0-9a-f]{16}$/);
       // Bob signs but claims Alice's address.
       const wrong = await send(bob, 'GET', '/api/x402/inbox', undefined, { address: addr(alice) });
       expect([wrong.status, wrong.json.error?.code]).toEqual([401, 'inbox_unauthorized']);
       const stale = await send(alice, 'GET', '/api/x402/inbox', undefined, { now: Date.now() - 120_000 });
-      expect([stale.status, stale.json.error?.code]).toEqual([401, 'inbox_unauthorized']);
+      expect([stale.status, stale.json.error?.code, stale.node]).toEqual([401, 'inbox_signature_expired', inbox.nodeId]);
+      const early = await send(alice, 'GET', '/api/x402/inbox', undefined, { now: Date.now() + 120_000 });
+      expect([early.status, early.json.error?.code]).toEqual([401, 'inbox_signature_expired']);
       // A signature over another path does not open this one.
-      const other = signInboxRequest(alice, addr(alice), 'GET', '/api/x402/inbox?wait=1', new Uint8Array());
-      expect((await send(alice, 'GET', '/api/x402/inbox', undefined, { headers: other })).status).toBe(401);
+      const other = signInboxRequest(alice, { address: addr(alice), nodeId: inbox.nodeId, method: 'GET', path: '/api/x402/inbox?wait=1', body: new Uint8Array() });
+      const moved = await send(alice, 'GET', '/api/x402/inbox', undefined, { headers: other });
+      expect([moved.status, moved.json.error?.code]).toEqual([401, 'inbox_unauthorized']);
     });
 
-    test('a replayed signature is refused', async () => {
+    test('a replayed signature is 401 inbox_signature_used', async () => {
       const first = await send(alice, 'GET', '/api/x402/inbox');
-      expect(first.status).toBe(200);
+      expect([first.status, first.node]).toEqual([200, inbox.nodeId]);
       const replay = await send(alice, 'GET', '/api/x402/inbox', undefined, { headers: first.headers });
-      expect([replay.status, replay.json.error?.code]).toEqual([401, 'inbox_unauthorized']);
+      expect([replay.status, replay.json.error?.code]).toEqual([401, 'inbox_signature_used']);
     });
 
     test('a key that registered no agent is 403 inbox_not_registered_agent', async () => {
       const r = await send(carol, 'GET', '/api/x402/inbox');
       expect([r.status, r.json.error?.code]).toEqual([403, 'inbox_not_registered_agent']);
+    });
+  });
+
+  describe('signatures bound to one node and one spelling', () => {
+    test('every re-spelling of a signature is refused, before and after its one use, and takes nothing', async () => {
+      // A node of its own: the refusals below count against the address's failure budget.
+      const node = await serveBackend(backend, true);
+      const outcome = node.inbox.run('echo-bot-upper', toHex(alice.address), 'secret text', 'secret text', 10_000, new AbortController().signal);
+      const path = '/api/x402/inbox';
+      const headers = signInboxRequest(alice, { address: addr(alice), nodeId: node.inbox.nodeId, method: 'GET', path, body: new Uint8Array() });
+      for (const h of respellings(headers)) {
+        const r = await send(undefined, 'GET', path, undefined, { headers: h, to: node });
+        expect([h['x-native-signature']!.slice(-4), r.status, r.json.error?.code, r.json.jobs]).toEqual([h['x-native-signature']!.slice(-4), 401, 'inbox_unauthorized', undefined]);
+      }
+      // The canonical spelling is still the agent's, once: it takes the job.
+      const ok = await send(undefined, 'GET', path, undefined, { headers, to: node });
+      expect(ok.status).toBe(200);
+      expect(ok.json.jobs).toMatchObject([{ request: 'secret text' }]);
+      const again = [...respellings(headers), headers, { ...headers, 'x-native-signature': ` ${headers['x-native-signature']} ` }];
+      const codes = [];
+      for (const h of again) codes.push((await send(undefined, 'GET', path, undefined, { headers: h, to: node })).json.error?.code);
+      expect(codes).toEqual([...respellings(headers).map(() => 'inbox_unauthorized'), 'inbox_signature_used', 'inbox_signature_used']);
+      expect(await node.inbox.answer(toHex(alice.address), (ok.json.jobs as { jobId: string }[])[0]!.jobId, { result: 'done' }, 20)).toMatchObject({ status: 'done' });
+      expect(await outcome).toBe('done');
+    });
+
+    test('a take signed for one node, replayed at another (its own ledger), is 401 inbox_signature_foreign_node; re-addressed it does not verify; the job stays its agent\'s', async () => {
+      const other = await serveBackend(backend, true);
+      expect(other.inbox.nodeId).not.toBe(inbox.nodeId);
+      const outcome = other.inbox.run('echo-bot-upper', toHex(alice.address), 'for bob only', 'for bob only', 10_000, new AbortController().signal);
+      // Alice polls this node: the signature names it.
+      const mine = await send(alice, 'GET', '/api/x402/inbox');
+      expect(mine.status).toBe(200);
+      expect(mine.headers['x-native-node']).toBe(inbox.nodeId);
+      // Whoever saw that request replays it at the other node, as signed and re-addressed.
+      const replayed = await send(undefined, 'GET', '/api/x402/inbox', undefined, { headers: mine.headers, to: other });
+      expect([replayed.status, replayed.json.error?.code, replayed.json.error?.nodeId]).toEqual([401, 'inbox_signature_foreign_node', other.inbox.nodeId]);
+      const readdressed = await send(undefined, 'GET', '/api/x402/inbox', undefined, { headers: { ...mine.headers, 'x-native-node': other.inbox.nodeId }, to: other });
+      expect([readdressed.status, readdressed.json.error?.code]).toEqual([401, 'inbox_unauthorized']);
+      // The job is still there for Alice, signing for that node.
+      const take = await send(alice, 'GET', '/api/x402/inbox', undefined, { to: other });
+      expect(take.json.jobs).toMatchObject([{ request: 'for bob only' }]);
+      await other.inbox.answer(toHex(alice.address), (take.json.jobs as { jobId: string }[])[0]!.jobId, { result: 'ok' }, 4);
+      expect(await outcome).toBe('ok');
+    });
+  });
+
+  describe('agent serve\'s signing', () => {
+    test('it learns the node id from the node, and learns it again when its signature names another node', async () => {
+      const session: InboxSession = { base, key: alice, address: addr(alice) };
+      const first = await signedFetch(session, 'GET', '/api/x402/inbox', undefined, 5000);
+      expect([first.status, session.nodeId]).toEqual([200, inbox.nodeId]);
+      // The URL now reaches another node (or fleet): one refusal, then the request signed for it.
+      session.nodeId = '0123456789abcdef';
+      const moved = await signedFetch(session, 'GET', '/api/x402/inbox', undefined, 5000);
+      expect([moved.status, session.nodeId]).toEqual([200, inbox.nodeId]);
     });
   });
 

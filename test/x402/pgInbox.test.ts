@@ -5,7 +5,9 @@
  * and the row decides each job once (the caller has the result exactly when the agent's answer
  * was accepted); a lost notification loses no answer; the jobs of a node that died are expired
  * by its restart and by the lease holder's sweep, and a late answer is 409 `inbox_job_expired`;
- * a signed take replayed at the other node within the clock window is 401 `inbox_unauthorized`;
+ * a signed take replayed at the other node within the clock window is 401 `inbox_signature_used`
+ * (the replay set is the fleet's, keyed by the signature's bytes), while a signature made for the
+ * fleet is good at any one of its nodes (they share the seller id it names);
  * with the database away every step is `ledger_unavailable` (a run fails, refunded) and nothing
  * is written.
  */
@@ -46,13 +48,19 @@ async function node(url: string, nodeId: string, opts: Partial<PgInboxOptions> =
   const ledger = await PgLedger.open(url, { nodeId });
   await writeHeartbeat((t, v) => ledger.query(t, v), nodeId, self, Date.now() - 1000);
   const inbox = new PgInbox(
-    { query: (t, v) => ledger.query(t, v), url, nodeId, verifier: new CountingVerifier(), keys: { publicKeyOf: async (id) => (toHex(id) === ALICE ? alice.publicKey : undefined), isAgent: () => true }, hrp: 'tnative' },
+    { query: (t, v) => ledger.query(t, v), url, nodeId, sellerId: ledger.sellerId, verifier: new CountingVerifier(), keys: { publicKeyOf: async (id) => (toHex(id) === ALICE ? alice.publicKey : undefined), isAgent: () => true }, hrp: 'tnative' },
     { refreshMs: 100, fallbackMs: 200, ...opts },
   );
   await inbox.start();
   const n = { ledger, inbox };
   open.push(n);
   return n;
+}
+
+/** A GET of `path` signed by Alice for `n`'s fleet at `now`, as the transport hands it to the inbox. */
+function signed(n: Node, path: string, now = Date.now()) {
+  const h = signInboxRequest(alice, { address: encodeAddress(alice.address, 'tnative'), nodeId: n.inbox.nodeId, method: 'GET', path, body: new Uint8Array(), now });
+  return { method: 'GET', path, body: new Uint8Array(), headers: { agent: h['x-native-agent'], timestamp: h['x-native-timestamp'], node: h['x-native-node'], signature: h['x-native-signature'] } };
 }
 
 /** A paid job as the paid-call core runs it; resolves to its settled outcome. */
@@ -195,20 +203,27 @@ describe('the provider inbox of a fleet', () => {
     expect(await restarted.inbox.take(ALICE, 0)).toEqual([]);
   });
 
-  test('a signed take replayed at the other node within the clock window is 401 inbox_unauthorized, and steals nothing', async () => {
+  test('a signed take replayed at the other node within the clock window is 401 inbox_signature_used, and steals nothing', async () => {
     const url = await postgres.server.createDatabase('inbox_replay');
     const a = await node(url, 'n-a');
     const b = await node(url, 'n-b');
+    // One fleet, one id to sign for.
+    expect(b.inbox.nodeId).toBe(a.inbox.nodeId);
     const path = '/api/x402/inbox?wait=0';
-    const headers = signInboxRequest(alice, encodeAddress(alice.address, 'tnative'), 'GET', path, new Uint8Array());
-    const req = { method: 'GET', path, body: new Uint8Array(), headers: { agent: headers['x-native-agent'], timestamp: headers['x-native-timestamp'], signature: headers['x-native-signature'] } };
+    const req = signed(a, path);
     expect(await a.inbox.authenticate(req)).toBe(ALICE);
-    await expect(b.inbox.authenticate(req)).rejects.toMatchObject({ code: 'inbox_unauthorized', message: expect.stringContaining('replay') });
+    await expect(b.inbox.authenticate(req)).rejects.toMatchObject({ code: 'inbox_signature_used', message: expect.stringContaining('replay') });
+    // Re-spelled (no padding): refused at either node, whatever it decodes to.
+    const bare = { ...req, headers: { ...req.headers, signature: req.headers.signature!.replace(/=+$/, '') } };
+    await expect(b.inbox.authenticate(bare)).rejects.toMatchObject({ code: 'inbox_unauthorized' });
     // Both at once at the two nodes with a fresh signature: one wins.
-    const fresh = signInboxRequest(alice, encodeAddress(alice.address, 'tnative'), 'GET', path, new Uint8Array(), Date.now() + 1);
-    const req2 = { ...req, headers: { agent: fresh['x-native-agent'], timestamp: fresh['x-native-timestamp'], signature: fresh['x-native-signature'] } };
+    const req2 = signed(a, path, Date.now() + 1);
     const codes = await Promise.all([codeOf(a.inbox.authenticate(req2)), codeOf(b.inbox.authenticate(req2))]);
-    expect(codes.sort()).toEqual(['inbox_unauthorized', 'ok']);
+    expect(codes.sort()).toEqual(['inbox_signature_used', 'ok']);
+    // Another fleet (its own ledger) refuses what was signed for this one.
+    const other = await node(await postgres.server.createDatabase('inbox_replay_other'), 'n-x');
+    expect(other.inbox.nodeId).not.toBe(a.inbox.nodeId);
+    await expect(other.inbox.authenticate(signed(a, path))).rejects.toMatchObject({ code: 'inbox_signature_foreign_node' });
   });
 
   test('the database away: take, answer and the signature check are ledger_unavailable, a run fails (refunded), nothing is written', async () => {
@@ -220,8 +235,7 @@ describe('the provider inbox of a fleet', () => {
     try {
       await expect(a.inbox.take(ALICE, 0)).rejects.toMatchObject({ code: 'ledger_unavailable' });
       await expect(a.inbox.answer(ALICE, job!.id, { result: 'BEFORE' }, 20)).rejects.toMatchObject({ code: 'ledger_unavailable' });
-      const headers = signInboxRequest(alice, encodeAddress(alice.address, 'tnative'), 'GET', '/api/x402/inbox', new Uint8Array());
-      await expect(a.inbox.authenticate({ method: 'GET', path: '/api/x402/inbox', body: new Uint8Array(), headers: { agent: headers['x-native-agent'], timestamp: headers['x-native-timestamp'], signature: headers['x-native-signature'] } })).rejects.toMatchObject({ code: 'ledger_unavailable' });
+      await expect(a.inbox.authenticate(signed(a, '/api/x402/inbox'))).rejects.toMatchObject({ code: 'ledger_unavailable' });
       expect(await paidJob(a, 'during')).toEqual({ ok: false, code: 'provider_failed' });
     } finally {
       await postgres.server.resume();

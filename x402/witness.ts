@@ -1,0 +1,120 @@
+/**
+ * The ledger's witness: a small file outside the ledger that mirrors how far the ledger got, so a
+ * ledger older than what the node did is found at start, whatever was restored or deleted.
+ *
+ * Every write to the ledger (a claim, a result, a refund, a watcher's mark) advances the ledger's
+ * sequence number in the same database write; before that write returns — so before a result or
+ * a refund leaves the node — the sequence number and the chain's tip at that moment are written
+ * to every witness file (one file write covers all the ledger writes made meanwhile). At start:
+ *
+ *   ledger seq ≥ witness seq  → the ledger is the newest record (a crash between the two writes
+ *                                leaves the ledger ahead, never behind)
+ *   ledger seq < witness seq  → the ledger was restored (or replaced): it may have forgotten
+ *                                payments served or refunded up to the witness's tip height
+ *
+ * The default witness is `<data-dir>/ledger-witness.json`: it survives restoring the ledger alone
+ * and deleting the chain. A copy of the whole data directory carries its witness with it, so the
+ * operator names a second file outside what backups restore (`--ledger-witness`); the newest of
+ * the files wins.
+ */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { NodeError } from '../consensus/errors.js';
+
+/** What a witness file holds. */
+export interface WitnessRecord {
+  /** The ledger this file witnesses (its seller id). */
+  readonly sellerId: string;
+  /** The ledger's sequence number after its last write. */
+  readonly seq: number;
+  /** The chain's tip height when that write was made: every payment the ledger decided was mined at or below it. */
+  readonly tip: number;
+  /** Unix ms of the write. */
+  readonly at: number;
+}
+
+/** Codes of the witness's own failures. */
+export const WitnessErrorCode = {
+  /** A witness file cannot be written: the ledger write is not confirmed to its caller. */
+  UNWRITABLE: 'ledger_witness_unwritable',
+  /** A witness file exists but cannot be read as one. */
+  CORRUPT: 'ledger_witness_corrupt',
+} as const;
+
+/** The file name of the default witness, in the data directory. */
+export const WITNESS_FILE = 'ledger-witness.json';
+
+/** Reads one witness file: undefined when there is none. */
+export async function readWitness(path: string): Promise<WitnessRecord | undefined> {
+  let raw: string;
+  try {
+    raw = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    const w = JSON.parse(raw) as WitnessRecord;
+    if (typeof w.sellerId !== 'string' || !Number.isSafeInteger(w.seq) || !Number.isSafeInteger(w.tip)) throw new Error('missing fields');
+    return w;
+  } catch (e) {
+    throw new NodeError(WitnessErrorCode.CORRUPT, `the ledger witness ${path} is not readable (${(e as Error).message}); move it away to start without it`);
+  }
+}
+
+/** The newest witness of `sellerId` among `paths` (files of another ledger are ignored). */
+export async function readNewestWitness(paths: readonly string[], sellerId: string): Promise<WitnessRecord | undefined> {
+  let best: WitnessRecord | undefined;
+  for (const p of paths) {
+    const w = await readWitness(p);
+    if (w && w.sellerId === sellerId && (!best || w.seq > best.seq)) best = w;
+  }
+  return best;
+}
+
+/** The witness files of one ledger, written together (see module comment). */
+export class LedgerWitness {
+  private written = -1;
+  private wanted = 0;
+  private writing: Promise<void> | undefined;
+  /** The chain's tip height (set once the chain is open; 0 before). */
+  tip: () => number = () => 0;
+
+  constructor(
+    readonly paths: readonly string[],
+    private readonly sellerId: string,
+    /**
+     * The tip the files said before (never written lower: a chain being downloaded again starts
+     * at 0, and what the ledger decided up to the old tip must still be covered by a next restore).
+     */
+    private tipFloor = 0,
+  ) {}
+
+  /** Resolves once every file says at least `seq` (one file write covers every seq asked for meanwhile). */
+  async advance(seq: number): Promise<void> {
+    if (seq > this.wanted) this.wanted = seq;
+    while (this.written < seq) {
+      this.writing ??= this.flush().finally(() => (this.writing = undefined));
+      await this.writing;
+    }
+  }
+
+  private async flush(): Promise<void> {
+    const seq = this.wanted;
+    this.tipFloor = Math.max(this.tipFloor, this.tip());
+    const body = JSON.stringify({ sellerId: this.sellerId, seq, tip: this.tipFloor, at: Date.now() } satisfies WitnessRecord);
+    try {
+      await Promise.all(
+        this.paths.map(async (p) => {
+          const tmp = `${p}.tmp`;
+          await mkdir(dirname(p), { recursive: true });
+          await writeFile(tmp, body);
+          await rename(tmp, p);
+        }),
+      );
+    } catch (e) {
+      throw new NodeError(WitnessErrorCode.UNWRITABLE, `cannot write the ledger witness (${(e as Error).message})`);
+    }
+    this.written = seq;
+  }
+}
