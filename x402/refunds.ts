@@ -37,6 +37,8 @@ export interface RefundOptions {
    * (`PgLedger.orphanedClaims`, node/payments.ts).
    */
   recoverClaims?: boolean;
+  /** Claims a restored ledger holds from before its restore (x402/unhonored.ts): never refunded at start, the operator decides. */
+  holdsClaim?: (id: string) => boolean;
 }
 
 /** Signs, submits and tracks refunds (see module comment). */
@@ -64,10 +66,12 @@ export class RefundManager implements Refunder {
   ) {
     this.log = opts.logger ?? silentLogger;
     this.recoverClaims = opts.recoverClaims ?? true;
+    this.holdsClaim = opts.holdsClaim ?? (() => false);
     this.follower = new TipFollower(chain, () => this.check(), opts.retryMs ?? 30_000, this.log, 'refund');
   }
 
   private readonly recoverClaims: boolean;
+  private readonly holdsClaim: (id: string) => boolean;
 
   /**
    * Loads what a previous run (a fleet: the previous signer) left — claimed payments become
@@ -78,7 +82,7 @@ export class RefundManager implements Refunder {
   async resume(): Promise<void> {
     for await (const rec of this.ledger.records()) {
       if (rec.rail !== 'native') continue;
-      if (rec.status === 'claimed' && this.recoverClaims) {
+      if (rec.status === 'claimed' && this.recoverClaims && !this.holdsClaim(rec.id)) {
         this.log.warn({ txId: rec.id, serviceId: rec.serviceId }, 'payment claimed before a restart without a result: refunding');
         const next = await this.ledger.refundPending(rec.id, { code: 'node_restarted', message: 'the node stopped while the service ran; the payment is refunded' });
         this.pending.set(rec.id, next);
