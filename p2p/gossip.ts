@@ -60,6 +60,8 @@ export interface GossipModules {
   readonly networkBlocks: RecentSet;
   /** Whether a peer is banned: its messages still waiting are dropped unchecked. */
   readonly isBanned?: (peer: string) => boolean;
+  /** Called with a relayed transaction's id before it is admitted (it is not one of the node's own). */
+  readonly onNetworkTx?: (idHex: string) => void;
   readonly logger?: Logger;
 }
 
@@ -144,6 +146,7 @@ export class Gossip {
     const id = toHex(txId(data));
     if (this.m.mempool.has(id)) return this.verdict('tx', peer, 'ignore', 0, 'duplicate');
     this.networkTxs.add(id);
+    this.m.onNetworkTx?.(id);
     try {
       const r = await this.m.mempool.add(data, { abandon: banned });
       // Kept beyond a nonce gap, not forwarded: a queued transaction is relayed once it is ready (geth does not broadcast its queue either).

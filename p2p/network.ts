@@ -6,7 +6,8 @@
  * Peers: the bootstrap addresses are dialled at start and again whenever they are not connected
  * (every `maintenanceMs`); while fewer than `targetPeers` are connected, known peers are dialled
  * and the DHT is walked (closest peers to a random key) to find more. A peer that completes
- * identify and speaks our sync protocol joins the sync. A banned peer is disconnected at once.
+ * identify and speaks our sync protocol joins the sync; one that also speaks the mempool
+ * exchange (`mempoolExchange.ts`) gets our mempool announced. A banned peer is disconnected at once.
  */
 import './polyfill.js';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +23,7 @@ import { PeerScores, type BanInfo, type PeerScoreOptions } from './scoring.js';
 import { SyncManager, type SyncOptions } from './sync.js';
 import { Libp2pSyncTransport, createSyncHandler } from './syncProtocol.js';
 import { Gossip, RecentSet, type GossipStats } from './gossip.js';
+import { MempoolExchange, type MempoolExchangeOptions, type MempoolExchangeStats } from './mempoolExchange.js';
 import { ProgressBar, type ProgressOutput } from './progress.js';
 import { CHAIN_INFO_PROTOCOL, createChainInfoHandler, otherChainNet, requestChainInfo, type OtherChainPeer } from './chainInfo.js';
 import type { P2PModules, SyncState, SyncStatusReader } from './types.js';
@@ -49,6 +51,8 @@ export interface P2POptions {
   /** Interval of peer maintenance, ms. */
   readonly maintenanceMs?: number;
   readonly sync?: SyncOptions;
+  /** The mempool exchange with peers (on connect, and rebroadcasts of the node's own transactions). */
+  readonly mempoolExchange?: MempoolExchangeOptions;
   readonly scores?: PeerScoreOptions;
   /** A TTY for the progress bar (none: no bar). */
   readonly progress?: ProgressOutput;
@@ -81,6 +85,7 @@ export class P2PNetwork implements SyncStatusReader {
   readonly scores: PeerScores;
   readonly sync: SyncManager;
   readonly gossip: Gossip;
+  readonly mempoolExchange: MempoolExchange;
   private readonly log: Logger;
   private readonly agents = new Map<string, string>();
   private readonly bootstrapAddrs: ReturnType<typeof parseBootstrap>;
@@ -115,6 +120,16 @@ export class P2PNetwork implements SyncStatusReader {
       verifier: modules.verifier,
       logger: this.log,
     });
+    this.mempoolExchange = new MempoolExchange(opts.mempoolExchange ?? {}, {
+      node: host,
+      protocol: ids.mempool,
+      mempool: modules.mempool,
+      maxTxBytes: modules.chain.params.limits.maxTxBytes,
+      penalize,
+      isBanned: (peer) => this.scores.isBanned(peer),
+      isConnected: (peer) => host.getConnections(peerIdFromString(peer)).length > 0,
+      logger: this.log,
+    });
     this.gossip = new Gossip({
       pubsub: host.services.pubsub,
       ids,
@@ -125,6 +140,7 @@ export class P2PNetwork implements SyncStatusReader {
       downloading: () => this.sync.syncState().downloading,
       networkBlocks,
       isBanned: (peer) => this.scores.isBanned(peer),
+      onNetworkTx: (id) => this.mempoolExchange.noteFromNetwork(id),
       logger: this.log,
     });
     this.scores.onBan = (info) => this.onBan(info);
@@ -187,13 +203,16 @@ export class P2PNetwork implements SyncStatusReader {
     );
     const params = this.modules.chain.params;
     await host.handle(CHAIN_INFO_PROTOCOL, createChainInfoHandler({ network: params.network, chainId: params.chainId, genesis: toHex(this.modules.chain.getEntryByHeight(0)!.hash) }), { maxInboundStreams: 4, maxOutboundStreams: 4 });
+    // Older nodes do not speak it: they are not asked (see onIdentify).
+    await host.handle(this.ids.mempool, this.mempoolExchange.handler, { maxInboundStreams: 4, maxOutboundStreams: 4 });
     this.gossip.start();
+    this.mempoolExchange.start();
     this.sync.start();
     if (this.opts.progress) {
       this.progress = new ProgressBar(this.opts.progress, () => this.sync.syncState());
       this.progress.start();
     }
-    this.log.info({ peerId: this.peerId, addrs: this.listen, bootstrap: this.opts.bootstrap, protocols: { sync: this.ids.sync, tx: this.ids.txTopic, block: this.ids.blockTopic } }, 'p2p listening');
+    this.log.info({ peerId: this.peerId, addrs: this.listen, bootstrap: this.opts.bootstrap, protocols: { sync: this.ids.sync, mempool: this.ids.mempool, tx: this.ids.txTopic, block: this.ids.blockTopic } }, 'p2p listening');
     this.timer = setInterval(() => void this.maintain(), this.opts.maintenanceMs ?? defaultP2POptions.maintenanceMs);
     this.timer.unref();
     void this.maintain();
@@ -208,6 +227,7 @@ export class P2PNetwork implements SyncStatusReader {
     this.host.removeEventListener('peer:identify', this.onIdentify);
     this.host.removeEventListener('peer:disconnect', this.onDisconnect);
     await this.sync.stop();
+    this.mempoolExchange.stop();
     this.gossip.stop();
     await this.host.stop();
   }
@@ -222,6 +242,8 @@ export class P2PNetwork implements SyncStatusReader {
     if (evt.detail.protocols.includes(this.ids.sync)) {
       this.log.info({ peer: id, agent: evt.detail.agentVersion }, 'peer connected');
       this.sync.addPeer(id);
+      // Identify runs again when a peer's protocols change: the exchange announces once per connection.
+      if (evt.detail.protocols.includes(this.ids.mempool)) this.mempoolExchange.addPeer(id);
     } else {
       void this.noteOtherChain(id, evt.detail.protocols);
     }
@@ -268,12 +290,14 @@ export class P2PNetwork implements SyncStatusReader {
   private readonly onDisconnect = (evt: CustomEvent<PeerId>) => {
     const id = evt.detail.toString();
     this.sync.removePeer(id);
+    this.mempoolExchange.removePeer(id);
     this.agents.delete(id);
     this.log.info({ peer: id }, 'peer disconnected');
   };
 
   private onBan(info: BanInfo): void {
     this.sync.removePeer(info.peerId);
+    this.mempoolExchange.removePeer(info.peerId);
     void this.host.hangUp(peerIdFromString(info.peerId)).catch(() => undefined);
   }
 
@@ -359,6 +383,12 @@ export class P2PNetwork implements SyncStatusReader {
   /** Gossip counters. */
   gossipStats(): GossipStats {
     return this.gossip.stats;
+  }
+
+  /** Mempool exchange counters. */
+  mempoolExchangeStats(): MempoolExchangeStats {
+    this.mempoolExchange.localPending();
+    return this.mempoolExchange.stats;
   }
 
   isSyncing(): boolean {

@@ -8,6 +8,7 @@
  *   /native/<net>/tx/1         gossip topic: one signed transaction, its canonical bytes
  *   /native/<net>/block/1      gossip topic: one block, its canonical bytes
  *   /native/<net>/kad/1.0.0    the node network's own Kademlia DHT (peer discovery)
+ *   /native/<net>/mempool/1.0.0  mempool exchange: announce and fetch pending transactions (`mempoolProtocol.ts`)
  *
  * Sync frames are unsigned-varint length-prefixed. The requester writes one request frame; the
  * responder answers with frames and closes its side. All integers use the consensus codec
@@ -31,6 +32,7 @@ import { Uint8ArrayList } from 'uint8arraylist';
 import { Reader, Writer, decodeAll } from '../consensus/codec.js';
 import { CodecError, CodecErrorCode } from '../consensus/errors.js';
 import { toHex } from '../consensus/hash.js';
+import { MEMPOOL_PROTOCOL_VERSION } from './mempoolProtocol.js';
 
 /** Protocol version suffix of the sync protocol. */
 export const SYNC_PROTOCOL_VERSION = '1.0.0';
@@ -64,6 +66,8 @@ export interface ProtocolIds {
   readonly txTopic: string;
   readonly blockTopic: string;
   readonly kad: string;
+  /** The mempool exchange (`mempoolProtocol.ts`); a peer without it is not asked. */
+  readonly mempool: string;
 }
 
 /** Protocol identifiers for the chain whose genesis hash is `genesisHash`. */
@@ -75,6 +79,7 @@ export function protocolIds(genesisHash: Uint8Array): ProtocolIds {
     txTopic: `/native/${net}/tx/1`,
     blockTopic: `/native/${net}/block/1`,
     kad: `/native/${net}/kad/1.0.0`,
+    mempool: `/native/${net}/mempool/${MEMPOOL_PROTOCOL_VERSION}`,
   };
 }
 

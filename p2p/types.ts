@@ -26,9 +26,15 @@ export interface P2PChain {
   off(event: 'connect' | 'disconnect', listener: (entry: ChainEntry, block: Block) => void): unknown;
 }
 
-/** The mempool as gossip uses it: admit relayed transactions, learn of new ones to relay. */
+/** The mempool as gossip and the mempool exchange use it: admit relayed transactions, learn of new ones to relay, list and serve the pending ones. */
 export interface P2PMempool {
   has(idHex: string): boolean;
+  /** A pending transaction (ready or queued). */
+  get(idHex: string): Pick<MempoolEntry, 'bytes'> | undefined;
+  /** Whether a pending transaction waits beyond a nonce gap (not relayed). */
+  isQueued(idHex: string): boolean;
+  /** Ready transactions, highest fee rate first. */
+  list(limit?: number): readonly MempoolEntry[];
   /** Admits a signed transaction; throws coded errors (ValidationError, CodecError, NodeError). */
   /** Admits a transaction; `queued`: it waits beyond a nonce gap (kept, not relayed). */
   add(bytes: Uint8Array, opts?: { abandon?: () => boolean }): Promise<{ readonly queued?: boolean } | void>;

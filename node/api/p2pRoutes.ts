@@ -2,7 +2,7 @@
  * HTTP face of the peer-to-peer network:
  *
  *   GET /api/v1/peers   this node's peer id and addresses, connected peers, bans in force,
- *                       sync state and gossip counters
+ *                       sync state, gossip and mempool exchange counters
  *
  * and `requireSynced`, the koa middleware paid routes put in front of their handler: while the
  * node is far behind the network it answers 503 `node_syncing` (with height and target height)
@@ -14,6 +14,7 @@ import { NodeError } from '../../consensus/errors.js';
 import type { SyncStatusReader } from '../../p2p/types.js';
 import type { BanInfo } from '../../p2p/scoring.js';
 import type { GossipStats } from '../../p2p/gossip.js';
+import type { MempoolExchangeStats } from '../../p2p/mempoolExchange.js';
 import type { PeerView } from '../../p2p/network.js';
 
 /** Error code of a paid call refused while syncing (HTTP 503). */
@@ -26,6 +27,8 @@ export interface PeersSource extends SyncStatusReader {
   peers(): PeerView[];
   bans(): BanInfo[];
   gossipStats(): GossipStats;
+  /** Mempool exchange counters (absent: not shown). */
+  mempoolExchangeStats?(): MempoolExchangeStats;
 }
 
 /** The router of `GET /api/v1/peers`. */
@@ -42,6 +45,7 @@ export function createPeersRouter(p2p: PeersSource): Router {
       banned: p2p.bans().map((b) => ({ peerId: b.peerId, until: new Date(b.until).toISOString(), reason: b.reason })),
       sync: { syncing: s.syncing, downloading: s.downloading, height: s.height, targetHeight: s.targetHeight, rate: s.rate, eta: s.eta },
       gossip: p2p.gossipStats(),
+      mempoolExchange: p2p.mempoolExchangeStats?.(),
     };
   });
   return router;

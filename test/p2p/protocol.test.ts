@@ -87,6 +87,7 @@ describe('sync protocol codec', () => {
       txTopic: '/native/0001020304050607/tx/1',
       blockTopic: '/native/0001020304050607/block/1',
       kad: '/native/0001020304050607/kad/1.0.0',
+      mempool: '/native/0001020304050607/mempool/1.0.0',
     });
   });
 
