@@ -59,6 +59,9 @@ import { createUnhonoredPayments, type UnhonoredPayments } from '../x402/unhonor
 import { createFacilitator } from '../x402/usdcFacilitator.js';
 import type { NodeConfig } from './config.js';
 import { createX402Router } from './api/x402Routes.js';
+import { PaymentAuth } from './api/paymentDialects.js';
+import { loadChallengeKeys } from '../x402/challengeKeys.js';
+import { SiwxChallenges } from '../x402/siwx.js';
 import { createDiscovery, type Discovery } from './api/discovery.js';
 import { NODE_VERSION } from './version.js';
 import { DEFAULT_NODE_URL } from './client.js';
@@ -352,7 +355,9 @@ export async function createPayments(
   const router = new Router();
   router.use(createProviderRouter({ inbox, boards, registry, params, maxWaitMs: Math.max(1000, Math.min(25_000, config.httpTimeout - 5_000)) }).routes());
   // Quotes, documents and MCP name the node's public base URL (node/api/publicUrl.ts), never the request's Host.
-  router.use(createX402Router(paidCalls, undefined, undefined, modules.baseUrl).routes());
+  // The Payment dialect's and sign-in's challenge keys come from the ledger: every node sharing it checks the others' challenges.
+  const challengeKeys = await loadChallengeKeys(ledger);
+  router.use(createX402Router(paidCalls, new PaymentAuth(challengeKeys.paymentAuth), new SiwxChallenges(challengeKeys.siwx), modules.baseUrl).routes());
   // Discovery needs the registry, the ledger's totals, the price, the core (payees, MCP) and the services' context (health checks).
   const discovery = createDiscovery(
     { version: NODE_VERSION, defaultNodeUrl: DEFAULT_NODE_URL, facilitatorUrl: config.facilitatorUrl, usdcAuthVerified: usdcSettlement !== undefined, baseUrl: modules.baseUrl, mcpMaxBatch: config.mcpMaxBatch },

@@ -23,6 +23,9 @@
  * Keys:  p:<payment id>  → JSON record (below)
  *        m:<name>        → JSON marks of the payment watchers (x402/unhonored.ts: its scan height,
  *                          the ledger's creation height and any gap of chain it never judged)
+ *        m:auth-secret   → {secret}: 32 random bytes (hex), written once; the HTTP Payment
+ *                          challenges and sign-in challenges are keyed by it, so every node of a
+ *                          ledger checks the others' (node/api/paymentDialects.ts, x402/siwx.ts)
  *        m:seller        → {sellerId, createdAt}: this ledger's random id, written when it is
  *                          created; quotes name it and native payments commit to it
  *                          (x402/wire.ts requestCommitment), so a payment quoted against one
@@ -215,6 +218,8 @@ export interface SettlementLedger {
   getMark<T>(name: string): Promise<T | undefined>;
   /** Writes a watcher's mark. */
   putMark(name: string, value: unknown): Promise<void>;
+  /** The mark `name`, first written as `value` when there is none: once per ledger, so every node sharing it reads the same. */
+  initMark<T>(name: string, value: T): Promise<T>;
   /** Settled totals of one service (PgLedger: from the database, at most a few seconds old). */
   volume(serviceId: string): ServiceVolume;
   /** How many records are in each status, and how many were refused (PgLedger: at most a few seconds old). */
@@ -469,6 +474,14 @@ export class LevelLedger implements SettlementLedger {
   /** Writes a watcher's mark. */
   async putMark(name: string, value: unknown): Promise<void> {
     await this.write(`m:${name}`, JSON.stringify(value));
+  }
+
+  /** The mark `name`, written as `value` first when there is none (this process is the ledger's only writer). */
+  async initMark<T>(name: string, value: T): Promise<T> {
+    const stored = await this.getMark<T>(name);
+    if (stored !== undefined) return stored;
+    await this.putMark(name, value);
+    return value;
   }
 
   /** Settled totals of one service. */

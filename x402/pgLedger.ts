@@ -9,7 +9,9 @@
  *   ledger_schema (version, description, applied_at)   the migrations applied
  *   ledger_marks  (name, value json, updated_at)       the watchers' marks; `seller` holds the
  *                                                      fleet's one seller id, inserted once by the
- *                                                      first node (ON CONFLICT DO NOTHING)
+ *                                                      first node (ON CONFLICT DO NOTHING); so is
+ *                                                      `auth-secret`, the key of the fleet's HTTP
+ *                                                      Payment and sign-in challenges
  *   fleet_nodes   (node_id, url, version, network,     the fleet's heartbeats (migration 2,
  *                  tip_height, tip_hash, lease_holder, x402/fleet.ts)
  *                  started_at, seen_at, stopped_at)
@@ -504,6 +506,12 @@ export class PgLedger implements SettlementLedger {
 
   async putMark(name: string, value: unknown): Promise<void> {
     await this.q(`INSERT INTO ledger_marks (name, value, updated_at) VALUES ($1, $2::json, now()) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, [name, JSON.stringify(value)]);
+  }
+
+  /** The mark `name`, inserted as `value` unless a node of the fleet inserted it first. */
+  async initMark<T>(name: string, value: T): Promise<T> {
+    await this.q(`INSERT INTO ledger_marks (name, value) VALUES ($1, $2::json) ON CONFLICT (name) DO NOTHING`, [name, JSON.stringify(value)]);
+    return (await this.getMark<T>(name))!;
   }
 
   private stale(): void {

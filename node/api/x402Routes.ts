@@ -22,7 +22,7 @@ import { NodeError } from '../../consensus/errors.js';
 import { PaymentErrorCode } from '../../x402/errors.js';
 import { outcomeBody, type PaidCallOutcome } from '../../x402/outcome.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, type PaidCallCore, type PaymentProof } from '../../x402/paidCall.js';
-import { encodeJsonHeader, paymentResponseHeaders } from '../../x402/usdcWire.js';
+import { checkPaymentPayload, decodePaymentHeader, encodeJsonHeader, paymentResponseHeaders } from '../../x402/usdcWire.js';
 import { PaymentAuth, paymentReceiptOf, paymentRequiredV2Of } from './paymentDialects.js';
 import { SIGN_IN_WITH_X, SiwxChallenges } from '../../x402/siwx.js';
 import { localBaseUrl } from './publicUrl.js';
@@ -132,11 +132,14 @@ export function createX402Router(core: PaidCallCore, auth: PaymentAuth = new Pay
     const baseUrl = publicBaseUrl?.() ?? localBaseUrl(ctx);
     const resource = `${baseUrl}/api/x402/${serviceId}`;
     let payment = paymentOf(ctx, body, auth, resource);
-    // A USDC retry signed in as its payer (x402 sign-in-with-x): the proven address goes with the payment.
+    // A USDC retry signed in as its payer (x402 sign-in-with-x) for this very payment: the proven
+    // address goes with the payment. A sign-in that proves nothing is ignored: the call is
+    // answered as without one, so it tells nothing about the payment.
     const signIn = ctx.get(SIGN_IN_WITH_X);
     if (signIn && payment?.rail === 'usdc' && !('malformed' in payment)) {
-      const proven = await siwx.verify(signIn, resource, Date.now());
-      if (proven.ok) payment = { ...payment, provenPayer: proven.address };
+      const decoded = 'header' in payment ? decodePaymentHeader(payment.header) : checkPaymentPayload(payment.payload);
+      const proven = decoded.ok ? await siwx.verify(signIn, resource, Date.now(), { nonce: decoded.payment.payload.authorization.nonce }) : undefined;
+      if (proven?.ok) payment = { ...payment, provenPayer: proven.address };
     }
     const viaAuth = /^Payment(\s|$)/i.test(ctx.get('authorization'));
     answer(ctx, await core.call({ serviceId, request: body.request, baseUrl, payment }), auth, viaAuth, siwx, new URL(baseUrl).host);
