@@ -1,7 +1,8 @@
 /**
  * Whether a service of the registry can be bought right now, as the roster and the search report
  * it: it has an implementation, and the node's health prober does not see it `down` (a service
- * whose provider, data pack or configuration is missing answers 503 and is probed `down`).
+ * whose provider, data pack or configuration is missing answers 503 and is probed `down`), and
+ * whether one may be quoted: never while the catalog shows it `down` (`quoteRefusal`).
  */
 import type { HealthReason, HealthStatus, ServiceContext, ServiceDefinition } from './types.js';
 
@@ -30,4 +31,16 @@ export function availabilityOf(ctx: Pick<ServiceContext, 'health'>, def: Service
   const status: HealthStatus = implemented ? h.status : 'down';
   const healthReason = !implemented ? NOT_IMPLEMENTED : status === 'down' || status === 'degraded' ? (h.reason ?? { code: 'health_check_down', message: `its health check answered ${status}` }) : null;
   return { available: implemented && status !== 'down', healthStatus: status, healthReason, lastVerifiedAt: h.lastVerifiedAt };
+}
+
+/**
+ * Why `def` must not be quoted now: the catalog shows it `down` (the reason it shows, e.g.
+ * `provider_down`), so the pre-payment check refuses it (503 `service_unavailable` with that
+ * reason) for exactly as long as the catalog says so; undefined when it may be quoted, and
+ * always where no prober runs (then only the service's own precheck decides).
+ */
+export function quoteRefusal(ctx: Pick<ServiceContext, 'health'>, def: Pick<ServiceDefinition, 'id'>): HealthReason | undefined {
+  const h = ctx.health?.get(def.id);
+  if (h?.status !== 'down') return undefined;
+  return h.reason ?? { code: 'health_check_down', message: 'its health check answered down' };
 }

@@ -13,7 +13,7 @@ import { ServiceError, type ServiceContext } from './types.js';
 import { asServiceError, outboundOf } from './web/readable.js';
 import { loadBootstrap, lookupDomain, normaliseDomain, type RdapBootstrap } from './web/rdap.js';
 
-function bootstrapOf(ctx: ServiceContext): RdapBootstrap {
+function bootstrapOf(ctx: Pick<ServiceContext, 'providers'>): RdapBootstrap {
   const file = ctx.providers?.rdapBootstrapFile;
   try {
     return loadBootstrap(typeof file === 'string' && file ? file : undefined);
@@ -65,7 +65,7 @@ export const domainInfo = defineService({
     target(ctx, input);
     rdapMonitor.assertAvailable(ctx);
   },
-  health: (ctx) => rdapMonitor.health(ctx),
+  health: rdapMonitor.check,
   run: async (ctx, input) => {
     const { domain, server } = target(ctx, input);
     const outbound = outboundOf(ctx);

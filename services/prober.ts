@@ -12,13 +12,21 @@
  *     provider-backed service, services/outbound/providerHealth.ts) gives the latency of the real
  *     provider call it is based on, which is what `latencyMs` then shows;
  *   - before its first check a service is `unknown` with `lastVerifiedAt` and `latencyMs` 0;
+ *   - a check with `current` (a provider-backed service) is read live: between rounds `get`
+ *     answers its state now, so a real call that fails shows the service `down` at once and a
+ *     call or probe that succeeds shows it `active` at once — the same state the node's
+ *     pre-payment check refuses by (services/availability.ts), never an answer a round old;
+ *   - services shown `down` are checked again every `downRecheckMs` between rounds (a provider
+ *     that failed is probed again once its retry time is up), so one that is back is quotable,
+ *     and shown so, within that time rather than at the next round;
  *   - a `down` or `degraded` service carries its `reason` ({code, message}, the catalog's
  *     `healthReason`): the check's own (a provider-backed service says `provider_not_configured`
  *     or `provider_down`), else the prober's (`not_implemented`, `not_for_sale`, `health_timeout`,
  *     `health_check_failed`, `slow`, or `health_check_down` when a check answered a bare `down`).
  */
 import { silentLogger, type Logger } from '../chain/types.js';
-import type { HealthReason, HealthStatus, ServiceContext, ServiceDefinition } from './types.js';
+import { providerHealthChanges } from './outbound/providerHealth.js';
+import type { HealthReason, HealthStatus, LiveHealth, ServiceContext, ServiceDefinition } from './types.js';
 
 /** Options of the prober. */
 export interface HealthProberOptions {
@@ -32,10 +40,12 @@ export interface HealthProberOptions {
   readonly timeoutMs: number;
   /** An `active` check slower than this is reported `degraded`, ms. */
   readonly slowMs: number;
+  /** How often the services shown `down` are checked again between rounds, ms (0: only in rounds). */
+  readonly downRecheckMs: number;
 }
 
 /** Defaults of HealthProberOptions. */
-export const defaultHealthProberOptions: HealthProberOptions = { intervalMs: 60_000, jitter: 0.2, concurrency: 4, timeoutMs: 5_000, slowMs: 2_000 };
+export const defaultHealthProberOptions: HealthProberOptions = { intervalMs: 60_000, jitter: 0.2, concurrency: 4, timeoutMs: 5_000, slowMs: 2_000, downRecheckMs: 10_000 };
 
 /** What the catalog shows of one service's health. */
 export interface ServiceHealth {
@@ -75,7 +85,7 @@ export interface HealthSummary {
 export interface HealthReader {
   get(serviceId: string): ServiceHealth;
   summary(now: number): HealthSummary;
-  /** Increases after every completed round (cache key of documents built from health). */
+  /** Increases after every completed round and every change of a live state (cache key of documents built from health). */
   readonly rounds: number;
 }
 
@@ -104,7 +114,13 @@ export class HealthProber implements HealthReader {
   private readonly random: () => number;
   private readonly log: Logger;
   private timer: NodeJS.Timeout | undefined;
+  private recheckTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private rechecking: Promise<void> | undefined;
+  /** The services of the last round, by id (what `get` reads a live state from). */
+  private defs = new Map<string, ServiceDefinition>();
+  /** Live state changes before this prober was made (not its own). */
+  private readonly changesBefore = providerHealthChanges();
   private readonly stopped = new AbortController();
   private started = false;
   private checkedAt = 0;
@@ -123,12 +139,35 @@ export class HealthProber implements HealthReader {
   }
 
   get rounds(): number {
-    return this.roundCount;
+    return this.roundCount + providerHealthChanges() - this.changesBefore;
   }
 
-  /** Last known health of a service (`unknown` before its first check). */
+  /** Health of a service: its live state where its check has one, else its last check (`unknown` before the first). */
   get(serviceId: string): ServiceHealth {
-    return this.state.get(serviceId) ?? UNKNOWN;
+    const stored = this.state.get(serviceId) ?? UNKNOWN;
+    // Not sold here at all (no implementation, no payee, provider agent offline): no call changes that.
+    if (stored.reason?.code === HealthReasonCode.NOT_IMPLEMENTED || stored.reason?.code === HealthReasonCode.NOT_FOR_SALE) return stored;
+    const def = this.defs.get(serviceId) ?? this.modules.services().find((d) => d.id === serviceId);
+    const current = def?.health?.current;
+    if (!def || !current || typeof def.run !== 'function' || !this.modules.isAvailable(def)) return stored;
+    let live: LiveHealth | undefined;
+    try {
+      live = current(this.modules.context);
+    } catch (e) {
+      // A live read has no IO and should not throw; if one does, the last check stands.
+      this.log.debug({ serviceId, err: e instanceof Error ? e.message : String(e) }, 'live health read failed');
+    }
+    return live ? this.shown(live) : stored;
+  }
+
+  /** What the catalog shows of a live state (an `active` one slower than `slowMs` is `degraded`, as in a round). */
+  private shown(live: LiveHealth): ServiceHealth {
+    const latencyMs = Math.max(0, Math.round(live.latencyMs));
+    if (live.status === 'active' && latencyMs > this.options.slowMs) {
+      return { status: 'degraded', lastVerifiedAt: live.lastVerifiedAt, latencyMs, reason: { code: HealthReasonCode.SLOW, message: `its last check took ${latencyMs} ms (slow above ${this.options.slowMs} ms)` } };
+    }
+    if (live.status === 'active' || live.status === 'unknown') return { status: live.status, lastVerifiedAt: live.lastVerifiedAt, latencyMs };
+    return { status: live.status, lastVerifiedAt: live.lastVerifiedAt, latencyMs, reason: live.reason ?? { code: HealthReasonCode.DOWN, message: `its health check answered ${live.status}` } };
   }
 
   /** Counts per status over the current catalog, with the time of the last complete round. */
@@ -150,6 +189,30 @@ export class HealthProber implements HealthReader {
   /** Probes every service once (bounded concurrency); resolves when all checks ended. */
   async probeAll(): Promise<void> {
     const defs = [...this.modules.services()];
+    this.defs = new Map(defs.map((d) => [d.id, d]));
+    await this.probeEach(defs);
+    if (this.stopped.signal.aborted) return;
+    this.checkedAt = this.now();
+    this.roundCount++;
+  }
+
+  /**
+   * Checks again the services shown `down` now (not those that cannot be sold here at all); a
+   * round in progress does it already. Resolves when those checks ended.
+   */
+  async recheckDown(): Promise<void> {
+    if (this.running || this.rechecking) return this.rechecking;
+    const down = [...this.modules.services()].filter((d) => {
+      const h = this.get(d.id);
+      return h.status === 'down' && h.reason?.code !== HealthReasonCode.NOT_IMPLEMENTED && h.reason?.code !== HealthReasonCode.NOT_FOR_SALE;
+    });
+    if (down.length === 0) return;
+    this.rechecking = this.probeEach(down).finally(() => (this.rechecking = undefined));
+    return this.rechecking;
+  }
+
+  /** Probes `defs` with at most `concurrency` checks in flight, storing each answer. */
+  private async probeEach(defs: readonly ServiceDefinition[]): Promise<void> {
     let next = 0;
     const worker = async () => {
       while (next < defs.length && !this.stopped.signal.aborted) {
@@ -158,9 +221,6 @@ export class HealthProber implements HealthReader {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency, defs.length) }, worker));
-    if (this.stopped.signal.aborted) return;
-    this.checkedAt = this.now();
-    this.roundCount++;
   }
 
   /** One check of one service, never throws. */
@@ -227,7 +287,9 @@ export class HealthProber implements HealthReader {
     if (this.started) return;
     this.started = true;
     const loop = () => {
-      this.running = this.probeAll()
+      // A recheck in flight ends first: the round's answers are the newer ones.
+      this.running = Promise.resolve(this.rechecking)
+        .then(() => this.probeAll())
         .catch((e: unknown) => this.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'health round failed'))
         .finally(() => {
           this.running = undefined;
@@ -237,14 +299,23 @@ export class HealthProber implements HealthReader {
         });
     };
     loop();
+    if (this.options.downRecheckMs > 0) {
+      this.recheckTimer = setInterval(() => {
+        this.recheckDown().catch((e: unknown) => this.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'health recheck failed'));
+      }, this.options.downRecheckMs);
+      this.recheckTimer.unref();
+    }
   }
 
   /** Stops the rounds, aborts the checks in flight and waits for the current round to end. */
   async stop(): Promise<void> {
     this.stopped.abort();
     clearTimeout(this.timer);
+    clearInterval(this.recheckTimer);
     this.timer = undefined;
+    this.recheckTimer = undefined;
     await this.running;
+    await this.rechecking;
   }
 }
 

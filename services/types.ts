@@ -36,6 +36,26 @@ export interface HealthReport {
   readonly reason?: HealthReason;
 }
 
+/**
+ * A service's health as it stands right now, read without IO from the outcome of the last real
+ * call behind it (a provider-backed service's last provider call or probe): what the catalog
+ * shows and what the pre-payment check decides by, between two rounds of the prober.
+ */
+export interface LiveHealth extends HealthReport {
+  readonly latencyMs: number;
+  /** Unix ms of the outcome it is read from. */
+  readonly lastVerifiedAt: number;
+}
+
+/**
+ * A service's health check. `current`, when present, answers at once from the state the check
+ * keeps (undefined: nothing known yet, the prober's last answer stands); the prober shows it in
+ * place of its own last answer, so the catalog changes the moment a real call changes it.
+ */
+export type HealthCheck = ((ctx: ServiceContext) => Promise<HealthStatus | HealthReport>) & {
+  readonly current?: (ctx: Omit<ServiceContext, 'signal'>) => LiveHealth | undefined;
+};
+
 /** USD price source of one NATIVE (decimal string, exact), fed by the reference price until the on-chain pool exists. */
 export interface NativeUsdSource {
   /** USD per NATIVE as micro-USD integer (1 USD = 1_000_000n), and where it came from. */
@@ -150,8 +170,11 @@ export interface ServiceDefinition {
    * Receives the validated input (the string, or the parsed JSON value). Throws ServiceError on failure.
    */
   readonly run?: (ctx: ServiceContext, input: unknown) => Promise<unknown>;
-  /** Cheap health probe; absent means "active when implemented". A `HealthReport` carries the latency of the real call behind it. */
-  readonly health?: (ctx: ServiceContext) => Promise<HealthStatus | HealthReport>;
+  /**
+   * Cheap health probe; absent means "active when implemented". A `HealthReport` carries the
+   * latency of the real call behind it; a check with `current` also tells its state between probes.
+   */
+  readonly health?: HealthCheck;
   /**
    * Checks of the validated input that need IO, run before any quote (e.g. that a caller's URL
    * resolves to a public address). Throws an `OutboundError` with `callerFault` (→ a coded 400)

@@ -7,9 +7,11 @@
 import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
 import { textInput } from './inputs.js';
 import { refuseInput } from './outbound/index.js';
-import { ServiceError, type HealthReport } from './types.js';
+import { ServiceError, type HealthReport, type LiveHealth, type ServiceContext } from './types.js';
 import { asServiceError, outboundOf } from './web/readable.js';
 import { searchProviderOf } from './web/search.js';
+
+const NOT_CONFIGURED = { status: 'down', latencyMs: 0, reason: { code: 'provider_not_configured', message: 'no web search provider is configured on this node' } } as const;
 
 /** native-web-search. */
 export const webSearch = defineService({
@@ -30,7 +32,12 @@ export const webSearch = defineService({
     if (!provider) throw new ServiceError('provider_not_configured', 'no web search provider is configured on this node');
     provider.monitor.assertAvailable(ctx);
   },
-  health: async (ctx): Promise<HealthReport> => searchProviderOf(ctx)?.monitor.health(ctx) ?? { status: 'down', latencyMs: 0, reason: { code: 'provider_not_configured', message: 'no web search provider is configured on this node' } },
+  health: Object.assign(async (ctx: ServiceContext): Promise<HealthReport> => searchProviderOf(ctx)?.monitor.health(ctx) ?? NOT_CONFIGURED, {
+    current: (ctx: Omit<ServiceContext, 'signal'>): LiveHealth | undefined => {
+      const provider = searchProviderOf(ctx);
+      return provider ? provider.monitor.current(ctx) : { ...NOT_CONFIGURED, lastVerifiedAt: ctx.now() };
+    },
+  }),
   run: async (ctx, input) => {
     const provider = searchProviderOf(ctx);
     if (!provider) throw new ServiceError('provider_not_configured', 'no web search provider is configured on this node');

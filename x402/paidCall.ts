@@ -13,7 +13,8 @@
  *      (`ServiceCatalog.isHonorable`: a provider agent's start-up grace after a restart);
  *   3. the request is valid input (400 `invalid_request`), and passes the service's own
  *      pre-payment check when it has one (`def.precheck`, e.g. a caller's URL resolving to a
- *      public address: 400 with the check's code, or 503 when its provider is down) — all
+ *      public address: 400 with the check's code, or 503 when its provider is down), and is not
+ *      shown `down` by the catalog (503 `service_unavailable`, `reason` the catalog's) — all
  *      before any quote; a call carrying a native payment (already on chain) skips the
  *      pre-payment check: it settles, and a failing run is refunded;
  *   4. the quote, built once per call (both rails' options; the native one names the seller id
@@ -27,6 +28,7 @@
  * Transports only translate: they parse their payment carrier into a `PaymentProof` and render
  * the outcome. Nothing here knows koa or MCP.
  */
+import { quoteRefusal } from '../services/availability.js';
 import { OutboundError } from '../services/outbound/types.js';
 import { ServiceError } from '../services/types.js';
 import { PAYMENT_HTTP_STATUS, PaymentErrorCode } from './errors.js';
@@ -146,13 +148,18 @@ const URL_REFUSALS: ReadonlySet<string> = new Set(['url_invalid', 'url_scheme_re
  * the run to meet. Returns the refusal, if any.
  */
 export async function precheckRefusal(def: ServiceDefinition, input: unknown, context: ServiceRunContext | undefined): Promise<PaymentError | undefined> {
-  if (!def.precheck || !context) return undefined;
-  try {
-    await def.precheck({ ...context, signal: AbortSignal.timeout(PRECHECK_TIMEOUT_MS) }, input);
-  } catch (e) {
-    if (e instanceof OutboundError && e.callerFault) return URL_REFUSALS.has(e.code) ? error(e.code, e.message) : error(PaymentErrorCode.INVALID_REQUEST, e.message, { reason: e.code });
-    if (e instanceof ServiceError) return error(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now: ${e.message}`, { reason: e.code });
+  if (!context) return undefined;
+  if (def.precheck) {
+    try {
+      await def.precheck({ ...context, signal: AbortSignal.timeout(PRECHECK_TIMEOUT_MS) }, input);
+    } catch (e) {
+      if (e instanceof OutboundError && e.callerFault) return URL_REFUSALS.has(e.code) ? error(e.code, e.message) : error(PaymentErrorCode.INVALID_REQUEST, e.message, { reason: e.code });
+      if (e instanceof ServiceError) return error(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now: ${e.message}`, { reason: e.code });
+    }
   }
+  // What the catalog shows `down` is never quoted: health and this check are one state (services/availability.ts).
+  const down = quoteRefusal(context, def);
+  if (down) return error(PaymentErrorCode.SERVICE_UNAVAILABLE, `${def.id} is not available on this node right now: ${down.message}`, { reason: down.code });
   return undefined;
 }
 const statusOf = (code: string): number => PAYMENT_HTTP_STATUS[code] ?? 400;

@@ -10,7 +10,7 @@
  */
 import { OutboundError, type OutboundClient } from '../outbound/types.js';
 import { createProviderMonitor, type ProviderMonitor } from '../outbound/providerHealth.js';
-import { ServiceError, type HealthReason, type HealthReport, type HealthStatus, type ServiceContext } from '../types.js';
+import { ServiceError, type HealthCheck, type HealthReason, type HealthReport, type HealthStatus, type LiveHealth, type ServiceContext } from '../types.js';
 import { createA1111 } from './a1111.js';
 import { ProviderCallErrorCode } from './call.js';
 import { createCoinGecko, type CoinGecko } from './coinGecko.js';
@@ -97,22 +97,36 @@ export type ProviderKey = keyof typeof providerMonitors;
 
 const RANK: Readonly<Record<HealthStatus, number>> = { active: 0, unknown: 1, degraded: 2, down: 3 };
 
-/** A service's health: the worst of its providers' (with that provider's reason), with the slowest latency among them. */
-export function providersHealth(...keys: readonly ProviderKey[]): (ctx: ServiceContext) => Promise<HealthReport> {
-  return async (ctx) => {
-    const reports = await Promise.all(keys.map((k) => providerMonitors[k].health(ctx)));
-    let status: HealthStatus = 'active';
-    let reason: HealthReason | undefined;
-    let latencyMs = 0;
-    for (const r of reports) {
-      if (RANK[r.status] > RANK[status]) {
-        status = r.status;
-        reason = r.reason;
-      }
-      latencyMs = Math.max(latencyMs, r.latencyMs ?? 0);
+/** The worst of `reports` (with that one's reason), with the slowest latency among them. */
+function worst<R extends HealthReport>(reports: readonly R[]): { status: HealthStatus; latencyMs: number; reason?: HealthReason } {
+  let status: HealthStatus = 'active';
+  let reason: HealthReason | undefined;
+  let latencyMs = 0;
+  for (const r of reports) {
+    if (RANK[r.status] > RANK[status]) {
+      status = r.status;
+      reason = r.reason;
     }
-    return reason ? { status, latencyMs, reason } : { status, latencyMs };
+    latencyMs = Math.max(latencyMs, r.latencyMs ?? 0);
+  }
+  return reason ? { status, latencyMs, reason } : { status, latencyMs };
+}
+
+/**
+ * A service's health: the worst of its providers' (with that provider's reason), with the
+ * slowest latency among them. Its `current` is `down` as soon as one provider is, and otherwise
+ * known once every provider has answered a call or probe.
+ */
+export function providersHealth(...keys: readonly ProviderKey[]): HealthCheck {
+  const current = (ctx: Omit<ServiceContext, 'signal'>): LiveHealth | undefined => {
+    const now = keys.map((k) => providerMonitors[k].current(ctx));
+    const known = now.filter((r): r is LiveHealth => r !== undefined);
+    const down = known.filter((r) => r.status === 'down');
+    if (down.length === 0 && known.length < keys.length) return undefined;
+    const w = worst(down.length ? down : known);
+    return { ...w, lastVerifiedAt: Math.max(...(down.length ? down : known).map((r) => r.lastVerifiedAt)) };
   };
+  return Object.assign(async (ctx: ServiceContext) => worst(await Promise.all(keys.map((k) => providerMonitors[k].health(ctx)))), { current });
 }
 
 /** A service's pre-quote check: every provider configured and its last call not a recent failure (`provider_not_configured`, `provider_down`: a 503 before any payment). */

@@ -67,7 +67,7 @@ function ensureOk(name: string, status: number, body: () => string): void {
   throw new ServiceError('provider_error', `${name} answered HTTP ${status}${detail}`);
 }
 
-const settingOf = (ctx: ServiceContext, key: string): string | undefined => {
+const settingOf = (ctx: Pick<ServiceContext, 'providers'>, key: string): string | undefined => {
   const v = ctx.providers?.[key];
   return typeof v === 'string' && v.length > 0 ? v : undefined;
 };
@@ -127,7 +127,7 @@ async function searxngSearch(outbound: OutboundClient, base: string, query: stri
 }
 
 /** The provider this node uses, or undefined when none is configured. */
-export function searchProviderOf(ctx: ServiceContext): SearchProvider | undefined {
+export function searchProviderOf(ctx: Pick<ServiceContext, 'providers'>): SearchProvider | undefined {
   const searxng = settingOf(ctx, 'searxngUrl');
   if (searxng) return { name: 'searxng', monitor: searxngMonitor, search: (o, q, s) => searxngSearch(o, searxng, q, s) };
   const key = settingOf(ctx, 'braveSearchKey');

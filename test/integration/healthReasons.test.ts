@@ -7,6 +7,9 @@
  * native-llm-chat is `provider_not_configured`; its public providers point at a closed loopback
  * port (test/helpers/nodeProcess.ts), so native-weather's probe fails: `provider_down`, "Open-Meteo
  * failed its last call".
+ *
+ * The same node refuses before any quote exactly the services its bazaar shows `down` (503
+ * `service_unavailable` with the bazaar's reason code as `reason`) and quotes the others.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -85,4 +88,20 @@ describe('healthReason over HTTP (real node)', () => {
     expect(health).toContain('data-code="provider_not_configured"');
     expect(health).toContain('LLM provider is not configured on this node');
   });
+
+  test('every service the bazaar shows down is refused before any quote with the reason shown; no other one is refused as unavailable', async () => {
+    const doc = await getJson('/api/x402/bazaar');
+    const examples = new Map<string, unknown>((await getJson('/services.json')).services.map((s: any) => [s.serviceId, s.example]));
+    const seen: Record<string, number> = {};
+    for (const r of doc.resources as { serviceId: string; healthStatus: string; healthReason: Reason | null }[]) {
+      const example = examples.get(r.serviceId);
+      const res = await fetch(`${node.url}/api/x402/${r.serviceId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(example === null || example === undefined ? {} : { request: example }) });
+      const body = (await res.json()) as { error?: { code: string; reason?: string } };
+      seen[r.healthStatus] = (seen[r.healthStatus] ?? 0) + 1;
+      if (r.healthStatus === 'down') expect({ id: r.serviceId, status: res.status, code: body.error?.code, reason: body.error?.reason }).toEqual({ id: r.serviceId, status: 503, code: 'service_unavailable', reason: r.healthReason!.code });
+      else expect({ id: r.serviceId, code: body.error?.code ?? null }).not.toEqual({ id: r.serviceId, code: 'service_unavailable' });
+    }
+    expect(seen.down).toBeGreaterThanOrEqual(2);
+    expect(seen.active).toBeGreaterThanOrEqual(20);
+  }, 60_000);
 });
