@@ -8,6 +8,12 @@ import { BRIDGE_NETWORK_NAMES, COIN, createDevnetParams, type ChainParams, type 
 export const DEV_SEED = sha256(new TextEncoder().encode('native-node devnet dev wallet v1'));
 /** Balance of the dev wallet at genesis: 1,000,000 NATIVE. */
 export const DEV_FUNDS = 1_000_000n * COIN;
+/**
+ * Balance of the devnet payee at genesis, 1,000 NATIVE: its float. A refund returns the whole
+ * price and costs the payee a fee on top, so a payee holding only what it was paid cannot send
+ * its first refund; the float pays refund fees (and provider payouts of USDC calls) from block 0.
+ */
+export const DEV_PAYEE_FLOAT = 1_000n * COIN;
 
 /**
  * Account ids (hex) of the devnet's well-known keys, as their public seeds derive them
@@ -77,18 +83,20 @@ export function getDevModeratorKeyPair(): HybridKeyPair {
 }
 
 /**
- * Devnet parameters with the dev wallet funded (plus any extra allocations) and moderating. With `actors`, the
+ * Devnet parameters with the dev wallet funded, the devnet payee holding its float (plus any extra
+ * allocations) and the dev wallet moderating. With `actors`, the
  * economy's devnet actors are funded too, the `bridge` actor is the bridge authority and the ten
  * bridge networks get devnet vaults: the chain `npm start` runs (see node/economy/).
  */
 export function createDevnetChainParams(opts: DevnetOptions & { actors?: boolean } = {}): ChainParams {
   const { actors, ...rest } = opts;
   const dev = encodeAddress(getDevKeyPair().address, TESTNET_HRP);
+  const payee = encodeAddress(fromHex(DEVNET_ADDRESSES.payee), TESTNET_HRP);
   const extra = actors ? DEVNET_ACTORS.map((a) => ({ address: encodeAddress(getDevnetActor(a.name).address, TESTNET_HRP), amount: a.funds })) : [];
   return createDevnetParams({
     moderationAuthorities: [dev],
     ...rest,
-    allocations: [{ address: dev, amount: DEV_FUNDS }, ...extra, ...(opts.allocations ?? [])],
+    allocations: [{ address: dev, amount: DEV_FUNDS }, { address: payee, amount: DEV_PAYEE_FLOAT }, ...extra, ...(opts.allocations ?? [])],
     ...(actors
       ? {
           bridgeAuthorities: [encodeAddress(getDevnetActor('bridge').address, TESTNET_HRP)],

@@ -3,7 +3,7 @@ import { applyBlock, writeChanges } from '../../consensus/apply.js';
 import { BlockErrorCode, TxErrorCode, ValidationError } from '../../consensus/errors.js';
 import { signTx, TxType, TX_VERSION, encodeTx, type Tx } from '../../consensus/tx.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
-import { createDevnetChainParams, getDevKeyPair, DEV_FUNDS } from '../../consensus/devnet.js';
+import { createDevnetChainParams, getDevKeyPair, DEV_FUNDS, DEV_PAYEE_FLOAT } from '../../consensus/devnet.js';
 import { COIN } from '../../consensus/params.js';
 import { StateOverlay, decodeSupply, SUPPLY_KEY } from '../../consensus/state.js';
 import { blockSubsidy, splitFees } from '../../consensus/reward.js';
@@ -79,7 +79,7 @@ describe('applyBlock', () => {
   });
 
   test('the subsidy never mints past the max supply', () => {
-    const capped = createDevnetChainParams({ genesisBits: 0x207fffff, reward: { maxSupply: DEV_FUNDS + 3n * COIN, initial: 2n * COIN } });
+    const capped = createDevnetChainParams({ genesisBits: 0x207fffff, reward: { maxSupply: DEV_FUNDS + DEV_PAYEE_FLOAT + 3n * COIN, initial: 2n * COIN } });
     const chain = new MemChain(capped);
     const subsidies = [];
     for (let i = 0; i < 3; i++) subsidies.push(chain.connect(chain.build([], miner.address)).subsidy);

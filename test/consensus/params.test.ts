@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { createParamsFromJson, paramsToJson, COIN } from '../../consensus/params.js';
 import { createGenesisBlock, createGenesisState } from '../../consensus/genesis.js';
-import { createDevnetChainParams, DEV_FUNDS, getDevKeyPair } from '../../consensus/devnet.js';
+import { createDevnetChainParams, DEV_FUNDS, DEV_PAYEE_FLOAT, getDevKeyPair, getDevPayeeKeyPair } from '../../consensus/devnet.js';
 import { blockHash } from '../../consensus/block.js';
 import { isNodeError } from '../../consensus/errors.js';
 import { StateOverlay } from '../../consensus/state.js';
@@ -52,7 +52,7 @@ describe('genesis.json', () => {
 });
 
 describe('devnet', () => {
-  test('another chain id, easy difficulty, a funded dev key', () => {
+  test('another chain id, easy difficulty, a funded dev key, a payee holding its float', () => {
     const p = createDevnetChainParams();
     expect(p.chainId).not.toBe(1);
     expect(p.network).toBe('native-devnet');
@@ -60,6 +60,8 @@ describe('devnet', () => {
     writeChanges(state, createGenesisState(p));
     const view = new StateOverlay({ get: (k) => state.get(k) });
     expect(view.getAccount(getDevKeyPair().address).balance).toBe(DEV_FUNDS);
-    expect(view.getSupply().minted).toBe(DEV_FUNDS);
+    // The payee's float pays its first refund's fee: a refund returns the whole price.
+    expect(view.getAccount(getDevPayeeKeyPair().address).balance).toBe(DEV_PAYEE_FLOAT);
+    expect(view.getSupply().minted).toBe(DEV_FUNDS + DEV_PAYEE_FLOAT);
   });
 });

@@ -109,13 +109,13 @@ describe('native-network-stats', () => {
       height: 4,
       tip: f.blockHashes[4],
       supply: {
-        minted: '1000200',
-        mintedBase: (1_000_200n * COIN).toString(),
+        minted: '1001200',
+        mintedBase: (1_001_200n * COIN).toString(),
         burned: '0.0006',
         burnedBase: '60000',
-        circulating: '1000199.9994',
+        circulating: '1001199.9994',
         maxSupply: '1000000000',
-        headroom: '998999800',
+        headroom: '998998800',
       },
       // Staking from the chain's stake totals (none staked on this fixture).
       staking: { staked: '0', stakedBase: '0', stakes: 0, rewardsPaidBase: '0', ratio: 0, active: true },
@@ -247,7 +247,7 @@ describe('native-explorer-summary', () => {
       mempool: { count: 1, typeDistribution: { transfer: { count: 1, feesBase: '60000' } } },
       supplyEffects: {
         window: { minted: '200', feesPaid: '0.0012', burned: '0.0006', netIssuance: '199.9994' },
-        total: { minted: '1000200', burned: '0.0006' },
+        total: { minted: '1001200', burned: '0.0006' },
       },
       totals: { blocks: 5, transactions: 3 },
     });
