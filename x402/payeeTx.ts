@@ -1,16 +1,58 @@
 /**
  * Signing and submitting a transaction of the node's payee key (refunds, provider payouts): the
  * next nonce after what the mempool already holds, the key published by the first transaction,
- * and the minimum fee for the signed size. And sending such a transaction again from its stored
- * bytes (`resubmitPayeeTx`): refunds and payouts write the signed bytes ahead of the submission,
- * and a restart or a fleet's next signer re-sends those very bytes while they can still be mined.
+ * and a fee that enters the mempool (`payeeTxFee`: the minimum fee rate, or above the pool's
+ * floor while it is full). A payee transaction waiting for a block is bumped by a replacement
+ * with the same nonce and a higher fee rate (`submitPayeeTx` with `replace`). And sending such a
+ * transaction again from its stored bytes (`resubmitPayeeTx`): refunds and payouts write the
+ * signed bytes ahead of the submission, and a restart or a fleet's next signer re-sends those
+ * very bytes while they can still be mined.
  */
 import { decodeTx, encodeTx, encodeUnsignedTx, signTx, txId as computeTxId, TX_VERSION, type UnsignedTx } from '../consensus/tx.js';
 import { fromHex, toHex } from '../consensus/hash.js';
-import { TxErrorCode } from '../consensus/errors.js';
+import { isNodeError, NodeError, TxErrorCode } from '../consensus/errors.js';
 import { ED25519_SIGNATURE_SIZE, MLDSA_SIGNATURE_SIZE, type HybridKeyPair } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
+import type { MempoolStats } from '../chain/types.js';
 import type { PaymentChain, PaymentMempool } from './ports.js';
+
+/** Margin over a full pool's floor (the lowest package's fee rate) a payee transaction bids, percent: the floor moves. */
+export const FLOOR_MARGIN_PCT = 10;
+/** Fee-rate increase of a replacement over the transaction it replaces, percent (the mempool asks at least 10). */
+export const REPLACE_BUMP_PCT = 25;
+/** Code of the mempool's refusal of a transaction under a full pool's floor (chain/mempool.ts `MempoolErrorCode.FULL`). */
+const MEMPOOL_FULL = 'mempool_full';
+
+/** The smallest integer fee whose rate over `size` bytes exceeds `rate`. */
+function feeAbove(rate: number, size: number): bigint {
+  return BigInt(Math.floor(rate * size)) + 1n;
+}
+
+/**
+ * The fee a payee transaction of `size` signed bytes bids, base units: the chain's minimum; above
+ * the pool's floor (plus `FLOOR_MARGIN_PCT`) when it would not fit the pool's free bytes (a full
+ * pool admits only fee rates above its lowest package's, chain/mempool.ts); above `floorRate`
+ * when the mempool named one in a refusal; and `REPLACE_BUMP_PCT` above `replacesRate`, the fee
+ * rate of the transaction it replaces.
+ */
+export function payeeTxFee(size: number, params: Pick<ChainParams, 'minFeeRate'>, o: { pool?: MempoolStats; floorRate?: number; replacesRate?: number } = {}): bigint {
+  let fee = BigInt(size) * params.minFeeRate;
+  const bid = (rate: number) => {
+    const f = feeAbove(rate, size);
+    if (f > fee) fee = f;
+  };
+  const pool = o.pool;
+  if (pool && pool.evictionFeeRate !== null && pool.bytes + size > pool.maxBytes) bid(pool.evictionFeeRate * (1 + FLOOR_MARGIN_PCT / 100));
+  if (o.floorRate !== undefined) bid(o.floorRate * (1 + FLOOR_MARGIN_PCT / 100));
+  if (o.replacesRate !== undefined) bid(o.replacesRate * (1 + REPLACE_BUMP_PCT / 100));
+  return fee;
+}
+
+/** A replacement: the stored transaction's nonce, and its fee rate (base units per byte) to outbid. */
+export interface PayeeTxReplacement {
+  readonly nonce: bigint;
+  readonly feeRate: number;
+}
 
 /** Submissions per payee key run one at a time, so refunds and payouts never pick the same nonce. */
 const queues = new WeakMap<HybridKeyPair, Promise<unknown>>();
@@ -23,7 +65,13 @@ const NONCE_ATTEMPTS = 3;
  * (throws when the mempool refuses it). `beforeSubmit`, when given, runs with the signed tx's id and
  * bytes before the tx leaves (write-ahead: a refund records which tx is under way, so a crash right
  * after the submission does not make the restart send a second one; a payout by plain transfer
- * keeps the bytes, to send that very tx again).
+ * keeps the bytes, to send that very tx again). The fee is `payeeTxFee`'s; a refusal under a full
+ * pool's floor that moved since it was read is bid again once above the floor the refusal names.
+ *
+ * With `replace`, the transaction takes the stored one's nonce and outbids its fee rate: it
+ * replaces it in the mempool (bump and replace). The caller's write-ahead names the replacement
+ * from then on; the replaced transaction may still be mined instead (the same payment: consensus
+ * takes one refund per invoke, one payout per invoke), never both.
  */
 export function submitPayeeTx(
   chain: Pick<PaymentChain, 'getAccount'>,
@@ -33,10 +81,13 @@ export function submitPayeeTx(
   type: number,
   payload: Uint8Array,
   beforeSubmit?: (id: string, bytes: Uint8Array) => Promise<unknown>,
+  opts: { readonly replace?: PayeeTxReplacement } = {},
 ): Promise<string> {
-  const submitOnce = async (): Promise<string> => {
+  const submitOnce = async (floorRate?: number): Promise<string> => {
     const acc = await chain.getAccount(payee.address);
-    const nonce = mempool.pendingNonce(payee.address, acc.nonce);
+    const replace = opts.replace;
+    if (replace && replace.nonce < acc.nonce) throw new NodeError(TxErrorCode.BAD_NONCE, `nonce ${replace.nonce} already used; next is ${acc.nonce}`);
+    const nonce = replace ? replace.nonce : mempool.pendingNonce(payee.address, acc.nonce);
     const base: Omit<UnsignedTx, 'fee'> = {
       version: TX_VERSION,
       chainId: params.chainId,
@@ -48,7 +99,8 @@ export function submitPayeeTx(
     };
     // Signatures have fixed sizes; a fee varint is at most 9 bytes longer than fee 0's: an upper bound of the signed size.
     const size = encodeUnsignedTx({ ...base, fee: 0n }).length + 9 + MLDSA_SIGNATURE_SIZE + ED25519_SIGNATURE_SIZE;
-    const tx = signTx({ ...base, fee: BigInt(size) * params.minFeeRate }, payee);
+    const fee = payeeTxFee(size, params, { pool: mempool.stats?.(), floorRate, replacesRate: replace?.feeRate });
+    const tx = signTx({ ...base, fee }, payee);
     const bytes = encodeTx(tx);
     const id = toHex(computeTxId(bytes));
     await beforeSubmit?.(id, bytes);
@@ -58,12 +110,19 @@ export function submitPayeeTx(
   // Again with a fresh account read when the mempool answers that the nonce was just used: a block
   // that connects while the account is read can mine the payee's previous tx, so the (older)
   // account nonce and the (newer) mempool disagree for a moment. Other refusals are final.
+  // A pool whose floor rose between the read and the admission (a flood) names the rate to
+  // exceed in its refusal: bid above that once more.
   const submit = async (): Promise<string> => {
+    let floorRate: number | undefined;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await submitOnce();
+        return await submitOnce(floorRate);
       } catch (e) {
-        if (attempt >= NONCE_ATTEMPTS || (e as { code?: string }).code !== TxErrorCode.BAD_NONCE) throw e;
+        if (attempt < NONCE_ATTEMPTS && floorRate === undefined && isNodeError(e, MEMPOOL_FULL) && typeof e.payload.minFeeRate === 'number') {
+          floorRate = e.payload.minFeeRate;
+          continue;
+        }
+        if (opts.replace || attempt >= NONCE_ATTEMPTS || (e as { code?: string }).code !== TxErrorCode.BAD_NONCE) throw e;
       }
     }
   };

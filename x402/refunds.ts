@@ -10,15 +10,26 @@
  * as provider payouts do (`resubmitPayeeTx`, x402/payeeTx.ts). A new refund is signed only when
  * the stored one can never be mined: its nonce was taken by another transaction of the payee.
  * Consensus accepts one refund per invoke anyway, so even then it can never pay twice.
+ *
+ * A refund gets out through congestion: it bids a fee rate that enters the mempool (above a full
+ * pool's floor, x402/payeeTx.ts), and one that waits (refused under a risen floor, evicted, or not
+ * mined after `BUMP_AFTER_BLOCKS` blocks) is bumped: a replacement with the same nonce and a higher
+ * fee rate, written ahead like the first, so a restart re-sends the latest bytes. The replaced one
+ * may still be mined instead: the invoke is refunded either way, and the record names the one mined.
+ *
+ * A refund whose last attempt the mempool refused for the payee's balance is "stuck" (`stuck()`):
+ * the payee is insolvent for it, and the node sells nothing new until it is funded. A refund
+ * waiting for room in the mempool is not: congestion is not insolvency.
  */
 import { bytesEqual, fromHex, toHex } from '../consensus/hash.js';
 import type { Block } from '../consensus/block.js';
 import { decodeInvokeRecord, invokeKey } from '../consensus/txTypes/agentInvoke.js';
 import { refund as refundType } from '../consensus/txTypes/refund.js';
-import { encodeTx, txId as computeTxId, TxType } from '../consensus/tx.js';
+import { decodeTx, encodeTx, txId as computeTxId, TxType, type Tx } from '../consensus/tx.js';
 import { tryDecodeAddress } from '../consensus/address.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
-import { resubmitPayeeTx, submitPayeeTx } from './payeeTx.js';
+import { resubmitPayeeTx, submitPayeeTx, type PayeeTxReplacement } from './payeeTx.js';
+import { TxErrorCode } from '../consensus/errors.js';
 import { TipFollower } from './tipFollower.js';
 import type { ChainParams } from '../consensus/params.js';
 import { silentLogger, type ChainEntry, type Logger } from '../chain/types.js';
@@ -41,9 +52,21 @@ export interface RefundOptions {
   holdsClaim?: (id: string) => boolean;
 }
 
+/** Blocks a refund may wait in the mempool before it is bumped (replaced with a higher fee rate). */
+export const BUMP_AFTER_BLOCKS = 3;
+
+/** Mempool refusals that mean the fee rate did not enter (a full pool's floor, a replacement not above the pending one): bump. */
+const UNDERPRICED: ReadonlySet<string> = new Set(['mempool_full', 'mempool_replacement_underpriced']);
+
 /** Signs, submits and tracks refunds (see module comment). */
 export class RefundManager implements Refunder {
   private readonly pending = new Map<string, PaymentRecord>();
+  /** Refunds whose last submission the mempool refused for the payee's balance (`stuck()`). */
+  private readonly unfunded = new Set<string>();
+  /** Height at which each refund's current transaction was submitted (bumped after `BUMP_AFTER_BLOCKS`). */
+  private readonly sentAt = new Map<string, number>();
+  /** Ids of transactions a bump replaced, per invoke: one of them may be the one mined. */
+  private readonly replaced = new Map<string, string[]>();
   /** Refunds asked for (`refund`) and not yet in `pending`. */
   private readonly requested = new Set<string>();
   private readonly log: Logger;
@@ -88,6 +111,8 @@ export class RefundManager implements Refunder {
         this.pending.set(rec.id, next);
       } else if (rec.status === 'refund_pending') {
         this.pending.set(rec.id, rec);
+        // Stuck when the last run stopped: counted until the next attempt says otherwise.
+        if (!rec.refundTxId && rec.refundStuck) this.unfunded.add(rec.id);
       }
     }
     await this.follower.serial(() => this.check({ sign: false }));
@@ -146,26 +171,32 @@ export class RefundManager implements Refunder {
       const id = await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.refund, refundType.encodePayload({ invokeId, to, amount: BigInt(rec.amount) }), async (txId, bytes) => {
         written = await this.ledger.refundPending(rec.id, error, { txId, tx: toHex(bytes) });
       });
+      this.unfunded.delete(rec.id);
+      this.sentAt.set(rec.id, this.chain.tip.height);
       this.log.info({ invoke: rec.id, refundTxId: id, amount: rec.amount }, 'refund submitted');
       return written;
     } catch (e) {
       const code = (e as { code?: string }).code;
-      const stuck = code === 'tx_insufficient_funds' ? `the payee cannot cover the refund and its fee yet (${(e as Error).message})` : `the refund could not be submitted yet (${code ?? (e as Error).message})`;
-      this.log.warn({ invoke: rec.id, amount: rec.amount, err: (e as Error).message }, 'refund could not be submitted yet');
+      const funds = code === TxErrorCode.INSUFFICIENT_FUNDS;
+      if (funds) this.unfunded.add(rec.id);
+      else this.unfunded.delete(rec.id);
+      const stuck = funds ? `the payee cannot cover the refund and its fee yet (${(e as Error).message})` : `the refund could not be submitted yet (${code ?? (e as Error).message})`;
+      this.log.warn({ invoke: rec.id, amount: rec.amount, code, err: (e as Error).message }, 'refund could not be submitted yet');
       // Refused by the mempool, so in none: name no refund (the next check signs a new one).
       return this.ledger.refundPending(rec.id, error, { stuck });
     }
   }
 
   /**
-   * Refunds owed but not sent (no refund tx in flight: the payee's balance did not cover them, or
-   * the mempool refused them), with their total: the node stops quoting while there are any.
+   * Refunds owed that the payee cannot pay (the mempool refused their last submission for its
+   * balance), with their total: the payee is insolvent for them, and the node stops quoting while
+   * there are any. A refund waiting for room in a congested mempool is not counted.
    */
   stuck(): { count: number; amountBase: bigint } {
     let count = 0;
     let amountBase = 0n;
     for (const rec of this.pending.values()) {
-      if (rec.refundTxId || !rec.refundStuck) continue;
+      if (!this.unfunded.has(rec.id)) continue;
       count++;
       amountBase += BigInt(rec.amount);
     }
@@ -183,11 +214,75 @@ export class RefundManager implements Refunder {
     }
   }
 
-  /** The stored refund of `rec` (see `resubmitPayeeTx`): found, sent again as the same bytes, or lost. */
-  private resubmit(rec: PaymentRecord) {
-    return resubmitPayeeTx(this.chain, this.mempool, this.payee, { txId: rec.refundTxId, raw: rec.refundTx }, (e) =>
-      this.log.warn({ invoke: rec.id, refundTxId: rec.refundTxId, err: e.message }, 'stored refund not accepted yet'),
-    );
+  /**
+   * The stored refund of `rec` (see `resubmitPayeeTx`): found, sent again as the same bytes, or
+   * lost. A re-send the mempool refuses is noted: for the payee's balance (`stuck()`), or under
+   * the pool's floor (`refusedUnderpriced`, bumped by `check`).
+   */
+  private async resubmit(rec: PaymentRecord) {
+    this.refusedUnderpriced.delete(rec.id);
+    const state = await resubmitPayeeTx(this.chain, this.mempool, this.payee, { txId: rec.refundTxId, raw: rec.refundTx }, (e) => {
+      const code = (e as { code?: string }).code;
+      if (code === TxErrorCode.INSUFFICIENT_FUNDS) this.unfunded.add(rec.id);
+      if (code && UNDERPRICED.has(code)) this.refusedUnderpriced.add(rec.id);
+      this.log.warn({ invoke: rec.id, refundTxId: rec.refundTxId, code, err: e.message }, 'stored refund not accepted yet');
+    });
+    if (state === 'pending' && this.mempool.has(rec.refundTxId ?? '')) this.unfunded.delete(rec.id);
+    return state;
+  }
+
+  /** Refunds whose stored transaction the mempool just refused under its floor. */
+  private readonly refusedUnderpriced = new Set<string>();
+
+  /**
+   * Replaces the stored refund of `rec` by one with the same nonce and a higher fee rate (bump and
+   * replace), written ahead the same way: from then on the ledger names the replacement and a
+   * restart re-sends its bytes. The replaced one may still be mined instead; `check` then finds
+   * the invoke refunded and records the one mined.
+   */
+  private async bump(rec: PaymentRecord): Promise<PaymentRecord> {
+    const error = rec.error ?? { code: 'service_failed', message: 'refund' };
+    let stored: Tx;
+    try {
+      stored = decodeTx(fromHex(rec.refundTx!));
+    } catch {
+      return rec;
+    }
+    const bytesLength = rec.refundTx!.length / 2;
+    const replace: PayeeTxReplacement = { nonce: stored.nonce, feeRate: Number(stored.fee) / bytesLength };
+    let written = rec;
+    try {
+      const id = await submitPayeeTx(
+        this.chain,
+        this.mempool,
+        this.payee,
+        this.params,
+        TxType.refund,
+        stored.payload,
+        async (txId, bytes) => {
+          this.replaced.set(rec.id, [...(this.replaced.get(rec.id) ?? []), rec.refundTxId!]);
+          written = await this.ledger.refundPending(rec.id, error, { txId, tx: toHex(bytes) });
+        },
+        { replace },
+      );
+      this.unfunded.delete(rec.id);
+      this.sentAt.set(rec.id, this.chain.tip.height);
+      this.log.info({ invoke: rec.id, refundTxId: id, replacedTxId: rec.refundTxId, nonce: stored.nonce.toString() }, 'refund bumped: replaced with a higher fee rate');
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code === TxErrorCode.INSUFFICIENT_FUNDS) this.unfunded.add(rec.id);
+      this.log.warn({ invoke: rec.id, refundTxId: written.refundTxId, code, err: (e as Error).message }, 'refund could not be bumped yet');
+    }
+    return written;
+  }
+
+  /** The id of the refund transaction of `rec` that the chain holds: its stored one, or one a bump replaced. */
+  private async minedRefundId(rec: PaymentRecord): Promise<string> {
+    const stored = rec.refundTxId ?? '';
+    const earlier = this.replaced.get(rec.id) ?? [];
+    if (earlier.length === 0 || (stored && (await this.chain.getTx(stored)))) return stored;
+    for (const id of earlier) if (await this.chain.getTx(id)) return id;
+    return stored;
   }
 
   /**
@@ -201,12 +296,21 @@ export class RefundManager implements Refunder {
       const view = await this.chain.getStateView([invokeKey(fromHex(id))]);
       const raw = view.get(invokeKey(fromHex(id)));
       if (raw && decodeInvokeRecord(raw).refunded) {
-        const done = await this.ledger.refunded(id, rec.refundTxId ?? '');
-        this.pending.delete(id);
+        const done = await this.ledger.refunded(id, await this.minedRefundId(rec));
+        this.forget(id);
         this.log.info({ invoke: id, refundTxId: done.refundTxId }, 'refund mined');
         continue;
       }
-      if ((await this.resubmit(rec)) !== 'lost') continue;
+      const state = await this.resubmit(rec);
+      if (state === 'pending') {
+        // Waiting: refused under the pool's floor, or in the pool for BUMP_AFTER_BLOCKS blocks: bump it.
+        const since = this.sentAt.get(id);
+        if (since === undefined) this.sentAt.set(id, this.chain.tip.height);
+        const waited = since !== undefined && this.chain.tip.height - since >= BUMP_AFTER_BLOCKS;
+        if (sign && rec.refundTx && (this.refusedUnderpriced.has(id) || waited)) this.pending.set(id, await this.bump(rec));
+        continue;
+      }
+      if (state !== 'lost') continue;
       if (rec.refundTx) this.log.warn({ invoke: id, lostTxId: rec.refundTxId }, 'refund lost (its nonce was used by another tx): signing a new one');
       resign.push(id);
     }
@@ -216,6 +320,15 @@ export class RefundManager implements Refunder {
       const rec = this.pending.get(id);
       if (rec) this.pending.set(id, await this.send(rec));
     }
+  }
+
+  /** Drops what is kept about a refund once mined. */
+  private forget(id: string): void {
+    this.pending.delete(id);
+    this.unfunded.delete(id);
+    this.sentAt.delete(id);
+    this.replaced.delete(id);
+    this.refusedUnderpriced.delete(id);
   }
 
   /** Ids of payments whose refund is not mined yet (asked for, being sent, or sent). */

@@ -1,0 +1,167 @@
+/**
+ * x402/refunds.ts under congestion: a refund pushed out of a full mempool by transfers at 3× the
+ * minimum fee rate is bumped — a replacement with the same nonce and a higher fee rate, written
+ * ahead in the ledger — and is never counted as stuck (`payee_underfunded` is for a payee that
+ * cannot pay); when the replaced transaction is the one mined, the record names it.
+ */
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { join } from 'node:path';
+import { openChain, type Chain } from '../../chain/chain.js';
+import { createMempool, type Mempool } from '../../chain/mempool.js';
+import { silentLogger } from '../../chain/types.js';
+import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
+import { blockTouchedKeys } from '../../consensus/apply.js';
+import type { Block } from '../../consensus/block.js';
+import { encodeAddress } from '../../consensus/address.js';
+import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
+import { fromHex, toHex } from '../../consensus/hash.js';
+import { COIN } from '../../consensus/params.js';
+import { decodeTx, encodeTx, signTx, txId, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
+import { agentInvoke } from '../../consensus/txTypes/agentInvoke.js';
+import { transfer } from '../../consensus/txTypes/transfer.js';
+import { ServiceError, type ServiceContext } from '../../services/types.js';
+import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
+import { createReferencePriceSource } from '../../x402/pricing.js';
+import { RefundManager } from '../../x402/refunds.js';
+import { NativeSettlement } from '../../x402/settle.js';
+import { requestCommitment } from '../../x402/wire.js';
+import { testKey } from '../helpers/keys.js';
+import { stubService } from '../helpers/stubService.js';
+import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { CountingVerifier } from '../helpers/verifier.js';
+
+const agent = getDevKeyPair();
+const payee = testKey('bump-payee');
+const miner = testKey('bump-miner');
+const params = createDevnetChainParams({ genesisBits: 0x207fffff, allocations: [{ address: encodeAddress(payee.address, 'tnative'), amount: 10n * COIN }] });
+const now = () => params.genesis.time + 1_000_000;
+const SALT = '5a'.repeat(32);
+/** A pool of about six 4.8 kB transactions. */
+const POOL_BYTES = 30_000;
+
+afterAll(cleanupTmp);
+
+interface Env {
+  chain: Chain;
+  pool: Mempool;
+  ledger: SettlementLedger;
+  refunds: RefundManager;
+  settlement: NativeSettlement;
+}
+
+async function setup(): Promise<Env> {
+  const d = await tmpDir();
+  const verifier = new CountingVerifier();
+  const chain = await openChain({ dataDir: join(d, 'chain'), params, verifier, now });
+  const pool = createMempool(chain, verifier, params, { maxBytes: POOL_BYTES });
+  pool.start();
+  const ledger = await openLedger(join(d, 'ledger'));
+  const refunds = new RefundManager(chain, pool, ledger, payee, params, { retryMs: 60_000 });
+  const context: Omit<ServiceContext, 'signal'> = { chain, mempool: pool, params, now: Date.now, log: silentLogger, registry: { list: () => [], get: () => undefined }, nativeUsd: createReferencePriceSource(params), usage: ledger };
+  const settlement = new NativeSettlement(chain, pool, ledger, refunds, payee, params, context);
+  await refunds.start();
+  return { chain, pool, ledger, refunds, settlement };
+}
+
+/** Mines exactly `txs` (none: an empty block) on the tip. */
+async function mine(e: Env, txs: Tx[]): Promise<void> {
+  const tip = e.chain.tip;
+  const keys = blockTouchedKeys({ coinbase: { miner: miner.address }, txs } as unknown as Block);
+  const draft = assembleBlock({ parent: { hash: tip.hash, height: tip.height, time: tip.header.time }, medianTimePast: e.chain.medianTimePast(tip), now: tip.header.time + 3, txs, miner: miner.address, state: await e.chain.getStateView(keys) }, params);
+  await e.chain.addBlock({ ...draft, header: grindHeader(draft.header, params.powLimit)! });
+  await e.pool.idle();
+  await e.refunds.idle();
+}
+
+let agentNonce = 0n;
+const signed = (type: number, payload: Uint8Array, feeRate: bigint): Tx => {
+  const nonce = agentNonce++;
+  const base = { version: TX_VERSION, chainId: params.chainId, type, nonce, fee: 0n, payload, publicKey: nonce === 0n ? agent.publicKey : undefined };
+  const size = encodeTx(signTx(base, agent)).length + 9;
+  return signTx({ ...base, fee: BigInt(size) * feeRate }, agent);
+};
+
+/** A paid call of a failing service, settled: its refund is owed. Returns the invoke id. */
+async function failedCall(e: Env): Promise<string> {
+  const broken = stubService('native-broken', async () => {
+    throw new ServiceError('upstream_down', 'the provider is down');
+  });
+  const requestHash = fromHex(requestCommitment({ sellerId: e.ledger.sellerId, serviceId: broken.id, request: undefined, salt: SALT }));
+  const inv = signed(TxType.agent_invoke, agentInvoke.encodePayload({ serviceId: broken.id, payTo: payee.address, amount: 200_000n, requestHash }), 10n * params.minFeeRate);
+  await e.pool.add(encodeTx(inv));
+  await mine(e, [inv]);
+  const id = toHex(txId(inv));
+  const out = await e.settlement.settle(broken, undefined, undefined, { txId: id, salt: SALT }, 0);
+  expect(out.status).toBe(502);
+  return id;
+}
+
+/** Transfers of the agent at 3× the minimum fee rate until the pool refuses one. */
+async function flood(e: Env): Promise<void> {
+  for (;;) {
+    const t = signed(TxType.transfer, transfer.encodePayload({ to: testKey('bump-sink').address, amount: 1n }), 3n * params.minFeeRate);
+    try {
+      await e.pool.add(encodeTx(t));
+    } catch (err) {
+      expect(err).toMatchObject({ code: 'mempool_full' });
+      agentNonce--;
+      return;
+    }
+  }
+}
+
+describe('a refund in a congested mempool', () => {
+  test('pushed out by 3× transfers, it is bumped with its nonce, written ahead, never counted stuck, and mined', async () => {
+    const e = await setup();
+    const id = await failedCall(e);
+    const first = (await e.ledger.get(id))!;
+    expect(e.pool.has(first.refundTxId!)).toBe(true);
+    const firstTx = decodeTx(fromHex(first.refundTx!));
+
+    // The flood evicts the refund (the lowest package) and fills the pool.
+    await flood(e);
+    expect(e.pool.has(first.refundTxId!)).toBe(false);
+    expect(e.refunds.stuck()).toEqual({ count: 0, amountBase: 0n });
+
+    // The next tip (an empty block): the stored refund is refused under the floor, and replaced.
+    await mine(e, []);
+    const bumped = (await e.ledger.get(id))!;
+    expect(bumped.status).toBe('refund_pending');
+    expect(bumped.refundTxId).not.toBe(first.refundTxId);
+    const bumpedTx = decodeTx(fromHex(bumped.refundTx!));
+    expect(bumpedTx.nonce).toBe(firstTx.nonce);
+    expect(bumpedTx.payload).toEqual(firstTx.payload);
+    expect(Number(bumpedTx.fee) / (bumped.refundTx!.length / 2)).toBeGreaterThan(3 * Number(params.minFeeRate));
+    expect(e.pool.has(bumped.refundTxId!)).toBe(true);
+    expect(e.refunds.stuck()).toEqual({ count: 0, amountBase: 0n });
+
+    // The best fee rate of the pool: mined first.
+    await mine(e, [bumpedTx]);
+    expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded', refundTxId: bumped.refundTxId });
+    e.refunds.stop();
+    await e.refunds.idle();
+    await e.ledger.close();
+    e.pool.stop();
+    await e.chain.close();
+  }, 60_000);
+
+  test('the replaced refund mined instead of its replacement: refunded, and the record names the one mined', async () => {
+    agentNonce = 0n;
+    const e = await setup();
+    const id = await failedCall(e);
+    const first = (await e.ledger.get(id))!;
+    await flood(e);
+    await mine(e, []);
+    const bumped = (await e.ledger.get(id))!;
+    expect(bumped.refundTxId).not.toBe(first.refundTxId);
+    // A miner that still held the first one mines it.
+    await mine(e, [decodeTx(fromHex(first.refundTx!))]);
+    expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded', refundTxId: first.refundTxId });
+    expect(e.pool.has(bumped.refundTxId!)).toBe(false);
+    e.refunds.stop();
+    await e.refunds.idle();
+    await e.ledger.close();
+    e.pool.stop();
+    await e.chain.close();
+  }, 60_000);
+});
