@@ -6,7 +6,14 @@
  * transaction hash.
  *
  * Each pending payment is checked with backoff (`initialDelayMs`, doubling up to `maxDelayMs`):
- *   used, log found                        → `settled`, receipt.txId = the log's transaction;
+ *   used, log found, and the transaction is this settlement's — the Transfer the contract emitted
+ *     with that AuthorizationUsed moves exactly the record's amount from the authorizer to this
+ *     payee, and a bound nonce (x402/usdcCommitment.ts) names this ledger's seller
+ *                                          → `settled`, receipt.txId = the log's transaction;
+ *   used by a transaction that is not this settlement's (another authorization with the same
+ *     nonce, paying someone else or another amount) → `expired_unsettled` with code
+ *     `authorization_used_elsewhere`: the nonce can never pay this node any more, the result is
+ *     dropped;
  *   unused in a block whose timestamp is ≥ validBefore → `expired_unsettled` (the contract refuses
  *     the authorization in every later block: nothing can be charged any more);
  *   otherwise (unused yet, RPC down, log not indexed yet) → checked again.
@@ -20,11 +27,14 @@ import type { OutboundClient } from '../services/outbound/types.js';
 import { createClient } from '../services/providers/evm.js';
 import { LedgerErrorCode, type PaymentRecord, type SettlementLedger, type UsdcReconcileState } from './ledger.js';
 import { BASE_USDC } from './quote.js';
+import { sellerOfNonce } from './usdcCommitment.js';
 
 /** Error codes of reconciliation (stored in the ledger, answered to a retry). */
 export const UsdcReconcileCode = {
   SETTLEMENT_PENDING: 'settlement_pending',
   EXPIRED_UNSETTLED: 'expired_unsettled',
+  /** The authorization's nonce was used on Base by a transaction that did not pay this node the amount. */
+  AUTHORIZATION_USED_ELSEWHERE: 'authorization_used_elsewhere',
 } as const;
 
 /** What Base says about one authorization. */
@@ -36,11 +46,47 @@ export interface AuthorizationReading {
   readonly blockTimestamp: number;
 }
 
+/** A USDC Transfer as its log carries it (addresses 0x hex, value decimal atomic units). */
+export interface UsdcTransfer {
+  readonly from: string;
+  readonly to: string;
+  readonly value: string;
+}
+
+/** The transaction that used an authorization, and the Transfer the contract emitted with it. */
+export interface AuthorizationUse {
+  readonly txHash: string;
+  /** The first Transfer of the token after the AuthorizationUsed log in that transaction (FiatTokenV2 emits it right after); absent when there is none. */
+  readonly transfer?: UsdcTransfer;
+}
+
 /** The on-chain reads of the reconciler (a port: the node uses viem over its outbound client). */
 export interface AuthorizationChain {
   read(authorizer: string, nonce: string): Promise<AuthorizationReading>;
-  /** Hash of the transaction that emitted AuthorizationUsed(authorizer, nonce) in [fromBlock, latest], if any. */
-  usedIn(authorizer: string, nonce: string, fromBlock: bigint): Promise<string | undefined>;
+  /** The transaction that emitted AuthorizationUsed(authorizer, nonce) in [fromBlock, latest], with its Transfer, if any. */
+  usedIn(authorizer: string, nonce: string, fromBlock: bigint): Promise<AuthorizationUse | undefined>;
+}
+
+/** topic0 of ERC-20 `Transfer(address indexed from, address indexed to, uint256 value)`. */
+export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+/** A receipt log as JSON-RPC gives it (the fields used here). */
+interface ReceiptLog {
+  readonly address: string;
+  readonly topics: readonly string[];
+  readonly data: string;
+  readonly logIndex: number | bigint | null;
+}
+
+/** The Transfer of `asset` that follows the log at `logIndex` in a receipt's logs (see AuthorizationUse.transfer). */
+export function transferAfter(logs: readonly ReceiptLog[], asset: string, logIndex: number | bigint): UsdcTransfer | undefined {
+  const sorted = [...logs].sort((a, b) => Number(a.logIndex ?? 0) - Number(b.logIndex ?? 0));
+  for (const l of sorted) {
+    if (Number(l.logIndex ?? -1) <= Number(logIndex)) continue;
+    if (l.address.toLowerCase() !== asset.toLowerCase() || l.topics[0]?.toLowerCase() !== TRANSFER_TOPIC || l.topics.length < 3) continue;
+    return { from: `0x${l.topics[1]!.slice(-40)}`, to: `0x${l.topics[2]!.slice(-40)}`, value: BigInt(l.data === '0x' ? 0 : l.data).toString() };
+  }
+  return undefined;
 }
 
 const usdcAbi = parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)']);
@@ -58,8 +104,13 @@ export function createBaseAuthorizationChain(rpcUrl: string, outbound: OutboundC
       return { used, blockNumber: block.number, blockTimestamp: Number(block.timestamp) };
     },
     async usedIn(authorizer, nonce, fromBlock) {
-      const logs = await (await client()).getLogs({ address: asset, event: AUTHORIZATION_USED_EVENT, args: { authorizer: authorizer as Address, nonce: nonce as Hex }, fromBlock, toBlock: 'latest' });
-      return logs.find((l) => !l.removed && l.transactionHash)?.transactionHash ?? undefined;
+      const c = await client();
+      const logs = await c.getLogs({ address: asset, event: AUTHORIZATION_USED_EVENT, args: { authorizer: authorizer as Address, nonce: nonce as Hex }, fromBlock, toBlock: 'latest' });
+      const used = logs.find((l) => !l.removed && l.transactionHash && l.logIndex !== null);
+      if (!used?.transactionHash || used.logIndex === null) return undefined;
+      const receipt = await c.getTransactionReceipt({ hash: used.transactionHash });
+      const transfer = transferAfter(receipt.logs, asset, used.logIndex);
+      return { txHash: used.transactionHash, ...(transfer ? { transfer } : {}) };
     },
   };
 }
@@ -167,6 +218,24 @@ export class UsdcReconciler {
     await Promise.allSettled([...this.running]);
   }
 
+  /**
+   * Why the transaction that used a payment's authorization is not this payment's settlement, or
+   * undefined when it is: its Transfer moves exactly the record's amount from the authorizer to
+   * this payee, and a bound nonce names this ledger's seller (a record of another seller's
+   * authorization is never written here; checked again so that no settled result rests on it).
+   */
+  private notThisSettlement(rec: PaymentRecord, state: UsdcReconcileState, use: AuthorizationUse): string | undefined {
+    const payTo = String(state.receipt.payTo ?? '').toLowerCase();
+    const t = use.transfer;
+    if (!t) return 'no Transfer of the token follows its AuthorizationUsed log';
+    if (t.from.toLowerCase() !== state.authorizer.toLowerCase()) return `its Transfer is from ${t.from}, not from the authorizer ${state.authorizer}`;
+    if (t.to.toLowerCase() !== payTo) return `its Transfer pays ${t.to}, not this node's payTo ${payTo}`;
+    if (BigInt(t.value) !== BigInt(rec.amount)) return `its Transfer moves ${t.value}, not the price ${rec.amount}`;
+    const seller = sellerOfNonce(state.nonce);
+    if (seller !== undefined && (seller !== this.ledger.sellerId || rec.requestHash !== state.nonce.toLowerCase())) return `the nonce commits to seller ${seller}, not to this ledger's record`;
+    return undefined;
+  }
+
   /** One check of one payment; schedules the next unless it reached a final state. */
   private async check(id: string, attempt: number): Promise<void> {
     const rec = await this.ledger.get(id);
@@ -180,9 +249,20 @@ export class UsdcReconciler {
         state = { ...state, fromBlock: from.toString() };
       }
       if (reading.used) {
-        const tx = await this.chain.usedIn(state.authorizer, state.nonce, BigInt(state.fromBlock!));
-        if (tx) {
+        const use = await this.chain.usedIn(state.authorizer, state.nonce, BigInt(state.fromBlock!));
+        if (use) {
           if (this.stopped) return;
+          const tx = use.txHash;
+          const foreign = this.notThisSettlement(rec, state, use);
+          if (foreign) {
+            // The nonce is used for good: this authorization can never pay this node now.
+            await this.ledger.expireUnsettled(id, {
+              code: UsdcReconcileCode.AUTHORIZATION_USED_ELSEWHERE,
+              message: `the authorization's nonce was used on Base by transaction ${tx}, which is not this payment's settlement (${foreign}); this node was not paid and releases no result`,
+            });
+            this.log.warn({ id, serviceId: rec.serviceId, payer: rec.caller, tx, why: foreign }, 'usdc authorization used on Base by a transaction that did not pay this node: result dropped');
+            return;
+          }
           const receipt = { ...state.receipt, txId: tx, settledAt: this.now(), reconciled: true };
           const settled = await this.ledger.settleReconciled(id, receipt);
           await this.onSettled?.(settled).catch((e: unknown) => this.log.error({ id, err: e }, 'could not record what the reconciled payment owes (owed again at the next start)'));

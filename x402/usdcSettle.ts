@@ -16,10 +16,20 @@
  *
  * A reserved authorization is never released: whatever went wrong, the payer signs a new one
  * (nothing was transferred). Once settled, the signed authorization is public calldata on Base,
- * so a repeat of it proves nothing: the stored answer goes only to a repeat that carries the
- * x402 `payment-identifier` the first call sent (a client-chosen id, never on chain; the ledger
- * keeps its sha256) — a dropped connection then costs nothing twice. Any other repeat is 409
- * `payment_already_used`, without the result. Ledger ids: `usdc:8453:<usdc contract>:<from>:<nonce>`, all lower case.
+ * so a repeat of it proves nothing: the stored answer goes only to a repeat by its proven payer —
+ * one that carries the x402 `payment-identifier` the first call sent (a client-chosen id, never
+ * on chain; the ledger keeps its sha256), the salt of a bound nonce, or a sign-in as the payer —
+ * so a dropped connection costs nothing twice. Any other repeat is 409 `payment_already_used`,
+ * without the result. Ledger ids: `usdc:8453:<usdc contract>:<from>:<nonce>`, all lower case.
+ *
+ * Seller binding: a nonce made by x402/usdcCommitment.ts names the seller (ledger) it was quoted
+ * by and commits to the service, the request and a salt only the payer knows; any other seller
+ * refuses it (402 `wrong_seller`) before reserving anything, and a wrong or missing salt is 402
+ * `commitment_mismatch`. A random nonce (the official clients') is unbound: a facilitator's
+ * definitive settlement refusal (`duplicate_settlement`, nonce already used, …) is then final —
+ * result withheld, nothing charged by this call — and only transport failures, timeouts and the
+ * facilitator's catch-all errors are ambiguous and reconciled from Base (x402/usdcReconcile.ts,
+ * which also checks that the transaction found pays this payee the exact amount).
  */
 import { checksumAddress } from './evm.js';
 import { silentLogger, type Logger } from '../chain/types.js';
@@ -39,6 +49,7 @@ import { FacilitatorUnavailableError, type Facilitator, type FacilitatorRequest 
 import { VALID_BEFORE_MARGIN_SECONDS, verifyUsdcPaymentLocally } from './usdcVerify.js';
 import { requestHashOf, type PaymentRequirements } from './wire.js';
 import { sha256, toHex } from '../consensus/hash.js';
+import { commitmentSaltOf, sellerOfNonce, usdcCommitmentNonce, withoutCommitmentSalt } from './usdcCommitment.js';
 import {
   checkPaymentPayload,
   decodePaymentHeader,
@@ -94,6 +105,45 @@ export function authorizationId(from: string, nonce: string): string {
 }
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
+
+/** Codes of the seller binding (402). */
+export const UsdcBindingCode = {
+  /** The authorization's nonce commits to another seller (a node sharing this USDC payee). */
+  WRONG_SELLER: 'wrong_seller',
+  /** The nonce is a bound one, but the salt is missing or it does not commit to this service and request. */
+  COMMITMENT_MISMATCH: 'commitment_mismatch',
+} as const;
+
+/**
+ * `/settle` failure reasons that do not say whether USDC moved: the facilitator's catch-all and
+ * a transfer it could not match (the transaction went through). Any other snake_case reason is a
+ * definitive refusal; a reverted transaction is definitive only when its hash is named.
+ */
+const AMBIGUOUS_SETTLE_REASONS = new Set(['unexpected_settle_error', 'invalid_exact_evm_transfer_event_mismatch', 'settle_exact_svm_transaction_confirmation_timed_out']);
+const REVERTED_SETTLE_REASONS = new Set(['invalid_transaction_state', 'invalid_exact_evm_transaction_failed']);
+
+/** Whether a `/settle` answer of `success: false` is a definitive refusal (nothing moved by this settlement). */
+export function isDefinitiveSettleFailure(answer: { errorReason?: string; transaction?: string }): boolean {
+  const reason = answer.errorReason;
+  if (!isSnakeCaseReason(reason) || AMBIGUOUS_SETTLE_REASONS.has(reason)) return false;
+  if (REVERTED_SETTLE_REASONS.has(reason)) return TX_HASH.test(answer.transaction ?? '');
+  return true;
+}
+
+/** Domain tag of an unbound USDC payment's request hash. */
+const USDC_REQUEST_TAG = 'native-x402/usdc-request/v1';
+
+/**
+ * What the ledger keeps as an unbound USDC payment's `requestHash`: sha256 of a tag, the
+ * authorization id and the request — never a plain hash of the request, and never what proves
+ * the payer (a stranger with the calldata can compute it; only the proofs of `answerKnown` count).
+ */
+export function usdcRequestHash(authorization: string, request: string | undefined): string {
+  return toHex(sha256(new TextEncoder().encode(`${USDC_REQUEST_TAG}\n${authorization}\n${request ?? ''}`)));
+}
+
+/** How a payment relates to this seller: the request hash its record keeps, and whether the payment itself proves its payer (a bound nonce with its salt). */
+type Binding = { readonly ok: true; readonly requestHash: string; readonly legacyRequestHash?: string; readonly proven: boolean } | { readonly ok: false; readonly error: UsdcRefusal };
 
 /** A refusal of the USDC rail. */
 function refused(status: number, error: UsdcRefusal, payer?: string): UsdcOutcome {
@@ -161,7 +211,11 @@ export class UsdcSettlement implements UsdcRail {
       if (local.code === UsdcErrorCode.VALID_BEFORE) {
         const inWindow = await verifyUsdcPaymentLocally(payment, req, Number(payment.payload.authorization.validBefore) - VALID_BEFORE_MARGIN_SECONDS);
         const known = inWindow.isValid ? await this.ledger.get(authorizationId(payment.payload.authorization.from, payment.payload.authorization.nonce)) : undefined;
-        if (known) return this.answerKnown(known, def, requestHashOf(request), payment, provenPayer);
+        if (known) {
+          const binding = this.bindingOf(payment, def, request, req);
+          if (!binding.ok) return refused(402, binding.error, local.payer);
+          return this.answerKnown(known, def, binding, payment, provenPayer);
+        }
       }
       return refused(402, { code: local.code, message: local.message }, local.payer);
     }
@@ -169,13 +223,19 @@ export class UsdcSettlement implements UsdcRail {
     const auth = payment.payload.authorization;
     const payer = checksumAddress(auth.from);
     const id = authorizationId(auth.from, auth.nonce);
-    const reqHash = requestHashOf(request);
+    // The seller binding, before anything is reserved: another seller's authorization is never claimed here.
+    const binding = this.bindingOf(payment, def, request, req);
+    if (!binding.ok) {
+      this.log.info({ id, serviceId: def.id, payer, code: binding.error.code }, 'usdc payment refused: bound to another seller or call');
+      return refused(402, binding.error, payer);
+    }
     const accessKey = accessKeyOf(payment);
-    const claim = await this.ledger.claim({ id, rail: 'usdc', serviceId: def.id, requestHash: reqHash, caller: payer, amount: BigInt(auth.value).toString(), ...(accessKey ? { accessKey } : {}) }, this.now());
-    if (!claim.claimed) return this.answerKnown(claim.record, def, reqHash, payment, provenPayer);
+    const claim = await this.ledger.claim({ id, rail: 'usdc', serviceId: def.id, requestHash: binding.requestHash, caller: payer, amount: BigInt(auth.value).toString(), ...(accessKey ? { accessKey } : {}) }, this.now());
+    if (!claim.claimed) return this.answerKnown(claim.record, def, binding, payment, provenPayer);
 
     const started = this.now();
-    const body = facilitatorRequestOf(payment, req);
+    // The salt stays between payer and seller: the facilitator needs the authorization only.
+    const body = facilitatorRequestOf(withoutCommitmentSalt(payment), req);
     try {
       const verdict = await this.facilitator.verify(body);
       if (!verdict.isValid) {
@@ -238,7 +298,7 @@ export class UsdcSettlement implements UsdcRail {
       const timedOut = e instanceof FacilitatorUnavailableError && e.timedOut;
       const error = {
         code: UsdcReconcileCode.SETTLEMENT_PENDING,
-        message: `${why}; the node checks Base until the authorization's validBefore (${validBefore}): retry with the same payment header after ${wait} s to get the result and receipt if it was settled, or a final answer (nothing charged) if it was not`,
+        message: `${why}; the node checks Base until the authorization's validBefore (${validBefore}): retry with the same payment header after ${wait} s to get the result and receipt if it was settled, or a final answer (nothing charged) if it was not; the result goes only to its proven payer: the retry must carry this call's payment-identifier or commitment salt, or sign in as the payer (SIGN-IN-WITH-X)`,
       };
       // The result is kept already (written ahead): Base decides now.
       await this.ends.write(id, 'settle_pending', async () => {
@@ -258,10 +318,23 @@ export class UsdcSettlement implements UsdcRail {
     }
     if (!settled.success) {
       const code = isSnakeCaseReason(settled.errorReason) ? settled.errorReason : UsdcErrorCode.FACILITATOR_REJECTED;
-      if (reconciler) return ambiguous(undefined, `the facilitator reported the settlement failed (${code})`);
-      const error = { code, message: `the facilitator could not settle the authorization (${code}); the result is withheld` };
-      await this.ends.write(id, 'failed', () => this.ledger.fail(id, error));
-      this.log.warn({ id, serviceId: def.id, payer, code }, 'usdc settlement failed: result withheld');
+      const definitive = isDefinitiveSettleFailure(settled);
+      if (reconciler && !definitive) return ambiguous(undefined, `the facilitator reported the settlement failed (${code})`);
+      // A definitive refusal (already used, duplicate, invalid…) is final: this settlement moved
+      // nothing, so the result is withheld — the authorization may have paid someone else.
+      const error = definitive
+        ? { code, message: `the facilitator refused to settle the authorization (${code}): this call charged nothing and its result is withheld; sign a new authorization` }
+        : { code, message: `the facilitator could not settle the authorization (${code}); the result is withheld` };
+      try {
+        // Written ahead as settle_pending with a reconciler: it ends unsettled, the result dropped.
+        await this.ends.write(id, reconciler ? 'expired_unsettled' : 'failed', () => (reconciler ? this.ledger.expireUnsettled(id, error) : this.ledger.fail(id, error)));
+      } catch (e) {
+        // A fleet's reconciler ended it first: its record is the answer (with the proofs it needs).
+        const rec = (e as { code?: unknown }).code === LedgerErrorCode.CONFLICT ? await this.ledger.get(id) : undefined;
+        if (!rec) throw e;
+        return this.answerKnown(rec, def, binding, payment, provenPayer);
+      }
+      this.log.warn({ id, serviceId: def.id, payer, code, definitive }, 'usdc settlement refused by the facilitator: result withheld');
       return refused(402, error, payer);
     }
     if (!TX_HASH.test(settled.transaction)) {
@@ -293,25 +366,51 @@ export class UsdcSettlement implements UsdcRail {
     return { kind: 'failed', status: timedOut ? 504 : 502, rail: 'usdc', body: { paid: false, error } };
   }
 
+  /**
+   * The seller binding of a payment (see module comment): a bound nonce must name this ledger's
+   * seller id and, with the salt the payment carries, commit to this service and request. A v2
+   * payment's `accepted.extra.sellerId` (what @x402/fetch copies from the quote) must name this
+   * seller too — not a proof (it is not signed), but it stops an honest client that sends one
+   * authorization to the wrong node of two that share a payee.
+   */
+  private bindingOf(payment: UsdcPaymentPayload, def: ServiceDefinition, request: string | undefined, req: PaymentRequirements): Binding {
+    const sellerId = this.ledger.sellerId;
+    const nonce = payment.payload.authorization.nonce.toLowerCase();
+    const named = sellerOfNonce(nonce) ?? (payment.x402Version === 2 && typeof payment.accepted.extra?.sellerId === 'string' ? payment.accepted.extra.sellerId.toLowerCase() : undefined);
+    if (named !== undefined && named !== sellerId) {
+      return { ok: false, error: { code: UsdcBindingCode.WRONG_SELLER, message: `this authorization was made for seller ${named}, not for this node's ledger (${sellerId}): send it to the node that quoted it, or sign a new one for this node's quote (extra.sellerId)` } };
+    }
+    if (sellerOfNonce(nonce) === undefined) {
+      const id = authorizationId(payment.payload.authorization.from, nonce);
+      return { ok: true, requestHash: usdcRequestHash(id, request), legacyRequestHash: requestHashOf(request), proven: false };
+    }
+    const salt = commitmentSaltOf(payment);
+    if (salt === undefined || usdcCommitmentNonce({ sellerId, serviceId: def.id, request, salt }) !== nonce) {
+      return { ok: false, error: { code: UsdcBindingCode.COMMITMENT_MISMATCH, message: `this authorization's nonce commits to a service, request and salt this call does not carry (the salt goes in extensions["request-commitment"].info.salt; scheme ${String(req.extra.commitment ?? 'see extra.commitment')})` } };
+    }
+    return { ok: true, requestHash: nonce, proven: true };
+  }
+
   /** The answer for an authorization the ledger already holds. */
-  private answerKnown(rec: PaymentRecord, def: ServiceDefinition, reqHash: string, payment: UsdcPaymentPayload, provenPayer?: string): UsdcOutcome {
+  private answerKnown(rec: PaymentRecord, def: ServiceDefinition, binding: Binding & { ok: true }, payment: UsdcPaymentPayload, provenPayer?: string): UsdcOutcome {
     const used = (message: string): UsdcOutcome => refused(409, { code: PaymentErrorCode.PAYMENT_ALREADY_USED, message }, rec.caller);
-    if (rec.serviceId !== def.id || rec.requestHash !== reqHash) return used('this authorization (from, nonce) was already used for another call; sign a new one');
+    // Records written before request hashes were domain-separated keep the plain sha256 of the request.
+    const sameCall = rec.requestHash === binding.requestHash || (binding.legacyRequestHash !== undefined && rec.requestHash === binding.legacyRequestHash);
+    if (rec.serviceId !== def.id || !sameCall) return used('this authorization (from, nonce) was already used for another call; sign a new one');
     switch (rec.status) {
       case 'claimed':
         return refused(409, { code: PaymentErrorCode.SETTLEMENT_IN_PROGRESS, message: 'this authorization is being settled; retry in a moment' }, rec.caller);
       case 'settled': {
-        // The authorization is public once settled: only the first call's payment identifier, or a
-        // sign-in as the payer (sign-in-with-x), proves the payer.
+        // The authorization is public once settled (calldata on Base), and so is a guessable
+        // request: only the first call's payment identifier, the salt of a bound nonce, or a
+        // sign-in as the payer (sign-in-with-x) proves the payer — also for a result settled
+        // through reconciliation and never delivered. A bare retry gets nothing.
         const key = accessKeyOf(payment);
         const byId = rec.accessKey !== undefined && key === rec.accessKey;
         const bySignIn = provenPayer !== undefined && provenPayer.toLowerCase() === rec.caller.toLowerCase();
-        // A result settled through reconciliation was never delivered (the first answer was 502/504
-        // settlement_pending, "retry with the same payment header"): a payer that sent no id still
-        // gets it from a bare retry — withholding it would take its money without a result.
-        const undelivered = rec.receipt?.reconciled === true && rec.accessKey === undefined;
-        if (!byId && !bySignIn && !undelivered) {
-          return used('this authorization was already settled; its result goes only to a retry that carries the payment-identifier (x402 extension) the first call sent, or signed in as its payer (SIGN-IN-WITH-X); sign a new authorization for a new call');
+        const byCommitment = binding.proven && rec.requestHash === binding.requestHash;
+        if (!byId && !bySignIn && !byCommitment) {
+          return used('this authorization was already settled; its result goes only to its proven payer: a retry that carries the payment-identifier (x402 extension) the first call sent, the salt of a bound nonce (extensions["request-commitment"]), or signed in as its payer (SIGN-IN-WITH-X); sign a new authorization for a new call');
         }
         const receipt = rec.receipt ?? {};
         return { kind: 'paid', status: 200, rail: 'usdc', paymentId: rec.id, body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller } };
@@ -324,7 +423,8 @@ export class UsdcSettlement implements UsdcRail {
         return refused(409, { code: UsdcReconcileCode.SETTLEMENT_PENDING, message: `the settlement of this authorization is being checked on Base until its validBefore (${validBefore}); retry with the same payment header after ${wait} s` }, rec.caller);
       }
       case 'expired_unsettled':
-        return refused(402, { code: UsdcReconcileCode.EXPIRED_UNSETTLED, message: rec.error?.message ?? 'the authorization was never used on Base before its validBefore; nothing was charged; sign a new authorization' }, rec.caller);
+        // Ended unsettled after its result was kept: expired unused, refused for good by the facilitator, or used on Base by a transaction that did not pay this node.
+        return refused(402, { code: rec.error?.code ?? UsdcReconcileCode.EXPIRED_UNSETTLED, message: rec.error?.message ?? 'the authorization was never used on Base before its validBefore; nothing was charged; sign a new authorization' }, rec.caller);
       default:
         return used(`this authorization was already presented and ended with ${rec.error?.code ?? rec.status}; sign a new one`);
     }

@@ -93,34 +93,84 @@ export async function startAnvil(chainId: number, extraArgs: readonly string[] =
   };
 }
 
+/** One step of `assemble`: an opcode name, a push of hex bytes, a label definition or a push of a label's offset. */
+type Asm = string | { push: string } | { label: string } | { to: string };
+
+const OPCODES: Record<string, number> = {
+  STOP: 0x00, EQ: 0x14, SHR: 0x1c, SHA3: 0x20, CALLDATALOAD: 0x35, POP: 0x50, MSTORE: 0x52, SLOAD: 0x54, SSTORE: 0x55,
+  JUMPI: 0x57, JUMPDEST: 0x5b, DUP1: 0x80, SWAP1: 0x90, LOG3: 0xa3, RETURN: 0xf3, REVERT: 0xfd,
+};
+
+/** A tiny EVM assembler (labels resolved to 1-byte offsets): enough for the stand-in below, hand-checkable. */
+function assemble(program: readonly Asm[]): Hex {
+  const labels = new Map<string, number>();
+  const size = (a: Asm) => (typeof a === 'string' ? 1 : 'push' in a ? 1 + a.push.length / 2 : 'to' in a ? 2 : 1);
+  let at = 0;
+  for (const a of program) {
+    if (typeof a === 'object' && 'label' in a) labels.set(a.label, at);
+    at += size(a);
+  }
+  let out = '';
+  const byte = (n: number) => n.toString(16).padStart(2, '0');
+  for (const a of program) {
+    if (typeof a === 'string') out += byte(OPCODES[a]!);
+    else if ('push' in a) out += byte(0x5f + a.push.length / 2) + a.push;
+    else if ('to' in a) out += byte(0x60) + byte(labels.get(a.to)!);
+    else out += byte(OPCODES.JUMPDEST!);
+  }
+  return `0x${out}` as Hex;
+}
+
+/** topic0 of FiatTokenV2's `AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)`. */
+const AUTHORIZATION_USED_TOPIC = '98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a5';
+/** topic0 of ERC-20 `Transfer(address indexed from, address indexed to, uint256 value)`. */
+const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
 /**
- * Runtime code of a minimal EIP-3009 token stand-in (hand-assembled, no compiler):
+ * Runtime code of a minimal EIP-3009 token stand-in (assembled above, no compiler; no signature
+ * check, no balances):
  *   `authorizationState(address authorizer, bytes32 nonce)` (0xe94a0102) → bool, from
  *     storage[keccak256(authorizer ‖ nonce)];
- *   any other call with (address authorizer, bytes32 nonce) as arguments marks that
- *     authorization used and emits FiatTokenV2's `AuthorizationUsed(authorizer, nonce)` (what a
- *     facilitator's `transferWithAuthorization` leaves on chain; no balances are moved).
- *   CALLDATACOPY(0,4,64) SHA3(0,64) selector==e94a0102 ? [JUMPDEST SLOAD MSTORE(0) RETURN(0,32)]
- *   : SSTORE(key,1) LOG3(0,0,topic,authorizer,nonce) STOP
+ *   any other call is read as `transferWithAuthorization(from, to, value, validAfter,
+ *     validBefore, nonce, …)`: it reverts when (from, nonce) is used already, else marks it used
+ *     and emits, as FiatTokenV2 does, `AuthorizationUsed(from, nonce)` then `Transfer(from, to,
+ *     value)` — what a facilitator's settlement leaves on chain.
  */
-export const EIP3009_STUB_CODE = ('0x' +
-  '604060046000376040600020' + // CALLDATACOPY(0, 4, 64); SHA3(0, 64)
-  '60003560e01c63e94a010214604c57' + // selector == authorizationState → 0x4c
-  '60019055602435600435' + // SSTORE(key, 1); nonce; authorizer
-  '7f98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a5' + // AuthorizationUsed topic
-  '60006000a300' + // LOG3(0, 0, …); STOP
-  '5b5460005260206000f3') as Hex; // JUMPDEST SLOAD MSTORE(0) RETURN(0, 32)
+export const EIP3009_STUB_CODE = assemble([
+  { push: '00' }, 'CALLDATALOAD', { push: 'e0' }, 'SHR', { push: 'e94a0102' }, 'EQ', { to: 'state' }, 'JUMPI',
+  // use: key = keccak256(from ‖ nonce)
+  { push: '04' }, 'CALLDATALOAD', { push: '00' }, 'MSTORE', { push: 'a4' }, 'CALLDATALOAD', { push: '20' }, 'MSTORE',
+  { push: '40' }, { push: '00' }, 'SHA3', 'DUP1', 'SLOAD', { to: 'revert' }, 'JUMPI',
+  { push: '01' }, 'SWAP1', 'SSTORE',
+  // LOG3(0, 0, AuthorizationUsed, from, nonce)
+  { push: 'a4' }, 'CALLDATALOAD', { push: '04' }, 'CALLDATALOAD', { push: AUTHORIZATION_USED_TOPIC }, { push: '00' }, { push: '00' }, 'LOG3',
+  // mem[0] = value; LOG3(0, 32, Transfer, from, to)
+  { push: '44' }, 'CALLDATALOAD', { push: '00' }, 'MSTORE',
+  { push: '24' }, 'CALLDATALOAD', { push: '04' }, 'CALLDATALOAD', { push: TRANSFER_TOPIC }, { push: '20' }, { push: '00' }, 'LOG3',
+  'STOP',
+  { label: 'revert' }, { push: '00' }, { push: '00' }, 'REVERT',
+  { label: 'state' }, { push: '04' }, 'CALLDATALOAD', { push: '00' }, 'MSTORE', { push: '24' }, 'CALLDATALOAD', { push: '20' }, 'MSTORE',
+  { push: '40' }, { push: '00' }, 'SHA3', 'SLOAD', { push: '00' }, 'MSTORE', { push: '20' }, { push: '00' }, 'RETURN',
+]);
 
-/** Selector of the stand-in's "use the authorization" call (any selector but authorizationState's works). */
-export const USE_AUTHORIZATION_SELECTOR = '0xe3ee160e'; // transferWithAuthorization's selector, for readability in traces
+/** Selector of `transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)`. */
+export const USE_AUTHORIZATION_SELECTOR = '0xe3ee160e';
+
+/** What a settlement transfers (defaults: to the zero address, value 0 — an authorization used by a transfer that pays nobody). */
+export interface AuthorizationTransfer {
+  readonly to?: string;
+  readonly value?: string | bigint;
+}
 
 /**
- * Marks `(authorizer, nonce)` used at the stand-in at `token` with a real transaction from
- * anvil's first unlocked account, mines it, and returns its hash.
+ * Uses `(authorizer, nonce)` at the stand-in at `token` with a real transaction from anvil's
+ * first unlocked account (calldata in `transferWithAuthorization`'s layout, paying `transfer.to`
+ * `transfer.value`), mines it, and returns its hash; throws when it reverts (used already).
  */
-export async function useAuthorization(anvil: Anvil, token: Address, authorizer: Address, nonce: Hex): Promise<Hex> {
+export async function useAuthorization(anvil: Anvil, token: Address, authorizer: Address, nonce: Hex, transfer: AuthorizationTransfer = {}): Promise<Hex> {
   const [from] = await anvil.rpc<Address[]>('eth_accounts');
-  const data = (USE_AUTHORIZATION_SELECTOR + padHex(authorizer, { size: 32 }).slice(2) + padHex(nonce, { size: 32 }).slice(2)) as Hex;
+  const word = (v: string | bigint) => padHex(typeof v === 'bigint' ? numberToHex(v) : (v as Hex), { size: 32 }).slice(2);
+  const data = (USE_AUTHORIZATION_SELECTOR + word(authorizer) + word((transfer.to ?? '0x00') as Hex) + word(BigInt(transfer.value ?? 0)) + word(0n) + word(0n) + word(nonce) + word(0n).repeat(3)) as Hex;
   const hash = await anvil.rpc<Hex>('eth_sendTransaction', [{ from, to: token, data, gas: '0x30000' }]);
   await anvil.rpc('evm_mine');
   const receipt = await anvil.rpc<{ status: string } | null>('eth_getTransactionReceipt', [hash]);

@@ -56,7 +56,7 @@ export interface TestFacilitatorOptions {
    * settlement's hash is random. `/settle` modes `hangAfterSubmit` (submits, never answers) and
    * `failAfterSubmit` (submits, answers `success: false`) need it.
    */
-  readonly submit?: (auth: { from: string; nonce: string; value: string }) => Promise<string>;
+  readonly submit?: (auth: { from: string; to: string; nonce: string; value: string }) => Promise<string>;
 }
 
 

@@ -522,7 +522,7 @@ beforeAll(async () => {
   [server, anvil] = await Promise.all([startPostgres(), startAnvil(8453)]);
   ledgerUrl = await server.createDatabase('fleet');
   await anvil.rpc('anvil_setCode', [USDC, EIP3009_STUB_CODE]);
-  facilitator = await startTestFacilitator({ submit: (auth) => useAuthorization(anvil!, USDC, auth.from as Address, auth.nonce as Hex) });
+  facilitator = await startTestFacilitator({ submit: (auth) => useAuthorization(anvil!, USDC, auth.from as Address, auth.nonce as Hex, { to: auth.to, value: auth.value }) });
   for (const name of ['a', 'b', 'c'] as const) nodes.push({ name, dataDir: join(dir, name), httpPort: 0, p2pPort: 0, peerAddr: '', nodeId: '', proc: undefined, runs: [] });
   params = writeSharedGenesis(
     nodes.map((n) => n.dataDir),

@@ -77,14 +77,14 @@ describe('the signer roles after a stop', () => {
     const id = 'usdc:8453:0xasset:0xpayer:0x01';
     const base: AuthorizationChain = {
       read: async () => ({ used: true, blockNumber: 10n, blockTimestamp: Math.floor(Date.now() / 1000) }),
-      usedIn: async () => `0x${'ab'.repeat(32)}`,
+      usedIn: async () => ({ txHash: `0x${'ab'.repeat(32)}`, transfer: { from: '0xpayer', to: '0xpayee', value: '1000' } }),
     };
     const reconciler = createUsdcReconciler(ledger, base, { initialDelayMs: 10, maxDelayMs: 20 });
     try {
       await reconciler.start();
       await reconciler.stop();
       await ledger.claim({ id, rail: 'usdc', serviceId: 'native-echo', requestHash: 'h', caller: '0xPayer', amount: '1000' });
-      await ledger.settlePending(id, 'the result', { authorizer: '0xpayer', nonce: '0x01', validBefore: Math.floor(Date.now() / 1000) + 60, receipt: { txId: '' }, network: 'base' }, { code: 'settlement_pending', message: 'pending' });
+      await ledger.settlePending(id, 'the result', { authorizer: '0xpayer', nonce: '0x01', validBefore: Math.floor(Date.now() / 1000) + 60, receipt: { txId: '', payTo: '0xpayee' }, network: 'base' }, { code: 'settlement_pending', message: 'pending' });
       expect(await reconciler.start()).toBe(1);
       for (let i = 0; i < 100 && (await ledger.get(id))?.status !== 'settled'; i++) await new Promise((r) => setTimeout(r, 20));
       expect(await ledger.get(id)).toMatchObject({ status: 'settled', result: 'the result', receipt: { txId: `0x${'ab'.repeat(32)}`, reconciled: true } });

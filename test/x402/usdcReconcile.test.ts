@@ -8,6 +8,10 @@
  *   (b) /settle hangs and never submits → expired_unsettled once a block passes validBefore;
  *   (c) /settle answers success:false after submitting → the retry gets result + receipt;
  *   a restart mid-reconciliation resumes from the ledger.
+ * Then as an attacker: a stranger holding the Base calldata and the request gets no stored
+ * result (only the proven payer does: payment-identifier, sign-in, or a bound nonce's salt); an
+ * authorization whose nonce was used on Base by another transfer is never settled; a definitive
+ * /settle refusal is final, whatever Base shows later.
  */
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -20,9 +24,10 @@ import { BASE_USDC, usdcRequirements, type PaymentRequirements } from '../../x40
 import { createFacilitator } from '../../x402/usdcFacilitator.js';
 import { createBaseAuthorizationChain, createUsdcReconciler, type UsdcReconciler } from '../../x402/usdcReconcile.js';
 import { authorizationId, createUsdcSettlement, type UsdcOutcome, type UsdcSettlement } from '../../x402/usdcSettle.js';
+import { commitmentExtension, usdcCommitmentNonce } from '../../x402/usdcCommitment.js';
 import { EIP3009_STUB_CODE, startAnvil, useAuthorization, type Anvil } from '../helpers/anvil.js';
 import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
-import { NODE_PAY_TO, payerAccount, paymentHeader, referenceViem } from '../helpers/facilitatorPayments.js';
+import { decodeHeader, encodeHeader, NODE_PAY_TO, otherAccount, payerAccount, paymentHeader, referenceViem } from '../helpers/facilitatorPayments.js';
 import { stubService } from '../helpers/stubService.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { listUsdcPayments } from '../../cli/usdcPaymentsCommand.js';
@@ -80,18 +85,30 @@ async function until(id: string, status: string, ms = 15_000): Promise<void> {
 
 const codeOf = (o: UsdcOutcome) => (o.kind === 'refused' ? o.error.code : o.kind === 'failed' ? o.body.error.code : o.kind);
 
-async function pay(validBeforeIn = 60) {
-  const nonce = `0x${Buffer.from(Array.from({ length: 32 }, () => Math.floor(Math.random() * 256))).toString('hex')}` as Hex;
-  const header = await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC, nonce, validBefore: Math.floor(Date.now() / 1000) + validBeforeIn });
+const randomHex = (bytes: number) => Buffer.from(Array.from({ length: bytes }, () => Math.floor(Math.random() * 256))).toString('hex');
+
+/**
+ * A payment of 'hi' to native-echo. `proof`: how its payer proves itself on a retry — a
+ * payment-identifier (default, as @x402/fetch with the extension sends), a bound nonce with its
+ * salt (x402/usdcCommitment.ts), or nothing (`bare`: the official clients' default).
+ */
+async function pay(validBeforeIn = 60, proof: 'id' | 'bound' | 'bare' = 'id') {
+  const salt = randomHex(32);
+  const nonce = (proof === 'bound' ? usdcCommitmentNonce({ sellerId: ledger.sellerId, serviceId: 'native-echo', request: 'hi', salt }) : `0x${randomHex(32)}`) as Hex;
+  const signed = decodeHeader<Record<string, unknown>>(await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC, nonce, validBefore: Math.floor(Date.now() / 1000) + validBeforeIn }));
+  // What anyone reads on Base once it is settled: the authorization and its signature.
+  const calldataOnly = encodeHeader(signed);
+  const extensions = proof === 'id' ? { 'payment-identifier': { info: { required: false, id: `pay_${randomHex(12)}` } } } : proof === 'bound' ? commitmentExtension(salt) : undefined;
+  const header = extensions ? encodeHeader({ ...signed, extensions }) : calldataOnly;
   const id = authorizationId(payerAccount().address, nonce);
-  return { header, nonce, id, settle: () => usdc.settle(echo, 'hi', 'hi', header, req) };
+  return { header, calldataOnly, nonce, id, settle: () => usdc.settle(echo, 'hi', 'hi', header, req) };
 }
 
 beforeAll(async () => {
   if (!referenceViem.ok) return;
   anvil = await startAnvil(8453);
   await anvil.rpc('anvil_setCode', [USDC, EIP3009_STUB_CODE]);
-  f = await startTestFacilitator({ submit: (auth) => useAuthorization(anvil, USDC, auth.from as Address, auth.nonce as Hex) });
+  f = await startTestFacilitator({ submit: (auth) => useAuthorization(anvil, USDC, auth.from as Address, auth.nonce as Hex, { to: auth.to, value: auth.value }) });
   dir = await tmpDir();
   await open();
 }, 120_000);
@@ -104,15 +121,16 @@ afterAll(async () => {
 });
 
 describeUsdc('the EIP-3009 stand-in on anvil', () => {
-  test('authorizationState is false until the authorization is used, then true, with an AuthorizationUsed log', async () => {
+  test('authorizationState is false until the authorization is used, then true, with an AuthorizationUsed log and its Transfer; a second use reverts', async () => {
     const nonce = `0x${'ab'.repeat(32)}` as Hex;
     const who = payerAccount().address;
     expect(await onChainUsed(who, nonce)).toBe(false);
-    const tx = await useAuthorization(anvil, USDC, who, nonce);
+    const tx = await useAuthorization(anvil, USDC, who, nonce, { to: NODE_PAY_TO, value: '1000' });
     expect(await onChainUsed(who, nonce)).toBe(true);
     const chain = createBaseAuthorizationChain(anvil.url, outbound);
-    expect(await chain.usedIn(who, nonce, 0n)).toBe(tx);
+    expect(await chain.usedIn(who, nonce, 0n)).toEqual({ txHash: tx, transfer: { from: who.toLowerCase(), to: NODE_PAY_TO.toLowerCase(), value: '1000' } });
     expect(await chain.usedIn(who, `0x${'cd'.repeat(32)}`, 0n)).toBeUndefined();
+    await expect(useAuthorization(anvil, USDC, who, nonce, { to: NODE_PAY_TO, value: '1000' })).rejects.toThrow(/did not succeed/);
   });
 });
 
@@ -204,7 +222,7 @@ describeUsdc('ambiguous settlements are reconciled from Base', () => {
     expect(runs).toBe(runsBefore);
     await close();
     // The facilitator settles late, while the node is down.
-    const tx = await useAuthorization(anvil, USDC, payerAccount().address, p.nonce);
+    const tx = await useAuthorization(anvil, USDC, payerAccount().address, p.nonce, { to: NODE_PAY_TO, value: PRICE_ATOMIC });
     await open();
     expect(ledger.counts().settle_pending).toBeGreaterThanOrEqual(1);
     await until(p.id, 'settled');
@@ -242,4 +260,64 @@ describeUsdc('ambiguous settlements are reconciled from Base', () => {
       await open();
     }
   });
+});
+
+describeUsdc('as an attacker: who gets a reconciled result, and which settlement counts', () => {
+  const stored = (o: UsdcOutcome) => (o.kind === 'paid' ? o.body.result : undefined);
+
+  test('a stranger holding the Base calldata and the request gets nothing; the payer signed in gets the result', async () => {
+    f.modes.settle = 'hangAfterSubmit';
+    const p = await pay(60, 'bare');
+    expect(codeOf(await p.settle())).toBe('settlement_pending');
+    await until(p.id, 'settled');
+    // The stranger rebuilds the payment header from the transaction's calldata and guesses the request.
+    const stranger = await usdc.settle(echo, 'hi', 'hi', p.calldataOnly, req);
+    expect({ status: stranger.status, code: codeOf(stranger), result: stored(stranger) }).toEqual({ status: 409, code: 'payment_already_used', result: undefined });
+    expect(stranger.kind === 'refused' && stranger.error.message).toMatch(/proven payer/);
+    // Signed in as someone else: nothing either.
+    const other = await usdc.settle(echo, 'hi', 'hi', p.calldataOnly, req, { provenPayer: otherAccount().address });
+    expect(stored(other)).toBeUndefined();
+    const payer = await usdc.settle(echo, 'hi', 'hi', p.calldataOnly, req, { provenPayer: payerAccount().address });
+    expect({ kind: payer.kind, result: stored(payer) }).toEqual({ kind: 'paid', result: { echoed: 'hi', run: runs } });
+  }, 30_000);
+
+  test('a bound nonce: its salt proves the payer; the calldata alone is refused commitment_mismatch', async () => {
+    f.modes.settle = 'hangAfterSubmit';
+    const p = await pay(60, 'bound');
+    expect(codeOf(await p.settle())).toBe('settlement_pending');
+    await until(p.id, 'settled');
+    const stranger = await usdc.settle(echo, 'hi', 'hi', p.calldataOnly, req);
+    expect({ status: stranger.status, code: codeOf(stranger), result: stored(stranger) }).toEqual({ status: 402, code: 'commitment_mismatch', result: undefined });
+    const payer = await p.settle();
+    expect({ kind: payer.kind, result: stored(payer) }).toEqual({ kind: 'paid', result: { echoed: 'hi', run: runs } });
+  }, 30_000);
+
+  test('the nonce used on Base by another transfer (same payer and nonce, paying someone else) is never settled', async () => {
+    f.modes.settle = 'hang';
+    const p = await pay(60, 'id');
+    expect(codeOf(await p.settle())).toBe('settlement_pending');
+    // The payer spends the same nonce with another authorization of its own, to itself.
+    await useAuthorization(anvil, USDC, payerAccount().address, p.nonce, { to: otherAccount().address, value: '1' });
+    await until(p.id, 'expired_unsettled');
+    const rec = (await ledger.get(p.id))!;
+    expect({ result: rec.result, code: rec.error?.code }).toEqual({ result: undefined, code: 'authorization_used_elsewhere' });
+    const again = await p.settle();
+    expect({ status: again.status, code: codeOf(again), result: stored(again) }).toEqual({ status: 402, code: 'authorization_used_elsewhere', result: undefined });
+  }, 30_000);
+
+  test('a definitive /settle refusal is final: 402 with its reason, the result dropped, never settled from Base afterwards', async () => {
+    for (const reason of ['duplicate_settlement', 'invalid_exact_evm_nonce_already_used']) {
+      f.modes.settle = { reject: reason };
+      const p = await pay(60, 'id');
+      const first = await p.settle();
+      expect({ status: first.status, code: codeOf(first), result: stored(first) }).toEqual({ status: 402, code: reason, result: undefined });
+      expect((await ledger.get(p.id))).toMatchObject({ status: 'expired_unsettled', error: { code: reason } });
+      expect((await ledger.get(p.id))!.result).toBeUndefined();
+      // Base shows it used by a transfer to this payee (another seller's settlement): still nothing here.
+      await useAuthorization(anvil, USDC, payerAccount().address, p.nonce, { to: NODE_PAY_TO, value: PRICE_ATOMIC });
+      await new Promise((r) => setTimeout(r, 400));
+      const again = await p.settle();
+      expect({ status: again.status, code: codeOf(again), result: stored(again) }).toEqual({ status: 402, code: reason, result: undefined });
+    }
+  }, 30_000);
 });

@@ -41,7 +41,10 @@ describeUsdc('a USDC settlement interrupted after /settle', () => {
     // Base as the facilitator left it: the authorization used by the transaction it reported.
     const base: AuthorizationChain = {
       read: async () => ({ used: f.calls.settled.length > 0, blockNumber: 10n, blockTimestamp: Math.floor(Date.now() / 1000) }),
-      usedIn: async (_who, nonce) => f.calls.settled.find((s) => s.nonce.toLowerCase() === nonce.toLowerCase())?.transaction,
+      usedIn: async (_who, nonce) => {
+        const s = f.calls.settled.find((x) => x.nonce.toLowerCase() === nonce.toLowerCase());
+        return s && { txHash: s.transaction, transfer: { from: s.payer, to: NODE_PAY_TO, value: s.value } };
+      },
     };
     const facilitator = createFacilitator({ url: f.url, verifyTimeoutMs: 2000, settleTimeoutMs: 2000 });
     // The first run dies at the ledger write that follows /settle.
