@@ -5,7 +5,9 @@
  * the salt the payer reveals in the settle (x402/wire.ts requestCommitment), and not used before.
  * One atomic claim per payment; the service runs once; its result is stored and returned again
  * to a repeated settle that proves the payer the same way (request and salt); a failure after
- * payment is refunded on-chain. Nobody without the salt can claim a payment or read its result.
+ * payment is refunded on-chain. Nobody without the salt can claim a payment or read its result,
+ * nor tell a settled payment from an unsettled one: a settle that does not prove the payer gets
+ * the same answer either way (`invalid_payment` without a salt, `request_mismatch` with another).
  */
 import { formatAmount } from '../consensus/amount.js';
 import { encodeAddress } from '../consensus/address.js';
@@ -177,9 +179,11 @@ export class NativeSettlement implements NativeRail {
   /** The answer for a payment the ledger already knows. */
   private answerKnown(rec: PaymentRecord, def: ServiceDefinition, reqHash: string | undefined): SettleOutcome {
     if (rec.refused) throw refusedError(rec);
-    // Only the payer knows the salt: without the proof, nothing about the call is told.
+    // A settle that does not prove the payer (no salt, another request or salt) is answered as a
+    // payment nobody settled is (checkInvoke, in its order): only the payer learns whether it was.
+    if (rec.serviceId !== def.id) throw new NodeError(PaymentErrorCode.WRONG_SERVICE, `payment is for ${rec.serviceId}, not ${def.id}`);
     if (reqHash === undefined) throw saltRequired();
-    if (rec.serviceId !== def.id || rec.requestHash !== reqHash) throw new NodeError(PaymentErrorCode.PAYMENT_ALREADY_USED, `payment ${rec.id} was already used`);
+    if (rec.requestHash !== reqHash) throw requestMismatch();
     switch (rec.status) {
       case 'claimed':
         // A claim a restored ledger holds from before its restore: the lost ledger may have served or refunded it.
@@ -310,9 +314,14 @@ export class NativeSettlement implements NativeRail {
       throw new NodeError(PaymentErrorCode.WRONG_SELLER, `payment was quoted by seller ${sellerOfCommitment(p.requestHash)}, not by this node's ledger (${this.sellerId}); settle it where it was quoted`);
     }
     if (reqHash === undefined) throw saltRequired();
-    if (!p.requestHash || toHex(p.requestHash) !== reqHash) throw new NodeError(PaymentErrorCode.REQUEST_MISMATCH, 'payment commits to another request or salt (its requestHash differs from the commitment of this request and payment.salt)');
+    if (!p.requestHash || toHex(p.requestHash) !== reqHash) throw requestMismatch();
     return p;
   }
+}
+
+/** 402: the payment commits to another request or salt (whether it was settled is not told). */
+function requestMismatch(): NodeError {
+  return new NodeError(PaymentErrorCode.REQUEST_MISMATCH, 'payment commits to another request or salt (its requestHash differs from the commitment of this request and payment.salt)');
 }
 
 /** 400: a settle that does not reveal the payer's salt proves nothing. */

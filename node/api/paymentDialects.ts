@@ -12,8 +12,9 @@
  *   (`native` or `x402-exact`), `intent="charge"`, `request` (base64url of the JCS JSON
  *   `{amount, currency, recipient, methodDetails}`), `expires`, `description` — and a retry may
  *   send `Authorization: Payment <base64url JSON {challenge, payload, source?}>`. The challenge
- *   `id` is an HMAC over the other parameters with a secret of this process, so the node checks
- *   a credential without storing challenges; a challenge expires with its quote. Payloads:
+ *   `id` is an HMAC over the other parameters with a key from the settlement ledger
+ *   (x402/challengeKeys.ts), so the node checks a credential without storing challenges, and so
+ *   does every node sharing the ledger; a challenge expires with its quote. Payloads:
  *   `{"txId"}` on the native rail, the x402 PaymentPayload (what `X-PAYMENT` carries, decoded) on
  *   the USDC rail. A paid answer carries `Payment-Receipt` (base64url JSON). See
  *   docs/agents-guide.md.
@@ -97,8 +98,9 @@ export interface PaymentChallengeRequest {
   readonly methodDetails: Record<string, unknown>;
 }
 
-/** The Payment scheme of one process: challenges signed with its secret, credentials checked against it. */
+/** The Payment scheme of a node: challenges signed with its key (the fleet's, x402/challengeKeys.ts), credentials checked against it. */
 export class PaymentAuth {
+  /** `secret`: the ledger's key; a random one only checks this object's own challenges. */
   constructor(private readonly secret: Uint8Array = randomBytes(32)) {}
 
   private idOf(c: Omit<PaymentChallenge, 'id' | 'description'>): string {

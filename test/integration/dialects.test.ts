@@ -138,10 +138,10 @@ describeUsdc('402 dialects', () => {
     expect(again.body.receipt).toEqual(paid.body.receipt);
     const other = parseChallenges((await post('Africa/Cairo')).headers.get('www-authenticate')).find((c) => c.method === 'native')!;
     const reuse = await post('Africa/Cairo', { authorization: credential(other, proof) });
-    expect({ status: reuse.status, code: reuse.body.error?.code }).toEqual({ status: 409, code: 'payment_already_used' });
+    expect({ status: reuse.status, code: reuse.body.error?.code }).toEqual({ status: 402, code: 'request_mismatch' });
     expect(reuse.body.result).toBeUndefined();
     const reuseBody = await post('Africa/Cairo', {}, { payment: proof });
-    expect({ status: reuseBody.status, code: reuseBody.body.error?.code }).toEqual({ status: 409, code: 'payment_already_used' });
+    expect({ status: reuseBody.status, code: reuseBody.body.error?.code }).toEqual({ status: 402, code: 'request_mismatch' });
     // Without the salt, even the right request gets nothing: the payload does not prove the payer.
     const noSalt = await post('America/New_York', { authorization: credential(native, { txId }) });
     expect({ status: noSalt.status, code: noSalt.body.error?.code }).toEqual({ status: 400, code: 'invalid_payment' });

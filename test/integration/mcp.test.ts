@@ -177,10 +177,10 @@ describe('MCP endpoint (official client, real node)', () => {
     expect(noSalt.structuredContent!['x402/payment-response']).toMatchObject({ success: false, errorReason: 'invalid_payment' });
     expect(noSalt.structuredContent!.result).toBeUndefined();
 
-    // The same (settled) payment for another service is refused, with the quote and the reason: already used.
+    // The same (settled) payment for another service is refused, with the quote and the reason: it is for another service.
     const wrong = await call('native-network-stats', {}, { 'x402/payment': payment });
     expect(wrong.isError).toBe(true);
-    expect(wrong.structuredContent!['x402/payment-response']).toMatchObject({ success: false, errorReason: 'payment_already_used', transaction: tx.id });
+    expect(wrong.structuredContent!['x402/payment-response']).toMatchObject({ success: false, errorReason: 'wrong_service', transaction: tx.id });
     expect(wrong.structuredContent!.result).toBeUndefined();
     expect(wrong.structuredContent!.accepts[0].scheme).toBe('native-x402');
     const malformed = await call('native-network-stats', {}, { 'x402/payment': { tx: 'nope' } });

@@ -231,7 +231,7 @@ async function act(c: AgentClient, a: Action, rng: Rng, book: Ledgerish): Promis
         if (a === 'replay' && ok.length) {
           expect((await c.settle(q, id, { timeoutMs: 60_000 })).receipt).toEqual(ok[0].value.receipt);
           const other = await c.quote(SERVICE, zone === 'UTC' ? 'Europe/Berlin' : 'UTC');
-          await expect(c.settle(other, id, { timeoutMs: 60_000 })).rejects.toMatchObject({ code: 'payment_already_used' });
+          await expect(c.settle(other, id, { timeoutMs: 60_000 })).rejects.toMatchObject({ code: 'request_mismatch' });
         }
         return;
       }

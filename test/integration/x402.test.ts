@@ -170,8 +170,8 @@ describe('x402 native rail (real node)', () => {
     expect(noSalt.body.error.code).toBe('invalid_payment');
     expect(noSalt.body.result).toBeUndefined();
     const otherSalt = await post(`/api/x402/${first.serviceId}?wait=0`, { request: first.request, payment: { txId: first.txId, salt: '00'.repeat(32) } });
-    expect(otherSalt.status).toBe(409);
-    expect(otherSalt.body.error.code).toBe('payment_already_used');
+    expect(otherSalt.status).toBe(402);
+    expect(otherSalt.body.error.code).toBe('request_mismatch');
     expect(otherSalt.body.result).toBeUndefined();
     // The node's status counts them.
     expect((await get('/api/v1/status')).payments.settled).toBe(settledBefore + paid.length);

@@ -127,7 +127,7 @@ describe('native settlement', () => {
     const again = await e.settlement.settle(echo, 'hello', 'hello', pay(id.toUpperCase()), 0);
     expect(again).toEqual(out);
     expect(runs).toBe(1);
-    expect(await codeOf(e.settlement.settle(echo, 'other', 'other', pay(id), 0))).toBe('payment_already_used');
+    expect(await codeOf(e.settlement.settle(echo, 'other', 'other', pay(id), 0))).toBe('request_mismatch');
     expect(e.ledger.volume(echo.id)).toMatchObject({ calls: 1, volumeBase: 200_000n });
     await teardown(e);
   });
@@ -307,7 +307,7 @@ describe('native settlement', () => {
     }
   });
 
-  test('front-running: a watcher of the mempool can neither settle a request-less payment nor read its result', async () => {
+  test('front-running: a watcher of the mempool can neither settle a request-less payment nor read its result, nor tell whether it was settled', async () => {
     const e = await setup();
     let runs = 0;
     const clock = stubService('native-clock', async (_ctx, input) => {
@@ -319,9 +319,24 @@ describe('native settlement', () => {
     // The watcher read the invoke from the mempool and settles first, with its own request, or the payer's (guessed), without the salt or with its own.
     expect(await e.settlement.settle(clock, 'Asia/Tokyo', 'Asia/Tokyo', { txId: id }, 0)).toMatchObject({ kind: 'pending', status: 202 });
     await mineFromPool(e.chain, e.pool, miner.address);
-    expect(await codeOf(e.settlement.settle(clock, 'Asia/Tokyo', 'Asia/Tokyo', { txId: id }, 0))).toBe('invalid_payment');
-    expect(await codeOf(e.settlement.settle(clock, 'Asia/Tokyo', 'Asia/Tokyo', pay(id, 'ee'.repeat(32)), 0))).toBe('request_mismatch');
-    expect(await codeOf(e.settlement.settle(clock, undefined, undefined, pay(id, 'ee'.repeat(32)), 0))).toBe('request_mismatch');
+    // What a stranger with the txId is told, now (mined, not settled) and after the payer settled: the same.
+    const echo = stubService('native-echo', async () => 'never');
+    const stranger = async () => {
+      const answers = [];
+      for (const [def, request, proof] of [
+        [clock, 'Asia/Tokyo', { txId: id }],
+        [clock, 'Asia/Tokyo', pay(id, 'ee'.repeat(32))],
+        [clock, undefined, { txId: id }],
+        [clock, undefined, pay(id, 'ee'.repeat(32))],
+        [echo, 'hello', pay(id, 'ee'.repeat(32))],
+      ] as const) {
+        const out = await e.settlement.settle(def, request, request, proof, 0);
+        answers.push(out.kind === 'refused' ? [out.status, out.error.code] : [out.status, out.kind]);
+      }
+      return answers;
+    };
+    const unsettled = await stranger();
+    expect(unsettled).toEqual([[400, 'invalid_payment'], [402, 'request_mismatch'], [400, 'invalid_payment'], [402, 'request_mismatch'], [402, 'wrong_service']]);
     expect(runs).toBe(0);
     expect(await e.ledger.get(id)).toBeUndefined();
     // The payer settles and gets its result.
@@ -332,9 +347,10 @@ describe('native settlement', () => {
     expect(refused).toMatchObject({ kind: 'refused', error: { code: 'invalid_payment' } });
     expect(JSON.stringify(refused)).not.toContain('UTC');
     const wrongSalt = await e.settlement.settle(clock, undefined, undefined, pay(id, 'ee'.repeat(32)), 0);
-    expect(wrongSalt).toMatchObject({ kind: 'refused', error: { code: 'payment_already_used' } });
+    expect(wrongSalt).toMatchObject({ kind: 'refused', error: { code: 'request_mismatch' } });
     expect(JSON.stringify(wrongSalt)).not.toContain('UTC');
     expect(await e.settlement.settle(clock, undefined, undefined, pay(id), 0)).toEqual(out);
+    expect(await stranger()).toEqual(unsettled);
     expect(runs).toBe(1);
     await teardown(e);
   });
