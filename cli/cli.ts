@@ -95,7 +95,7 @@ const CORE_OPTIONS = {
   'sanctions update': { 'ofac-url': { type: 'string' }, 'un-url': { type: 'string' }, 'eu-url': { type: 'string' } },
   'data status': {},
   'data install': {},
-  'ledger gap': { refund: { type: 'boolean' }, forget: { type: 'boolean' } },
+  'ledger gap': { refund: { type: 'boolean' }, forget: { type: 'boolean' }, ledger: { type: 'string' }, 'ledger-witness': { type: 'string' } },
   'usdc-payments': { status: { type: 'string' } },
 } as const satisfies Record<string, Options>;
 

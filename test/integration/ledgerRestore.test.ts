@@ -1,0 +1,139 @@
+/**
+ * Restores as an operator does them, on real node processes: a selling node (not mining) follows
+ * a mining peer; its ledger is backed up, it serves one call and leaves one payment unsettled,
+ * then (a) the ledger alone is restored and `chain/` deleted (the chain comes back from the
+ * peer), and (b) the whole data directory is restored from the snapshot, with a witness file kept
+ * outside it (`--ledger-witness`). Each time the restored ledger is found behind its witness,
+ * however few blocks it trails: the served payment is not served again, the unsettled one is not
+ * refunded after the window, and `ledger gap` lists both before any decision.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { cpSync, existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { getDevKeyPair } from '../../consensus/devnet.js';
+import { createAgentClient, isAgentClientError, type AgentClient } from '../../sdk/client.js';
+import { runCli } from '../helpers/nodeProcess.js';
+import { createP2PCluster, stopProc, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
+
+const SERVICE = 'native-world-clock';
+const WINDOW_S = 15;
+
+let cluster: P2PCluster;
+let miner: P2PProc;
+let seller: P2PProc | undefined;
+let sellerDir: string;
+let outsideWitness: string;
+
+beforeAll(async () => {
+  cluster = createP2PCluster('native-ledger-restore-', ['miner', 'seller']);
+  sellerDir = join(cluster.dir, 'seller');
+  outsideWitness = join(cluster.dir, 'elsewhere', 'seller-witness.json');
+  miner = await cluster.start('miner', ['--mine']);
+}, 120_000);
+
+afterAll(async () => {
+  await cluster.stop();
+});
+
+const getJson = async (url: string, path: string) => (await (await fetch(`${url}${path}`)).json()) as Record<string, any>;
+
+async function waitFor(what: string, ok: () => Promise<boolean>, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function startSeller(): Promise<P2PProc> {
+  seller = await cluster.start('seller', ['--no-mine', '--bootstrap', miner.addr, '--refund-window', String(WINDOW_S), '--ledger-witness', outsideWitness]);
+  const s = seller;
+  // Caught up with the miner before it sells (a chain downloaded again arrives block by block).
+  await waitFor('the seller to reach the miner\'s tip', async () => ((await getJson(s.url, '/api/v1/status')).height as number) >= ((await getJson(miner.url, '/api/v1/status')).height as number) - 1);
+  return s;
+}
+
+async function stopSeller(): Promise<void> {
+  const s = seller!;
+  seller = undefined;
+  await stopProc(s);
+}
+
+/** A settle of `txId` (with its salt) at the seller; resolves to the error code, or 'served'. */
+async function settleAgain(client: AgentClient, query: string, txId: string, salt: string): Promise<string> {
+  const q = await client.quote(SERVICE, query);
+  return client.settle(q, txId, { timeoutMs: 20_000, salt }).then(
+    () => 'served',
+    (e: unknown) => (isAgentClientError(e) ? e.code : String(e)),
+  );
+}
+
+/** Waits until the status lists one gap of `invokes` payments (a chain downloaded again is counted as it arrives). */
+async function waitForGap(url: string, invokes: number): Promise<void> {
+  let last: unknown;
+  await waitFor(`${invokes} payments counted in the gap`, async () => {
+    last = (await getJson(url, '/api/v1/status')).payments.ledgerGaps;
+    return (last as { invokes?: number }[])[0]?.invokes === invokes;
+  }).catch((e: Error) => {
+    throw new Error(`${e.message}; the status lists ${JSON.stringify(last)}`);
+  });
+}
+
+function restoreDir(from: string, to: string): void {
+  rmSync(to, { recursive: true, force: true });
+  cpSync(from, to, { recursive: true });
+}
+
+describe('a restored ledger, found by its witness', () => {
+  test('ledger restored with chain/ deleted, then the whole data directory restored: nothing served twice, nothing refunded', async () => {
+    const key = getDevKeyPair();
+    // A first run, then the operator's snapshot of the whole data directory (node stopped).
+    await startSeller();
+    await stopSeller();
+    cpSync(sellerDir, join(cluster.dir, 'snapshot'), { recursive: true });
+    expect(existsSync(join(sellerDir, 'ledger-witness.json'))).toBe(true);
+    expect(existsSync(outsideWitness)).toBe(true);
+
+    // After the snapshot: one call served, one payment left unsettled — a block or two, no more.
+    let s = await startSeller();
+    let client = createAgentClient({ nodeUrl: s.url, key });
+    const served = await client.call(SERVICE, 'Europe/Berlin', { timeoutMs: 60_000 });
+    const q = await client.quote(SERVICE, 'Asia/Tokyo');
+    const unsettled = await client.pay(q);
+    await waitFor('the unsettled payment to be mined at the seller', async () => (await getJson(s.url, `/api/v1/tx/${unsettled}`)).status === 'mined');
+    await stopSeller();
+
+    // (a) The ledger alone restored, the chain deleted (downloaded again from the miner).
+    restoreDir(join(cluster.dir, 'snapshot', 'ledger'), join(sellerDir, 'ledger'));
+    rmSync(join(sellerDir, 'chain'), { recursive: true, force: true });
+    const listed = await runCli(['ledger', 'gap', '--data-dir', sellerDir, '--dev', '--ledger-witness', outsideWitness, '--json'], { cwd: cluster.dir });
+    expect(listed.code).toBe(0);
+    expect(listed.json).toEqual({ gaps: [expect.objectContaining({ cause: 'ledger_restored' })] });
+    s = await startSeller();
+    expect(s.lines.some((l) => String(l.msg).includes('behind its witness'))).toBe(false); // found by the command already, recorded once
+    await waitForGap(s.url, 2);
+    client = createAgentClient({ nodeUrl: s.url, key });
+    expect(await settleAgain(client, 'Europe/Berlin', served.txId, served.salt!)).toBe('payment_in_ledger_gap');
+    expect(await settleAgain(client, 'Asia/Tokyo', unsettled, q.salt!)).toBe('payment_in_ledger_gap');
+    // New calls sell as usual; past the window neither payment is refunded.
+    const utc = await client.call(SERVICE, 'UTC', { timeoutMs: 60_000 });
+    expect(utc.receipt.serviceId).toBe(SERVICE);
+    await new Promise((r) => setTimeout(r, (WINDOW_S + 2) * 1000));
+    const p = (await getJson(s.url, '/api/v1/status')).payments;
+    expect({ refunded: p.refunded, refundsPending: p.refundsPending }).toEqual({ refunded: 0, refundsPending: 0 });
+    await stopSeller();
+
+    // (b) The whole data directory restored from the snapshot: its own witness comes back with it; the one outside does not.
+    restoreDir(join(cluster.dir, 'snapshot'), sellerDir);
+    s = await startSeller();
+    expect(s.lines.some((l) => String(l.msg).includes('behind its witness (restored from a backup?)'))).toBe(true);
+    // The snapshot knows none of the three payments made since: the two of before and the one served in (a).
+    await waitForGap(s.url, 3);
+    client = createAgentClient({ nodeUrl: s.url, key });
+    expect(await settleAgain(client, 'Europe/Berlin', served.txId, served.salt!)).toBe('payment_in_ledger_gap');
+    expect(await settleAgain(client, 'UTC', utc.txId, utc.salt!)).toBe('payment_in_ledger_gap');
+    await new Promise((r) => setTimeout(r, (WINDOW_S + 2) * 1000));
+    expect((await getJson(s.url, '/api/v1/status')).payments.refunded).toBe(0);
+    await stopSeller();
+  }, 400_000);
+});
