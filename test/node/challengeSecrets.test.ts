@@ -17,7 +17,8 @@ import { PAYMENT_HTTP_STATUS } from '../../x402/errors.js';
 import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
 import { PgLedger } from '../../x402/pgLedger.js';
 import { SiwxChallenges } from '../../x402/siwx.js';
-import { decodeHeader, NODE_PAY_TO, payerAccount, paymentHeader, referenceViem, signedPayment } from '../helpers/facilitatorPayments.js';
+import { privateKeyToAccount } from 'viem/accounts';
+import { decodeHeader, NODE_PAY_TO, PAYER_KEY, paymentHeader, referenceViem, signedPayment } from '../helpers/facilitatorPayments.js';
 import { startUsdcCalls, type UsdcCalls } from '../helpers/usdcCalls.js';
 import { usePostgres } from '../helpers/usePostgres.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -84,7 +85,7 @@ function paymentChallenges(header: string | null): Record<string, Record<string,
 async function signIn(decl: Record<string, any>, nonce: string): Promise<string> {
   const { createSiweMessage } = await import('viem/siwe');
   const info = decl.info;
-  const account = payerAccount();
+  const account = privateKeyToAccount(PAYER_KEY);
   const message = createSiweMessage({ domain: info.domain, address: account.address, statement: info.statement, uri: info.uri, version: '1', chainId: 8453, nonce: info.nonce, issuedAt: new Date(info.issuedAt), expirationTime: new Date(info.expirationTime), requestId: nonce, resources: info.resources });
   return Buffer.from(JSON.stringify({ ...info, requestId: nonce, address: account.address, chainId: 'eip155:8453', type: 'eip191', signature: await account.signMessage({ message }) })).toString('base64');
 }
