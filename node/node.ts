@@ -181,6 +181,7 @@ export class FullNode {
               refundsPending: () => payments!.refunds?.pendingIds().length ?? 0,
               refundsStuck: () => payments!.refunds?.stuck().count ?? 0,
               ledgerGapPayments: () => (payments!.unhonored?.gapList() ?? []).reduce((n, g) => n + (g.invokes ?? 0), 0),
+              servedThenLost: () => payments!.unhonored?.servedLostList().total ?? 0,
               paymentStatuses: () => payments!.ledger.counts(),
               ...(config.ledger !== undefined && isPostgresLocation(config.ledger) ? { fleet: () => payments?.fleet?.metrics() } : {}),
               mining: () => {

@@ -45,7 +45,8 @@ import { defaultSellerInfo } from '../services/documents/document.js';
 import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
 import { useSanctionsDir } from '../services/sanctions/screen.js';
 import { sanctionsDirOf } from './sanctions.js';
-import { isPostgresLocation, LedgerErrorCode, openLedger, type SettlementLedger } from '../x402/ledger.js';
+import { isPostgresLocation, LedgerErrorCode, LevelLedger, openLedger, type SettlementLedger } from '../x402/ledger.js';
+import { WITNESS_FILE } from '../x402/witness.js';
 import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
 import type { PgLedger } from '../x402/pgLedger.js';
@@ -55,7 +56,7 @@ import { FAR_BEHIND_BLOCKS } from '../p2p/types.js';
 import { createPaidCallCore, decorateCall, type PaidCallCore, type PaidCallRecord } from '../x402/paidCall.js';
 import type { PaidCallOutcome } from '../x402/outcome.js';
 import { NativeSettlement } from '../x402/settle.js';
-import { createUnhonoredPayments, type UnhonoredPayments } from '../x402/unhonored.js';
+import { createUnhonoredPayments, recordLedgerRestore, type UnhonoredPayments } from '../x402/unhonored.js';
 import { createFacilitator } from '../x402/usdcFacilitator.js';
 import type { NodeConfig } from './config.js';
 import { createX402Router } from './api/x402Routes.js';
@@ -81,6 +82,11 @@ export const PROVIDERS_DIR = 'providers';
 /** Where the node's settlement ledger lives: `--ledger` (a PostgreSQL URL or a directory), else `<dataDir>/ledger`. */
 export function ledgerLocationOf(config: Pick<NodeConfig, 'dataDir' | 'ledger'>): string {
   return config.ledger ?? join(config.dataDir, LEDGER_DIR);
+}
+
+/** The ledger's witness files (x402/witness.ts): `<data-dir>/ledger-witness.json`, and `--ledger-witness` when set. */
+export function witnessPathsOf(config: Pick<NodeConfig, 'dataDir' | 'ledgerWitness'>): string[] {
+  return [join(config.dataDir, WITNESS_FILE), ...(config.ledgerWitness ? [config.ledgerWitness] : [])];
 }
 
 /**
@@ -195,6 +201,17 @@ export async function createPayments(
   // On a PostgreSQL ledger the node is named by its data directory (x402/fleet.ts): its claims, heartbeats and inbox jobs carry the name.
   const nodeId = isPostgresLocation(ledgerLocationOf(config)) ? fleetNodeId(config.dataDir) : undefined;
   const ledger = await openLedger(ledgerLocationOf(config), nodeId ? { nodeId } : {});
+  // A LevelDB ledger is compared with its witness files before anything reads it: one behind them was restored (x402/witness.ts).
+  const legacyLedger = !(ledger instanceof LevelLedger) || ledger.sequence() === undefined;
+  if (ledger instanceof LevelLedger) {
+    const { witness, gap } = await recordLedgerRestore(ledger, witnessPathsOf(config));
+    witness.tip = () => chain.tip.height;
+    if (gap)
+      log.warn(
+        { from: gap.from, to: gap.to, ledgerSeq: gap.ledgerSeq, witnessSeq: gap.witnessSeq, claimed: gap.claimed?.length },
+        `the payment ledger is ${gap.witnessSeq! - gap.ledgerSeq!} write(s) behind its witness (restored from a backup?): the payments of heights ${gap.from}-${gap.to} it has no end for are neither served nor refunded until you choose: stop the node and run \`native-node ledger gap --refund\` or \`--forget\``,
+      );
+  }
   if (ledger.kind === 'postgres') log.info({ sellerId: ledger.sellerId }, 'settlement ledger in PostgreSQL');
   // The inbox authenticates agents by the key they published on chain and their registration;
   // signatures name the ledger's seller id (one per fleet), so one made for another node is refused.
@@ -234,12 +251,14 @@ export async function createPayments(
         })
       : undefined;
   // In a fleet, claims are refunded as interrupted only when their node is gone (the sweep below), not all at a lease change.
-  const refundOpts = { logger: log.child({ module: 'refunds' }), recoverClaims: !lease };
+  // Claims a restored ledger holds from before its restore are the operator's to decide (`ledger gap`), not refunded at start.
+  const refundOpts = { logger: log.child({ module: 'refunds' }), recoverClaims: !lease, holdsClaim: (id: string): boolean => unhonored?.holdsClaim(id) ?? false };
   const refunds = payee ? (lease ? new FleetRefunds(lease, ledger, chain, mempool, ledger, payee, params, refundOpts) : new RefundManager(chain, mempool, ledger, payee, params, refundOpts)) : undefined;
   const unhonored =
     payee && refunds
-      ? createUnhonoredPayments({ chain, ledger, catalog: registry, payees: [{ address: payee.address, refunds }], params }, { windowMs: config.refundWindow * 1000, logger: log.child({ module: 'unhonored' }) })
+      ? createUnhonoredPayments({ chain, ledger, catalog: registry, payees: [{ address: payee.address, refunds }], params, mempool, legacyLedger }, { windowMs: config.refundWindow * 1000, logger: log.child({ module: 'unhonored' }) })
       : undefined;
+  await unhonored?.load();
   const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }), unhonored, confirmations: config.confirmations }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
   // The USDC rail needs both the payee address and a facilitator; with one of them only it stays off.
@@ -425,6 +444,8 @@ export async function createPayments(
           confirmations: config.confirmations,
           // Stretches of chain the ledger never judged (x402/unhonored.ts): payments there wait for `native-node ledger gap`.
           ledgerGaps: unhonored?.gapList() ?? [],
+          // Served, then lost to a reorganization deeper than --confirmations (x402/unhonored.ts): how many, and the latest.
+          servedThenLost: unhonored?.servedLostList() ?? { total: 0, recent: [] },
           // Refunded payments (service failures and refusals), refusals alone, and valid payments mined and awaiting their settle.
           refunded: counts.refunded,
           refused: counts.refused,

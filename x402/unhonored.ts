@@ -33,6 +33,12 @@
  * is left alone — except those mined before this ledger first ran with commitments (`legacy`),
  * which no other ledger can honour either: they are awaited and refunded as before.
  *
+ * Served, then lost: a settled payment whose block a reorganization deeper than the node's
+ * `--confirmations` disconnected, and that neither came back in the new branch nor waits in the
+ * mempool once the new branch is past its height (a conflicting transaction took its nonce), was
+ * served for nothing. Nothing can take the result back: it is logged, counted and listed
+ * (`servedLost`, kept in the ledger) so the operator sees what deep reorganizations cost.
+ *
  * The ledger's gap: a ledger behind what the node did (a restored backup, found behind its
  * witness: x402/witness.ts, `recordLedgerRestore`), or a new ledger on a chain already holding
  * invokes to the payee, may have served, or refunded, what it no longer remembers. The watcher
@@ -101,6 +107,24 @@ export const LEGACY_GAP_TOLERANCE_BLOCKS = 12;
 export const GAPS_MARK = 'gaps';
 /** Name of the mark holding the first height judged with seller commitments. */
 const COMMITMENTS_MARK = 'commitments';
+
+/** Name of the mark listing payments served then lost to a deep reorganization (see module comment). */
+export const SERVED_LOST_MARK = 'servedLost';
+/** How many of them the mark lists (the total is counted apart). */
+const SERVED_LOST_KEPT = 100;
+
+/** A payment served, then lost to a reorganization deeper than the confirmations it waited for. */
+export interface ServedLost {
+  readonly id: string;
+  readonly serviceId: string;
+  readonly caller: string;
+  /** Base units. */
+  readonly amount: string;
+  /** Height it was mined at before the reorganization. */
+  readonly height: number;
+  /** Unix ms when it was found lost. */
+  readonly lostAt: number;
+}
 
 /** A stretch of chain the ledger never judged (see module comment). */
 export interface LedgerGap {
@@ -210,7 +234,11 @@ export class UnhonoredPayments {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly onConnect = (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void this.serial(() => this.processBlock(entry, block, txIds));
-  private readonly onDisconnect = (entry: ChainEntry) => void this.serial(() => this.forgetBlock(entry));
+  private readonly onDisconnect = (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void this.serial(() => this.forgetBlock(entry, block, txIds));
+  /** Settled payments whose block was disconnected, not mined again yet (id → height they were mined at). */
+  private readonly unminedServed = new Map<string, number>();
+  /** Payments served then lost: the ones kept, and how many in all. */
+  private servedLost: { total: number; recent: ServedLost[] } = { total: 0, recent: [] };
   /**
    * The chain's tip when the watcher was made (with the ledger, before the node's peers could
    * move the chain on): what the ledger's marks are compared with at start.
@@ -224,6 +252,8 @@ export class UnhonoredPayments {
       readonly catalog: PayableCatalog;
       readonly payees: readonly WatchedPayee[];
       readonly params: ChainParams;
+      /** Whether a transaction waits in the mempool (a settled payment disconnected by a reorganization may be mined again). */
+      readonly mempool?: { has(id: string): boolean };
       /**
        * No witness decides whether this ledger was restored (a PostgreSQL ledger, or a LevelDB one
        * of an older version at its first start): a ledger far behind the tip is then taken for a
@@ -323,6 +353,12 @@ export class UnhonoredPayments {
   /** Loads the gaps recorded in the ledger (before `start`: the refunds' resume must know the claims they hold). */
   async load(): Promise<void> {
     this.gaps = (await this.modules.ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+    this.servedLost = (await this.modules.ledger.getMark<{ total: number; recent: ServedLost[] }>(SERVED_LOST_MARK)) ?? { total: 0, recent: [] };
+  }
+
+  /** Payments served then lost to a reorganization deeper than their confirmations: how many, and the latest ones. */
+  servedLostList(): { readonly total: number; readonly recent: readonly ServedLost[] } {
+    return this.servedLost;
   }
 
   /** Counts the blocks of `g` present above what was counted (a chain downloaded again arrives block by block). */
@@ -435,11 +471,45 @@ export class UnhonoredPayments {
     }
     this.scanned = Math.max(this.scanned, entry.height + 1);
     await this.saveMark();
+    if (this.unminedServed.size > 0) await this.checkUnminedServed();
+  }
+
+  /**
+   * Settled payments disconnected by a reorganization: mined again → forgotten; not mined again
+   * once the new branch is past their height, nor waiting in the mempool → served then lost.
+   */
+  private async checkUnminedServed(): Promise<void> {
+    const tip = this.modules.chain.tip.height;
+    for (const [id, height] of [...this.unminedServed]) {
+      if (await this.modules.chain.getTx(id)) {
+        this.unminedServed.delete(id);
+        continue;
+      }
+      if (tip <= height || this.modules.mempool?.has(id)) continue;
+      this.unminedServed.delete(id);
+      const rec = await this.modules.ledger.get(id);
+      if (rec?.status !== 'settled') continue;
+      const lost: ServedLost = { id, serviceId: rec.serviceId, caller: rec.caller, amount: rec.amount, height, lostAt: this.now() };
+      this.servedLost = { total: this.servedLost.total + 1, recent: [...this.servedLost.recent, lost].slice(-SERVED_LOST_KEPT) };
+      await this.modules.ledger.putMark(SERVED_LOST_MARK, this.servedLost);
+      this.log.error(
+        { txId: id, serviceId: rec.serviceId, caller: rec.caller, amount: rec.amount, height },
+        `payment ${id} was served, then a reorganization deeper than its confirmations took it out of the chain and a conflicting transaction replaced it: the call was delivered unpaid (raise --confirmations if this repeats)`,
+      );
+    }
   }
 
   /** A disconnected block's invokes are no longer mined: forget them (they are judged again if mined again). */
-  private async forgetBlock(entry: ChainEntry): Promise<void> {
+  private async forgetBlock(entry: ChainEntry, block?: Block, txIds?: readonly Uint8Array[]): Promise<void> {
     for (const [id, a] of this.awaited) if (a.height >= entry.height) this.awaited.delete(id);
+    // Settled payments of the block: served on the strength of a block that is gone; watched until mined again or lost.
+    const ids = (block?.txs ?? []).flatMap((tx, i) => (this.watchedInvoke(tx) ? [toHex(txIds?.[i] ?? computeTxId(encodeTx(tx)))] : []));
+    const known = await this.modules.ledger.hasMany(ids);
+    for (const [i, id] of ids.entries()) {
+      if (!known[i]) continue;
+      const rec = await this.modules.ledger.get(id);
+      if (rec?.status === 'settled') this.unminedServed.set(id, entry.height);
+    }
     this.scanned = Math.min(this.scanned, entry.height);
     await this.saveMark();
   }

@@ -20,16 +20,18 @@ import { requestCommitment } from '../../x402/wire.js';
 import { encodeTx, signTx, txId, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
 import { agentInvoke, decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
 import { refund as refundType } from '../../consensus/txTypes/refund.js';
+import { createTransferTx } from '../../consensus/txBuilder.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import { assembleBlock, grindHeader } from '../../consensus/assemble.js';
 import { blockTouchedKeys } from '../../consensus/apply.js';
 import { blockHash, type Block } from '../../consensus/block.js';
 import type { ServiceContext, ServiceDefinition } from '../../services/types.js';
-import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
+import { LevelLedger, openLedger, type SettlementLedger } from '../../x402/ledger.js';
+import { WITNESS_FILE } from '../../x402/witness.js';
 import { RefundManager } from '../../x402/refunds.js';
 import { NativeSettlement } from '../../x402/settle.js';
 import type { RefusedOutcome, SettleOutcome } from '../../x402/outcome.js';
-import { createUnhonoredPayments, type UnhonoredPayments } from '../../x402/unhonored.js';
+import { createUnhonoredPayments, recordLedgerRestore, type UnhonoredPayments } from '../../x402/unhonored.js';
 import { createReferencePriceSource } from '../../x402/pricing.js';
 import { testKey } from '../helpers/keys.js';
 import { CountingVerifier } from '../helpers/verifier.js';
@@ -94,8 +96,13 @@ async function setup(o: { dir?: string; reuse?: Env; start?: boolean } = {}): Pr
   // Before every block time: the window runs from when the watcher saw the block.
   const clock = o.reuse?.clock ?? { t: params.genesis.time * 1000 };
   const ledger = await openLedger(join(d, 'ledger'));
-  const refunds = new RefundManager(chain, pool, ledger, payee, params, { retryMs: 60_000 });
-  const watcher = createUnhonoredPayments({ chain, ledger, catalog, payees: [{ address: payee.address, refunds }], params }, { windowMs: WINDOW_MS, checkMs: 60_000, now: () => clock.t, logger: silentLogger });
+  // As the node does: the ledger is compared with its witness before anything reads it.
+  if (ledger instanceof LevelLedger) (await recordLedgerRestore(ledger, [join(d, WITNESS_FILE)])).witness.tip = () => chain.tip.height;
+  let watcherRef: UnhonoredPayments | undefined;
+  const refunds = new RefundManager(chain, pool, ledger, payee, params, { retryMs: 60_000, holdsClaim: (id) => watcherRef?.holdsClaim(id) ?? false });
+  const watcher = createUnhonoredPayments({ chain, ledger, catalog, payees: [{ address: payee.address, refunds }], params, mempool: pool }, { windowMs: WINDOW_MS, checkMs: 60_000, now: () => clock.t, logger: silentLogger });
+  watcherRef = watcher;
+  await watcher.load();
   const context: Omit<ServiceContext, 'signal'> = { chain, mempool: pool, params, now: Date.now, log: silentLogger, registry: { list: () => [...catalog.byId.values()], get: catalog.get }, nativeUsd: createReferencePriceSource(params), usage: ledger };
   const settlement = new NativeSettlement(chain, pool, ledger, refunds, payee, params, context, { unhonored: watcher, now: () => clock.t });
   await refunds.start();
@@ -422,6 +429,72 @@ describe('restarts and reorganizations', () => {
   });
 });
 
+describe('served, then lost to a deep reorganization', () => {
+  /** A heavier branch from `from` holding `txs` in its first block, `blocks` long. */
+  async function rivalBranch(e: Env, from: { hash: Uint8Array; height: number; header: { time: number } }, txs: Tx[], blocks: number): Promise<void> {
+    let parent = { hash: from.hash, height: from.height, time: from.header.time };
+    const rival = testKey('rival').address;
+    for (let i = 0; i < blocks; i++) {
+      const body = i === 0 ? txs : [];
+      const state = await e.chain.getStateView(blockTouchedKeys({ coinbase: { miner: rival }, txs: body } as unknown as Block));
+      const draft = assembleBlock({ parent, medianTimePast: parent.time, now: parent.time + 1, txs: body, miner: rival, state }, params);
+      const block = { ...draft, header: grindHeader(draft.header, params.powLimit)! };
+      await e.chain.addBlock(block);
+      parent = { hash: blockHash(block.header), height: parent.height + 1, time: block.header.time };
+    }
+    await e.pool.idle();
+    await e.watcher.idle();
+  }
+
+  test('a served payment replaced by a conflicting transaction is logged, counted and listed once; one mined again is not', async () => {
+    const e = await setup();
+    const forkParent = e.chain.tip;
+    // Two payments served at the same height: one will come back in the new branch, one is double-spent away.
+    const kept = await invoke(e, { serviceId: 'native-echo', request: 'a' });
+    const other = testKey('payer-two');
+    const fund = createTransferTx({ chainId: params.chainId, nonce: e.nonces.get(agent)!, fee: 30_000n, to: other.address, amount: COIN, key: agent, includeKey: false });
+    e.nonces.set(agent, e.nonces.get(agent)! + 1n);
+    await e.pool.add(encodeTx(fund.tx));
+    await mine(e);
+    const lost = await invoke(e, { serviceId: 'native-echo', request: 'b', from: other });
+    const servedAt = e.chain.tip;
+    await mine(e);
+    for (const [p, request] of [[kept, 'a'], [lost, 'b']] as const) expect((await settleAt(e, 'native-echo', p.id, request))?.kind).toBe('paid');
+    expect(e.watcher.servedLostList().total).toBe(0);
+
+    // The rival branch forks after the funding block and spends payer-two's nonce 0 on a transfer: the invoke can never be mined again.
+    const conflict = createTransferTx({ chainId: params.chainId, nonce: 0n, fee: 30_000n, to: miner.address, amount: 1000n, key: other, includeKey: true });
+    await rivalBranch(e, servedAt, [conflict.tx], 3);
+    expect(e.chain.tip.height).toBe(servedAt.height + 3);
+    expect(await e.chain.getTx(lost.id)).toBeUndefined();
+    expect(e.pool.has(lost.id)).toBe(false);
+    const list = e.watcher.servedLostList();
+    expect(list.total).toBe(1);
+    expect(list.recent).toEqual([expect.objectContaining({ id: lost.id, serviceId: 'native-echo', amount: PRICE.toString(), height: servedAt.height + 1 })]);
+    // Kept in the ledger across a restart; no refund of either, and the stored result still answers its payer.
+    await teardown(e, false);
+    const again = await setup({ reuse: e });
+    expect(again.watcher.servedLostList().total).toBe(1);
+    expect((await settleAt(again, 'native-echo', lost.id, 'b'))?.kind).toBe('paid');
+    expect(e.runs.get('native-echo')).toBe(2);
+    await teardown(again);
+    void forkParent;
+  });
+
+  test('a reorganization that mines the served payment again counts nothing', async () => {
+    const e = await setup();
+    const forkParent = e.chain.tip;
+    const p = await invoke(e, { serviceId: 'native-echo', request: 'c' });
+    await mine(e);
+    expect((await settleAt(e, 'native-echo', p.id, 'c'))?.kind).toBe('paid');
+    const stored = (await e.chain.getTx(p.id))!;
+    await rivalBranch(e, forkParent, [stored.tx], 3);
+    expect(await e.chain.getTx(p.id)).toBeDefined();
+    expect(e.watcher.servedLostList().total).toBe(0);
+    await teardown(e);
+  });
+});
+
 describe('commitments and sellers', () => {
   const expire = (e: Env) => (e.watcher as unknown as { expire(): Promise<void> }).expire();
 
@@ -471,13 +544,14 @@ describe('the ledger never judges what it has not seen', () => {
     await cp(join(e.dir, 'ledger'), backup, { recursive: true });
     const live = await setup({ reuse: e });
     for (const [p, request] of [[p1, 'a'], [p2, 'b']] as const) expect((await settleAt(live, 'native-echo', p.id, request))?.kind).toBe('paid');
-    await mineEmpty(live, 15);
+    // No tolerance: one block on, the restored ledger is found behind its witness.
+    await mineEmpty(live, 1);
     await teardown(live, false);
     // Restored: the ledger knows neither call.
     await rm(join(e.dir, 'ledger'), { recursive: true });
     await cp(backup, join(e.dir, 'ledger'), { recursive: true });
     const restored = await setup({ reuse: e });
-    expect(restored.watcher.gapList()).toEqual([expect.objectContaining({ from: 1, to: restored.chain.tip.height, invokes: 2, amountBase: (2n * PRICE).toString(), cause: 'ledger_behind_chain' })]);
+    expect(restored.watcher.gapList()).toEqual([expect.objectContaining({ from: 1, to: restored.chain.tip.height, invokes: 2, amountBase: (2n * PRICE).toString(), cause: 'ledger_restored' })]);
     expect((await errorOf(settleAt(restored, 'native-echo', p1.id, 'a'))).code).toBe('payment_in_ledger_gap');
     restored.clock.t += WINDOW_MS + 1;
     await expire(restored);
@@ -501,6 +575,49 @@ describe('the ledger never judges what it has not seen', () => {
     expect(await refundsOnChain(after.chain, p2.id)).toBe(1);
     expect(await refundsOnChain(after.chain, p3.id)).toBe(0);
     expect((await errorOf(settleAt(after, 'native-echo', p1.id, 'a'))).code).toBe('payment_refunded');
+    await teardown(after);
+  });
+
+  test('a claim the restored ledger holds (the lost one settled it) is neither refunded at start nor served; --refund refunds it once', async () => {
+    const { cp, rm } = await import('node:fs/promises');
+    const { ledgerGap } = await import('../../cli/ledgerGapCommand.js');
+    const e = await setup();
+    const p = await invoke(e, { serviceId: 'native-echo', request: 'd' });
+    await mine(e);
+    await teardown(e, false);
+    // The lost ledger's life, written as the node writes it: the claim, a backup, then the result.
+    const open = async () => {
+      const l = (await openLedger(join(e.dir, 'ledger'))) as LevelLedger;
+      (await recordLedgerRestore(l, [join(e.dir, WITNESS_FILE)])).witness.tip = () => e.chain.tip.height;
+      return l;
+    };
+    const stored = (await e.chain.getTx(p.id))!;
+    let l = await open();
+    await l.claim({ id: p.id, rail: 'native', serviceId: 'native-echo', requestHash: toHex(agentInvoke.decodePayload(stored.tx.payload).requestHash!), caller: encodeAddress(agent.address, params.hrp), amount: PRICE.toString() });
+    await l.close();
+    const backup = join(e.dir, 'ledger-claimed');
+    await cp(join(e.dir, 'ledger'), backup, { recursive: true });
+    l = await open();
+    await l.settle(p.id, { ok: 'd' }, { serviceId: 'native-echo' });
+    await l.close();
+    await rm(join(e.dir, 'ledger'), { recursive: true });
+    await cp(backup, join(e.dir, 'ledger'), { recursive: true });
+
+    const restored = await setup({ reuse: e });
+    expect(restored.watcher.gapList()).toEqual([expect.objectContaining({ cause: 'ledger_restored', claimed: [p.id] })]);
+    expect((await restored.ledger.get(p.id))?.status).toBe('claimed'); // not refunded as "interrupted"
+    expect((await errorOf(settleAt(restored, 'native-echo', p.id, 'd'))).code).toBe('payment_in_ledger_gap');
+    restored.clock.t += WINDOW_MS + 1;
+    await expire(restored);
+    await mine(restored);
+    expect(await refundsOnChain(restored.chain, p.id)).toBe(0);
+    await teardown(restored, false);
+    await ledgerGap(e.dir, 'refund');
+    const after = await setup({ reuse: e });
+    await mine(after);
+    await mine(after);
+    expect(await refundsOnChain(after.chain, p.id)).toBe(1);
+    expect((await after.ledger.get(p.id))?.error?.code).toBe('ledger_gap_refund');
     await teardown(after);
   });
 
