@@ -283,6 +283,9 @@ export interface FleetHeartbeatOptions {
  * `beatMs`, reading the fleet after each write; `stop()` marks the row stopped. A failed beat
  * (the database unreachable) is tried again at the next one; meanwhile the last view ages, and a
  * view older than the timeout no longer holds the node back (the ledger refuses sales then).
+ * While the database cannot be reached, `status()` says so and names no holder, no node and no
+ * tip: what it last read may no longer be true. The ledger's size and the deletion of rows long
+ * gone are extras: when they fail (a role without DELETE, say) the view is read all the same.
  */
 export class FleetHeartbeat {
   /** The HTTP URL the node announces (set once the API listens). */
@@ -295,6 +298,9 @@ export class FleetHeartbeat {
   private sizeAt = 0;
   private forgotAt = 0;
   private failing = false;
+  /** Why the last beat failed (the database's error), while it did. */
+  private failure: string | undefined;
+  private extrasFailing = false;
   private stopped = false;
   private readonly startedAt = Date.now();
   private readonly beatMs: number;
@@ -329,23 +335,41 @@ export class FleetHeartbeat {
   private async beatOnce(): Promise<void> {
     try {
       await writeHeartbeat(this.q, this.nodeId, { ...this.self(), url: this.url }, this.startedAt);
-      const now = Date.now();
-      if (now - this.sizeAt >= this.sizeMs) {
-        this.size = await readLedgerSize(this.q);
-        this.sizeAt = now;
-      }
-      if (now - this.forgotAt >= 3600_000) {
-        await forgetGone(this.q);
-        this.forgotAt = now;
-      }
+      await this.extras();
       this.last = await readFleet(this.q, { leaseKey: this.opts.leaseKey, goneMs: this.goneMs, farBehindBlocks: this.opts.farBehindBlocks, beatMs: this.beatMs, size: this.size });
       this.lastAt = Date.now();
       if (this.failing) this.opts.logger?.info({ nodeId: this.nodeId }, 'fleet heartbeat written again');
       this.failing = false;
+      this.failure = undefined;
     } catch (e) {
       if (!this.failing) this.opts.logger?.warn({ nodeId: this.nodeId, err: (e as Error).message }, 'fleet heartbeat failed (retried every beat)');
       this.failing = true;
+      this.failure = (e as Error).message;
     }
+  }
+
+  /** The ledger's size (every `sizeMs`) and the deletion of rows long gone (hourly): a failure is logged, never a failed beat. */
+  private async extras(): Promise<void> {
+    const now = Date.now();
+    try {
+      if (now - this.sizeAt >= this.sizeMs) {
+        this.sizeAt = now;
+        this.size = await readLedgerSize(this.q);
+      }
+      if (now - this.forgotAt >= 3600_000) {
+        this.forgotAt = now;
+        await forgetGone(this.q);
+      }
+      this.extrasFailing = false;
+    } catch (e) {
+      if (!this.extrasFailing) this.opts.logger?.warn({ nodeId: this.nodeId, err: (e as Error).message }, 'fleet ledger size or clean-up failed (tried again later)');
+      this.extrasFailing = true;
+    }
+  }
+
+  /** Why the ledger's database could not be reached at the last beat (its error), undefined while it could. */
+  unreachable(): string | undefined {
+    return this.failing ? this.failure : undefined;
   }
 
   /** The last view read, while it is younger than the timeout. */
@@ -368,31 +392,41 @@ export class FleetHeartbeat {
     return `this node's chain (height ${l.height}) is ${l.lag} blocks behind its fleet's best tip (${l.best}); it sells again once it catches up: retry shortly or use another node`;
   }
 
-  /** The `fleet` object of `/api/v1/status`: the view, and this node's id, lag and whether it sells. */
+  /**
+   * The `fleet` object of `/api/v1/status`: the view, and this node's id, lag and whether it
+   * sells; `ledgerReachable` false (with `ledgerError`) while the database cannot be reached, and
+   * then nothing of the last view (no holder, no nodes: they may have changed since).
+   */
   status(): Record<string, unknown> {
-    const v = this.view();
-    const l = this.lag();
+    const unreachable = this.unreachable();
+    const v = unreachable === undefined ? this.view() : undefined;
+    const l = unreachable === undefined ? this.lag() : undefined;
     return {
       nodeId: this.nodeId,
+      ledgerReachable: unreachable === undefined,
+      ...(unreachable === undefined ? {} : { ledgerError: `the ledger's database cannot be reached: ${unreachable}` }),
       lag: l?.lag ?? null,
-      behind: this.behind() !== undefined,
+      behind: unreachable === undefined && this.behind() !== undefined,
       ...(v ?? { nodes: [], live: 0, gone: [], bestHeight: null, bestTip: null, leaseHolder: null, leaseSource: null, ledger: this.size, farBehindBlocks: this.opts.farBehindBlocks, heartbeatSeconds: this.beatMs / 1000, goneAfterSeconds: this.goneMs / 1000, readAt: null }),
     };
   }
 
-  /** The figures of `/metrics` (undefined without a recent view). */
-  metrics(): FleetMetrics | undefined {
-    const v = this.view();
-    if (!v) return undefined;
-    const l = this.lag();
+  /**
+   * The figures of `/metrics`: whether this node holds the lease is its own knowledge and always
+   * there; the fleet's figures come from a recent view (0 and empty without one, or while the
+   * database cannot be reached).
+   */
+  metrics(): FleetMetrics {
+    const v = this.unreachable() === undefined ? this.view() : undefined;
+    const l = v && this.lag();
     return {
-      live: v.live,
-      bestHeight: v.bestHeight,
+      live: v?.live ?? 0,
+      bestHeight: v?.bestHeight ?? null,
       lag: l?.lag ?? 0,
-      behind: this.behind() !== undefined,
+      behind: v !== undefined && this.behind() !== undefined,
       leaseHolder: this.self().leaseHolder,
-      ledgerBytes: v.ledger?.bytes ?? null,
-      ledgerRows: Object.fromEntries(Object.entries(v.ledger?.tables ?? {}).map(([t, s]) => [t, s.rows])),
+      ledgerBytes: v?.ledger?.bytes ?? null,
+      ledgerRows: Object.fromEntries(Object.entries(v?.ledger?.tables ?? {}).map(([t, s]) => [t, s.rows])),
     };
   }
 

@@ -2,8 +2,9 @@
  * Routes for operators and their load balancers, free and without credentials:
  *
  *   GET /health                 the process is up: `{status: "ok", version, uptime}` (always 200)
- *   GET /ready                  200 `{ready: true, checks}` only when the chain is open, the node
- *                               is not syncing and the HTTP surfaces serve; otherwise 503
+ *   GET /ready                  200 `{ready: true, checks}` only when the chain is open, the
+ *                               ledger can be reached, the node is not syncing, the HTTP
+ *                               surfaces serve and no refund is stuck; otherwise 503
  *                               `{ready: false, reason, checks}` (reason: the first failing check)
  *   GET /.well-known/x402.json  the protocol descriptor of `/.well-known/x402`, served by the same
  *                               route (this one rewrites the path and passes on), so the two
@@ -56,10 +57,16 @@ export function createOpsRouter(m: OpsRouteModules): Router {
   return router;
 }
 
-/** The node's readiness conditions from its parts' states. */
-export function nodeReadiness(s: { chainOpen: () => boolean; syncing: () => boolean; serving: () => boolean; refundsStuck?: () => number }): () => ReadinessCheck[] {
+/**
+ * The node's readiness conditions from its parts' states. `ledgerAvailable` false (a PostgreSQL
+ * ledger that cannot be reached) fails `ledger` with `ledger_unavailable`: every quote is refused
+ * then, so a load balancer should send callers elsewhere.
+ */
+export function nodeReadiness(s: { chainOpen: () => boolean; syncing: () => boolean; serving: () => boolean; refundsStuck?: () => number; ledgerAvailable?: () => boolean }): () => ReadinessCheck[] {
+  const ledger = s.ledgerAvailable;
   return () => [
     s.chainOpen() ? { name: 'chain', ok: true } : { name: 'chain', ok: false, reason: 'chain_closed' },
+    ...(ledger ? [ledger() ? { name: 'ledger', ok: true } : { name: 'ledger', ok: false, reason: 'ledger_unavailable' }] : []),
     s.syncing() ? { name: 'sync', ok: false, reason: 'node_syncing' } : { name: 'sync', ok: true },
     s.serving() ? { name: 'http', ok: true } : { name: 'http', ok: false, reason: 'http_not_serving' },
     // Refunds the payee cannot cover: the node sells nothing new (503 payee_underfunded) until it can.

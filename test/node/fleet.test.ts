@@ -4,7 +4,10 @@
  * signer lease's holder named; the node whose tip is far behind the fleet's best (B: not mining,
  * not connected, while A mines a block a second) answers paid calls 503 `node_syncing` and is not
  * ready; SIGKILLed, A disappears from the fleet after the heartbeat timeout (10 s), B takes the
- * lease and, now the best tip of the fleet, sells again.
+ * lease and, now the best tip of the fleet, sells again. With PostgreSQL stopped, both nodes are
+ * not ready (`ledger_unavailable`), their status says the ledger cannot be reached and names no
+ * holder, and nobody's lease-holder metric is 1; once it is back, both recover and the metric is
+ * 1 on the holder only.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,7 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, startNode, stopProcess, type NodeProc } from '../helpers/nodeProcess.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import pg from 'pg';
 import { fleetText } from '../../cli/fleetCommand.js';
+import { FleetHeartbeat, type FleetQuery } from '../../x402/fleet.js';
+import { SIGNER_LEASE_KEY } from '../../x402/signerLease.js';
 
 interface FleetNodeJson {
   nodeId: string;
@@ -49,7 +55,7 @@ beforeAll(async () => {
   // A mines a block a second and serves metrics; B neither mines nor connects to A: it stays at its genesis.
   [a, b] = await Promise.all([
     startNode([...common, '--data-dir', join(dir, 'a'), '--metrics-port', '0'], { cwd: dir, env: { HOME: home() } }),
-    startNode([...common, '--data-dir', join(dir, 'b'), '--no-mine'], { cwd: dir, env: { HOME: home() } }),
+    startNode([...common, '--data-dir', join(dir, 'b'), '--no-mine', '--metrics-port', '0'], { cwd: dir, env: { HOME: home() } }),
   ]);
 }, 90_000);
 
@@ -115,6 +121,42 @@ describe('a fleet of two nodes on one PostgreSQL ledger', () => {
     expect(metrics).toMatch(/^native_fleet_ledger_rows\{table="payments"\} \d+$/m);
   }, 60_000);
 
+  test('PostgreSQL stopped: /ready 503 ledger_unavailable, status says the ledger is unreachable and names no holder, no lease-holder metric is 1; back: both recover', async () => {
+    const ids = new Map([[a!, nodeId('a')], [b!, nodeId('b')]]);
+    const metricsOf = async (n: NodeProc) => (await (await fetch(String(n.lines.find((l) => l.msg === 'metrics listening')?.url))).text());
+    const holderMetric = async (n: NodeProc) => Number(/^native_fleet_lease_holder (\d+)$/m.exec(await metricsOf(n))?.[1]);
+    const readyOf = async (n: NodeProc) => {
+      const res = await fetch(`${n.url}/ready`);
+      return { status: res.status, reason: ((await res.json()) as { reason?: string }).reason ?? null };
+    };
+    const named = async () => (await fleetOf(a!)).leaseHolder;
+    // Before: the lease-holder metric is 1 on the holder, 0 on the other.
+    const holderId = await until(named, (h) => h !== null, 10_000);
+    for (const [n, id] of ids) expect({ id, metric: await holderMetric(n) }).toEqual({ id, metric: id === holderId ? 1 : 0 });
+
+    await server!.halt();
+    try {
+      for (const n of [a!, b!]) {
+        expect(await until(() => readyOf(n), (r) => r.status === 503, 20_000)).toEqual({ status: 503, reason: 'ledger_unavailable' });
+        const f = (await until(() => fleetOf(n), (v) => (v as { ledgerReachable?: boolean }).ledgerReachable === false, 20_000)) as FleetJson & { ledgerReachable: boolean; ledgerError?: string };
+        expect(f).toMatchObject({ ledgerReachable: false, leaseHolder: null, nodes: [], live: 0 });
+        expect(f.ledgerError).toMatch(/^the ledger's database cannot be reached: /);
+        // Nobody can hold the lease without its database.
+        expect(await until(() => holderMetric(n), (m) => m === 0, 10_000)).toBe(0);
+        expect(await pay(n)).toEqual({ status: 503, code: 'ledger_unavailable' });
+      }
+    } finally {
+      await server!.resume();
+    }
+    for (const n of [a!, b!]) {
+      expect(await until(() => readyOf(n), (r) => r.reason !== 'ledger_unavailable', 30_000)).not.toMatchObject({ reason: 'ledger_unavailable' });
+      expect(await until(() => fleetOf(n), (v) => (v as { ledgerReachable?: boolean }).ledgerReachable === true && v.leaseHolder !== null && v.live === 2, 30_000)).toMatchObject({ ledgerReachable: true, live: 2 });
+    }
+    const after = (await fleetOf(a!)).leaseHolder;
+    expect([...ids.values()]).toContain(after);
+    for (const [n, id] of ids) expect({ id, metric: await until(() => holderMetric(n), (m) => m === (id === after ? 1 : 0), 10_000) }).toEqual({ id, metric: id === after ? 1 : 0 });
+  }, 120_000);
+
   test('the node far behind the fleet\'s best tip answers 503 node_syncing and is not ready; the other sells', async () => {
     // A mines a block a second from genesis: B (at 0) is more than 10 behind within about 12 s.
     const refused = await until(() => pay(b!), (r) => r.code === 'node_syncing', 30_000);
@@ -144,4 +186,35 @@ describe('a fleet of two nodes on one PostgreSQL ledger', () => {
     expect(holder.leaseHolder).toBe(nodeId('b'));
     expect((await pay(b!)).code).not.toBe('node_syncing');
   }, 45_000);
+});
+
+describe('the heartbeat under a role that may not delete', () => {
+  test('the clean-up of rows long gone fails, the view is read all the same; the lease-holder metric is this node\'s own knowledge', async () => {
+    // A role with what the heartbeat itself needs (no DELETE): deleting rows of nodes gone a day is an extra.
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const role = `fleet_${randomBytes(4).toString('hex')}`;
+    await admin.query(`CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA public TO ${role}; GRANT SELECT, INSERT, UPDATE ON fleet_nodes TO ${role}`);
+    await admin.end();
+    const asRole = new URL(url);
+    asRole.username = role;
+    const c = new pg.Client({ connectionString: asRole.href });
+    await c.connect();
+    const q: FleetQuery = async (text, values) => c.query(text, values);
+    const self = { version: 'test', network: 'native-devnet', height: 0, tip: '00'.repeat(32), leaseHolder: true };
+    const beat = new FleetHeartbeat(q, 'n-role-test', () => self, { leaseKey: SIGNER_LEASE_KEY, farBehindBlocks: 10 });
+    try {
+      await beat.start();
+      const status = beat.status() as { ledgerReachable: boolean; nodes: { nodeId: string }[] };
+      expect(status.ledgerReachable).toBe(true);
+      expect(status.nodes.map((n) => n.nodeId)).toContain('n-role-test');
+      expect(beat.metrics()).toMatchObject({ leaseHolder: true });
+      expect(beat.metrics().live).toBeGreaterThanOrEqual(1);
+      self.leaseHolder = false;
+      expect(beat.metrics().leaseHolder).toBe(false);
+    } finally {
+      await beat.stop();
+      await c.end();
+    }
+  }, 30_000);
 });

@@ -57,3 +57,25 @@ describe('/health and /ready', () => {
     expect(await ready()).toEqual({ status: 200, body: { ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok', refunds: 'ok' } } });
   });
 });
+
+describe('/ready and the ledger', () => {
+  test('/ready is 503 ledger_unavailable while the ledger cannot be reached (every quote is refused then), 200 once it is back', async () => {
+    let reachable = true;
+    const router = createOpsRouter({ version: '9.9.9', readiness: nodeReadiness({ chainOpen: () => true, syncing: () => false, serving: () => true, refundsStuck: () => 0, ledgerAvailable: () => reachable }) });
+    const s = createRouterServer({ host: '127.0.0.1', port: 0, bodyLimit: 1024, timeoutMs: 5_000, version: '9.9.9' }, [router]);
+    await s.start();
+    try {
+      const get = async () => {
+        const res = await fetch(`${s.url}/ready`);
+        return { status: res.status, body: await res.json() };
+      };
+      expect(await get()).toEqual({ status: 200, body: { ready: true, checks: { chain: 'ok', ledger: 'ok', sync: 'ok', http: 'ok', refunds: 'ok' } } });
+      reachable = false;
+      expect(await get()).toEqual({ status: 503, body: { ready: false, reason: 'ledger_unavailable', checks: { chain: 'ok', ledger: 'ledger_unavailable', sync: 'ok', http: 'ok', refunds: 'ok' } } });
+      reachable = true;
+      expect((await get()).status).toBe(200);
+    } finally {
+      await s.stop();
+    }
+  });
+});
