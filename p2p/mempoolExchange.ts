@@ -15,6 +15,9 @@
  *   submitter's resubmission decides then). A peer that refused one while it was behind fetches
  *   it again once it can admit it.
  *
+ * While the node syncs (far behind), announcements wait: their transactions would be judged on a
+ * stale state.
+ *
  * Bounds: ANNOUNCEs per peer are rate-limited (a token bucket; excess ones are dropped), at most
  * `maxConcurrentFetches` peers are fetched from at once (a peer's latest announcement waits its
  * turn), each id is in flight from one peer at a time, ids that failed admission are not asked
@@ -96,6 +99,11 @@ export interface MempoolExchangeModules {
   /** Misbehaviour report. */
   readonly penalize: (peer: string, points: number, reason: string) => void;
   readonly isBanned: (peer: string) => boolean;
+  /**
+   * Whether the node is far behind the network (syncing): announcements then wait, since the
+   * transactions they name would be judged on a stale state and refused (default: never).
+   */
+  readonly syncing?: () => boolean;
   /** Whether a peer is still connected (a fetch from one that left stops; default: yes). */
   readonly isConnected?: (peer: string) => boolean;
   readonly logger?: Logger;
@@ -186,6 +194,8 @@ export class MempoolExchange {
   private readonly announceBuckets: TokenBuckets;
   private readonly serveBuckets: TokenBuckets;
   private timer: NodeJS.Timeout | undefined;
+  /** Looks again at waiting announcements while the node syncs. */
+  private retry: NodeJS.Timeout | undefined;
   private stopped = true;
   private readonly stopSignal = new AbortController();
   private readonly onAdded = (entry: MempoolEntry) => {
@@ -238,6 +248,7 @@ export class MempoolExchange {
   stop(): void {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    clearTimeout(this.retry);
     this.m.mempool.off('added', this.onAdded);
     this.stopSignal.abort();
     this.pending.clear();
@@ -318,7 +329,7 @@ export class MempoolExchange {
       const err = peerErrorOf(e, 'mempool request');
       if (err.code === P2PErrorCode.PROTOCOL) {
         this.stats.malformed++;
-        this.m.penalize(peer, err.points, err.message);
+        this.m.penalize(peer, err.points, `${err.message} (${err.code})`);
       }
       this.log.debug({ peer, code: err.code, err: err.message }, 'mempool request refused');
       stream.abort(err);
@@ -388,8 +399,16 @@ export class MempoolExchange {
     if (this.failed.size > MAX_FAILED) this.failed.delete(this.failed.keys().next().value!);
   }
 
-  /** Starts fetch jobs for waiting announcements while slots are free. */
+  /** Starts fetch jobs for waiting announcements while slots are free (not while the node syncs). */
   private pump(): void {
+    if (this.stopped) return;
+    if (this.m.syncing?.()) {
+      this.retry ??= setTimeout(() => {
+        this.retry = undefined;
+        this.pump();
+      }, 1_000).unref();
+      return;
+    }
     for (const [peer, ids] of this.pending) {
       if (this.stopped || this.running.size >= this.opts.maxConcurrentFetches) return;
       if (this.running.has(peer)) continue;
@@ -423,7 +442,7 @@ export class MempoolExchange {
       } catch (e) {
         const err = peerErrorOf(e, 'mempool txs');
         this.log.debug({ peer, code: err.code, err: err.message }, 'mempool fetch failed');
-        if (err.points > 0) this.m.penalize(peer, err.points, err.message);
+        if (err.points > 0) this.m.penalize(peer, err.points, `${err.message} (${err.code})`);
         return;
       } finally {
         for (const h of hexes) this.inflight.delete(h);

@@ -128,6 +128,7 @@ export class P2PNetwork implements SyncStatusReader {
       penalize,
       isBanned: (peer) => this.scores.isBanned(peer),
       isConnected: (peer) => host.getConnections(peerIdFromString(peer)).length > 0,
+      syncing: () => this.sync.isSyncing(),
       logger: this.log,
     });
     this.gossip = new Gossip({

@@ -158,25 +158,29 @@ describe('two nodes exchange their mempools on connect', () => {
 });
 
 describe('rebroadcast of the node’s own pending transactions', () => {
-  test('announced again until mined, so a peer that missed it fetches it', async () => {
-    // Two nodes' chains and mempools, joined by the exchange alone (no gossip): only an announcement carries a transaction.
+  /** Two nodes' chains and mempools joined by the exchange alone (no gossip, no sync): only an announcement carries a transaction. */
+  async function pair(syncingA: () => boolean = () => false) {
     const na = await node();
     const nb = await node();
     const [ha, hb] = [await host(ids), await host(ids)];
-    const mk = (hst: Host, n: TestNode) => {
-      const e = new MempoolExchange({ rebroadcastMs: 300 }, { node: hst, protocol: ids.mempool, mempool: n.mempool, maxTxBytes: params.limits.maxTxBytes, penalize: () => undefined, isBanned: () => false });
+    const mk = (hst: Host, n: TestNode, syncing: () => boolean) => {
+      const e = new MempoolExchange({ rebroadcastMs: 300 }, { node: hst, protocol: ids.mempool, mempool: n.mempool, maxTxBytes: params.limits.maxTxBytes, penalize: () => undefined, isBanned: () => false, syncing });
       exchanges.push(e);
       return e;
     };
-    const ea = mk(ha, na);
-    const eb = mk(hb, nb);
+    const ea = mk(ha, na, syncingA);
+    const eb = mk(hb, nb, () => false);
     await ha.handle(ids.mempool, ea.handler);
     await hb.handle(ids.mempool, eb.handler);
     ea.start();
     eb.start();
     await ha.dial(hb.getMultiaddrs()[0]);
-    ea.addPeer(hb.peerId.toString());
-    eb.addPeer(ha.peerId.toString());
+    return { na, nb, ea, eb, connect: () => (ea.addPeer(hb.peerId.toString()), eb.addPeer(ha.peerId.toString())) };
+  }
+
+  test('announced again until mined, so a peer that missed it fetches it', async () => {
+    const { na, nb, ea, eb, connect } = await pair();
+    connect();
     await waitFor(() => eb.stats.announces.received >= 1 && ea.stats.announces.received >= 1, 5_000, 'the announcements on connect');
     // Submitted at B after the peers met: nothing but the rebroadcast tells A.
     const t = transferTx(0n);
@@ -193,6 +197,19 @@ describe('rebroadcast of the node’s own pending transactions', () => {
     const sent = eb.stats.announces.sent;
     await new Promise((r) => setTimeout(r, 1_000));
     expect(eb.stats.announces.sent).toBe(sent);
+  }, 30_000);
+
+  test('a syncing node holds announcements until it has caught up', async () => {
+    let syncing = true;
+    const { na, nb, ea, connect } = await pair(() => syncing);
+    const t = transferTx(0n);
+    await nb.mempool.add(t.bytes);
+    connect();
+    await waitFor(() => ea.stats.announces.received >= 1, 5_000, 'B’s announcement');
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(ea.stats.fetched.requested).toBe(0);
+    syncing = false;
+    await waitFor(() => na.mempool.has(t.id), 10_000, 'A to fetch once caught up');
   }, 30_000);
 });
 
@@ -233,14 +250,14 @@ describe('bad input from a peer', () => {
     for (let i = 0; i <= MAX_INVENTORY; i++) w.raw(h(i % 256));
     await rawRequest(rogue, peer, n.p2p.ids.mempool, w.finish()).catch(() => []);
     await waitFor(() => n.p2p.scores.isBanned(rogue.peerId.toString()), 5_000, 'the rogue to be banned');
-    expect(n.p2p.bans()[0].reason).toMatch(/^mempool request: frame above the size limit/);
+    expect(n.p2p.bans()[0].reason).toBe('mempool request: frame above the size limit (p2p_protocol_violation)');
     expect(n.p2p.mempoolExchangeStats().malformed).toBe(1);
     // A well-formed count over the limit inside a small frame: malformed (codec_oversized), from a second rogue.
     const rogue2 = await host(n.p2p.ids);
     await rogue2.dial(multiaddr(n.p2p.listen[0]));
     await rawRequest(rogue2, peer, n.p2p.ids.mempool, Uint8Array.of(MempoolMsgType.GET_TXS, 0x81, 0x02)).catch(() => []);
     await waitFor(() => n.p2p.scores.isBanned(rogue2.peerId.toString()), 5_000, 'the second rogue to be banned');
-    expect(n.p2p.bans().find((b) => b.peerId === rogue2.peerId.toString())!.reason).toMatch(/GET_TXS count 257 exceeds 256/);
+    expect(n.p2p.bans().find((b) => b.peerId === rogue2.peerId.toString())!.reason).toMatch(/^mempool request: GET_TXS count 257 exceeds 256 .*\(p2p_protocol_violation\)$/);
     // Still serving an honest peer.
     const honest = await node();
     await honest.p2p.start();
@@ -255,7 +272,7 @@ describe('bad input from a peer', () => {
     const { n, rogue, peer } = await setup((asked) => asked.map(() => encodeTxFrame(other).subarray()));
     await rawRequest(rogue, peer, n.p2p.ids.mempool, encodeMempoolRequest({ type: 'announce', ids: [h(7)] }));
     await waitFor(() => n.p2p.scores.isBanned(rogue.peerId.toString()), 5_000, 'the rogue to be banned');
-    expect(n.p2p.bans()[0].reason).toMatch(/sent transaction [0-9a-f]{64} in the place of 0707/);
+    expect(n.p2p.bans()[0].reason).toMatch(/^sent transaction [0-9a-f]{64} in the place of 0707[0-9a-f]{60} \(p2p_protocol_violation\)$/);
     expect(n.mempool.count).toBe(0);
   }, 30_000);
 
