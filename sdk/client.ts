@@ -34,7 +34,7 @@ import { createMemoryPaymentStore, type PendingPaymentStore } from './pendingPay
 
 // The SDK's whole API from this one module.
 export { AgentClientError, AgentErrorCode, isAgentClientError, type AgentErrorPayload } from './errors.js';
-export { parseQuote, type AgentQuote, type AgentReceipt } from './quote.js';
+export { parseQuote, usdcBinding, type AgentQuote, type AgentReceipt } from './quote.js';
 export { requestCommitment, COMMITMENT_SCHEME, type NativePaymentRequirement, type NativeRequirementExtra } from '../x402/wire.js';
 
 /** A completed paid call. */

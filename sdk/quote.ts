@@ -9,6 +9,7 @@ import { AgentClientError, AgentErrorCode } from './errors.js';
 import { isObject } from './http.js';
 import { randomBytes } from 'node:crypto';
 import { COMMITMENT_SCHEME, SALT_BYTES, SELLER_ID_BYTES, requestCommitment, type NativePaymentRequirement } from '../x402/wire.js';
+import { commitmentExtension, USDC_COMMITMENT_SCHEME, usdcCommitmentNonce } from '../x402/usdcCommitment.js';
 
 /** A parsed quote: the native requirement plus what paying it needs, checked and typed. */
 export interface AgentQuote {
@@ -38,8 +39,12 @@ export interface AgentQuote {
   readonly endpoint: string;
   /** The node's native option as received. */
   readonly requirement: NativePaymentRequirement;
-  /** The USDC option when the node offers one (not used by this client). */
-  readonly usdc?: { readonly maxAmountRequired: string; readonly payTo: string; readonly network: string; readonly asset?: string };
+  /**
+   * The USDC option when the node offers one (this client does not pay it; `usdcBinding` gives
+   * an EIP-3009 signer the nonce that binds an authorization to this seller). `sellerId` and
+   * `commitment` are present when the node names them.
+   */
+  readonly usdc?: { readonly maxAmountRequired: string; readonly payTo: string; readonly network: string; readonly asset?: string; readonly sellerId?: string; readonly commitment?: string };
 }
 
 /** The receipt of a settled call (spec fields, plus block data when the node adds it). */
@@ -96,7 +101,13 @@ export function parseQuote(body: unknown, serviceId: string, request: string | u
   const usdcRaw = options.find((o) => o.scheme === 'exact' && o.network === 'base');
   const usdc =
     usdcRaw && typeof usdcRaw.maxAmountRequired === 'string' && typeof usdcRaw.payTo === 'string'
-      ? { maxAmountRequired: usdcRaw.maxAmountRequired, payTo: usdcRaw.payTo, network: 'base', ...(typeof usdcRaw.asset === 'string' ? { asset: usdcRaw.asset } : {}) }
+      ? {
+          maxAmountRequired: usdcRaw.maxAmountRequired,
+          payTo: usdcRaw.payTo,
+          network: 'base',
+          ...(typeof usdcRaw.asset === 'string' ? { asset: usdcRaw.asset } : {}),
+          ...usdcSellerOf(usdcRaw.extra),
+        }
       : undefined;
   const requirement = native as unknown as NativePaymentRequirement;
   return {
@@ -140,4 +151,24 @@ export function parseSettlement(json: unknown, quote: AgentQuote, txId: string):
     ...(typeof r.network === 'string' ? { network: r.network } : {}),
   };
   return { result: json.result, receipt };
+}
+
+/** The seller fields of a USDC option's `extra`, when well-formed. */
+function usdcSellerOf(extra: unknown): { sellerId?: string; commitment?: string } {
+  if (!isObject(extra)) return {};
+  const sellerId = typeof extra.sellerId === 'string' && new RegExp(`^[0-9a-f]{${SELLER_ID_BYTES * 2}}$`).test(extra.sellerId) ? extra.sellerId : undefined;
+  return sellerId && extra.commitment === USDC_COMMITMENT_SCHEME ? { sellerId, commitment: USDC_COMMITMENT_SCHEME } : {};
+}
+
+/**
+ * What binds a USDC (EIP-3009) authorization to this quote's seller, service and request: the
+ * `nonce` to sign, and the payment payload `extensions` entry that carries the secret salt
+ * (x402/usdcCommitment.ts). Another node sharing the payee then refuses the authorization
+ * (`wrong_seller`), and a retry with the same payload proves its payer, though the authorization
+ * is public on Base once settled. Undefined when the node's USDC option names no seller.
+ */
+export function usdcBinding(quote: AgentQuote, salt: string = randomBytes(SALT_BYTES).toString('hex')): { nonce: string; salt: string; extensions: Record<string, unknown> } | undefined {
+  const sellerId = quote.usdc?.sellerId;
+  if (!sellerId) return undefined;
+  return { nonce: usdcCommitmentNonce({ sellerId, serviceId: quote.serviceId, request: quote.request, salt }), salt, extensions: commitmentExtension(salt) };
 }

@@ -165,7 +165,8 @@ export interface AuthorizationTransfer {
 /**
  * Uses `(authorizer, nonce)` at the stand-in at `token` with a real transaction from anvil's
  * first unlocked account (calldata in `transferWithAuthorization`'s layout, paying `transfer.to`
- * `transfer.value`), mines it, and returns its hash; throws when it reverts (used already).
+ * `transfer.value`), mines it, and returns its hash; throws when it reverts (used already), with
+ * the reverted transaction's hash as the error's `txHash`.
  */
 export async function useAuthorization(anvil: Anvil, token: Address, authorizer: Address, nonce: Hex, transfer: AuthorizationTransfer = {}): Promise<Hex> {
   const [from] = await anvil.rpc<Address[]>('eth_accounts');
@@ -174,6 +175,6 @@ export async function useAuthorization(anvil: Anvil, token: Address, authorizer:
   const hash = await anvil.rpc<Hex>('eth_sendTransaction', [{ from, to: token, data, gas: '0x30000' }]);
   await anvil.rpc('evm_mine');
   const receipt = await anvil.rpc<{ status: string } | null>('eth_getTransactionReceipt', [hash]);
-  if (receipt?.status !== '0x1') throw new Error(`useAuthorization ${hash} did not succeed: ${JSON.stringify(receipt)}`);
+  if (receipt?.status !== '0x1') throw Object.assign(new Error(`useAuthorization ${hash} did not succeed: ${JSON.stringify(receipt)}`), { txHash: hash });
   return hash;
 }

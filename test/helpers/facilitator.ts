@@ -57,6 +57,8 @@ export interface TestFacilitatorOptions {
    * `failAfterSubmit` (submits, answers `success: false`) need it.
    */
   readonly submit?: (auth: { from: string; to: string; nonce: string; value: string }) => Promise<string>;
+  /** Pause before each /settle is handled, ms (lets two sellers' calls of one authorization both pass /verify first). */
+  readonly settleDelayMs?: number;
 }
 
 
@@ -203,6 +205,7 @@ export class TestFacilitator {
       if ((path === '/verify' || path === '/settle') && req.method === 'POST') {
         const endpoint = path === '/verify' ? 'verify' : 'settle';
         const body = JSON.parse(text) as Record<string, unknown>;
+        if (endpoint === 'settle' && this.opts.settleDelayMs) await new Promise((r) => setTimeout(r, this.opts.settleDelayMs));
         this.calls[endpoint]++;
         if (endpoint === 'verify') this.calls.lastVerify = body;
         else this.calls.lastSettle = body;
@@ -228,7 +231,15 @@ export class TestFacilitator {
         const n = normalise(body) as Normalised;
         this.usedNonces.add(`${n.auth.from}:${n.auth.nonce}`.toLowerCase());
         const { keccak256, getAddress } = requireViem();
-        const transaction = this.opts.submit ? await this.opts.submit(n.auth) : keccak256(randomBytes(32));
+        let transaction: string;
+        try {
+          transaction = this.opts.submit ? await this.opts.submit(n.auth) : keccak256(randomBytes(32));
+        } catch (e) {
+          // Reverted on chain (e.g. the nonce used meanwhile by another settlement): the reference's answer, with the reverted tx.
+          const reverted = (e as { txHash?: unknown }).txHash;
+          if (typeof reverted !== 'string') throw e;
+          return send(200, { success: false, errorReason: 'invalid_exact_evm_transaction_failed', transaction: reverted, network, payer: getAddress(n.auth.from) });
+        }
         this.calls.settled.push({ payer: getAddress(n.auth.from), nonce: n.auth.nonce, value: n.auth.value, transaction });
         return send(200, { success: true, transaction, network, payer: getAddress(n.auth.from) });
       }

@@ -82,7 +82,8 @@ describeUsdc('USDC rail quotes', () => {
       resource: { url: endpoint(), description: usdc.description, mimeType: 'application/json' },
       accepts: [
         { scheme: 'native-x402', network: 'native:1337', amount: native.maxAmountRequired, asset: 'NATIVE', payTo: native.payTo, maxTimeoutSeconds: native.maxTimeoutSeconds, extra: native.extra },
-        { scheme: 'exact', network: 'eip155:8453', amount: PRICE_ATOMIC, asset: usdc.asset, payTo: NODE_PAY_TO, maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } },
+        // The seller a bound authorization commits to, and how (x402/usdcCommitment.ts); official clients ignore both.
+        { scheme: 'exact', network: 'eip155:8453', amount: PRICE_ATOMIC, asset: usdc.asset, payTo: NODE_PAY_TO, maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2', sellerId: native.extra.sellerId, commitment: 'native-x402/usdc-commitment/v1' } },
       ],
       // The x402 payment-identifier extension, optional: a retry carrying the first call's id gets its stored answer.
       extensions: {
@@ -181,9 +182,11 @@ describeUsdc('USDC payments over HTTP', () => {
     const { createSiweMessage } = await import('viem/siwe');
     const { privateKeyToAccount } = await import('viem/accounts');
     const challenge = decodeHeader<Record<string, any>>((await post()).headers.get('payment-required'))['extensions']['sign-in-with-x'].info;
+    // A sign-in proves the payer of one payment: its requestId is the authorization's nonce.
+    const requestId = decodeHeader<{ payload: { authorization: { nonce: string } } }>(header).payload.authorization.nonce;
     const signInAs = async (account: ReturnType<typeof privateKeyToAccount>) => {
-      const message = createSiweMessage({ ...challenge, address: account.address as `0x${string}`, chainId: 8453, issuedAt: new Date(challenge.issuedAt), expirationTime: new Date(challenge.expirationTime) });
-      return Buffer.from(JSON.stringify({ ...challenge, address: account.address, chainId: 'eip155:8453', type: 'eip191', signature: await account.signMessage({ message }) })).toString('base64');
+      const message = createSiweMessage({ ...challenge, requestId, address: account.address as `0x${string}`, chainId: 8453, issuedAt: new Date(challenge.issuedAt), expirationTime: new Date(challenge.expirationTime) });
+      return Buffer.from(JSON.stringify({ ...challenge, requestId, address: account.address, chainId: 'eip155:8453', type: 'eip191', signature: await account.signMessage({ message }) })).toString('base64');
     };
     const asPayer = await post({ 'x-payment': header, 'sign-in-with-x': await signInAs(privateKeyToAccount(PAYER_KEY)) });
     expect(asPayer.status).toBe(200);
@@ -233,12 +236,13 @@ describeUsdc('USDC payments over HTTP', () => {
     expect({ status: hung.status, code: hung.body.error.code, paid: hung.body.paid }).toEqual({ status: 504, code: 'facilitator_unavailable', paid: false });
     expect(Date.now() - started).toBeLessThan(10_000);
 
-    await facilitator.control.setMode({ verify: 'ok', settle: { reject: 'invalid_transaction_state' } });
+    // The facilitator's catch-all: it may have broadcast the transfer (a definitive refusal would be final, 402).
+    await facilitator.control.setMode({ verify: 'ok', settle: { reject: 'unexpected_settle_error' } });
     const unsettled = await post({ 'x-payment': await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC }) });
     // A failed settlement may still have been broadcast: the node keeps the result and checks Base
     // (here an RPC URL that answers nothing, so the payment stays pending) until validBefore.
     expect({ status: unsettled.status, code: unsettled.body.error.code }).toEqual({ status: 502, code: 'settlement_pending' });
-    expect(unsettled.body.error.message).toMatch(/invalid_transaction_state.*retry with the same payment header after \d+ s/);
+    expect(unsettled.body.error.message).toMatch(/unexpected_settle_error.*retry with the same payment header after \d+ s/);
     expect(Number(unsettled.headers.get('retry-after'))).toBe(unsettled.body.retryAfter);
     expect(unsettled.body.retryAfter).toBeGreaterThan(0);
     expect(unsettled.body.result).toBeUndefined();

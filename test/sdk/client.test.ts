@@ -13,7 +13,8 @@ import { fromHex, toHex } from '../../consensus/hash.js';
 import { decodeTx, txId as computeTxId, TxType, type Tx } from '../../consensus/tx.js';
 import { agentInvoke, type AgentInvokePayload } from '../../consensus/txTypes/agentInvoke.js';
 import { signedSize } from '../../consensus/txBuilder.js';
-import { AgentErrorCode, COMMITMENT_SCHEME, createAgentClient, isAgentClientError, parseQuote, requestCommitment, type AgentClient, type AgentEvent } from '../../sdk/client.js';
+import { AgentErrorCode, COMMITMENT_SCHEME, createAgentClient, isAgentClientError, parseQuote, requestCommitment, usdcBinding, type AgentClient, type AgentEvent } from '../../sdk/client.js';
+import { sellerOfNonce, usdcCommitmentNonce } from '../../x402/usdcCommitment.js';
 import { testKey } from '../helpers/keys.js';
 import { createFilePaymentStore, createMemoryPaymentStore } from '../../sdk/pendingPayments.js';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -371,6 +372,22 @@ describe('quote', () => {
     const q = parseQuote(body, 'native-world-clock', 'UTC', 'http://x/api/x402/native-world-clock', 0);
     expect(q.amount).toBe(PRICE);
     expect(q.validUntil).toBe(300_000);
+  });
+
+  test('usdcBinding: the EIP-3009 nonce that binds a USDC authorization to the quote\'s seller, service and request, and the salt extension', () => {
+    const usdcOption = { scheme: 'exact', network: 'base', maxAmountRequired: '2000', payTo: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', extra: { name: 'USD Coin', version: '2', sellerId: SELLER, commitment: 'native-x402/usdc-commitment/v1' } };
+    const body = { x402: true, x402Version: 1, error: 'Payment Required', accepts: [nativeOption(fake, 'native-world-clock', 'UTC'), usdcOption] };
+    const q = parseQuote(body, 'native-world-clock', 'UTC', 'http://x/api/x402/native-world-clock', 0);
+    expect(q.usdc).toMatchObject({ sellerId: SELLER, commitment: 'native-x402/usdc-commitment/v1' });
+    const salt = 'ab'.repeat(32);
+    const bound = usdcBinding(q, salt)!;
+    expect(bound.nonce).toBe(usdcCommitmentNonce({ sellerId: SELLER, serviceId: 'native-world-clock', request: 'UTC', salt }));
+    expect(sellerOfNonce(bound.nonce)).toBe(SELLER);
+    expect(bound.extensions).toEqual({ 'request-commitment': { info: { scheme: 'native-x402/usdc-commitment/v1', salt } } });
+    // A fresh salt each time; none without a seller in the option.
+    expect(usdcBinding(q)!.nonce).not.toBe(usdcBinding(q)!.nonce);
+    const unnamed = parseQuote({ ...body, accepts: [body.accepts[0], { ...usdcOption, extra: { name: 'USD Coin', version: '2' } }] }, 'native-world-clock', 'UTC', 'http://x/api/x402/native-world-clock', 0);
+    expect(usdcBinding(unnamed)).toBeUndefined();
   });
 });
 
