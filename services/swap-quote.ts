@@ -4,7 +4,7 @@ import { TOKEN_SYMBOL_PATTERN } from './inputs.js';
 import { chainHealth } from './health.js';
 import type { EconomyReader } from '../chain/economyReader.js';
 import { decimalsOf, economyOf, formatUnits, inputRefusal, parseUnits, round } from './market/economy.js';
-import { bestQuote } from './market/quote.js';
+import { bestQuote, frozenTokens } from './market/quote.js';
 import { ServiceError, type ServiceContext } from './types.js';
 
 
@@ -20,12 +20,16 @@ export function parseSwapRequest(text: string): { amount: string; from: string; 
   return m ? { amount: m[1], from: m[2].toUpperCase(), to: m[3].toUpperCase() } : undefined;
 }
 
-/** The request's assets and amount in smallest units, or why this chain cannot quote it (an unknown token, too many decimals, the same asset twice). */
+/** The request's assets and amount in smallest units, or why this chain cannot quote it (an unknown token, a token its issuer froze, too many decimals, the same asset twice). */
 async function resolveRequest(eco: EconomyReader, text: string): Promise<{ req: { amount: string; from: string; to: string }; df: number; dt: number; amountIn: bigint } | { code: string; reason: string }> {
   const req = parseSwapRequest(text)!;
   if (req.from === req.to) return { code: 'same_asset', reason: 'FROM and TO are the same asset' };
   const [df, dt] = await Promise.all([decimalsOf(eco, req.from), decimalsOf(eco, req.to)]);
   if (df === undefined || dt === undefined) return { code: 'unknown_token', reason: `no token ${df === undefined ? req.from : req.to} on this chain` };
+  // The chain refuses a swap of a frozen token (token_frozen): no quote of one is feasible.
+  const frozen = await frozenTokens(eco);
+  const halted = [req.from, req.to].find((a) => frozen.has(a));
+  if (halted) return { code: 'token_frozen', reason: `token ${halted} is frozen by its issuer: this chain refuses swaps of it` };
   const amountIn = parseUnits(req.amount, df);
   if (amountIn === undefined) return { code: 'too_many_decimals', reason: `${req.from} has ${df} decimals: ${req.amount} has more` };
   if (amountIn === 0n) return { code: 'zero_amount', reason: 'the amount is zero' };
@@ -37,7 +41,7 @@ function noRoute(from: string, to: string, considered: number): { code: string; 
   return considered ? { code: 'insufficient_liquidity', reason: `no pool route from ${from} to ${to} can fill this amount` } : { code: 'no_route', reason: `no pool route from ${from} to ${to} (1-3 hops)` };
 }
 
-/** Refuses, before any quote, a request this chain cannot quote (400 `invalid_request`): unknown tokens, a bad amount, no route that fills it. */
+/** Refuses, before any quote, a request this chain cannot quote (400 `invalid_request`): unknown or frozen tokens, a bad amount, no route that fills it. */
 async function precheck(ctx: ServiceContext, input: unknown): Promise<void> {
   const eco = economyOf(ctx);
   const r = await resolveRequest(eco, String(input));

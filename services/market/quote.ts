@@ -1,6 +1,6 @@
 /** Exact AMM quotes over the chain's pools for the trading services: routes, output, fees, price impact. */
 import type { EconomyReader } from '../../chain/economyReader.js';
-import { poolId, type PoolRecord } from '../../consensus/economyState.js';
+import { poolId, TokenFlag, type PoolRecord } from '../../consensus/economyState.js';
 import { MAX_SWAP_PATH, simulateSwap, type SwapHop } from '../../consensus/txTypes/swap.js';
 
 /** An exact quote of a path. */
@@ -69,12 +69,21 @@ export interface ConsideredRoute {
   readonly amountOut?: string;
 }
 
+/** Symbols of the tokens their issuers froze: the chain refuses any swap whose path holds one (`token_frozen`). */
+export async function frozenTokens(eco: EconomyReader): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const [symbol, t] of await eco.tokenRecords()) if (t.flags & TokenFlag.frozen) out.add(symbol);
+  return out;
+}
+
 /**
  * The best exact quote of `from → to` over every path the chain's swap accepts (1-3 hops, see
- * `candidatePaths`), with every route considered; ties go to the shorter path.
+ * `candidatePaths`), with every route considered; ties go to the shorter path. Pools of a frozen
+ * token are left out: the chain refuses a swap whose path holds one.
  */
 export async function bestQuote(eco: EconomyReader, from: string, to: string, amountIn: bigint, feeBps: number): Promise<{ best?: PathQuote; considered: ConsideredRoute[] }> {
-  const records = await eco.poolRecords();
+  const frozen = await frozenTokens(eco);
+  const records = (await eco.poolRecords()).filter((p) => !frozen.has(p.a) && !frozen.has(p.b));
   const pools = new Map(records.map((p) => [poolId(p.a, p.b), p]));
   const considered: ConsideredRoute[] = [];
   let best: PathQuote | undefined;

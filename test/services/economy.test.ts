@@ -8,6 +8,9 @@ import { createServiceRegistry, executeService, type ServiceContext } from '../.
 import { precheckRefusal } from '../../x402/paidCall.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { cleanupTmp } from '../helpers/tmp.js';
+import { encodeTx } from '../../consensus/tx.js';
+import { NATIVE } from '../../consensus/ledger.js';
+import { swap } from '../../consensus/txTypes/swap.js';
 import { createEconomyFixture, eaddr, ealice, ebob, ecarol, economyContext, type EconomyFixture } from './economyFixture.js';
 
 const registry = createServiceRegistry();
@@ -192,6 +195,29 @@ describe('native-swap-quote', () => {
     // An amount no route can fill (1 base unit of NATIVE rounds to zero USDN) has no quote: 400 before payment, a refund after.
     expect(await precheckRefusal(registry.get('native-swap-quote')!, '0.00000001 NATIVE -> USDN', ctx)).toMatchObject({ code: 'invalid_request', reason: 'insufficient_liquidity' });
     await expect(call('native-swap-quote', '0.00000001 NATIVE -> USDN')).rejects.toMatchObject({ code: 'insufficient_liquidity' });
+  });
+});
+
+describe('native-swap-quote of a frozen token', () => {
+  test('the chain refuses a swap of a frozen token (token_frozen): no feasible quote, refused before payment; routes through it are left out', async () => {
+    const g = await createEconomyFixture({ tokenPool: true, frozenGold: true });
+    try {
+      const gctx = economyContext(g, registry);
+      // The reference: the chain's own admission of a swap of GOLD after its issuer froze it.
+      const tx = g.sign(ebob, swap, { path: ['GOLD', NATIVE], amountIn: 100n, minOut: 1n, expiryHeight: 100 });
+      await expect(g.pool.add(encodeTx(tx))).rejects.toMatchObject({ code: 'token_frozen' });
+      const def = registry.get('native-swap-quote')!;
+      for (const req of ['1 GOLD -> NATIVE', '1 NATIVE -> GOLD']) {
+        expect(await precheckRefusal(def, req, gctx)).toMatchObject({ code: 'invalid_request', reason: 'token_frozen' });
+        await expect(executeService(def, gctx, req)).rejects.toMatchObject({ code: 'token_frozen' });
+      }
+      // NATIVE -> USDN stays quotable, but not through the GOLD pools (NATIVE -> GOLD -> USDN).
+      const r = (await executeService(def, gctx, '1 NATIVE -> USDN')) as Json;
+      expect(r).toMatchObject({ feasible: true, path: ['NATIVE', 'USDN'] });
+      expect(r.routes.map((x: Json) => x.path)).toEqual(['NATIVE -> USDN']);
+    } finally {
+      await g.close();
+    }
   });
 });
 

@@ -28,6 +28,8 @@ import { stake } from '../../consensus/txTypes/stake.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { bridgeRecord } from '../../consensus/txTypes/bridgeRecord.js';
 import { moderation } from '../../consensus/txTypes/moderation.js';
+import { tokenFlags } from '../../consensus/txTypes/tokenFlags.js';
+import { TokenFlag } from '../../consensus/economyState.js';
 import { chainAddressLabels } from '../../services/providerRegistry.js';
 import type { TxTypeModule } from '../../consensus/txTypes/types.js';
 import type { Block } from '../../consensus/block.js';
@@ -63,6 +65,8 @@ class Signer {
 export interface EconomyFixture {
   chain: Chain;
   pool: Mempool;
+  /** Signs a transaction of `key` with its next nonce (to submit to the fixture's mempool). */
+  sign<P>(key: HybridKeyPair, mod: TxTypeModule<P>, p: P): Tx;
   close(): Promise<void>;
 }
 
@@ -82,9 +86,10 @@ async function mine(chain: Chain, txs: Tx[]): Promise<Block> {
 /**
  * Builds the chain described in the module comment; `tokenPool` adds block 4: bob opens GOLD/USDN with
  * 5,000 GOLD units : 1,000,000 USDN units; `labels` adds a block where the moderator (the bridge
- * authority's key, also a moderation authority) labels carol `mixer` and bob `exploit`.
+ * authority's key, also a moderation authority) labels carol `mixer` and bob `exploit`; `frozenGold`
+ * adds a last block where alice, GOLD's issuer, freezes it.
  */
-export async function createEconomyFixture(opts: { tokenPool?: boolean; labels?: boolean } = {}): Promise<EconomyFixture> {
+export async function createEconomyFixture(opts: { tokenPool?: boolean; labels?: boolean; frozenGold?: boolean } = {}): Promise<EconomyFixture> {
   const verifier = new CountingVerifier();
   const chain = await openChain({ dataDir: await tmpDir('native-eco-services-'), params: eparams, verifier, now: () => GENESIS_TIME + 1_000 });
   const pool = createMempool(chain, verifier, eparams, { now: () => (GENESIS_TIME + 1_000) * 1000 });
@@ -112,9 +117,11 @@ export async function createEconomyFixture(opts: { tokenPool?: boolean; labels?:
       s.tx(eauthority, moderation, { action: 'label', address: ebob.address, label: 'exploit', reason: 'drained a lending pool' }),
     ]);
   }
+  if (opts.frozenGold) await mine(chain, [s.tx(ealice, tokenFlags, { symbol: 'GOLD', flags: TokenFlag.frozen })]);
   return {
     chain,
     pool,
+    sign: (key, mod, p) => s.tx(key, mod, p),
     async close() {
       await chain.close();
     },
