@@ -19,8 +19,8 @@
  * stale state.
  *
  * Bounds: ANNOUNCEs per peer are rate-limited (a token bucket; excess ones are dropped), at most
- * `maxConcurrentFetches` peers are fetched from at once (a peer's latest announcement waits its
- * turn), each id is in flight from one peer at a time, ids that failed admission are not asked
+ * `maxConcurrentFetches` peers are fetched from at once (a peer's announcements wait their
+ * turn, merged), each id is in flight from one peer at a time, ids that failed admission are not asked
  * again for a while (`ignoredRetryMs` for stateful refusals, `rejectedRetryMs` for invalid
  * ones), and the transactions served to one peer are rate-limited (NOT_FOUND beyond).
  * A peer that breaks the protocol (malformed or oversized frames, a transaction other than the
@@ -187,7 +187,7 @@ export class MempoolExchange {
   /** Ids not to ask for until the given time, ms. */
   private readonly failed = new Map<string, number>();
   private readonly inflight = new Set<string>();
-  /** Each peer's latest announcement not yet fetched. */
+  /** Each peer's announcements not yet fetched (merged, at most MAX_INVENTORY ids). */
   private readonly pending = new Map<string, readonly Uint8Array[]>();
   /** Peers being fetched from. */
   private readonly running = new Set<string>();
@@ -379,6 +379,12 @@ export class MempoolExchange {
       return;
     }
     if (!ids.some((id) => this.wants(toHex(id)))) return;
+    // Merged with one still waiting (a rebroadcast must not replace the inventory sent on connect).
+    const waiting = this.pending.get(peer);
+    if (waiting) {
+      const seen = new Set(waiting.map(toHex));
+      ids = [...waiting, ...ids.filter((id) => !seen.has(toHex(id)))].slice(0, MAX_INVENTORY);
+    }
     this.pending.set(peer, ids);
     this.pump();
   }
