@@ -27,7 +27,7 @@ import { authorizationId, createUsdcSettlement, type UsdcOutcome, type UsdcSettl
 import { commitmentExtension, usdcCommitmentNonce } from '../../x402/usdcCommitment.js';
 import { EIP3009_STUB_CODE, startAnvil, useAuthorization, type Anvil } from '../helpers/anvil.js';
 import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
-import { decodeHeader, encodeHeader, NODE_PAY_TO, otherAccount, payerAccount, paymentHeader, referenceViem } from '../helpers/facilitatorPayments.js';
+import { decodeHeader, encodeHeader, NODE_PAY_TO, otherAccount, payerAccount, paymentHeader, referenceViem, signedPayment } from '../helpers/facilitatorPayments.js';
 import { stubService } from '../helpers/stubService.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { listUsdcPayments } from '../../cli/usdcPaymentsCommand.js';
@@ -304,6 +304,16 @@ describeUsdc('as an attacker: who gets a reconciled result, and which settlement
     const again = await p.settle();
     expect({ status: again.status, code: codeOf(again), result: stored(again) }).toEqual({ status: 402, code: 'authorization_used_elsewhere', result: undefined });
   }, 30_000);
+
+  test('a v2 payment whose accepted.extra names another seller (what @x402/fetch copies from that seller\'s quote) is refused wrong_seller before anything runs', async () => {
+    const signed = await signedPayment({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC, version: 2 });
+    const accepted = signed.accepted as Record<string, unknown>;
+    const header = encodeHeader({ ...signed, accepted: { ...accepted, extra: { ...(accepted.extra as object), sellerId: 'fedcba9876543210' } } });
+    const before = { runs, verify: f.calls.verify };
+    const out = await usdc.settle(echo, 'hi', 'hi', header, req);
+    expect({ status: out.status, code: codeOf(out) }).toEqual({ status: 402, code: 'wrong_seller' });
+    expect({ runs, verify: f.calls.verify }).toEqual(before);
+  });
 
   test('a definitive /settle refusal is final: 402 with its reason, the result dropped, never settled from Base afterwards', async () => {
     for (const reason of ['duplicate_settlement', 'invalid_exact_evm_nonce_already_used']) {
