@@ -46,7 +46,7 @@ import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
 import { useSanctionsDir } from '../services/sanctions/screen.js';
 import { sanctionsDirOf } from './sanctions.js';
 import { isPostgresLocation, LedgerErrorCode, LevelLedger, openLedger, type SettlementLedger } from '../x402/ledger.js';
-import { WITNESS_FILE } from '../x402/witness.js';
+import { WITNESS_FILE, witnessLedgerWrites } from '../x402/witness.js';
 import { createChainPriceSource } from '../x402/pricing.js';
 import { RefundManager } from '../x402/refunds.js';
 import type { PgLedger } from '../x402/pgLedger.js';
@@ -200,17 +200,20 @@ export async function createPayments(
   await providersDb.open();
   // On a PostgreSQL ledger the node is named by its data directory (x402/fleet.ts): its claims, heartbeats and inbox jobs carry the name.
   const nodeId = isPostgresLocation(ledgerLocationOf(config)) ? fleetNodeId(config.dataDir) : undefined;
-  const ledger = await openLedger(ledgerLocationOf(config), nodeId ? { nodeId } : {});
-  // A LevelDB ledger is compared with its witness files before anything reads it: one behind them was restored (x402/witness.ts).
-  const legacyLedger = !(ledger instanceof LevelLedger) || ledger.sequence() === undefined;
-  if (ledger instanceof LevelLedger) {
-    const { witness, gap } = await recordLedgerRestore(ledger, witnessPathsOf(config));
-    witness.tip = () => chain.tip.height;
-    if (gap)
-      log.warn(
-        { from: gap.from, to: gap.to, ledgerSeq: gap.ledgerSeq, witnessSeq: gap.witnessSeq, claimed: gap.claimed?.length },
-        `the payment ledger is ${gap.witnessSeq! - gap.ledgerSeq!} write(s) behind its witness (restored from a backup?): the payments of heights ${gap.from}-${gap.to} it has no end for are neither served nor refunded until you choose: stop the node and run \`native-node ledger gap --refund\` or \`--forget\``,
-      );
+  const opened = await openLedger(ledgerLocationOf(config), nodeId ? { nodeId } : {});
+  // The ledger is compared with this node's witness files before anything reads it: one behind them was restored
+  // (x402/witness.ts). LevelDB mirrors its own write count; a fleet's PostgreSQL ledger, this node's last record write.
+  const legacyLedger = !(opened instanceof LevelLedger) || opened.sequence() === undefined;
+  const found = await recordLedgerRestore(opened, witnessPathsOf(config));
+  found.witness.tip = () => chain.tip.height;
+  const ledger = opened instanceof LevelLedger ? opened : witnessLedgerWrites(opened, found.witness, found.seen?.seq ?? 0);
+  if (found.gap) {
+    const g = found.gap;
+    const behind = ledger.kind === 'leveldb' ? `${g.witnessSeq! - g.ledgerSeq!} write(s) behind its witness` : `missing this node's last write (${found.seen?.last?.id})`;
+    log.warn(
+      { from: g.from, to: g.to, ledgerSeq: g.ledgerSeq, witnessSeq: g.witnessSeq, claimed: g.claimed?.length },
+      `the payment ledger is ${behind} (restored from a backup?): the payments of heights ${g.from}-${g.to} it has no end for are neither served nor refunded until you choose: stop the node and run \`native-node ledger gap --refund\` or \`--forget\``,
+    );
   }
   if (ledger.kind === 'postgres') log.info({ sellerId: ledger.sellerId }, 'settlement ledger in PostgreSQL');
   // The inbox authenticates agents by the key they published on chain and their registration;
@@ -274,6 +277,9 @@ export async function createPayments(
           // A provider's call found settled on Base after the call owes the provider its payout then, not at the next start.
           return r.createUsdcReconciler(ledger, r.createBaseAuthorizationChain(baseRpcUrl, outbound), { logger: log.child({ module: 'usdc-reconcile' }), onSettled: async (rec) => payouts?.oweSettled(rec) });
         })()
+  // A fleet's ledger gaps are fleet state: found by any node, kept in the shared ledger, honoured by every node
+  // (every 2 s a node without the signer lease reads them again, the holder takes in the ones it lacks).
+  let gapReload: NodeJS.Timeout | undefined;
       : undefined;
   const usdcSettlement =
     usdcOn
@@ -361,6 +367,8 @@ export async function createPayments(
   if (lease) {
     lease.on('acquired', () => {
       signerLog.info({ sellerId: ledger.sellerId }, 'signer lease acquired: this node signs refunds and payouts and runs the payment watcher');
+      // A claim a restored ledger holds from before its restore: the operator decides (`ledger gap`).
+      if (rec.rail === 'native' && unhonored?.holdsClaim(rec.id)) continue;
       signerQueue = signerQueue.then(beginSigning).catch((e) => signerLog.error({ err: (e as Error).message }, 'signer roles failed to start'));
       void fleet?.beat();
     });
@@ -492,3 +500,8 @@ export async function createPayments(
     },
   };
 }
+      if (lease && unhonored) {
+        gapReload = setInterval(() => void (lease.isHolder() ? unhonored.adoptGaps() : unhonored.load()).catch(() => undefined), 2_000);
+        gapReload.unref();
+      }
+      clearInterval(gapReload);

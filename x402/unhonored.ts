@@ -62,7 +62,7 @@ import type { ServiceDefinition } from '../services/types.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
 import { sellerOfCommitment } from './wire.js';
 import { isHonorable, type ServiceCatalog } from './ports.js';
-import { LedgerWitness, readNewestWitness } from './witness.js';
+import { LedgerWitness, readNewestWitness, statusRank, type WitnessRecord } from './witness.js';
 
 /** Why a payment is refunded without a call (the `reason` of a `payment_refunded` answer). */
 export const UnhonoredReason = {
@@ -159,25 +159,38 @@ export const WATCHER_MARK = 'unhonored';
  * starts its witness here. Returns the gap recorded, if any.
  */
 export async function recordLedgerRestore(
-  ledger: Pick<SettlementLedger, 'sellerId' | 'getMark' | 'putMark' | 'records'> & { sequence(): number | undefined; attachWitness(w: LedgerWitness): Promise<void> },
+  ledger: Pick<SettlementLedger, 'sellerId' | 'getMark' | 'putMark' | 'records' | 'get'> & { sequence?(): number | undefined; attachWitness?(w: LedgerWitness): Promise<void> },
   witnessPaths: readonly string[],
   now = Date.now(),
-): Promise<{ witness: LedgerWitness; gap?: LedgerGap }> {
+): Promise<{ witness: LedgerWitness; gap?: LedgerGap; seen?: WitnessRecord }> {
   const seen = await readNewestWitness(witnessPaths, ledger.sellerId);
   const witness = new LedgerWitness(witnessPaths, ledger.sellerId, seen?.tip ?? 0);
-  const seq = ledger.sequence() ?? 0;
-  let gap: LedgerGap | undefined;
-  if (seen && seq < seen.seq) {
-    const mark = await ledger.getMark<Mark>(WATCHER_MARK);
-    const claimed: string[] = [];
-    for await (const rec of ledger.records()) if (rec.rail === 'native' && rec.status === 'claimed') claimed.push(rec.id);
-    gap = { from: Math.max(1, mark?.height ?? 1), to: Math.max(1, seen.tip), foundAt: now, cause: 'ledger_restored', ledgerSeq: seq, witnessSeq: seen.seq, claimed, countedTo: 0 };
-    const gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
-    // Written before the witness is brought down to the ledger's count: a crash in between finds the restore again.
-    await ledger.putMark(GAPS_MARK, [...gaps, gap]);
+  // LevelDB: its write count against the witness's. PostgreSQL (shared, no count): the last record this node wrote.
+  const seq = ledger.sequence?.() ?? 0;
+  let behind = false;
+  if (seen && ledger.sequence) behind = seq < seen.seq;
+  else if (seen?.last) {
+    const rec = await ledger.get(seen.last.id);
+    behind = !rec || statusRank(rec.status) < statusRank(seen.last.status);
   }
-  await ledger.attachWitness(witness);
-  return gap ? { witness, gap } : { witness };
+  let gap: LedgerGap | undefined;
+  if (seen && behind) {
+    const mark = await ledger.getMark<Mark>(WATCHER_MARK);
+    const gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+    const from = Math.max(1, mark?.height ?? 1);
+    const to = Math.max(1, seen.tip);
+    // A fleet's nodes each find the same restore: one gap covering it is enough.
+    const covered = gaps.some((g) => g.cause === 'ledger_restored' && g.resolution === undefined && g.from <= from && g.to >= to);
+    if (!covered) {
+      const claimed: string[] = [];
+      for await (const rec of ledger.records()) if (rec.rail === 'native' && rec.status === 'claimed') claimed.push(rec.id);
+      gap = { from, to, foundAt: now, cause: 'ledger_restored', ledgerSeq: seq, witnessSeq: seen.seq, claimed, countedTo: 0 };
+      // Written before the witness is brought down to the ledger: a crash in between finds the restore again.
+      await ledger.putMark(GAPS_MARK, [...gaps, gap]);
+    }
+  }
+  if (ledger.attachWitness) await ledger.attachWitness(witness);
+  return { witness, ...(gap ? { gap } : {}), ...(seen ? { seen } : {}) };
 }
 
 /** What the watcher reads of the catalog: a service by id and whether it can run here (or still be served: `isHonorable`). */
@@ -355,6 +368,24 @@ export class UnhonoredPayments {
     this.gaps = (await this.modules.ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
     this.servedLost = (await this.modules.ledger.getMark<{ total: number; recent: ServedLost[] }>(SERVED_LOST_MARK)) ?? { total: 0, recent: [] };
   }
+
+  /**
+   * Takes in the gaps another node of a fleet recorded since (a node that found a restore when it
+   * started): this one's own copies, with their counts, are kept. Returns how many were new.
+   */
+  async adoptGaps(): Promise<number> {
+    const stored = (await this.modules.ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+    const key = (g: LedgerGap) => `${g.cause}:${g.from}:${g.to}:${g.foundAt}`;
+    const known = new Set(this.gaps.map(key));
+    const added = stored.filter((g) => !known.has(key(g)));
+    if (added.length === 0) return 0;
+    await this.serial(async () => {
+      this.gaps = [...this.gaps, ...added];
+      this.log.warn({ gaps: added.map((g) => ({ from: g.from, to: g.to, cause: g.cause })) }, 'ledger gap recorded by another node of the fleet: its payments are neither served nor refunded here either');
+    });
+    return added.length;
+  }
+
 
   /** Payments served then lost to a reorganization deeper than their confirmations: how many, and the latest ones. */
   servedLostList(): { readonly total: number; readonly recent: readonly ServedLost[] } {

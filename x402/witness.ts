@@ -12,6 +12,10 @@
  *   ledger seq < witness seq  → the ledger was restored (or replaced): it may have forgotten
  *                                payments served or refunded up to the witness's tip height
  *
+ * A PostgreSQL ledger, shared by a fleet, has no write count of its own: each node's witness names
+ * the last record it wrote and the status it left it in (`last`), and a ledger that no longer
+ * holds that record, or holds it in an earlier status, was restored (`witnessLedgerWrites`).
+ *
  * The default witness is `<data-dir>/ledger-witness.json`: it survives restoring the ledger alone
  * and deleting the chain. A copy of the whole data directory carries its witness with it, so the
  * operator names a second file outside what backups restore (`--ledger-witness`); the newest of
@@ -20,6 +24,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { NodeError } from '../consensus/errors.js';
+import type { PaymentRecord, PaymentStatus, SettlementLedger } from './ledger.js';
 
 /** What a witness file holds. */
 export interface WitnessRecord {
@@ -31,6 +36,13 @@ export interface WitnessRecord {
   readonly tip: number;
   /** Unix ms of the write. */
   readonly at: number;
+  /** PostgreSQL ledgers: the last record this node wrote and the status it left it in. */
+  readonly last?: { readonly id: string; readonly status: PaymentStatus };
+}
+
+/** How far along its life a status is: a restored ledger holds a record in a lower rank than its witness saw. */
+export function statusRank(s: PaymentStatus): number {
+  return s === 'claimed' ? 0 : s === 'refund_pending' || s === 'settle_pending' ? 1 : 2;
 }
 
 /** Codes of the witness's own failures. */
@@ -76,6 +88,7 @@ export async function readNewestWitness(paths: readonly string[], sellerId: stri
 export class LedgerWitness {
   private written = -1;
   private wanted = 0;
+  private last: WitnessRecord['last'];
   private writing: Promise<void> | undefined;
   /** The chain's tip height (set once the chain is open; 0 before). */
   tip: () => number = () => 0;
@@ -91,8 +104,9 @@ export class LedgerWitness {
   ) {}
 
   /** Resolves once every file says at least `seq` (one file write covers every seq asked for meanwhile). */
-  async advance(seq: number): Promise<void> {
+  async advance(seq: number, last?: WitnessRecord['last']): Promise<void> {
     if (seq > this.wanted) this.wanted = seq;
+    if (last) this.last = last;
     while (this.written < seq) {
       this.writing ??= this.flush().finally(() => (this.writing = undefined));
       await this.writing;
@@ -102,7 +116,7 @@ export class LedgerWitness {
   private async flush(): Promise<void> {
     const seq = this.wanted;
     this.tipFloor = Math.max(this.tipFloor, this.tip());
-    const body = JSON.stringify({ sellerId: this.sellerId, seq, tip: this.tipFloor, at: Date.now() } satisfies WitnessRecord);
+    const body = JSON.stringify({ sellerId: this.sellerId, seq, tip: this.tipFloor, at: Date.now(), ...(this.last ? { last: this.last } : {}) } satisfies WitnessRecord);
     try {
       await Promise.all(
         this.paths.map(async (p) => {
@@ -117,4 +131,28 @@ export class LedgerWitness {
     }
     this.written = seq;
   }
+}
+
+/** The ledger methods that write a payment record (each returns the record as written, or a claim result). */
+const RECORD_WRITES = new Set(['claim', 'claimRefusal', 'settle', 'refundPending', 'fail', 'settlePending', 'reconcileProgress', 'settleReconciled', 'expireUnsettled', 'refunded']);
+
+/**
+ * A PostgreSQL ledger whose record writes this node makes are mirrored to `witness` (the record
+ * and its status) before they return; every other member is the ledger's own.
+ */
+export function witnessLedgerWrites<L extends SettlementLedger>(ledger: L, witness: LedgerWitness, startSeq = 0): L {
+  let seq = startSeq;
+  return new Proxy(ledger, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      if (typeof prop !== 'string' || !RECORD_WRITES.has(prop)) return (value as (...a: unknown[]) => unknown).bind(target);
+      return async (...args: unknown[]) => {
+        const out = (await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)) as PaymentRecord | { claimed: boolean; record: PaymentRecord };
+        const rec = 'record' in out ? (out.claimed ? out.record : undefined) : out;
+        if (rec) await witness.advance(++seq, { id: rec.id, status: rec.status });
+        return out;
+      };
+    },
+  });
 }
