@@ -6,7 +6,7 @@
 import { defineService } from './define.js';
 import { sanctionsScanSchema } from './documentSchemas.js';
 import type { ListCode } from './sanctions/parse.js';
-import { SANCTIONS_MISSING_HEALTH, sanctionsAvailable, sanctionsIndex, type ScreenResult } from './sanctions/screen.js';
+import { SANCTIONS_MISSING_HEALTH, sanctionsAvailable, sanctionsIndex, type ScreenResult, type ScreenSubject } from './sanctions/screen.js';
 import type { ServiceContext } from './types.js';
 
 /** Risk score 0-100 of a screening: 100 for a listed address, else the best name score as a percentage, 0 without matches. */
@@ -17,12 +17,13 @@ export function riskOf(r: ScreenResult): { riskScore: number; riskLevel: 'none' 
 }
 
 async function run(_ctx: ServiceContext, input: unknown) {
-  const { entity, lists, threshold } = input as { entity: string; lists?: ListCode[]; threshold?: number };
-  const r = sanctionsIndex().screen(entity.trim(), { lists, threshold });
+  const { entity, lists, threshold, subject } = input as { entity: string; lists?: ListCode[]; threshold?: number; subject?: ScreenSubject };
+  const r = sanctionsIndex().screen(entity.trim(), { lists, threshold, subject });
   const risk = riskOf(r);
   return {
     entity: r.query,
     screenedAs: r.kind,
+    ...(r.subject ? { subject: r.subject } : {}),
     ...risk,
     flagged: r.matches.length > 0,
     threshold: r.threshold,
@@ -32,7 +33,7 @@ async function run(_ctx: ServiceContext, input: unknown) {
     method:
       r.kind === 'address'
         ? 'exact address match (EVM addresses case-insensitive) against the digital-currency addresses named by the lists'
-        : 'names transliterated to ASCII, legal-form words dropped, token-order-insensitive Levenshtein token matching; score = matched characters share of both names; match when score >= threshold',
+        : 'names transliterated to ASCII, legal forms dropped (abbreviated or written out), "of <country>" optional on one side, token-order-insensitive Levenshtein token matching; score = matched characters share of both names; match when score >= threshold; vessels and aircraft compared only with a vessel or aircraft query',
   };
 }
 
@@ -44,7 +45,7 @@ export const amlSanctionsScan = defineService({
   priceBase: 1_000_000_000n,
   description: 'screening against sanctions lists with risk score and flagged matches',
   tags: ['aml', 'sanctions', 'ofac', 'eu', 'un', 'screening', 'compliance'],
-  requestFormat: 'JSON: {"entity": wallet address or company name, "lists": ["OFAC", "EU", "UN"]}',
+  requestFormat: 'JSON: {"entity": wallet address or company name, "lists": ["OFAC", "EU", "UN"], "subject": "vessel" to screen a ship}',
   requestRequired: false,
   needsInput: true,
   inputSchema: sanctionsScanSchema,

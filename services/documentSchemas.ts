@@ -106,6 +106,7 @@ export const sanctionsScanSchema: Record<string, unknown> = {
     entity: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S', description: 'Wallet address or company name.' },
     lists: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['OFAC', 'EU', 'UN'] }, description: 'Lists to screen against (default: all).' },
     threshold: { type: 'number', minimum: 0.5, maximum: 1, description: 'Minimum name score of a match, 0.5 to 1 (default 0.85).' },
+    subject: { enum: ['person-or-organization', 'vessel', 'aircraft'], description: 'What the name names: vessels and aircraft are compared only with a vessel or aircraft query (default: a vessel when the name says so, "MV …", "IMO 1234567"; else a person or organization).' },
   },
 };
 

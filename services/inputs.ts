@@ -48,10 +48,15 @@ export function isCalendarDate(s: string): boolean {
 }
 
 let countries: ReadonlySet<string> | undefined;
+/** The assigned ISO 3166-1 alpha-2 country codes (upper case). */
+export function countryCodes(): ReadonlySet<string> {
+  countries ??= new Set((JSON.parse(readFileSync(resolve(PROJECT_ROOT, 'services', 'data', 'compliance', 'iso3166-alpha2.json'), 'utf8')) as { codes: string[] }).codes);
+  return countries;
+}
+
 /** Whether `code` is an assigned ISO 3166-1 alpha-2 country code (any letter case; XX, ZZ, EU are not). */
 export function isCountryCode(code: string): boolean {
-  countries ??= new Set((JSON.parse(readFileSync(resolve(PROJECT_ROOT, 'services', 'data', 'compliance', 'iso3166-alpha2.json'), 'utf8')) as { codes: string[] }).codes);
-  return countries.has(code.toUpperCase());
+  return countryCodes().has(code.toUpperCase());
 }
 
 /** Whether `s` is an absolute http(s) URL with a host. */

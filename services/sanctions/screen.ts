@@ -3,7 +3,11 @@
  * native-risk-score: a name (person or company) or a crypto address against the loaded lists.
  *
  * Names: transliterated to ASCII (any-ascii: Cyrillic, Arabic, Greek, CJK… to Latin letters),
- * lower-cased, split into tokens, legal-form words (ltd, llc, gmbh, …) dropped. Two names are
+ * lower-cased, split into tokens, legal forms dropped, abbreviated (ltd, llc, gmbh, pjsc, ao, …)
+ * or written out ("public joint stock company", "obshchestvo s ogranichennoi otvetstvennostyu"),
+ * long country names shortened ("of the Russian Federation" is "of Russia"). A trailing
+ * "of <country>" may be missing on one side ("Sberbank" / "Sberbank of Russia") when what is left
+ * still names someone. Vessels and aircraft are compared only with a query about one. Two names are
  * compared token-set against token-set, order ignored: each query token is paired with the most
  * similar unused token of the listed name (similarity = 1 − Levenshtein distance / longer length,
  * kept when ≥ 0.75), and score = 2 · Σ(similarity × query-token length) / (total length of both
@@ -19,6 +23,7 @@ import { LIST_CODES, type ListCode, type ListPart, type SanctionsEntry, type San
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { listFileName, readLists, SHIPPED_SANCTIONS_DIR } from './store.js';
+import { countryCodes } from '../inputs.js';
 
 /** Default minimum name score of a match. */
 export const DEFAULT_THRESHOLD = 0.85;
@@ -28,13 +33,96 @@ const COMMON_TOKEN = 150;
 const TOKEN_MIN = 0.75;
 
 /** Words that say a legal form or join words, not who someone is. */
-const STOPWORDS = new Set(['ltd', 'limited', 'sa', 'ab', 'as', 'oy', 'llc', 'inc', 'incorporated', 'co', 'company', 'corp', 'corporation', 'gmbh', 'ag', 'plc', 'jsc', 'ojsc', 'cjsc', 'pjsc', 'ooo', 'oao', 'zao', 'llp', 'lp', 'bv', 'nv', 'srl', 'spa', 'sarl', 'the', 'of', 'and', 'fze', 'fzco', 'fzc']);
+const STOPWORDS = new Set(['ltd', 'limited', 'sa', 'ab', 'as', 'oy', 'llc', 'inc', 'incorporated', 'co', 'company', 'corp', 'corporation', 'gmbh', 'ag', 'plc', 'jsc', 'ojsc', 'cjsc', 'pjsc', 'ooo', 'oao', 'zao', 'pao', 'ao', 'llp', 'lp', 'bv', 'nv', 'srl', 'spa', 'sarl', 'the', 'of', 'and', 'fze', 'fzco', 'fzc']);
+
+/**
+ * Legal forms written out, as their words appear after transliteration (longest first): OFAC
+ * lists "PUBLIC JOINT STOCK COMPANY SBERBANK OF RUSSIA" and "OBSHCHESTVO S OGRANICHENNOI
+ * OTVETSTVENNOSTYU VTB FOREKS", which their owners call "PJSC Sberbank of Russia" and "OOO VTB Foreks".
+ */
+const LEGAL_FORMS: readonly (readonly string[])[] = [
+  'public joint stock company', 'open joint stock company', 'closed joint stock company', 'joint stock company', 'joint stock commercial bank',
+  'limited liability company', 'limited liability partnership', 'private limited company', 'public limited company', 'sole proprietorship',
+  'obshchestvo ogranichennoi otvetstvennostyu', 'obshchestvo ogranichennoy otvetstvennostyu', 'publichnoe aktsionernoe obshchestvo', 'otkrytoe aktsionernoe obshchestvo',
+  'zakrytoe aktsionernoe obshchestvo', 'aktsionernoe obshchestvo', 'gesellschaft mit beschrankter haftung', 'aktiengesellschaft', 'societe anonyme', 'sociedad anonima',
+  'limited sirketi', 'anonim sirketi',
+].map((f) => f.split(' ')).sort((a, b) => b.length - a.length);
+
+/** Country names that the lists spell in long form, to their short form ("of the Russian Federation" is "of Russia"). */
+const COUNTRY_LONG_FORMS: readonly [readonly string[], readonly string[]][] = [
+  ['russian federation', 'russia'], ['islamic republic of iran', 'iran'], ['democratic people republic of korea', 'north korea'], ['dprk', 'north korea'],
+  ['republic of belarus', 'belarus'], ['syrian arab republic', 'syria'], ['bolivarian republic of venezuela', 'venezuela'], ['republic of cuba', 'cuba'],
+].map(([l, s]) => [l.split(' '), s.split(' ')]);
+
+/** Words too common in institution names to tell one from another ("Central Bank", "National Development Fund"). */
+const GENERIC = new Set(['bank', 'central', 'national', 'state', 'trade', 'trading', 'group', 'international', 'commercial', 'development', 'investment', 'industrial', 'industries', 'industry', 'holding', 'holdings', 'ministry', 'republic', 'government', 'export', 'import', 'foreign', 'general', 'united', 'people', 'islamic', 'agricultural', 'academy', 'sciences', 'science', 'defense', 'defence', 'army', 'committee', 'council', 'office', 'party', 'front', 'university', 'institute', 'organization', 'organisation', 'foundation', 'society', 'association', 'union', 'federal', 'federation', 'fund', 'service', 'services', 'energy', 'atomic', 'election', 'commission', 'security', 'intelligence', 'company', 'companies', 'post', 'maritime', 'administration', 'technologies', 'technology', 'advanced', 'directorate', 'department', 'main', 'forces']);
+
+let countryNames: ReadonlySet<string> | undefined;
+/** Country names (English, lower case, words joined by one space): ISO 3166-1 codes named by the runtime's CLDR data, plus the short forms above. */
+function countries(): ReadonlySet<string> {
+  if (countryNames) return countryNames;
+  const display = new Intl.DisplayNames(['en'], { type: 'region' });
+  const out = new Set<string>(COUNTRY_LONG_FORMS.map(([, short]) => short.join(' ')));
+  for (const code of countryCodes()) {
+    const name = display.of(code);
+    if (name && name !== code) for (const part of name.split(/\s*[(),&]\s*|\s+-\s+/)) out.add(words(part).join(' '));
+  }
+  out.delete('');
+  return (countryNames = out);
+}
+
+/** ASCII lower-case words of a text (one-letter words dropped). */
+function words(text: string): string[] {
+  return anyAscii(text).toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim().split(' ').filter((t) => t.length > 1);
+}
+
+/** `tokens` with each occurrence of a `from` sequence replaced by its `to` (or dropped when `to` is empty), longest sequences first. */
+function replaceSequences(tokens: readonly string[], pairs: readonly (readonly [readonly string[], readonly string[]])[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < tokens.length; ) {
+    const hit = pairs.find(([from]) => from.every((t, j) => tokens[i + j] === t));
+    if (hit) {
+      out.push(...hit[1]);
+      i += hit[0].length;
+    } else out.push(tokens[i++]);
+  }
+  return out;
+}
+
+const LEGAL_FORM_PAIRS = LEGAL_FORMS.map((f) => [f, []] as const);
+const COUNTRY_PAIRS = [...COUNTRY_LONG_FORMS].sort((a, b) => b[0].length - a[0].length);
+
+/** A name's tokens for matching, and, for a name ending in "of <country>", its tokens without it (see module comment). */
+export interface NameForms {
+  readonly tokens: readonly string[];
+  /** The name without its trailing "of <country>", when what is left still names someone (a word of 5+ letters that is not a generic institution word). */
+  readonly core?: readonly string[];
+}
+
+const dropStopwords = (all: readonly string[]): string[] => {
+  const kept = all.filter((t) => !STOPWORDS.has(t));
+  return kept.length ? kept : [...all];
+};
+
+/** Tokens of a name, and its form without a trailing "of <country>" (see NameForms). */
+export function nameForms(name: string): NameForms {
+  // People's / "of the" join words were one-letter or stopwords; what remains of legal forms written out is removed as a phrase.
+  const raw = replaceSequences(replaceSequences(words(name).filter((t) => t !== 'the'), COUNTRY_PAIRS), LEGAL_FORM_PAIRS);
+  const all = raw.length ? raw : words(name);
+  const tokens = dropStopwords(all);
+  const names = countries();
+  for (let n = Math.min(4, all.length - 2); n >= 1; n--) {
+    if (all[all.length - n - 1] !== 'of' || !names.has(all.slice(-n).join(' '))) continue;
+    const core = dropStopwords(all.slice(0, -n - 1));
+    if (core.some((t) => t.length >= 5 && !GENERIC.has(t) && !STOPWORDS.has(t))) return { tokens, core };
+    break;
+  }
+  return { tokens };
+}
 
 /** Tokens of a name for matching (see module comment). */
 export function nameTokens(name: string): string[] {
-  const all = anyAscii(name).toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim().split(' ').filter((t) => t.length > 1);
-  const kept = all.filter((t) => !STOPWORDS.has(t));
-  return kept.length ? kept : all;
+  return [...nameForms(name).tokens];
 }
 
 /** Similarity of two tokens in [0, 1]. */
@@ -76,6 +164,7 @@ interface IndexedName {
   readonly text: string;
   readonly alias: boolean;
   readonly tokens: readonly string[];
+  readonly core?: readonly string[];
 }
 
 /** A list as loaded: its date(s) and size. */
@@ -118,6 +207,8 @@ export interface ScreenMatch {
 export interface ScreenResult {
   readonly query: string;
   readonly kind: 'name' | 'address';
+  /** For names: what kind of listed entries were compared (vessels and aircraft only for a query about one). */
+  readonly subject?: ScreenSubject;
   readonly threshold: number;
   /** Best first; at most `limit`. */
   readonly matches: readonly ScreenMatch[];
@@ -125,8 +216,13 @@ export interface ScreenResult {
   readonly listsNotLoaded: readonly ListNotLoaded[];
 }
 
+/** What a name names: vessels and aircraft are matched only by a query about one, never by a person's or an organisation's name. */
+export type ScreenSubject = 'person-or-organization' | 'vessel' | 'aircraft';
+
 /** What a screening takes besides the query. */
 export interface ScreenOptions {
+  /** What the name names (default: a vessel when the name says so, "MV …", "M/T …", "vessel …", "IMO 1234567"; else a person or organisation). */
+  readonly subject?: ScreenSubject;
   /** Lists to use (default: all). */
   readonly lists?: readonly ListCode[];
   readonly threshold?: number;
@@ -161,6 +257,9 @@ export function looksLikeAddress(entity: string): boolean {
   return /^[A-Za-z0-9]{25,100}$/.test(entity.trim()) && /\d/.test(entity);
 }
 
+/** Words that say a name is a ship's: a leading M/V, MV, M/T, MT, S/S or "vessel"/"tanker", or an IMO number. */
+const VESSEL_MARKER = /^\s*(?:m\/?v|m\/?t|s\/s|vessel|tanker)\.?\s+|\bimo\s*(?:no\.?\s*)?\d{7}\b/i;
+
 /** Builds the index over `lists`. */
 export function createSanctionsIndex(lists: ReadonlyMap<ListCode, SanctionsList>): SanctionsIndex {
   const names: IndexedName[] = [];
@@ -168,8 +267,8 @@ export function createSanctionsIndex(lists: ReadonlyMap<ListCode, SanctionsList>
   for (const [code, list] of lists) {
     for (const entry of list.entries) {
       for (const [text, alias] of [[entry.name, false], ...entry.aliases.map((a) => [a, true] as const)] as const) {
-        const tokens = nameTokens(text);
-        if (tokens.length) names.push({ list: code, entry, text, alias, tokens });
+        const forms = nameForms(text);
+        if (forms.tokens.length) names.push({ list: code, entry, text, alias, tokens: forms.tokens, ...(forms.core ? { core: forms.core } : {}) });
       }
       for (const a of entry.addresses ?? []) {
         const key = normaliseAddress(a.address);
@@ -231,7 +330,12 @@ export function createSanctionsIndex(lists: ReadonlyMap<ListCode, SanctionsList>
   function screenName(name: string, opts: ScreenOptions = {}): ScreenResult {
     const threshold = opts.threshold ?? DEFAULT_THRESHOLD;
     const selected = selectedOf(opts);
-    const q = nameTokens(name);
+    const marked = VESSEL_MARKER.exec(name);
+    const subject: ScreenSubject = opts.subject ?? (marked ? 'vessel' : 'person-or-organization');
+    const forms = nameForms(marked ? name.replace(VESSEL_MARKER, ' ') : name);
+    const q = forms.tokens;
+    // A ship's name or former name ("ALPHA") is no organisation's ("Alpha GmbH"), and the reverse.
+    const types: readonly SanctionsEntry['type'][] = subject === 'person-or-organization' ? ['individual', 'entity'] : [subject];
     // Candidates come from the query's rarer tokens: a name sharing only a common word ("trading",
     // "bank") with the query cannot reach the threshold when the query has a rarer word too.
     const postings = q.map((t) => similarTokens(t).map((s) => byToken.get(s)!));
@@ -242,8 +346,10 @@ export function createSanctionsIndex(lists: ReadonlyMap<ListCode, SanctionsList>
     const best = new Map<SanctionsEntry, ScreenMatch>();
     for (const i of candidates) {
       const n = names[i];
-      if (!selected.includes(n.list)) continue;
-      const score = Math.round(nameScore(q, n.tokens) * 1000) / 1000;
+      if (!selected.includes(n.list) || !types.includes(n.entry.type)) continue;
+      // "of <country>" may be left out on either side, never on both (Central Bank of Iran is not Central Bank of Syria).
+      const raw = Math.max(nameScore(q, n.tokens), forms.core && !n.core ? nameScore(forms.core, n.tokens) : 0, n.core && !forms.core ? nameScore(q, n.core) : 0);
+      const score = Math.round(raw * 1000) / 1000;
       if (score < threshold) continue;
       const prev = best.get(n.entry);
       if (prev && prev.score >= score) continue;
@@ -251,7 +357,7 @@ export function createSanctionsIndex(lists: ReadonlyMap<ListCode, SanctionsList>
     }
     const matches = [...best.values()].sort((a, b) => b.score - a.score || a.listId.localeCompare(b.listId)).slice(0, opts.limit ?? 20);
     const s = status(selected);
-    return { query: name, kind: 'name', threshold, matches, listsUsed: s.used, listsNotLoaded: s.notLoaded };
+    return { query: name, kind: 'name', subject, threshold, matches, listsUsed: s.used, listsNotLoaded: s.notLoaded };
   }
 
   function screenAddress(address: string, opts: ScreenOptions = {}): ScreenResult {

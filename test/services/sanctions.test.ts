@@ -69,6 +69,52 @@ describe('screening the shipped lists', () => {
     expect(ix.screen('12QtD5BFwRsdNsAZY76UVE1xyCGNTojH9i').matches).toEqual([]);
   });
 
+  test('OFAC entries under the names their owners use: legal forms abbreviated or written out, "of <country>" on one side only', () => {
+    // [query, OFAC SDN uid, the entry's name as OFAC lists it]: each must be the best match, at score 1.
+    const cases: [string, string, string][] = [
+      ['Sberbank of Russia', '17018', 'PUBLIC JOINT STOCK COMPANY SBERBANK OF RUSSIA'],
+      ['PJSC Sberbank of Russia', '17018', 'PUBLIC JOINT STOCK COMPANY SBERBANK OF RUSSIA'],
+      ['VTB Bank', '17013', 'VTB BANK PUBLIC JOINT STOCK COMPANY'],
+      ['VTB Bank PJSC', '17013', 'VTB BANK PUBLIC JOINT STOCK COMPANY'],
+      ['OAO VTB Bank', '17013', 'VTB BANK PUBLIC JOINT STOCK COMPANY'],
+      ['OOO VTB Foreks', '34536', 'OBSHCHESTVO S OGRANICHENNOI OTVETSTVENNOSTYU VTB FOREKS'],
+      ['VTB Foreks LLC', '34536', 'OBSHCHESTVO S OGRANICHENNOI OTVETSTVENNOSTYU VTB FOREKS'],
+      ['AO Sberbank Leasing', '18709', 'JOINT STOCK COMPANY SBERBANK LEASING'],
+      ['Sberbank Capital LLC', '18669', 'LIMITED LIABILITY COMPANY SBERBANK CAPITAL'],
+      ['Sberbank Europe GmbH', '18716', 'SBERBANK EUROPE AG'],
+      ['CJSC VTB Bank Belarus', '18721', 'VTB BANK BELARUS CLOSED JOINT STOCK COMPANY'],
+      ['Anti-Globalization Movement', '36137', 'ANTI-GLOBALIZATION MOVEMENT OF RUSSIA'],
+      ['Foreign Intelligence Service of Russia', '42717', 'FOREIGN INTELLIGENCE SERVICE OF THE RUSSIAN FEDERATION'],
+      ['Law Enforcement Forces of Iran', '12763', 'LAW ENFORCEMENT FORCES OF THE ISLAMIC REPUBLIC OF IRAN'],
+    ];
+    const ofac = ix.lists.get('OFAC')!;
+    for (const [q, uid, listed] of cases) {
+      // The reference: OFAC's own entry in the shipped snapshot.
+      expect(ofac.entries.find((e) => e.id === uid)?.name).toBe(listed);
+      expect({ q, best: ix.screenName(q).matches.find((m) => m.listId === uid) }).toEqual({ q, best: expect.objectContaining({ list: 'OFAC', name: listed, score: 1 }) });
+    }
+    // Dropping "of <country>" never makes two countries' institutions one, nor leaves a generic name.
+    expect(ix.screenName('Central Bank of Iran').matches).toEqual([]);
+    expect(ix.screenName('Commercial Bank').matches).toEqual([]);
+    expect(ofac.entries.some((e) => e.name === 'CENTRAL BANK OF SYRIA')).toBe(true);
+  });
+
+  test('vessels and their former names are matched by vessel queries only, never by an organisation', () => {
+    const ofac = ix.lists.get('OFAC')!;
+    // The reference: OFAC lists the vessel ARTAVIL, formerly ALPHA.
+    expect(ofac.entries.find((e) => e.id === '15036')).toMatchObject({ name: 'ARTAVIL', aliases: ['ALPHA'], type: 'vessel' });
+    for (const q of ['Alpha GmbH', 'Alpha', 'Artavil Trading LLC']) {
+      const r = ix.screenName(q);
+      expect({ q, vessels: r.matches.filter((m) => m.type === 'vessel' || m.type === 'aircraft') }).toEqual({ q, vessels: [] });
+      expect(r.subject).toBe('person-or-organization');
+    }
+    expect(ix.screenName('MV Alpha').matches[0]).toMatchObject({ listId: '15036', name: 'ALPHA', alias: true, type: 'vessel', score: 1 });
+    expect(ix.screenName('IMO 9187629 Artavil').matches[0]).toMatchObject({ listId: '15036', name: 'ARTAVIL', score: 1 });
+    expect(ix.screenName('Artavil', { subject: 'vessel' }).matches[0]).toMatchObject({ listId: '15036', type: 'vessel' });
+    // A vessel query compares vessels only.
+    expect(ix.screenName('Sberbank', { subject: 'vessel' }).matches).toEqual([]);
+  });
+
   test('name scoring', () => {
     expect(nameTokens('ООО «Ромашка» Ltd')).toEqual(['romashka']);
     expect(nameScore(['rosneft', 'trading'], ['trading', 'rosneft'])).toBe(1);
@@ -92,6 +138,22 @@ describe('native-aml-sanctions-scan', () => {
     expect(await callLocal('native-aml-sanctions-scan', JSON.stringify({ entity: 'Rosneft Trading', lists: ['UN'] }))).toMatchObject({ flagged: false, lists: [{ list: 'UN' }] });
   });
 
+  test('Sberbank of Russia and VTB Bank are flagged high; Alpha GmbH is not a vessel; b2b-compliance-report screens the same way', async () => {
+    for (const entity of ['Sberbank of Russia', 'PJSC Sberbank of Russia', 'VTB Bank']) {
+      expect(await callLocal('native-aml-sanctions-scan', JSON.stringify({ entity }))).toMatchObject({ riskScore: 100, riskLevel: 'high', flagged: true, subject: 'person-or-organization' });
+    }
+    const alpha = await callLocal<Record<string, any>>('native-aml-sanctions-scan', JSON.stringify({ entity: 'Alpha GmbH' }));
+    expect(alpha.matches.filter((m: { type: string }) => m.type === 'vessel')).toEqual([]);
+    expect(alpha.riskScore).toBeLessThan(95);
+    expect(await callLocal('native-aml-sanctions-scan', JSON.stringify({ entity: 'Alpha', subject: 'vessel' }))).toMatchObject({ riskScore: 100, subject: 'vessel', matches: [{ listId: '15036', type: 'vessel' }] });
+    const report = await callLocal<Record<string, any>>('native-b2b-compliance-report', JSON.stringify({ txs: [
+      { id: 'a', amount: 100, counterparty: 'PJSC Sberbank of Russia', country: 'RU' },
+      { id: 'b', amount: 100, counterparty: 'VTB Bank', country: 'RU' },
+      { id: 'c', amount: 100, counterparty: 'Alpha GmbH', country: 'DE' },
+    ] }));
+    expect(report.sanctionedCounterparties.map((s: { counterparty: string; matches: { listId: string }[] }) => [s.counterparty, s.matches[0].listId])).toEqual([['PJSC Sberbank of Russia', '17018'], ['VTB Bank', '17013']]);
+  });
+
   test('bad input is refused before payment, naming the field', () => {
     expect(refusal('native-aml-sanctions-scan', JSON.stringify({ entity: 'x', lists: ['OFAC', 'FBI'] }))).toContain('lists[1] must be one of "OFAC", "EU", "UN"');
     expect(refusal('native-aml-sanctions-scan', JSON.stringify({ lists: ['OFAC'] }))).toContain('entity is required');
@@ -110,7 +172,8 @@ describe('parsers of the publishers\' formats', () => {
     // Screened like the others: the Cyrillic alias and a reordered name match.
     const ix = createSanctionsIndex(new Map([['EU', eu]]));
     expect(ix.screenName('Aksyonov Sergey Valeryevich').matches[0]).toMatchObject({ list: 'EU', listId: 'EU.27.28', score: 1, listDate: '2025-03-14' });
-    expect(ix.screenName('Sovcomflot PAO').matches[0]).toMatchObject({ listId: 'EU.3593.73', alias: true });
+    // The legal form, abbreviated (PAO) or written out (Joint Stock Company), is no part of the name: the primary name matches whole.
+    expect(ix.screenName('Sovcomflot PAO').matches[0]).toMatchObject({ listId: 'EU.3593.73', name: 'Joint Stock Company Sovcomflot', score: 1 });
     expect(() => parseEuFsfXml('<other/>')).toThrow(SanctionsFormatError);
   });
 
