@@ -6,6 +6,7 @@ import { NATIVE } from '../consensus/ledger.js';
 import { chainHealth } from './health.js';
 import { addressOf, economyOf, foreignAddressReason, formatUnits, round, thisChainAddress } from './market/economy.js';
 import { valuePortfolio } from './market/portfolio.js';
+import { createPastPrices } from './market/pastPrices.js';
 import { ServiceError, type ServiceContext } from './types.js';
 
 
@@ -44,20 +45,30 @@ async function run(ctx: ServiceContext, input: unknown) {
   const id = tryDecodeAddress(address.toLowerCase(), ctx.params.hrp);
   // Reached only by a paid call whose payment skipped the precheck: no answer, so a refund.
   if (!id) throw new ServiceError('foreign_address', foreignAddressReason(address, ctx.params.hrp));
-  const [p, activity, records, tokens, supply] = await Promise.all([valuePortfolio(ctx.chain, eco, id), eco.activity(id, { limit: WALLET_ACTIVITY_LIMIT }), eco.poolRecords(), eco.tokenRecords(), ctx.chain.getSupply()]);
+  const [p, activity, records, tokens, supply, usd] = await Promise.all([valuePortfolio(ctx.chain, eco, id), eco.activity(id, { limit: WALLET_ACTIVITY_LIMIT }), eco.poolRecords(), eco.tokenRecords(), ctx.chain.getSupply(), eco.nativeUsd()]);
   const circulating = Number(supply.minted - supply.burned) / 1e8;
-  const values = eco.nativeValues(records);
+  // Each movement at the price of its time (the chain's swap log), not today's.
+  const priceAt = createPastPrices(eco, records);
   const dec = (a: string) => (a === NATIVE ? 8 : (tokens.get(a)?.decimals ?? 0));
-  const valueOf = (asset: string, amount: unknown) => {
-    const v = values.get(asset);
+  const valueOf = async (asset: string, amount: unknown, height: number) => {
+    const v = await priceAt(asset, height);
     return v === undefined ? null : (Number(amount as string) * v) / 1e8;
+  };
+  // NATIVE's USD price then: the same stablecoin pool as today's price, at that height (the reference price has no history).
+  const stableDecimals = usd.source === 'pool' && usd.stablecoin ? tokens.get(usd.stablecoin)?.decimals : undefined;
+  const usdPerNativeAt = async (height: number) => {
+    if (stableDecimals === undefined) return usd.price;
+    const perUnit = await priceAt(usd.stablecoin!, height);
+    return perUnit ? 1e8 / (perUnit * 10 ** stableDecimals) : usd.price;
   };
   const tip = ctx.chain.tip.height;
   const flows = WALLET_FLOW_WINDOWS.map((blocks) => ({ blocks, fromHeight: Math.max(0, tip - blocks + 1), inNative: 0, outNative: 0 }));
   const movements = [];
   let movementsRead = 0;
+  let unpriced = 0;
   for (const a of activity) {
     const kind = a.kind as string;
+    const height = a.height as number;
     let asset = NATIVE;
     let amount = '0';
     let direction: 'in' | 'out' | 'swap' | 'lock' = 'in';
@@ -81,9 +92,11 @@ async function run(ctx: ServiceContext, input: unknown) {
     } else if (kind === 'liquidity_add' || kind === 'liquidity_remove') {
       // Both sides of the position, valued together as NATIVE.
       const [pa, pb] = (a.pool as string).split('-');
-      const va = valueOf(pa, a.amountA);
-      const vb = valueOf(pb, a.amountB);
-      if (va === null || vb === null) continue;
+      const [va, vb] = await Promise.all([valueOf(pa, a.amountA, height), valueOf(pb, a.amountB, height)]);
+      if (va === null || vb === null) {
+        unpriced++;
+        continue;
+      }
       amount = String(Math.round((va + vb) * 1e8));
       direction = 'lock';
     } else if (kind.startsWith('token_') && a.native !== undefined && a.native !== '0') {
@@ -91,11 +104,14 @@ async function run(ctx: ServiceContext, input: unknown) {
       amount = a.native as string;
       direction = 'lock';
     } else continue;
-    const v = valueOf(asset, amount);
-    if (v === null) continue;
+    const v = await valueOf(asset, amount, height);
+    if (v === null) {
+      unpriced++;
+      continue;
+    }
     movementsRead++;
     for (const f of flows) {
-      if ((a.height as number) < f.fromHeight) continue;
+      if (height < f.fromHeight) continue;
       if (direction === 'in') f.inNative += v;
       if (direction === 'out') f.outNative += v;
     }
@@ -104,7 +120,7 @@ async function run(ctx: ServiceContext, input: unknown) {
     const supplyPct = circulating > 0 ? (v / circulating) * 100 : 0;
     const level = alertLevel(walletPct, supplyPct);
     if (!level) continue;
-    movements.push({ height: a.height as number, tx: a.tx as string, kind, direction, asset, amount: formatUnits(BigInt(amount), dec(asset)), valueNative: round(v, 8), valueUsd: round(v * p.nativeUsd, 2), counterparty, alertLevel: level, shareOfPortfolioPct: round(walletPct, 4), shareOfSupplyPct: round(supplyPct, 6) });
+    movements.push({ height, tx: a.tx as string, kind, direction, asset, amount: formatUnits(BigInt(amount), dec(asset)), valueNative: round(v, 8), valueUsd: round(v * (await usdPerNativeAt(height)), 2), counterparty, alertLevel: level, shareOfPortfolioPct: round(walletPct, 4), shareOfSupplyPct: round(supplyPct, 6) });
   }
   const valued = p.all.filter((h) => h.valueNative !== null && h.valueNative > 0);
   const shares = valued.map((h) => h.valueNative! / (p.totalNative || 1));
@@ -125,8 +141,9 @@ async function run(ctx: ServiceContext, input: unknown) {
     },
     thresholds: { levels: WALLET_ALERT_LEVELS, walletRatingMinSupplyPct: WALLET_ALERT_MIN_SUPPLY_PCT, circulatingNative: round(circulating, 8) },
     movementsRead: movementsRead,
+    movementsUnpriced: unpriced,
     activityRead: activity.length,
-    method: 'movements are the wallet\'s transfers, swaps (the side given), bridge records, stakes, liquidity (both sides) and collateral moves among its newest 500 activity entries, valued in NATIVE at NATIVE-pool spot prices; alert level relative to the wallet and the market: the higher of its share of the circulating NATIVE supply (medium >= 0.1 %, high >= 1 %, critical >= 5 %) and, for movements of at least 0.01 % of that supply, its share of the wallet\'s value now capped at 100 % (medium >= 10 %, high >= 25 %, critical >= 50 %); smaller movements are counted in movementsRead but not listed; concentration = HHI of the holdings\' value shares; changes = value in and out over the last 1,200 and 28,800 blocks (1 h and 24 h)',
+    method: 'movements are the wallet\'s transfers, swaps (the side given), bridge records, stakes, liquidity (both sides) and collateral moves among its newest 500 activity entries, valued in NATIVE at the price of their time (the asset\'s NATIVE pool just before the first swap at or after the movement\'s height, from the chain\'s swap log; a movement before its asset had a NATIVE pool is counted in movementsUnpriced) and in USD at NATIVE\'s USD price of that time; holdings at today\'s spot prices; alert level relative to the wallet and the market: the higher of its share of the circulating NATIVE supply (medium >= 0.1 %, high >= 1 %, critical >= 5 %) and, for movements of at least 0.01 % of that supply, its share of the wallet\'s value now capped at 100 % (medium >= 10 %, high >= 25 %, critical >= 50 %); smaller movements are counted in movementsRead but not listed; concentration = HHI of the holdings\' value shares; changes = value in and out over the last 1,200 and 28,800 blocks (1 h and 24 h)',
     height: tip,
   };
 }

@@ -410,8 +410,12 @@ describe('native-crypto-whale-watch', () => {
     const r = await call('native-crypto-whale-watch', eaddr(ealice));
     const supply = await f.chain.getSupply();
     const circulating = Number(supply.minted - supply.burned) / 1e8;
-    // NATIVE-USDN add: 1,000 NATIVE + 500 USDN at 1010e8 / R_USDN base units each = 1,000 + 1,020.07… NATIVE.
-    const usdnSide = (500_000_000 * 1010) / Number(R_USDN);
+    // NATIVE-USDN add at block 2, valued at the price of then: 500 USDN at 1,000e8 / 500e6 base units each (the
+    // pool's reserves before bob's swap of block 3, from the chain's swap log) = 1,000 NATIVE; today's price would give 1,020.07….
+    const [bobSwap] = await f.chain.economy!.swaps({ pool: 'NATIVE-USDN', since: 0, limit: 1 });
+    expect(bobSwap).toMatchObject({ height: 3, assetIn: 'NATIVE', amountIn: String(10n * 10n ** 8n), reserveA: String(R_NATIVE), reserveB: String(R_USDN) });
+    const usdnSide = (500_000_000 * Number(R_NATIVE - 10n * 10n ** 8n)) / Number(R_USDN + SWAP_OUT) / 1e8;
+    expect(usdnSide).toBe(1000);
     // Both are 0.1-1 % of the ~300,000 NATIVE in circulation (medium) and under 10 % of alice's wallet.
     expect(r.movements.map((m: Json) => [m.kind, m.alertLevel])).toEqual([['liquidity_add', 'medium'], ['token_stable_mint', 'medium']]);
     expect(r.movements[0].valueNative).toBeCloseTo(1000 + usdnSide, 6);
@@ -423,6 +427,34 @@ describe('native-crypto-whale-watch', () => {
     expect(r.movementsRead).toBeGreaterThan(r.alertCount);
     // Flows: out 50 NATIVE (to carol) + 5,000 GOLD units (to bob) = 0.5 NATIVE; in nothing.
     expect(r.holdingAnalysis.changes[0]).toMatchObject({ windowBlocks: 1200, inNative: 0, outNative: 50.5, netNative: -50.5 });
+  });
+  test('a past movement is valued at the price of its time from the chain\'s swap log, not at today\'s', async () => {
+    const g = await createEconomyFixture({ goldRally: true });
+    try {
+      const gctx = economyContext(g, registry);
+      const eco = g.chain.economy!;
+      // The reference: the chain's own record of bob's GOLD purchase after carol received her GOLD.
+      const [rally] = await eco.swaps({ pool: 'GOLD-NATIVE', since: 0, limit: 1 });
+      expect(rally).toMatchObject({ height: 5, assetIn: 'NATIVE', amountIn: String(5000n * 10n ** 8n) });
+      // Reserves before it (the pool keeps the whole input): GOLD-NATIVE 1,000,000 GOLD units : 100 NATIVE, 10^4 base units per GOLD unit.
+      const goldBefore = BigInt(rally.reserveA) - BigInt(rally.amountOut) * -1n;
+      const nativeBefore = BigInt(rally.reserveB) - BigInt(rally.amountIn);
+      expect([goldBefore, nativeBefore]).toEqual([1_000_000n, 100n * 10n ** 8n]);
+      const thenNative = (500_000 * Number(nativeBefore)) / Number(goldBefore) / 1e8;
+      const nowNative = (500_000 * Number(rally.reserveB)) / Number(rally.reserveA) / 1e8;
+      expect(thenNative).toBe(50);
+      expect(nowNative).toBeGreaterThan(100_000);
+      const r = (await executeService(registry.get('native-crypto-whale-watch')!, gctx, eaddr(ecarol))) as Json;
+      // The gift was worth 50 NATIVE then: 0.0166 % of the supply and a sliver of her wallet now, so no alert
+      // (at today's price it would be a critical ~43 % of the supply); it is read, and the 24 h inflow counts it at 50.
+      expect(r.movements.filter((m: Json) => m.asset === 'GOLD')).toEqual([]);
+      expect(r.holdingAnalysis.changes[1]).toMatchObject({ windowBlocks: 28800, inNative: 50 + 50, outNative: 0 });
+      // Holdings stay at today's price: carol's GOLD is now worth far more than the gift was.
+      expect(r.totalValueNative).toBeGreaterThan(100_000);
+      expect(r.movementsUnpriced).toBe(0);
+    } finally {
+      await g.close();
+    }
   });
   test('carol: one holding, HHI 10,000; the gift that is all her wallet (and 0.0166 % of the supply) is critical; foreign addresses are refused', async () => {
     const r = await call('native-crypto-whale-watch', eaddr(ecarol));

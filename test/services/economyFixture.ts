@@ -86,10 +86,11 @@ async function mine(chain: Chain, txs: Tx[]): Promise<Block> {
 /**
  * Builds the chain described in the module comment; `tokenPool` adds block 4: bob opens GOLD/USDN with
  * 5,000 GOLD units : 1,000,000 USDN units; `labels` adds a block where the moderator (the bridge
- * authority's key, also a moderation authority) labels carol `mixer` and bob `exploit`; `frozenGold`
- * adds a last block where alice, GOLD's issuer, freezes it.
+ * authority's key, also a moderation authority) labels carol `mixer` and bob `exploit`; `goldRally`
+ * adds two blocks: alice sends carol 500,000 GOLD units, then bob buys GOLD with 5,000 NATIVE
+ * (its price rises ~2,600-fold); `frozenGold` adds a last block where alice, GOLD's issuer, freezes it.
  */
-export async function createEconomyFixture(opts: { tokenPool?: boolean; labels?: boolean; frozenGold?: boolean } = {}): Promise<EconomyFixture> {
+export async function createEconomyFixture(opts: { tokenPool?: boolean; labels?: boolean; frozenGold?: boolean; goldRally?: boolean } = {}): Promise<EconomyFixture> {
   const verifier = new CountingVerifier();
   const chain = await openChain({ dataDir: await tmpDir('native-eco-services-'), params: eparams, verifier, now: () => GENESIS_TIME + 1_000 });
   const pool = createMempool(chain, verifier, eparams, { now: () => (GENESIS_TIME + 1_000) * 1000 });
@@ -116,6 +117,10 @@ export async function createEconomyFixture(opts: { tokenPool?: boolean; labels?:
       s.tx(eauthority, moderation, { action: 'label', address: ecarol.address, label: 'mixer', reason: 'pools deposits to hide their source' }),
       s.tx(eauthority, moderation, { action: 'label', address: ebob.address, label: 'exploit', reason: 'drained a lending pool' }),
     ]);
+  }
+  if (opts.goldRally) {
+    await mine(chain, [s.tx(ealice, tokenTransfer, { symbol: 'GOLD', to: ecarol.address, amount: 500_000n })]);
+    await mine(chain, [s.tx(ebob, swap, { path: [NATIVE, 'GOLD'], amountIn: 5000n * COIN, minOut: 1n, expiryHeight: 100 })]);
   }
   if (opts.frozenGold) await mine(chain, [s.tx(ealice, tokenFlags, { symbol: 'GOLD', flags: TokenFlag.frozen })]);
   return {
