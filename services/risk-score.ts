@@ -17,6 +17,13 @@ import type { ServiceContext } from './types.js';
  * is never raised here and stays in the result only because the catalog names it.
  */
 export const RISK_WEIGHTS = { sanctionHit: 60, mixerInteraction: 25, exploitContract: 25, flashLoanAttack: 0, washTrading: 15 } as const;
+/**
+ * Points of mixerInteraction / exploitContract when the wallet itself carries the label (it is a
+ * mixer or an exploiter, not a wallet that dealt with one): the score of a mixer or exploit
+ * group's address named on the sanctions lists (sanctionHit + the flag = 85), so a label by this
+ * chain's moderators weighs what OFAC's listing does.
+ */
+export const SELF_LABEL_WEIGHT = RISK_WEIGHTS.sanctionHit + RISK_WEIGHTS.mixerInteraction;
 /** Why flashLoanAttack is never raised on this chain. */
 const NO_FLASH_LOANS = 'flash loans do not exist on this chain: it runs no contracts, and a transaction cannot borrow and repay within itself; opposite trades in one block are ordinary trades (counted as round trips by washTrading)';
 /** Activity entries read for the on-chain heuristics (newest first). */
@@ -91,7 +98,9 @@ async function run(ctx: ServiceContext, input: unknown) {
     mixerInteraction: { flagged: mixer.length + mixerLabels.length > 0, evidence: { matches: mixer, labelled: mixerLabels, lists: 'mixers named on the shipped sanctions lists (e.g. Tornado Cash)', labels: labelSource } },
     exploitContract: { flagged: exploit.length + exploitLabels.length > 0, evidence: { matches: exploit, labelled: exploitLabels, lists: 'hack/exploit groups named on the shipped sanctions lists (e.g. Lazarus Group)', labels: labelSource } },
   };
-  const score = Math.min(100, (Object.keys(RISK_WEIGHTS) as (keyof typeof RISK_WEIGHTS)[]).reduce((s, k) => s + (flags[k].flagged ? RISK_WEIGHTS[k] : 0), 0));
+  const selfLabelled = { mixerInteraction: mixerLabels.some((h) => h.role === 'wallet'), exploitContract: exploitLabels.some((h) => h.role === 'wallet') };
+  const weightOf = (k: keyof typeof RISK_WEIGHTS) => (k in selfLabelled && selfLabelled[k as keyof typeof selfLabelled] ? SELF_LABEL_WEIGHT : RISK_WEIGHTS[k]);
+  const score = Math.min(100, (Object.keys(RISK_WEIGHTS) as (keyof typeof RISK_WEIGHTS)[]).reduce((s, k) => s + (flags[k].flagged ? weightOf(k) : 0), 0));
   return {
     address,
     family,
@@ -100,9 +109,10 @@ async function run(ctx: ServiceContext, input: unknown) {
     level: score >= 70 ? 'high' : score >= 30 ? 'medium' : 'low',
     flags,
     weights: RISK_WEIGHTS,
+    selfLabelWeight: SELF_LABEL_WEIGHT,
     activityRead,
     moderationLabels: labelHits,
-    method: 'score = sum of the weights of the raised flags, capped at 100 (high >= 70, medium >= 30); heuristics in docs/agents-guide.md',
+    method: 'score = sum of the weights of the raised flags, capped at 100 (high >= 70, medium >= 30); a wallet itself labelled a mixer or an exploiter on this chain weighs selfLabelWeight for that flag, as a listed mixer or exploit group\'s address does; heuristics in docs/agents-guide.md',
     height: ctx.chain.tip.height,
   };
 }

@@ -501,7 +501,7 @@ describe('native-risk-score', () => {
     expect(r.flags.washTrading.evidence.roundTrips).toBe(0);
     expect(r.flags.sanctionHit.evidence.screened).toBe(2); // bob and alice (his GOLD sender)
   });
-  test('moderation labels on chain: alice sent carol (labelled mixer) NATIVE and bob (labelled exploit) GOLD: 25 + 25 = 50; bob himself is exploit-labelled', async () => {
+  test('moderation labels on chain: alice sent carol (labelled mixer) NATIVE and bob (labelled exploit) GOLD: 25 + 25 = 50; carol, herself a labelled mixer, and bob, himself exploit-labelled, score high', async () => {
     const g = await createEconomyFixture({ labels: true });
     try {
       const run = async (addr: string) => (await executeService(registry.get('native-risk-score')!, economyContext(g, registry), addr)) as Json;
@@ -511,8 +511,14 @@ describe('native-risk-score', () => {
       expect(a.flags.mixerInteraction.flagged).toBe(true);
       expect(a.flags.mixerInteraction.evidence.labelled).toEqual([{ address: eaddr(ecarol), role: 'counterparty', label: 'mixer', reason: 'pools deposits to hide their source', labelledAtHeight: 4 }]);
       expect(a.flags.exploitContract.evidence.labelled).toEqual([{ address: eaddr(ebob), role: 'counterparty', label: 'exploit', reason: 'drained a lending pool', labelledAtHeight: 4 }]);
+      // A wallet that is itself labelled: as risky as a mixer or exploit group's address OFAC lists (Tornado Cash, Lazarus Group: 85).
+      const listedMixer = (await call('native-risk-score', '0x12D66f87A04A9E220743712cE6d9bB1B5616B8Fc')) as Json;
+      expect(listedMixer.flags.sanctionHit.evidence.matches[0]).toMatchObject({ list: 'OFAC', name: expect.stringMatching(/tornado/i) });
+      const c = await run(eaddr(ecarol));
+      expect(c).toMatchObject({ score: listedMixer.score, level: 'high' });
+      expect(c.flags.mixerInteraction).toMatchObject({ flagged: true, evidence: { labelled: [{ address: eaddr(ecarol), role: 'wallet', label: 'mixer' }] } });
       const b = await run(eaddr(ebob));
-      expect(b).toMatchObject({ score: 25, level: 'low' });
+      expect(b).toMatchObject({ score: 85, level: 'high' });
       expect(b.flags.exploitContract.evidence.labelled[0]).toMatchObject({ address: eaddr(ebob), role: 'wallet', label: 'exploit' });
       expect(b.flags.mixerInteraction.flagged).toBe(false);
       // Without the fixture's labels (same chain up to block 3) nothing is flagged.
