@@ -30,7 +30,7 @@ import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { DEVNET_GENESIS_FILE } from '../node/config.js';
+import { DEVNET_GENESIS_FILE } from '../node/chainParams.js';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -45,7 +45,7 @@ import { worldClock } from '../services/world-clock.js';
 import { PgLedger } from '../x402/pgLedger.js';
 import { BIN, childEnv, ROOT } from '../test/helpers/nodeProcess.js';
 import { startPostgres } from '../test/helpers/postgres.js';
-import { codeOf, f0, f1, f2, fastSigner, load, logLines, paidCall, request, signPayment, sleep, summary, waitMined, ZONES, type Agent, type CallRecord, type Terms } from './paid.js';
+import { codeOf, f0, f1, f2, fastSigner, load, logLines, paidCall, request, signPayment, sleep, summary, waitMined, ZONES, type Agent, type CallRecord, type Terms } from './paidKit.js';
 
 interface FleetNode {
   readonly child: ChildProcess;

@@ -16,7 +16,8 @@ import { parseArgs } from 'node:util';
 import { NodeError } from '../consensus/errors.js';
 import { createDevnetChainParams } from '../consensus/devnet.js';
 import { paramsToJson } from '../consensus/params.js';
-import { CONFIG_OPTIONS, DEVNET_GENESIS_FILE } from '../node/config.js';
+import { CONFIG_OPTIONS } from '../node/config.js';
+import { DEVNET_GENESIS_FILE } from '../node/chainParams.js';
 import { withSuggestion } from './startHelp.js';
 import { PROJECT_ROOT } from '../services/projectRoot.js';
 

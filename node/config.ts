@@ -10,21 +10,19 @@
  * Size (~520 lines): mostly `CONFIG_OPTIONS`, the table of every option, kept in one place so a
  * new option is one entry; the merge and validation around it are short.
  */
-import { readFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { NodeError } from '../consensus/errors.js';
 import { tryDecodeAddress } from '../consensus/address.js';
-import { createDevnetChainParams } from '../consensus/devnet.js';
-import { createParamsFromJson, DEVNET_POW_LIMIT_BITS, DEVNET_TARGET_SPACING, paramsToJson, type ChainParams } from '../consensus/params.js';
 import type { MempoolOptions } from '../chain/mempool.js';
 import type { OutboundOptions } from '../services/outbound/client.js';
 import type { ProviderSettings } from '../services/outbound/types.js';
 import { OUTBOUND_CONFIG_OPTIONS, outboundOptionsOf } from './outboundConfig.js';
+import type { ConfigLayer, ConfigOption, ConfigSource } from './configOption.js';
 import { PROVIDER_CONFIG_OPTIONS } from './providersConfig.js';
-import { PROJECT_ROOT } from '../services/projectRoot.js';
 import { normalisePublicUrl } from './api/publicUrl.js';
 
 /** Error codes of configuration loading. */
@@ -239,28 +237,9 @@ export function mempoolOptionsOf(c: Pick<NodeConfig, 'mempoolMaxMb' | 'mempoolQu
   };
 }
 
-/** `list`: a repeatable flag, a JSON array in the file, comma-separated in the environment. */
-type OptionKind = 'string' | 'integer' | 'number' | 'boolean' | 'list';
-
-/** One configurable option: its key in the config file, its flag, its environment variable. */
-export interface ConfigOption {
-  /** Key in the JSON config file and in `NodeConfig`. */
-  readonly key: string;
-  /** Long flag without dashes. */
-  readonly flag: string;
-  readonly env: string;
-  readonly kind: OptionKind;
-  readonly schema: Record<string, unknown>;
-  readonly description: string;
-  /** Default as shown in the help and the operator's guide. */
-  readonly defaultText: string;
-  /** Collected into `NodeConfig.outbound` or `NodeConfig.providers` instead of a field of its own. */
-  readonly group?: 'outbound' | 'provider';
-  /** Built-in value of a grouped option (the others have theirs in `defaultNodeConfig`). */
-  readonly default?: string | number | boolean;
-}
-
 const NETWORK_NAMES = ['devnet', 'native-devnet', 'mainnet', 'native-mainnet'];
+
+export type { ConfigLayer, ConfigOption, ConfigSource } from './configOption.js';
 
 /** Every option of the node, in the order of the help text. */
 export const CONFIG_OPTIONS: readonly ConfigOption[] = [
@@ -356,11 +335,6 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   ...OUTBOUND_CONFIG_OPTIONS,
   ...PROVIDER_CONFIG_OPTIONS,
 ];
-
-/** One layer of raw settings (file, environment or flags), keyed like the config file. */
-export type ConfigLayer = Record<string, string | number | boolean | readonly string[] | undefined>;
-/** Where a setting came from, for error messages. */
-export type ConfigSource = 'default' | 'file' | 'env' | 'flag';
 
 const layerSchema = {
   type: 'object',
@@ -614,57 +588,4 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
 /** Loads the configuration of `native-node start` from its flags and the environment (see `resolveConfig`). */
 export function loadConfig(argv: readonly string[], env: Record<string, string | undefined>, opts: ResolveConfigOptions = {}): NodeConfig {
   return resolveConfig(configFromArgv(argv), configFromEnv(env), opts);
-}
-
-/** File under the data directory that pins a devnet's generated genesis (so restarts keep the same chain). */
-export const DEVNET_GENESIS_FILE = 'genesis.json';
-
-/**
- * Chain parameters of the configured network. Mainnet: the repository's `genesis.json`.
- * Devnet: `createDevnetChainParams` with the genesis time of the first start, pinned in
- * `<dataDir>/genesis.json` (a devnet whose genesis lay in the future could not mine yet, and one
- * far in the past would start at the easiest difficulty for hours). With `blockTime` S, a new
- * devnet's genesis has target spacing S and the easiest bits (interval mining, chain/pacedMiner.ts);
- * a pinned genesis made otherwise is refused with `config_genesis_mismatch` (its ASERT schedule
- * is another one). A pinned interval-mining genesis started without `blockTime` still runs (the
- * node warns, see `isPacedGenesis`).
- */
-export function loadChainParams(config: Pick<NodeConfig, 'network' | 'dataDir'> & { readonly blockTime?: number }, now: () => number = () => Math.floor(Date.now() / 1000)): ChainParams {
-  if (config.network === 'native-mainnet') {
-    if (config.blockTime !== undefined) throw new NodeError(ConfigErrorCode.INVALID, 'blockTime (interval mining) is for the devnet only', { option: 'blockTime' });
-    const path = join(PROJECT_ROOT, 'genesis.json');
-    return createParamsFromJson(JSON.parse(readFileSync(path, 'utf8')));
-  }
-  const file = join(config.dataDir, DEVNET_GENESIS_FILE);
-  if (existsSync(file)) {
-    const params = createParamsFromJson(JSON.parse(readFileSync(file, 'utf8')));
-    if (params.network !== 'native-devnet') throw new NodeError(ConfigErrorCode.INVALID, `${file} is not a devnet genesis (network ${params.network})`, { option: 'dataDir' });
-    const s = config.blockTime;
-    if (s !== undefined && (params.targetSpacing !== s || params.genesis.bits !== params.powLimitBits)) {
-      const made = params.genesis.bits === params.powLimitBits ? `target spacing ${params.targetSpacing} s` : `proof-of-work difficulty (bits 0x${params.genesis.bits.toString(16)}, target spacing ${params.targetSpacing} s)`;
-      throw new NodeError(ConfigErrorCode.GENESIS_MISMATCH, `the devnet in ${config.dataDir} was made with ${made}, not for --block-time ${s}: start it with a new --data-dir (or without --block-time)`, {
-        option: 'blockTime',
-        dataDir: config.dataDir,
-        targetSpacing: params.targetSpacing,
-        genesisBits: params.genesis.bits,
-      });
-    }
-    return params;
-  }
-  const paced = config.blockTime === undefined ? {} : { targetSpacing: config.blockTime, genesisBits: DEVNET_POW_LIMIT_BITS, powLimitBits: DEVNET_POW_LIMIT_BITS };
-  const params = createDevnetChainParams({ genesisTime: now(), actors: true, ...paced });
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(paramsToJson(params), null, 2)}\n`, { mode: 0o644 });
-  renameSync(tmp, file);
-  return params;
-}
-
-/**
- * Whether a devnet genesis was made for interval mining (`--block-time`): the easiest bits and a
- * target spacing other than the default devnet's. (A genesis at the easiest bits with the default
- * spacing, as tests write, cannot be told apart and counts as not.)
- */
-export function isPacedGenesis(params: ChainParams): boolean {
-  return params.network === 'native-devnet' && params.genesis.bits === params.powLimitBits && params.targetSpacing !== DEVNET_TARGET_SPACING;
 }

@@ -6,7 +6,7 @@
  * `ctx.providers`. Another provider file adds its options with `group: 'provider'` the same way.
  */
 import { defaultOutboundOptions, type OutboundOptions } from '../services/outbound/client.js';
-import type { ConfigLayer, ConfigOption } from './config.js';
+import type { ConfigLayer, ConfigOption } from './configOption.js';
 import { NODE_VERSION } from './version.js';
 
 /** User-Agent of outbound requests unless `outboundUserAgent` is set. */

@@ -5,7 +5,7 @@
  * whose defaults are the ones shown here.
  */
 import { defaultProvidersOptions as d } from '../services/providers/options.js';
-import type { ConfigOption } from './config.js';
+import type { ConfigOption } from './configOption.js';
 
 const url = { type: 'string', minLength: 8, maxLength: 2048, pattern: '^[hH][tT][tT][pP][sS]?://' };
 const secret = { type: 'string', minLength: 1, maxLength: 4096 };

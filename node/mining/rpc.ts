@@ -49,9 +49,8 @@ import { AddressBuckets, clientAddress } from '../rateLimit.js';
 import type { MiningStats } from './stats.js';
 import { decodeSubmittedBlock, submitReason, templateJson } from './rpcWire.js';
 
-/** The wire helpers (rpcWire.ts) and `GET /api/v1/mining` (miningRoute.ts), re-exported: this file is the RPC's entry point. */
+/** The wire helpers (rpcWire.ts), re-exported: this file is the RPC's entry point (`GET /api/v1/mining` is miningRoute.ts). */
 export { decodeSubmittedBlock, MIN_COINBASETXN_BYTES, submitReason, templateJson } from './rpcWire.js';
-export { createMiningRouter, type MiningRouterModules } from './miningRoute.js';
 
 /** Codes of the HTTP-level refusals of `/rpc` (JSON-RPC errors use Bitcoin's numeric codes). */
 export const RpcErrorCode = {

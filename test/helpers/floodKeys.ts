@@ -15,7 +15,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import { fastSigner } from '../../bench/paid.js';
+import { fastSigner } from '../../bench/paidKit.js';
 import { sha256, toHex } from '../../consensus/hash.js';
 import { addressOfPublicKey, createKeyPairFromSeed, type HybridKeyPair } from '../../consensus/keys.js';
 import { encodeTx, txId, txSighash, TxType, TX_VERSION } from '../../consensus/tx.js';

@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { codeOf, request } from '../../bench/paid.js';
+import { codeOf, request } from '../../bench/paidKit.js';
 import { encodeAddress, TESTNET_HRP } from '../../consensus/address.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { toHex } from '../../consensus/hash.js';

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { isNodeError } from '../../consensus/errors.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { DEVNET_ACTORS } from '../../consensus/devnet.js';
-import { CONFIG_OPTIONS, isPacedGenesis, loadChainParams, loadConfig, defaultNodeConfig, type NodeConfig } from '../../node/config.js';
+import { CONFIG_OPTIONS, loadConfig, defaultNodeConfig, type NodeConfig } from '../../node/config.js';
+import { isPacedGenesis, loadChainParams } from '../../node/chainParams.js';
 
 const DEV_ADDRESS = encodeAddress(new Uint8Array(20).fill(7), 'tnative');
 let dir: string;
