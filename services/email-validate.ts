@@ -1,6 +1,6 @@
 /** native-email-validate: syntax (RFC 5321/5322, IDN), disposable-provider detection from a shipped list, DNS MX check with null MX and A/AAAA fallback (services/identity/email.ts). */
 import { defineService } from './define.js';
-import { validateEmail } from './identity/email.js';
+import { checkResolver, validateEmail } from './identity/email.js';
 import { ServiceError, type ServiceContext } from './types.js';
 
 /**
@@ -11,6 +11,12 @@ async function run(_ctx: ServiceContext, input: unknown) {
   const r = await validateEmail(input as string);
   if (r.mx.status === 'unknown') throw new ServiceError('dns_unavailable', `could not check ${r.asciiDomain ?? r.domain}: ${r.mx.reason}`);
   return r;
+}
+
+/** Refuses before payment (503) while the resolver cannot find example.com: no answer of it could be trusted. */
+async function precheck(): Promise<void> {
+  const r = await checkResolver();
+  if (!r.ok) throw new ServiceError('dns_unavailable', `cannot check mail domains now: ${r.reason}`);
 }
 
 /** native-email-validate. */
@@ -25,6 +31,7 @@ export const emailValidate = defineService({
   requestRequired: false,
   needsInput: true,
   inputSchema: { type: 'string', maxLength: 320, pattern: '^[^\\s@]{1,64}@[^\\s@]{1,255}$', description: 'Email address.' },
+  precheck,
   run,
   // The syntax and disposable checks always work; a DNS outage fails single calls (refunded), not the service down.
   health: async () => 'active',

@@ -7,7 +7,11 @@
  * - mail exchangers: node:dns with a short timeout: MX records; a "null MX" (`0 .`, RFC 7505)
  *   means the domain accepts no mail; no MX falls back to A/AAAA (the implicit MX of RFC 5321);
  *   a domain that does not exist has none; a resolver that cannot be reached or fails gives
- *   `mx: "unknown"` with the reason, never "invalid".
+ *   `mx: "unknown"` with the reason, never "invalid";
+ * - the resolver itself: before "does not exist" is believed, the same resolver must find
+ *   example.com (RFC 2606: reserved, kept by IANA, with address records); one that cannot (a
+ *   captive or broken resolver answering NXDOMAIN for everything) makes every answer "unknown",
+ *   and a known-good domain (example.com, microsoft.com, gmail.com, …) is never said not to exist.
  */
 import { Resolver } from 'node:dns/promises';
 import { domainToASCII } from 'node:url';
@@ -29,6 +33,37 @@ let dnsOptions: EmailDnsOptions = { timeoutMs: 2_500, tries: 1 };
 /** Points the checks at other resolvers (tests: a DNS server on 127.0.0.1) or changes the deadline. */
 export function configureEmailDns(opts: Partial<EmailDnsOptions>): void {
   dnsOptions = { ...dnsOptions, ...opts };
+  canary = undefined;
+}
+
+/** The domain every working resolver finds: reserved by RFC 2606 for documentation and served by IANA with address records. */
+export const CANARY_DOMAIN = 'example.com';
+/** How long a resolver check is kept, ms. */
+const CANARY_TTL_MS = 30_000;
+let canary: { at: number; result: Promise<ResolverCheck> } | undefined;
+
+/** Whether the resolver can be believed: `ok`, or why not. */
+export type ResolverCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+
+/** Whether the resolver finds example.com (see module comment); kept for 30 s. */
+export function checkResolver(now = Date.now()): Promise<ResolverCheck> {
+  if (canary && now - canary.at < CANARY_TTL_MS) return canary.result;
+  const result = (async (): Promise<ResolverCheck> => {
+    const resolver = new Resolver({ timeout: dnsOptions.timeoutMs, tries: dnsOptions.tries });
+    if (dnsOptions.servers) resolver.setServers([...dnsOptions.servers]);
+    try {
+      const a = await resolver.resolve4(CANARY_DOMAIN);
+      if (a.length) return { ok: true };
+      return { ok: false, reason: `the resolver finds no address for ${CANARY_DOMAIN} (RFC 2606, kept by IANA): its answers cannot be trusted` };
+    } catch (e) {
+      const code = codeOf(e);
+      return { ok: false, reason: code === 'ENOTFOUND' || code === 'ENODATA' ? `the resolver says ${CANARY_DOMAIN} (RFC 2606, kept by IANA) does not exist: its answers cannot be trusted` : `the resolver cannot be reached (${code})` };
+    } finally {
+      resolver.cancel();
+    }
+  })();
+  canary = { at: now, result };
+  return result;
 }
 
 let disposable: Set<string> | undefined;
@@ -94,6 +129,9 @@ export const COMMON_MAIL_DOMAINS: readonly string[] = [
   'aol.com', 'proton.me', 'protonmail.com', 'gmx.de', 'gmx.net', 'gmx.com', 'web.de', 't-online.de', 'mail.com', 'mail.ru', 'yandex.ru', 'zoho.com', 'fastmail.com', 'orange.fr', 'free.fr', 'comcast.net', 'qq.com', '163.com',
 ];
 const COMMON = new Set(COMMON_MAIL_DOMAINS);
+/** Domains that exist beyond doubt (RFC 2606's, IANA's, the largest companies'): a resolver that says otherwise is broken. */
+export const KNOWN_GOOD_DOMAINS: readonly string[] = ['example.com', 'example.net', 'example.org', 'iana.org', 'microsoft.com', 'google.com', 'apple.com', 'amazon.com', 'wikipedia.org', ...COMMON_MAIL_DOMAINS];
+const KNOWN_GOOD = new Set(KNOWN_GOOD_DOMAINS);
 
 /** The common provider domain `domain` is probably a typo of (gmial.com → gmail.com: one edit or a swap of two neighbours), or undefined. */
 export function suggestDomain(domain: string): string | undefined {
@@ -133,8 +171,12 @@ export async function validateEmail(input: string) {
     : { valid: true as const };
   const isDisposable = ascii !== '' && isDisposableDomain(ascii);
   let mx: MxCheck | { status: 'skipped'; reason: string } = syntax.valid ? await checkMx(ascii) : { status: 'skipped', reason: 'the address is not syntactically valid' };
-  // gmail.com "does not exist" only when the resolver is broken (a captive or empty resolver answers NXDOMAIN for everything).
-  if (mx.status === 'none' && COMMON.has(ascii)) mx = { status: 'unknown', reason: `the resolver says ${ascii} has no mail records, which is not true of a major mail provider: its answers cannot be trusted` };
+  // gmail.com or example.com "does not exist" only when the resolver is broken (a captive or empty resolver answers NXDOMAIN for everything).
+  if (mx.status === 'none' && KNOWN_GOOD.has(ascii)) mx = { status: 'unknown', reason: `the resolver says ${ascii} has no mail or address records, which is not true of it: its answers cannot be trusted` };
+  if (mx.status === 'none') {
+    const trusted = await checkResolver();
+    if (!trusted.ok) mx = { status: 'unknown', reason: trusted.reason };
+  }
   const suggested = ascii ? suggestDomain(ascii) : undefined;
   const acceptsMail = mx.status === 'found' || mx.status === 'fallback-a' ? true : mx.status === 'unknown' ? 'unknown' : false;
   const valid = !syntax.valid ? false : acceptsMail === 'unknown' ? 'unknown' : acceptsMail;

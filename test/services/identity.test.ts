@@ -65,7 +65,7 @@ describe('native-geo-ip', () => {
 });
 
 /** A small authoritative DNS server on 127.0.0.1 for the email tests. */
-function startDns(): Promise<{ socket: Socket; port: number }> {
+function startDns(opts: { nxdomainForAll?: boolean } = {}): Promise<{ socket: Socket; port: number }> {
   const zone: Record<string, { MX?: [number, string][]; A?: string[]; rcode?: number }> = {
     'acme-mail.com': { MX: [[20, 'mx2.acme-mail.com'], [10, 'mx1.acme-mail.com']] },
     'nullmx.org': { MX: [[0, '.']] },
@@ -73,13 +73,15 @@ function startDns(): Promise<{ socket: Socket; port: number }> {
     'servfail.io': { rcode: 2 },
     'xn--bcher-kva.de': { MX: [[10, 'mail.xn--bcher-kva.de']] },
     'mailinator.com': { MX: [[10, 'mail.mailinator.com']] },
+    // As IANA serves it: address records and a null MX (RFC 2606 reserves it; RFC 7505 null MX).
+    'example.com': { MX: [[0, '.']], A: ['96.7.128.175', '96.7.128.198'] },
   };
   const socket = createSocket('udp4');
   socket.on('message', (msg, rinfo) => {
     const q = dnsPacket.decode(msg);
     const question = q.questions![0];
     const name = question.name.toLowerCase();
-    const z = zone[name];
+    const z = opts.nxdomainForAll ? undefined : zone[name];
     const answers: dnsPacket.Answer[] = [];
     const rcode = z ? (z.rcode ?? 0) : 3; // NXDOMAIN for names outside the zone
     if (z && rcode === 0) {
@@ -152,6 +154,28 @@ describe('native-email-validate', () => {
   test('issue 30: a resolver that says gmail.com does not exist is not believed', async () => {
     // The test DNS answers NXDOMAIN for every name outside its zone, gmail.com included.
     await expect(callLocal<Json>('native-email-validate', 'alice@gmail.com')).rejects.toMatchObject({ code: 'dns_unavailable' });
+  });
+
+  test('a resolver that answers NXDOMAIN for everything cannot check: example.com and microsoft.com never "do not exist"; refused before payment, refunded after', async () => {
+    // The reference: RFC 2606 reserves example.com and IANA serves it (the working resolver's zone holds its records).
+    expect(await callLocal('native-email-validate', 'info@example.com')).toMatchObject({ mx: { status: 'null-mx' }, acceptsMail: false });
+    const { precheckRefusal } = await import('../../x402/paidCall.js');
+    const { localContext, registry } = await import('./local.js');
+    const def = registry.get('native-email-validate')!;
+    expect(await precheckRefusal(def, 'dave@no-such-domain-here.com', localContext() as never)).toBeUndefined();
+    const broken = await startDns({ nxdomainForAll: true });
+    configureEmailDns({ servers: [`127.0.0.1:${broken.port}`] });
+    try {
+      for (const email of ['bill@microsoft.com', 'info@example.com', 'dave@no-such-domain-here.com']) {
+        const r = await validateEmail(email);
+        expect({ email, mx: r.mx.status, valid: r.valid }).toEqual({ email, mx: 'unknown', valid: 'unknown' });
+        await expect(callLocal<Json>('native-email-validate', email)).rejects.toMatchObject({ code: 'dns_unavailable' });
+        expect(await precheckRefusal(def, email, localContext() as never)).toMatchObject({ code: 'service_unavailable', reason: 'dns_unavailable', message: expect.stringContaining('example.com') });
+      }
+    } finally {
+      configureEmailDns({ servers: [`127.0.0.1:${dns.port}`] });
+      broken.socket.close();
+    }
   });
 
   test('typo suggestion: gmial.com → gmail.com, hotmial.com → hotmail.com; none for a real or unrelated domain', async () => {
