@@ -209,6 +209,23 @@ const RANGE_TEXT: Readonly<Record<string, string>> = {
   segmentRouting: 'segment routing SIDs (RFC 9602)',
 };
 
+/**
+ * Ranges set aside for documentation and examples (RFC 5737: TEST-NET-1/2/3; RFC 3849 and RFC 9637
+ * for IPv6). ipaddr.js files them under `reserved`; they are named here for what they are.
+ */
+const DOCUMENTATION_RANGES: readonly { readonly cidr: [ipaddr.IPv4 | ipaddr.IPv6, number]; readonly description: string }[] = [
+  ['192.0.2.0/24', 'documentation (RFC 5737 TEST-NET-1)'],
+  ['198.51.100.0/24', 'documentation (RFC 5737 TEST-NET-2)'],
+  ['203.0.113.0/24', 'documentation (RFC 5737 TEST-NET-3)'],
+  ['2001:db8::/32', 'documentation (RFC 3849)'],
+  ['3fff::/20', 'documentation (RFC 9637)'],
+].map(([cidr, description]) => ({ cidr: ipaddr.parseCIDR(cidr), description }));
+
+/** The documentation range holding `addr`, in words, or undefined. */
+export function documentationRange(addr: ipaddr.IPv4 | ipaddr.IPv6): string | undefined {
+  return DOCUMENTATION_RANGES.find((r) => r.cidr[0].kind() === addr.kind() && addr.match(r.cidr))?.description;
+}
+
 /** Whether the databases are installed (the health probe; does not load them). */
 export function geoIpDataInstalled(): boolean {
   if (!existsSync(INSTALLED_MARKER)) return false;
@@ -249,6 +266,8 @@ export async function locateIp(ip: string): Promise<GeoIpResult> {
   const v6 = addr.kind() === 'ipv6';
   const version = v6 ? 6 : 4;
   const text = addr.toString();
+  const documentation = documentationRange(addr);
+  if (documentation) return { ip: text, version, scope: 'special', range: 'documentation', description: documentation, located: false };
   const range = addr.range();
   if (range !== 'unicast') return { ip: text, version, scope: 'special', range, description: RANGE_TEXT[range] ?? range, located: false };
   let rec: CityRecord | null;

@@ -9,11 +9,29 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createSocket, type Socket } from 'node:dgram';
 import * as dnsPacket from '@dnsquery/dns-packet';
 import { configureEmailDns, suggestDomain, validateEmail } from '../../services/identity/email.js';
+import { documentationRange, locateIp } from '../../services/identity/geoip.js';
+import ipaddr from 'ipaddr.js';
 import { ServiceError } from '../../services/types.js';
 import { ensureGeoIpPack } from '../helpers/dataPacks.js';
 import { callLocal, refusal } from './local.js';
 
 type Json = Record<string, any>;
+
+describe('documentation ranges (RFC 5737, RFC 3849, RFC 9637) are named as such', () => {
+  // The reference: the RFCs' own ranges, their first and last addresses, and the addresses just outside them.
+  test.each([
+    ['192.0.2.0', 'RFC 5737 TEST-NET-1'], ['192.0.2.255', 'RFC 5737 TEST-NET-1'],
+    ['198.51.100.0', 'RFC 5737 TEST-NET-2'], ['198.51.100.255', 'RFC 5737 TEST-NET-2'],
+    ['203.0.113.0', 'RFC 5737 TEST-NET-3'], ['203.0.113.255', 'RFC 5737 TEST-NET-3'],
+    ['2001:db8::', 'RFC 3849'], ['2001:db8:ffff:ffff:ffff:ffff:ffff:ffff', 'RFC 3849'],
+    ['3fff::1', 'RFC 9637'], ['::ffff:192.0.2.1', 'RFC 5737 TEST-NET-1'],
+  ])('%s: documentation (%s), not located', async (ip, rfc) => {
+    expect(await locateIp(ip)).toEqual({ ip: expect.any(String), version: ip.includes(':') && !ip.startsWith('::ffff:') ? 6 : 4, scope: 'special', range: 'documentation', description: `documentation (${rfc})`, located: false });
+  });
+  test.each(['192.0.1.255', '192.0.3.0', '198.51.99.255', '198.51.101.0', '203.0.112.255', '203.0.114.0', '2001:db9::1', '2001:db7:ffff::1'])('%s, just outside, is not documentation', (ip) => {
+    expect(documentationRange(ipaddr.parse(ip))).toBeUndefined();
+  });
+});
 
 describe('native-geo-ip', () => {
   beforeAll(() => ensureGeoIpPack(), 600_000);
