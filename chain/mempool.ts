@@ -28,128 +28,21 @@
  * transactions on connect, re-admission of disconnected ones after a reorganisation.
  */
 import { EventEmitter } from 'node:events';
-import { StateOverlay, type StateView } from '../consensus/state.js';
-import { applyTx, txTouchedKeys } from '../consensus/apply.js';
-import { decodeTx, encodeTx, txId as computeTxId, txSighash, type Tx } from '../consensus/tx.js';
-import { validateTx } from '../consensus/validate.js';
+import { StateOverlay } from '../consensus/state.js';
+import { txTouchedKeys } from '../consensus/apply.js';
+import { encodeTx, type Tx } from '../consensus/tx.js';
 import { isNodeError, NodeError, TxErrorCode, ValidationError } from '../consensus/errors.js';
 import { fromHex, toHex } from '../consensus/hash.js';
 import type { Block } from '../consensus/block.js';
 import type { HybridPublicKey } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from './chain.js';
-import { IndexedHeap, type HeapItem } from './indexedHeap.js';
+import { IndexedHeap } from './indexedHeap.js';
+import { applyEntry, applyRun, checkAffordable, checkReadyFunds, decodeForAdmission, defaultMempoolOptions, feeAbove, KNOWN_KEYS_MAX, MAX_TIP_RETRIES, MempoolErrorCode, packageScore } from './mempoolPolicy.js';
+import type { AddResult, DecodedTx, Entry, MempoolOptions, SenderTxs, SignatureJob } from './mempoolPolicy.js';
+
+export { defaultMempoolOptions, MempoolErrorCode, type AddResult, type MempoolOptions } from './mempoolPolicy.js';
 import { silentLogger, type ChainEntry, type Logger, type MempoolEntry, type MempoolReader, type MempoolStats, type SignatureVerifier } from './types.js';
-
-/** Senders whose chain keys the mempool remembers for its early signature checks. */
-const KNOWN_KEYS_MAX = 10_000;
-
-/** One signature check as the verifier takes it. */
-type SignatureJob = Parameters<SignatureVerifier['verifyBatch']>[0][number];
-
-/** Error codes of mempool policy (consensus failures keep their tx_* codes). */
-export const MempoolErrorCode = {
-  DUPLICATE: 'mempool_duplicate',
-  /** The ready pool is at its byte cap and the transaction does not beat its lowest package; payload `minFeeRate` (to exceed), `minFee` (for this size). */
-  FULL: 'mempool_full',
-  REPLACEMENT_UNDERPRICED: 'mempool_replacement_underpriced',
-  NONCE_TOO_FAR: 'mempool_nonce_too_far',
-  /** A future-nonce transaction its sender cannot pay from the confirmed balance (after its pending ones): it can never be mined as things stand. */
-  UNPAYABLE: 'mempool_unpayable',
-  /** A relayed transaction dropped unchecked: its peer was banned while it waited (gossip). */
-  ABANDONED: 'mempool_abandoned',
-  /** The queue of future-nonce transactions is full of higher fee rates; payload `minFeeRate`. */
-  QUEUE_FULL: 'mempool_queue_full',
-  /** Blocks kept connecting while a transaction was checked (it may be sent again). */
-  TIP_MOVING: 'mempool_tip_moving',
-} as const;
-
-/** Stand-in public key for the funds check of a queued transaction whose key is not known yet (the key rule is checked apart). */
-const NO_KEY: HybridPublicKey = { mldsa: new Uint8Array(0), ed25519: new Uint8Array(0) };
-
-/** Times an admission starts again because a block connected while it was being checked. */
-const MAX_TIP_RETRIES = 5;
-
-/** Options of the mempool. */
-export interface MempoolOptions {
-  /** Byte cap over the signed sizes of the ready pool's entries. */
-  maxBytes?: number;
-  /** Queued (future) nonces accepted beyond the sender's next ready one. */
-  maxFuturePerSender?: number;
-  /** Queued transactions in all. */
-  maxQueued?: number;
-  /** Byte cap of the queue (its own budget, beside `maxBytes`). */
-  maxQueuedBytes?: number;
-  /** Queued transactions older than this are dropped, seconds. */
-  queueExpirySeconds?: number;
-  /** Entries older than this are dropped. */
-  expirySeconds?: number;
-  /** Minimum fee-rate increase, in percent, to replace a pending (sender, nonce). */
-  replaceBumpPct?: number;
-  /** Clock in Unix ms (injected in tests). */
-  now?: () => number;
-  logger?: Logger;
-}
-
-/** Defaults of MempoolOptions. */
-export const defaultMempoolOptions = {
-  maxBytes: 64 * 1024 * 1024,
-  maxFuturePerSender: 16,
-  maxQueued: 1024,
-  maxQueuedBytes: 8 * 1024 * 1024,
-  queueExpirySeconds: 20 * 60,
-  expirySeconds: 3 * 3600,
-  replaceBumpPct: 10,
-} as const;
-
-/** What `add` answers: `queued` when the transaction waits beyond a nonce gap (not relayed, not mineable yet). */
-export interface AddResult {
-  readonly id: string;
-  readonly status: 'accepted';
-  readonly queued?: true;
-}
-
-interface Entry extends MempoolEntry {
-  readonly sender: string;
-  /** State keys the transaction touches (decoded once). */
-  readonly keys: readonly string[];
-}
-
-/**
- * One sender's pending transactions. Invariant: `ready` holds exactly the nonces
- * `confirmed … confirmed + ready.size − 1`; `queued` holds nonces beyond a gap after them.
- */
-interface SenderTxs extends HeapItem {
-  readonly sender: string;
-  /** The sender's nonce on the tip, as last seen. */
-  confirmed: bigint;
-  readonly ready: Map<bigint, Entry>;
-  readonly queued: Map<bigint, Entry>;
-  /** Lowest descendant fee rate over the ready run's suffixes: what eviction ranks (Infinity when none). */
-  score: number;
-  /** First nonce of that suffix: eviction removes it and the later ready nonces. */
-  evictFrom: bigint;
-}
-
-/** A transaction as admission checks it: decoded, within the stateless rules, with its id and (on demand, once) its sighash. */
-interface DecodedTx {
-  readonly tx: Tx;
-  readonly id: string;
-  readonly sighash: () => Uint8Array;
-}
-
-/** Decodes `bytes` and checks the stateless rules (throws CodecError / ValidationError with their codes). */
-function decodeForAdmission(bytes: Uint8Array, params: ChainParams): DecodedTx {
-  const tx = decodeTx(bytes);
-  validateTx(tx, bytes.length, params);
-  let sighash: Uint8Array | undefined;
-  return { tx, id: toHex(computeTxId(bytes)), sighash: () => (sighash ??= txSighash(tx)) };
-}
-
-/** The smallest integer fee whose rate over `size` bytes exceeds `rate`. */
-function feeAbove(rate: number, size: number): bigint {
-  return BigInt(Math.floor(rate * size)) + 1n;
-}
 
 /** The mempool (see module comment). */
 export class Mempool extends EventEmitter implements MempoolReader {
@@ -409,11 +302,11 @@ export class Mempool extends EventEmitter implements MempoolReader {
     const entry: Entry = { tx, id, bytes, size, feeRate, addedAt: Math.min(addedAt ?? Infinity, this.now()), sender, keys: txKeys };
     // Funds before keys and signature, as Core looks up inputs before running scripts: a flood of
     // unpayable future nonces costs no signature check, and is refused as unpayable with or without keys.
-    if (!ready) this.checkAffordable(view, this.senders.get(sender), entry);
+    if (!ready) checkAffordable(view, this.senders.get(sender), entry, this.chain.tip.height + 1, this.params);
     // A ready one too (appended after the sender's run): refused for its funds before any
     // signature check, with the error the admission's trial below would give; anything else the
     // trial finds is reported there, after the signature, as before.
-    else if (!replaced) this.checkReadyFunds(view, current, entry);
+    else if (!replaced) checkReadyFunds(view, current, entry, this.chain.tip.height + 1, this.params);
     if (!pub) throw new ValidationError(TxErrorCode.MISSING_KEYS, "the account's first transaction must carry its public keys");
     // A signature found bad before queueing is not checked a second time.
     if (signed === false) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, 'signature does not verify');
@@ -435,7 +328,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
     trial.set(tx.nonce, entry);
     let state: StateOverlay;
     try {
-      state = this.applyRun(view, trial, acc.nonce);
+      state = applyRun(view, trial, acc.nonce, this.chain.tip.height + 1, this.params);
     } catch (e) {
       if (s.ready.size === 0 && s.queued.size === 0) this.senders.delete(sender);
       throw e;
@@ -522,73 +415,6 @@ export class Mempool extends EventEmitter implements MempoolReader {
   }
 
   /**
-   * A queued transaction must be affordable as if the nonce gap before it spent nothing: the
-   * sender's ready run, then its earlier queued transactions (nonces forced; one that fails is
-   * skipped, it will be dropped when the gap fills), then this one, applied on the tip state.
-   * Throws `mempool_unpayable` when the sender's balance does not cover it.
-   */
-  private checkAffordable(view: StateView, s: SenderTxs | undefined, entry: Entry): void {
-    const height = this.chain.tip.height + 1;
-    // A run that no longer applies (the tip moved) is trimmed by afterTipChange: judge on what did apply.
-    const { state } = this.readyRunState(view, s, height);
-    const earlier = [...(s?.queued.values() ?? [])].filter((e) => e.tx.nonce < entry.tx.nonce).sort((a, b) => (a.tx.nonce < b.tx.nonce ? -1 : 1));
-    for (const e of [...earlier, entry]) {
-      const trial = new StateOverlay(state);
-      const acc = trial.getAccount(e.tx.from);
-      // Nonce forced past the gap; the key rule is checked apart (after this), so a stand-in key lets the funds decide.
-      trial.setAccount(e.tx.from, { balance: acc.balance, nonce: e.tx.nonce, publicKey: acc.publicKey ?? e.tx.publicKey ?? NO_KEY });
-      try {
-        this.applyEntry(trial, e, height);
-      } catch (err) {
-        if (e !== entry) continue;
-        if (isNodeError(err, TxErrorCode.INSUFFICIENT_FUNDS)) {
-          const balance = new StateOverlay(view).getAccount(entry.tx.from).balance;
-          throw new NodeError(MempoolErrorCode.UNPAYABLE, `the sender cannot pay this future-nonce transaction from its confirmed balance ${balance} after its pending ones (${err.message})`, { balance: balance.toString() });
-        }
-        throw err;
-      }
-      for (const [k, v] of trial.changes()) state.set(k, v);
-    }
-  }
-
-  /** Throws the trial's `tx_insufficient_funds` when the sender's ready run then `entry` cannot pay (keys aside: a stand-in lets the funds decide). */
-  private checkReadyFunds(view: StateView, s: SenderTxs | undefined, entry: Entry): void {
-    const height = this.chain.tip.height + 1;
-    const { state, whole } = this.readyRunState(view, s, height);
-    if (!whole) return; // the run no longer applies (the tip moved): the admission's own trial judges
-    const acc = state.getAccount(entry.tx.from);
-    state.setAccount(entry.tx.from, { ...acc, publicKey: acc.publicKey ?? entry.tx.publicKey ?? NO_KEY });
-    try {
-      this.applyEntry(state, entry, height);
-    } catch (err) {
-      if (isNodeError(err, TxErrorCode.INSUFFICIENT_FUNDS)) throw err;
-    }
-  }
-
-  /** The tip state after the sender's ready run, and whether all of it applied. */
-  private readyRunState(view: StateView, s: SenderTxs | undefined, height: number): { state: StateOverlay; whole: boolean } {
-    const state = new StateOverlay(view);
-    try {
-      for (let n = s?.confirmed ?? 0n; s?.ready.has(n); n++) this.applyEntry(state, s.ready.get(n)!, height);
-      return { state, whole: true };
-    } catch {
-      return { state, whole: false };
-    }
-  }
-
-  private applyEntry(state: StateOverlay, e: Entry, height: number): void {
-    applyTx(state, e.tx, fromHex(e.id), height, this.params);
-  }
-
-  /** Applies a ready run (nonces from `from` upward, no gap) to the tip state; throws at the first failure, else returns the state after it. */
-  private applyRun(view: StateView, run: Map<bigint, Entry>, from: bigint): StateOverlay {
-    const state = new StateOverlay(view);
-    const height = this.chain.tip.height + 1;
-    for (let n = from; run.has(n); n++) this.applyEntry(state, run.get(n)!, height);
-    return state;
-  }
-
-  /**
    * Moves the sender's queued transactions that continue its ready run into the ready pool, each
    * applied on `state` (the state after the run) first: the first that fails is dropped and the
    * rest stay queued. Returns the promoted entries (the caller emits 'added' once they survived eviction).
@@ -600,7 +426,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
       const e = s.queued.get(n)!;
       const trial = new StateOverlay(state);
       try {
-        this.applyEntry(trial, e, height);
+        applyEntry(trial, e, height, this.params);
       } catch {
         this.dropQueued(s, e);
         break;
@@ -676,22 +502,9 @@ export class Mempool extends EventEmitter implements MempoolReader {
       if (s.queued.size === 0) this.forget(s);
       return;
     }
-    let fee = 0;
-    let bytes = 0;
-    let best = Infinity;
-    let from = s.confirmed;
-    for (let n = s.confirmed + BigInt(s.ready.size) - 1n; n >= s.confirmed; n--) {
-      const e = s.ready.get(n)!;
-      fee += Number(e.tx.fee);
-      bytes += e.size;
-      const score = Math.max(e.feeRate, fee / bytes);
-      if (score < best) {
-        best = score;
-        from = n;
-      }
-    }
-    s.score = best;
-    s.evictFrom = from;
+    const { score, evictFrom } = packageScore(s);
+    s.score = score;
+    s.evictFrom = evictFrom;
     this.packages.update(s);
   }
 
@@ -780,7 +593,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
       for (let n = s.confirmed; s.ready.has(n); n++) {
         const trial = new StateOverlay(state);
         try {
-          this.applyEntry(trial, s.ready.get(n)!, height);
+          applyEntry(trial, s.ready.get(n)!, height, this.params);
         } catch {
           this.dropReadyFrom(s, n, 'invalid');
           break;
