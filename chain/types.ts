@@ -111,16 +111,8 @@ export interface MempoolStats {
 }
 
 
-/** The logging calls the chain makes (pino's signature: structured object first, then message). */
-export interface Logger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-/** A logger that drops everything (tests, tools). */
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+/** The logging interface (chain/logger.ts, shared with the agent SDK), re-exported for the node's modules. */
+export { silentLogger, type Logger } from './logger.js';
 
 /** Verifies hybrid signatures off the caller's thread; caches successes by tx id. */
 export interface SignatureVerifier {

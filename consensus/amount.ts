@@ -3,10 +3,11 @@
  * decimal strings such as "1.5" (1 NATIVE = 100_000_000 base units, 8 decimals). No floats.
  */
 import { NodeError } from './errors.js';
-import { COIN } from './params.js';
 
 /** Decimal places of NATIVE. */
 export const NATIVE_DECIMALS = 8;
+/** Base units per NATIVE (10^8). */
+export const COIN = 100_000_000n;
 /** Largest amount a consensus varint can carry (2^64 - 1 base units). */
 export const MAX_AMOUNT = (1n << 64n) - 1n;
 

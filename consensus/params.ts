@@ -7,9 +7,10 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { ParamsErrorCode, NodeError } from './errors.js';
 import { MAINNET_HRP, TESTNET_HRP, tryDecodeAddress } from './address.js';
 import { bitsToTarget } from './pow.js';
+import { COIN } from './amount.js';
 
-/** Base units per NATIVE. */
-export const COIN = 100_000_000n;
+/** Base units per NATIVE (defined in amount.ts, which the agent package compiles without these parameters). */
+export { COIN };
 
 /** One initial allocation of the genesis state. */
 export interface Allocation {

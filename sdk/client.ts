@@ -25,8 +25,9 @@ import { encodeAddress, tryDecodeAddress } from '../consensus/address.js';
 import { formatAmount, parseBaseUnits } from '../consensus/amount.js';
 import { fromHex } from '../consensus/hash.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
-import { silentLogger, type Logger } from '../chain/types.js';
+import { silentLogger, type Logger } from '../chain/logger.js';
 import { createAgentInvokeTx } from '../consensus/txBuilder.js';
+import { toHex } from '../consensus/hash.js';
 import { AgentClientError, AgentErrorCode, answerError, isAgentClientError, type AgentErrorPayload } from './errors.js';
 import { createJsonFetch, errorBody, isObject, type Json, type JsonAnswer } from './http.js';
 import { badQuote, parseQuote, parseSettlement, type AgentQuote, type AgentReceipt } from './quote.js';
@@ -34,7 +35,8 @@ import { createMemoryPaymentStore, type PendingPaymentStore } from './pendingPay
 
 // The SDK's whole API from this one module.
 export { AgentClientError, AgentErrorCode, isAgentClientError, type AgentErrorPayload } from './errors.js';
-export { parseQuote, usdcBinding, type AgentQuote, type AgentReceipt } from './quote.js';
+export { parseQuote, parseSettlement, quoteFromRequirement, usdcBinding, type AgentQuote, type AgentReceipt } from './quote.js';
+export { createFilePaymentStore, createMemoryPaymentStore, type PendingPayment, type PendingPaymentStore } from './pendingPayments.js';
 export { requestCommitment, COMMITMENT_SCHEME, type NativePaymentRequirement, type NativeRequirementExtra } from '../x402/wire.js';
 
 /** A completed paid call. */
@@ -122,6 +124,77 @@ export interface AgentClient {
   settle(quote: AgentQuote, txId: string, opts?: SettleOptions): Promise<AgentCallResult>;
   /** Quote, price check, pay, settle. */
   call(serviceId: string, request?: string, opts?: CallOptions): Promise<AgentCallResult>;
+  /**
+   * Waits until a sent payment has `confirmations` blocks (polling `GET /api/v1/tx/:id`),
+   * broadcasting the stored signed bytes again if the node lost them; resolves with the height
+   * of its block. Throws `settle_timeout` when the budget runs out (the payment stands).
+   */
+  waitForPayment(txId: string, opts?: WaitForPaymentOptions): Promise<{ readonly height: number; readonly confirmations: number }>;
+}
+
+/** Options of `waitForPayment`. */
+export interface WaitForPaymentOptions {
+  /** Blocks the payment needs (the quote's `confirmations`); default 1 = mined. */
+  readonly confirmations?: number;
+  /** Time budget, ms; default 120 000. */
+  readonly timeoutMs?: number;
+  /** Poll interval, ms; default 500. */
+  readonly pollMs?: number;
+}
+
+/** A signed, not yet broadcast payment of a quote (`createPaymentTx`). */
+export interface SignedPayment {
+  /** Hex of the signed agent_invoke: the body of `POST /api/v1/tx` is `{"tx": this}`. */
+  readonly tx: string;
+  /** Its id (SHA-256d of the bytes), hex. */
+  readonly txId: string;
+  /** Fee, base units. */
+  readonly fee: bigint;
+  readonly nonce: bigint;
+  /** The salt the payment's requestHash commits to: reveal it only in the settle. */
+  readonly salt: string;
+  /** The payment's requestHash (the commitment), hex. */
+  readonly requestHash: string;
+}
+
+/** What signing a payment needs besides the quote. */
+export interface PaymentTxOptions {
+  readonly key: HybridKeyPair;
+  /** The account's next nonce (`pendingNonce` of `GET /api/v1/account/:address`). */
+  readonly nonce: bigint;
+  /** Carry the public key: true while the chain does not know it (`publicKeyKnown` false). */
+  readonly includeKey: boolean;
+  /** Base units per signed byte (`minFeeRate` of `GET /api/v1/status`); default 1. */
+  readonly feeRate?: bigint;
+}
+
+/**
+ * Builds and signs the `agent_invoke` that pays `quote`, without sending it: exactly the quoted
+ * amount to its `payTo` (an address of the quote's own network prefix), for its service, with
+ * the quote's commitment as requestHash and the fee for the exact signed size at `feeRate`.
+ */
+export function createPaymentTx(quote: AgentQuote, o: PaymentTxOptions): SignedPayment {
+  const hrp = hrpOf(quote.payTo);
+  const payTo = hrp === undefined ? undefined : tryDecodeAddress(quote.payTo, hrp);
+  if (!payTo) throw badQuote(`payTo ${quote.payTo} is not a bech32m account address`, quote.serviceId);
+  const built = createAgentInvokeTx({
+    key: o.key,
+    chainId: quote.chainId,
+    serviceId: quote.serviceId,
+    payTo,
+    amount: quote.amount,
+    nonce: o.nonce,
+    includeKey: o.includeKey,
+    feeRate: o.feeRate ?? 1n,
+    requestHash: fromHex(quote.requestHash),
+  });
+  return { tx: toHex(built.bytes), txId: built.id, fee: built.tx.fee, nonce: o.nonce, salt: quote.salt, requestHash: quote.requestHash };
+}
+
+/** The human-readable prefix of a bech32m address (`tnative`, `native`), or undefined. */
+function hrpOf(address: string): string | undefined {
+  const at = address.lastIndexOf('1');
+  return at > 0 ? address.slice(0, at).toLowerCase() : undefined;
 }
 
 /** Default `?wait=` of a settle request, seconds (a few 3 s blocks). */
@@ -208,36 +281,26 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
     if (!Number.isInteger(acc.pendingNonce) || typeof acc.balanceBase !== 'string') throw new AgentClientError(AgentErrorCode.BAD_RESPONSE, 'the account answer lacks pendingNonce or balanceBase');
     const nonce = BigInt(acc.pendingNonce as number) > nextNonce ? BigInt(acc.pendingNonce as number) : nextNonce;
     const feeRate = typeof status.minFeeRate === 'string' && /^\d+$/.test(status.minFeeRate) ? BigInt(status.minFeeRate) : 1n;
-    const built = createAgentInvokeTx({
-      key,
-      chainId: q.chainId,
-      serviceId: q.serviceId,
-      payTo,
-      amount: q.amount,
-      nonce,
-      // The key travels until the chain knows it (a pending first transaction may not be mined yet).
-      includeKey: acc.publicKeyKnown !== true,
-      feeRate,
-      requestHash: fromHex(q.requestHash),
-    });
+    // The key travels until the chain knows it (a pending first transaction may not be mined yet).
+    const built = createPaymentTx(q, { key, nonce, includeKey: acc.publicKeyKnown !== true, feeRate });
     const balance = parseBaseUnits(acc.balanceBase, 'balanceBase');
-    if (balance < q.amount + built.tx.fee) {
-      throw new AgentClientError(AgentErrorCode.INSUFFICIENT_FUNDS, `${address} holds ${formatAmount(balance)} NATIVE; the call needs ${formatAmount(q.amount)} plus a fee of ${formatAmount(built.tx.fee)}`, { serviceId: q.serviceId });
+    if (balance < q.amount + built.fee) {
+      throw new AgentClientError(AgentErrorCode.INSUFFICIENT_FUNDS, `${address} holds ${formatAmount(balance)} NATIVE; the call needs ${formatAmount(q.amount)} plus a fee of ${formatAmount(built.fee)}`, { serviceId: q.serviceId });
     }
     const broadcast = typeof q.requirement.extra.broadcast === 'string' && q.requirement.extra.broadcast.startsWith('/') ? q.requirement.extra.broadcast : '/api/v1/tx';
-    const hex = Buffer.from(built.bytes).toString('hex');
+    const hex = built.tx;
     // Kept before it leaves: if the node loses it (or we lose the answer), the same bytes go again.
-    await pending.put({ txId: built.id, tx: hex, nonce: nonce.toString(), serviceId: q.serviceId, createdAt: now(), salt: q.salt, ...(q.request !== undefined ? { request: q.request } : {}) });
+    await pending.put({ txId: built.txId, tx: hex, nonce: nonce.toString(), serviceId: q.serviceId, createdAt: now(), salt: q.salt, ...(q.request !== undefined ? { request: q.request } : {}) });
     const a = await http('POST', `${nodeUrl}${broadcast}`, { tx: hex }, requestTimeoutMs);
     if (a.status !== 200 && a.status !== 201 && a.status !== 202) {
-      await pending.delete(built.id); // refused: it never entered a mempool
+      await pending.delete(built.txId); // refused: it never entered a mempool
       throw answerError(`POST ${broadcast}`, a, { serviceId: q.serviceId });
     }
-    const txId = isObject(a.json) && typeof a.json.txId === 'string' ? a.json.txId : built.id;
-    if (txId !== built.id) throw new AgentClientError(AgentErrorCode.BAD_RESPONSE, `the node accepted tx ${txId}, we sent ${built.id}`);
+    const txId = isObject(a.json) && typeof a.json.txId === 'string' ? a.json.txId : built.txId;
+    if (txId !== built.txId) throw new AgentClientError(AgentErrorCode.BAD_RESPONSE, `the node accepted tx ${txId}, we sent ${built.txId}`);
     nextNonce = nonce + 1n;
-    log.info({ serviceId: q.serviceId, txId, amount: q.amount.toString(), fee: built.tx.fee.toString(), nonce: nonce.toString() }, 'payment sent');
-    return { txId, feeBase: built.tx.fee, nonce, salt: q.salt };
+    log.info({ serviceId: q.serviceId, txId, amount: q.amount.toString(), fee: built.fee.toString(), nonce: nonce.toString() }, 'payment sent');
+    return { txId, feeBase: built.fee, nonce, salt: q.salt };
   }
 
   function sendPayment(q: AgentQuote): Promise<AgentPayment> {
@@ -396,6 +459,40 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
     return settle(q, p.txId, { waitSeconds: o.waitSeconds, timeoutMs: Math.max(1, deadline - now()), onEvent: o.onEvent }, p.feeBase);
   }
 
+  async function waitForPayment(txId: string, o: WaitForPaymentOptions = {}): Promise<{ height: number; confirmations: number }> {
+    if (!HEX64_RE.test(txId)) throw new AgentClientError(AgentErrorCode.INVALID_ARGUMENT, 'a transaction id is 64 lowercase hex characters', { txId });
+    const want = Math.max(1, o.confirmations ?? 1);
+    const deadline = now() + (o.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    const pollMs = o.pollMs ?? 500;
+    let rebroadcasts = 0;
+    let lastWhy = 'not mined yet';
+    for (;;) {
+      let a: JsonAnswer | undefined;
+      try {
+        a = await http('GET', `${nodeUrl}/api/v1/tx/${txId}`, undefined, Math.max(1, Math.min(requestTimeoutMs, deadline - now())));
+      } catch (e) {
+        if (!isAgentClientError(e) || (e.code !== AgentErrorCode.UNREACHABLE && e.code !== AgentErrorCode.TIMEOUT)) throw e;
+        lastWhy = e.message;
+      }
+      if (a?.status === 200 && isObject(a.json)) {
+        const confirmations = typeof a.json.confirmations === 'number' ? a.json.confirmations : 0;
+        if (a.json.status === 'mined' && confirmations >= want) return { height: a.json.height as number, confirmations };
+        lastWhy = a.json.status === 'mined' ? `${confirmations} of ${want} confirmations` : 'not mined yet';
+      } else if (a && errorBody(a.json)?.code === 'tx_not_found') {
+        // The node lost it (a crash before its block): the same signed bytes go again.
+        if (rebroadcasts >= MAX_REBROADCASTS || !(await pending.get(txId))) throw answerError(`GET /api/v1/tx/${txId}`, a, { txId });
+        rebroadcasts++;
+        const refusal = await rebroadcastStored(txId);
+        if (refusal && refusal.code !== 'tx_bad_nonce') throw refusal;
+        lastWhy = 'broadcast again';
+      } else if (a) {
+        throw answerError(`GET /api/v1/tx/${txId}`, a, { txId });
+      }
+      if (now() + pollMs > deadline) throw new AgentClientError(AgentErrorCode.SETTLE_TIMEOUT, `payment ${txId} did not reach ${want} confirmation(s) within the time budget (${lastWhy}); the payment stands`, { txId });
+      await sleep(pollMs);
+    }
+  }
+
   return {
     nodeUrl,
     quote,
@@ -403,5 +500,6 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
     sendPayment,
     settle: (q, txId, o) => settle(q, txId, o),
     call,
+    waitForPayment,
   };
 }

@@ -153,6 +153,18 @@ export function parseSettlement(json: unknown, quote: AgentQuote, txId: string):
   return { result: json.result, receipt };
 }
 
+/**
+ * A quote from one native payment option as an x402 client hands it over: an x402 v1
+ * requirement (`maxAmountRequired`) or a v2 one (`amount`, network `native:<chainId>`), for the
+ * request the payment must commit to. Checked as `parseQuote` checks a 402 body's native option.
+ */
+export function quoteFromRequirement(requirement: Record<string, unknown>, o: { readonly request: string | undefined; readonly endpoint: string; readonly now: number; readonly salt?: string }): AgentQuote {
+  const extra = isObject(requirement.extra) ? requirement.extra : {};
+  const serviceId = typeof extra.serviceId === 'string' ? extra.serviceId : '';
+  const maxAmountRequired = requirement.maxAmountRequired ?? requirement.amount;
+  return parseQuote({ x402Version: 1, accepts: [{ ...requirement, maxAmountRequired }] }, serviceId, o.request, o.endpoint, o.now, o.salt);
+}
+
 /** The seller fields of a USDC option's `extra`, when well-formed. */
 function usdcSellerOf(extra: unknown): { sellerId?: string; commitment?: string } {
   if (!isObject(extra)) return {};
