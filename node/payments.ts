@@ -37,6 +37,9 @@ import { INBOX_HTTP_STATUS, ProviderInbox, type Inbox } from '../x402/inbox.js';
 import { PgInbox } from '../x402/pgInbox.js';
 import { PayoutManager, withProviderPayouts } from '../x402/payouts.js';
 import { pgPayoutStore } from '../x402/pgPayoutStore.js';
+import { levelPayeeTxLog, PayeeNonces } from '../x402/payeeNonces.js';
+import { pgPayeeTxLog } from '../x402/pgPayeeTxLog.js';
+import { beginPayeeSigning } from '../x402/payeeSigner.js';
 import { Boards, BOARD_HTTP_STATUS } from './boards.js';
 import { createProviderRouter } from './api/providerRoutes.js';
 import { createOutboundClient } from '../services/outbound/client.js';
@@ -113,13 +116,13 @@ function withLedgerAvailability(core: PaidCallCore, ledger: SettlementLedger): P
 }
 
 /**
- * Refunds in a fleet: only the signer lease's holder signs them; another node records the refund
- * as owed (refund_pending without a refund tx, the caller told `refund: pending`) and the holder
- * sends it (its sweep of `unsentRefunds`).
+ * Refunds in a fleet: only the signer lease's holder signs them, once it re-sent what is stored
+ * (its payee nonces open); another node records the refund as owed (refund_pending without a
+ * refund tx, the caller told `refund: pending`) and the holder sends it (its sweep of `unsentRefunds`).
  */
 class FleetRefunds extends RefundManager {
   constructor(
-    private readonly lease: SignerLease,
+    private readonly signs: () => boolean,
     private readonly fleetLedger: SettlementLedger,
     ...args: ConstructorParameters<typeof RefundManager>
   ) {
@@ -127,7 +130,7 @@ class FleetRefunds extends RefundManager {
   }
 
   override refund(id: string, error: { code: string; message: string }): ReturnType<RefundManager['refund']> {
-    return this.lease.isHolder() ? super.refund(id, error) : this.fleetLedger.refundPending(id, error);
+    return this.signs() ? super.refund(id, error) : this.fleetLedger.refundPending(id, error);
   }
 }
 
@@ -253,10 +256,22 @@ export async function createPayments(
           logger: log.child({ module: 'fleet' }),
         })
       : undefined;
+  // One nonce allocator for every payee transaction, refunds and payouts (x402/payeeNonces.ts): a nonce is claimed with the signed
+  // bytes in the ledger before the transaction leaves; in a fleet only while this node's lease session holds the lease (the fence).
+  // Closed until this node is the signer and re-sent what is stored (beginSigning).
+  const nonces = payee
+    ? new PayeeNonces(
+        ledger.kind === 'postgres'
+          ? pgPayeeTxLog((text, values) => (ledger as PgLedger).query(text, values), { nodeId, fence: lease && { leaseKey: SIGNER_LEASE_KEY, sessionName: lease.sessionName() } })
+          : levelPayeeTxLog(providersDb),
+        { state: 'closed' },
+      )
+    : undefined;
+  const signs = () => (lease?.isHolder() ?? true) && (nonces?.isOpen() ?? false);
   // In a fleet, claims are refunded as interrupted only when their node is gone (the sweep below), not all at a lease change.
   // Claims a restored ledger holds from before its restore are the operator's to decide (`ledger gap`), not refunded at start.
-  const refundOpts = { logger: log.child({ module: 'refunds' }), recoverClaims: !lease, holdsClaim: (id: string): boolean => unhonored?.holdsClaim(id) ?? false };
-  const refunds = payee ? (lease ? new FleetRefunds(lease, ledger, chain, mempool, ledger, payee, params, refundOpts) : new RefundManager(chain, mempool, ledger, payee, params, refundOpts)) : undefined;
+  const refundOpts = { logger: log.child({ module: 'refunds' }), recoverClaims: !lease, holdsClaim: (id: string): boolean => unhonored?.holdsClaim(id) ?? false, nonces };
+  const refunds = payee ? (lease ? new FleetRefunds(signs, ledger, chain, mempool, ledger, payee, params, refundOpts) : new RefundManager(chain, mempool, ledger, payee, params, refundOpts)) : undefined;
   const unhonored =
     payee && refunds
       ? createUnhonoredPayments({ chain, ledger, catalog: registry, payees: [{ address: payee.address, refunds }], params, mempool, legacyLedger }, { windowMs: config.refundWindow * 1000, logger: log.child({ module: 'unhonored' }) })
@@ -309,26 +324,25 @@ export async function createPayments(
   // A fleet shares its payout records in the ledger's database: any node owes, the lease holder sends (x402/pgPayoutStore.ts).
   const payoutStore = ledger.kind === 'postgres' ? pgPayoutStore((text, values) => (ledger as PgLedger).query(text, values)) : undefined;
   const payouts = payee
-    ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress, priceBaseOf: (id) => registry.providerService(id)?.record.price }, { logger: log.child({ module: 'payouts' }), store: payoutStore })
+    ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress, priceBaseOf: (id) => registry.providerService(id)?.record.price }, { logger: log.child({ module: 'payouts' }), store: payoutStore, nonces })
     : undefined;
-  // In a fleet a node without the signer lease records what a call it served owes; the holder sends it (its sweep adopts it).
-  const payoutsOwed = payouts && { owe: (...a: Parameters<PayoutManager['owe']>) => (lease && !lease.isHolder() ? payouts.oweLater(...a) : payouts.owe(...a)) };
+  // In a fleet a node that does not sign (no lease, or still re-sending what is stored) records what a call it served owes; the holder sends it (its sweep adopts it).
+  const payoutsOwed = payouts && { owe: (...a: Parameters<PayoutManager['owe']>) => (lease && !signs() ? payouts.oweLater(...a) : payouts.owe(...a)) };
   const paidCalls = withLedgerAvailability(payoutsOwed ? withProviderPayouts(core, payoutsOwed, (id) => registry.providerService(id) !== undefined, log) : core, ledger);
   // The signer's roles: refunds, payouts, the payment watcher, USDC recovery and reconciliation. One node runs them: this one, or in a fleet the lease holder.
   let signerQueue: Promise<void> = Promise.resolve();
   let sweep: NodeJS.Timeout | undefined;
   const signerLog = log.child({ module: 'fleet' });
   const beginSigning = async () => {
-    // Stored transactions first: a fleet's new signer (a restarted node too) re-sends the refunds and payouts its
-    // predecessor signed (their bytes are stored) before it signs anything that could take their nonces.
-    await refunds?.resume();
-    await payouts?.start();
-    await refunds?.start();
+    // Stored transactions first: a fleet's new signer (a restarted node too) re-sends every payee transaction its
+    // predecessors signed (their nonces' slots, then the refund and payout records) and signs nothing new before.
+    if (payee && nonces) await beginPayeeSigning({ chain, mempool, payee, nonces, refunds, payouts, logger: signerLog });
     await unhonored?.start();
     if (!lease) await usdcSettlement?.recover();
     await reconciler?.start();
   };
   const endSigning = async () => {
+    nonces?.close();
     unhonored?.stop();
     await unhonored?.idle();
     refunds?.stop();
@@ -373,6 +387,8 @@ export async function createPayments(
       void fleet?.beat();
     });
     lease.on('lost', () => {
+      // At once, not after the queued work: nothing more is signed from here.
+      nonces?.close();
       signerLog.warn({}, 'signer lease lost: this node stops signing');
       signerQueue = signerQueue.then(endSigning).catch((e) => signerLog.error({ err: (e as Error).message }, 'signer roles failed to stop'));
       void fleet?.beat();

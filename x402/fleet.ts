@@ -30,7 +30,7 @@ export const FLEET_FORGET_MS = 24 * 3600_000;
 /** Prefix of the signer lease session's application_name; the node id follows (x402/signerLease.ts). */
 export const LEASE_APPLICATION_PREFIX = 'native-node signer lease ';
 /** The ledger's tables, whose rows and bytes the view counts. */
-export const LEDGER_TABLES = ['payments', 'ledger_marks', 'fleet_nodes', 'provider_payouts', 'inbox_jobs', 'inbox_agents', 'inbox_stats', 'inbox_signatures', 'ledger_schema'] as const;
+export const LEDGER_TABLES = ['payments', 'ledger_marks', 'fleet_nodes', 'provider_payouts', 'payee_txs', 'inbox_jobs', 'inbox_agents', 'inbox_stats', 'inbox_signatures', 'ledger_schema'] as const;
 /** Name of the file holding a data directory's node id. */
 export const NODE_ID_FILE = 'node-id';
 

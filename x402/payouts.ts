@@ -16,6 +16,10 @@
  *
  * Native payouts are stored before they leave too (write-ahead): a signer that takes over re-sends
  * the very payout the previous one signed while its nonce is unused, instead of signing a second.
+ * Nonces come from the payee's one allocator, shared with refunds (x402/payeeNonces.ts): a
+ * payment's payout holds one nonce until the chain uses it, and no other transaction takes it.
+ * The manager keeps one in-memory record per payout: a reload (`resume`, `adoptOwed`) adds only
+ * payouts it does not know, and a send reads the store first.
  *
  * The store (`PayoutStore`: owed → submitted → paid) remembers what is owed: one node keeps it in
  * its providers database (`o:<payment id>`); a fleet on a PostgreSQL ledger shares it in the
@@ -41,6 +45,7 @@ import { silentLogger, type Logger } from '../chain/types.js';
 import type { PaymentRecord, SettlementLedger } from './ledger.js';
 import { decorateCall, type PaidCallCore } from './paidCall.js';
 import { resubmitPayeeTx, submitPayeeTx } from './payeeTx.js';
+import type { PayeeNonces } from './payeeNonces.js';
 import { TipFollower } from './tipFollower.js';
 import type { PaymentChain, PaymentMempool } from './ports.js';
 
@@ -129,7 +134,12 @@ export interface PayoutOptions {
   readonly logger?: Logger;
   /** Where the records live (default: the providers database given to the constructor); a fleet passes the shared one. */
   readonly store?: PayoutStore;
+  /** The payee's nonce allocator, shared with refunds (default: an in-memory one per mempool and payee key). */
+  readonly nonces?: PayeeNonces;
 }
+
+/** The purpose of a payment's payout in the payee's nonce allocator (x402/payeeNonces.ts). */
+export const payoutPurpose = (paymentId: string): string => `payout:${paymentId.toLowerCase()}`;
 
 /** Owes, sends and tracks provider payouts (see module comment). */
 export class PayoutManager {
@@ -154,30 +164,56 @@ export class PayoutManager {
     this.log = opts.logger ?? silentLogger;
     this.follower = new TipFollower(chain, () => this.check(), opts.retryMs ?? 30_000, this.log, 'payout');
     this.store = opts.store ?? levelPayoutStore(db);
+    this.nonces = opts.nonces;
+  }
+
+  private readonly nonces: PayeeNonces | undefined;
+  /** `resume()` ran since the last `stop()`: `start()` does not load again. */
+  private resumed = false;
+
+  /**
+   * Loads the open payouts (a fleet's new signer: those every node owed) and sends the stored
+   * transactions among them again, signing nothing: a fleet's new signer calls it before it signs
+   * anything new. Payouts already known (one being owed right now, say) keep their one in-memory
+   * record: a reload never makes a second record of a payout, whose send would sign a second transaction.
+   */
+  async resume(): Promise<void> {
+    this.paidByService.clear();
+    for (const [serviceId, amount] of await this.store.paidTotals()) this.paidByService.set(serviceId, amount);
+    await this.follower.serial(async () => {
+      this.adopt(await this.store.open());
+      await this.check({ sign: false });
+    });
+    this.resumed = true;
   }
 
   /**
-   * Loads open payouts (a fleet's new signer: those every node owed), owes what a crash left out,
-   * and starts following the tip (its first check re-sends stored payouts before signing new ones).
+   * Resumes (unless `resume()` just did), owes what a crash left out, and starts following the
+   * tip (its first check re-sends stored payouts before signing new ones).
    */
   async start(): Promise<void> {
-    this.open.clear();
-    this.paidByService.clear();
-    for (const [serviceId, amount] of await this.store.paidTotals()) this.paidByService.set(serviceId, amount);
-    for (const e of await this.store.open()) this.open.set(e.invokeId, e);
+    if (!this.resumed) await this.resume();
     for await (const rec of this.ledger.records()) if (!this.open.has(rec.id)) await this.oweSettled(rec);
     await this.follower.start();
   }
 
-  /** A fleet's signer: takes over the payouts other nodes owed since (and sends them). */
-  async adoptOwed(): Promise<void> {
-    let adopted = 0;
-    for (const e of await this.store.open()) {
+  /** Open payouts read from the store that this manager does not know yet (see `resume`); answers how many. */
+  private adopt(entries: readonly PayoutEntry[]): number {
+    let n = 0;
+    for (const e of entries) {
       if (this.open.has(e.invokeId) || this.owing.has(e.invokeId)) continue;
       this.open.set(e.invokeId, e);
-      adopted++;
+      n++;
     }
-    if (adopted) await this.follower.serial(() => this.check());
+    return n;
+  }
+
+  /** A fleet's signer: takes over the payouts other nodes owed since (and sends them). */
+  async adoptOwed(): Promise<void> {
+    // In the queue: a read racing a check that marks a payout paid would bring it back open.
+    await this.follower.serial(async () => {
+      if (this.adopt(await this.store.open())) await this.check();
+    });
   }
 
   /**
@@ -192,8 +228,11 @@ export class PayoutManager {
     if (price !== undefined) await this.owe(rec.id, rec.serviceId, price, 'usdc');
   }
 
+  /** Stops following the tip; what is open is read from the store again at the next `resume()` (another signer may have sent it meanwhile). */
   stop(): void {
     this.follower.stop();
+    this.open.clear();
+    this.resumed = false;
   }
 
   /** Waits for queued work. */
@@ -217,7 +256,8 @@ export class PayoutManager {
     } finally {
       this.owing.delete(id);
     }
-    if (entry?.status === 'owed') await this.follower.serial(() => this.send(entry));
+    // Sent by a check meanwhile (it found the payout without a transaction): nothing more to do.
+    if (entry?.status === 'owed') await this.follower.serial(async () => (entry.status === 'owed' && !entry.txId ? this.send(entry) : undefined));
   }
 
   /**
@@ -255,6 +295,14 @@ export class PayoutManager {
       return;
     }
     try {
+      // The store is the payout's truth: written since this record was read (another signer, a
+      // previous attempt), its transaction is re-sent and checked (`check`), not signed again.
+      const stored = await this.store.get(entry.invokeId);
+      if (stored && (stored.status === 'paid' || stored.status === 'cancelled' || (stored.txId !== undefined && stored.txId !== entry.txId))) {
+        Object.assign(entry, stored);
+        if (stored.status !== 'owed' && stored.status !== 'submitted') this.open.delete(entry.invokeId);
+        return;
+      }
       // Write-ahead: the record names this very transaction, and keeps its bytes, before it can reach the network.
       const writeAhead = async (id: string, bytes: Uint8Array) => {
         entry.txId = id;
@@ -264,23 +312,24 @@ export class PayoutManager {
       };
       if (entry.rail === 'usdc') {
         const payload = transfer.encodePayload({ to, amount: BigInt(entry.amount) });
-        await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.transfer, payload, writeAhead);
+        await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.transfer, payload, writeAhead, { purpose: payoutPurpose(entry.invokeId), nonces: this.nonces });
         this.log.info({ payment: entry.invokeId, payoutTxId: entry.txId, amount: entry.amount, to: entry.to }, 'provider payout (usdc call) submitted');
         return;
       }
       const payload = providerPayout.encodePayload({ invokeId: fromHex(entry.invokeId), to, amount: BigInt(entry.amount) });
-      await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.provider_payout, payload, writeAhead);
+      await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.provider_payout, payload, writeAhead, { purpose: payoutPurpose(entry.invokeId), nonces: this.nonces });
       this.log.info({ invoke: entry.invokeId, payoutTxId: entry.txId, amount: entry.amount, to: entry.to }, 'provider payout submitted');
     } catch (e) {
       this.log.warn({ invoke: entry.invokeId, err: (e as Error).message }, 'provider payout could not be submitted yet');
     }
   }
 
-  /** Marks mined payouts, re-sends lost ones. */
-  private async check(): Promise<void> {
+  /** Marks mined payouts, re-sends lost ones; then (unless `sign` is false) signs those without a transaction that can still be mined. */
+  private async check({ sign = true }: { sign?: boolean } = {}): Promise<void> {
     // Stored transactions go back first: a new one signed before them would take the nonce they hold.
     const resign: PayoutEntry[] = [];
     for (const entry of [...this.open.values()]) if (await this.checkStored(entry)) resign.push(entry);
+    if (!sign) return;
     for (const entry of resign) await this.send(entry);
   }
 
@@ -307,7 +356,10 @@ export class PayoutManager {
         return false;
       }
     }
-    const state = await resubmitPayeeTx(this.chain, this.mempool, this.payee, entry, (e) => this.log.warn({ payment: entry.invokeId, payoutTxId: entry.txId, err: e.message }, 'provider payout not accepted yet'));
+    const state = await resubmitPayeeTx(this.chain, this.mempool, this.payee, entry, (e) => this.log.warn({ payment: entry.invokeId, payoutTxId: entry.txId, err: e.message }, 'provider payout not accepted yet'), {
+      purpose: payoutPurpose(entry.invokeId),
+      nonces: this.nonces,
+    });
     // A native payout mined is marked paid by the chain's payout record (the next check reads it).
     if (state === 'mined' && entry.rail === 'usdc') await this.markPaid(entry);
     if (state !== 'lost') return false;

@@ -19,6 +19,9 @@
  *                  created_at, updated_at)             x402/pgPayoutStore.ts)
  *   inbox_jobs, inbox_agents, inbox_stats,             the fleet's provider inbox (migration 4,
  *   inbox_signatures                                   x402/pgInbox.ts)
+ *   payee_txs     (payee, nonce, purpose, tx_id, raw,  the payee's nonces, each taken by one
+ *                  signed_by, signed_at, replaced)     refund or payout with its signed bytes
+ *                                                      (migration 6, x402/pgPayeeTxLog.ts)
  *   payments      (id text COLLATE "C" primary key,    one row per payment; the columns the
  *                  rail, status, service_id,           queries need, the result and receipt as
  *                  request_hash, caller, amount,       `json` (kept byte for byte), the signed
@@ -175,6 +178,27 @@ export const MIGRATIONS: readonly { readonly version: number; readonly descripti
     // a second one. A column of its own: ~7 kB of binary, out of the jsonb `doc`; NULL once mined.
     sql: `
       ALTER TABLE payments ADD COLUMN refund_tx bytea;
+    `,
+  },
+  {
+    version: 6,
+    description: 'payee nonce slots',
+    // One row per nonce of the payee key a payee transaction (refund, provider payout) took, with
+    // its signed bytes, written before it leaves the signer (x402/pgPayeeTxLog.ts): the primary key
+    // gives a nonce to one purpose, whichever node of the fleet signs.
+    sql: `
+      CREATE TABLE payee_txs (
+        payee text COLLATE "C" NOT NULL,
+        nonce bigint NOT NULL,
+        purpose text COLLATE "C" NOT NULL,
+        tx_id text COLLATE "C" NOT NULL,
+        raw bytea NOT NULL,
+        signed_by text,
+        signed_at timestamptz NOT NULL DEFAULT now(),
+        replaced text[] NOT NULL DEFAULT '{}',
+        PRIMARY KEY (payee, nonce)
+      );
+      CREATE INDEX payee_txs_purpose ON payee_txs (payee, purpose, nonce);
     `,
   },
 ];

@@ -9,7 +9,9 @@
  * the mempool, disconnected by a reorganization) goes again as the stored bytes, the same tx id,
  * as provider payouts do (`resubmitPayeeTx`, x402/payeeTx.ts). A new refund is signed only when
  * the stored one can never be mined: its nonce was taken by another transaction of the payee.
- * Consensus accepts one refund per invoke anyway, so even then it can never pay twice.
+ * Consensus accepts one refund per invoke anyway, so even then it can never pay twice. The nonce
+ * comes from the payee's one allocator (x402/payeeNonces.ts), shared with provider payouts: an
+ * invoke's refund holds one nonce until the chain uses it, and no other transaction takes it.
  *
  * A refund gets out through congestion: it bids a fee rate that enters the mempool (above a full
  * pool's floor, x402/payeeTx.ts), and one that waits (refused under a risen floor, evicted, or not
@@ -29,6 +31,7 @@ import { decodeTx, encodeTx, txId as computeTxId, TxType, type Tx } from '../con
 import { tryDecodeAddress } from '../consensus/address.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import { resubmitPayeeTx, submitPayeeTx, type PayeeTxReplacement } from './payeeTx.js';
+import type { PayeeNonces } from './payeeNonces.js';
 import { TxErrorCode } from '../consensus/errors.js';
 import { TipFollower } from './tipFollower.js';
 import type { ChainParams } from '../consensus/params.js';
@@ -50,7 +53,12 @@ export interface RefundOptions {
   recoverClaims?: boolean;
   /** Claims a restored ledger holds from before its restore (x402/unhonored.ts): never refunded at start, the operator decides. */
   holdsClaim?: (id: string) => boolean;
+  /** The payee's nonce allocator, shared with payouts (default: an in-memory one per mempool and payee key). */
+  nonces?: PayeeNonces;
 }
+
+/** The purpose of an invoke's refund in the payee's nonce allocator (x402/payeeNonces.ts). */
+export const refundPurpose = (invokeId: string): string => `refund:${invokeId.toLowerCase()}`;
 
 /** Blocks a refund may wait in the mempool before it is bumped (replaced with a higher fee rate). */
 export const BUMP_AFTER_BLOCKS = 3;
@@ -90,11 +98,13 @@ export class RefundManager implements Refunder {
     this.log = opts.logger ?? silentLogger;
     this.recoverClaims = opts.recoverClaims ?? true;
     this.holdsClaim = opts.holdsClaim ?? (() => false);
+    this.nonces = opts.nonces;
     this.follower = new TipFollower(chain, () => this.check(), opts.retryMs ?? 30_000, this.log, 'refund');
   }
 
   private readonly recoverClaims: boolean;
   private readonly holdsClaim: (id: string) => boolean;
+  private readonly nonces: PayeeNonces | undefined;
 
   /**
    * Loads what a previous run (a fleet: the previous signer) left — claimed payments become
@@ -170,7 +180,7 @@ export class RefundManager implements Refunder {
     try {
       const id = await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.refund, refundType.encodePayload({ invokeId, to, amount: BigInt(rec.amount) }), async (txId, bytes) => {
         written = await this.ledger.refundPending(rec.id, error, { txId, tx: toHex(bytes) });
-      });
+      }, { purpose: refundPurpose(rec.id), nonces: this.nonces });
       this.unfunded.delete(rec.id);
       this.sentAt.set(rec.id, this.chain.tip.height);
       this.log.info({ invoke: rec.id, refundTxId: id, amount: rec.amount }, 'refund submitted');
@@ -226,7 +236,7 @@ export class RefundManager implements Refunder {
       if (code === TxErrorCode.INSUFFICIENT_FUNDS) this.unfunded.add(rec.id);
       if (code && UNDERPRICED.has(code)) this.refusedUnderpriced.add(rec.id);
       this.log.warn({ invoke: rec.id, refundTxId: rec.refundTxId, code, err: e.message }, 'stored refund not accepted yet');
-    });
+    }, { purpose: refundPurpose(rec.id), nonces: this.nonces });
     if (state === 'pending' && this.mempool.has(rec.refundTxId ?? '')) this.unfunded.delete(rec.id);
     return state;
   }
@@ -263,7 +273,7 @@ export class RefundManager implements Refunder {
           this.replaced.set(rec.id, [...(this.replaced.get(rec.id) ?? []), rec.refundTxId!]);
           written = await this.ledger.refundPending(rec.id, error, { txId, tx: toHex(bytes) });
         },
-        { replace },
+        { replace, purpose: refundPurpose(rec.id), nonces: this.nonces },
       );
       this.unfunded.delete(rec.id);
       this.sentAt.set(rec.id, this.chain.tip.height);

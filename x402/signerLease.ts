@@ -53,6 +53,11 @@ export class SignerLease extends EventEmitter {
     this.applicationName = (opts.name ? `${LEASE_APPLICATION_PREFIX}${opts.name}` : 'native-node signer lease').slice(0, 63);
   }
 
+  /** The lease session's application_name: a fleet's payee nonce log fences its claims with it (x402/pgPayeeTxLog.ts). */
+  sessionName(): string {
+    return this.applicationName;
+  }
+
   /** Whether this node holds the lease now. */
   isHolder(): boolean {
     return this.holder;

@@ -6,6 +6,8 @@
  * call records what it owes in the ledger's database (`oweLater`), the holder sends it
  * (`adoptOwed`), and a holder that takes over neither forgets a payout nor signs one twice: what
  * its predecessor got mined is marked paid, what it signed and lost goes again as the same bytes.
+ * A signer that reloads its open payouts while a settle is owing one (a lease taken over during
+ * traffic) keeps one record of it and signs one transaction.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -137,6 +139,60 @@ describe('payouts shared by a fleet', () => {
       await dbB.close();
       await ledgerA.close();
       await ledgerB.close();
+      await chain.close();
+    }
+  }, 60_000);
+
+  test('the signer reloads its open payouts while a settle is owing one: the provider is paid once, by one transaction', async () => {
+    const url = await postgres.server.createDatabase('fleet_payouts_reload');
+    const dir = await tmpDir();
+    const verifier = new CountingVerifier();
+    const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
+    const ledger = await PgLedger.open(url, { nodeId: 'n-a' });
+    const pool = createMempool(chain, verifier, params);
+    pool.start();
+    const db = new Level<string, string>(join(dir, 'providers'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    // The settle's record is written, then its owe pauses (as a slow write does) while the signer reloads.
+    const store = pgPayoutStore((t, v) => ledger.query(t, v));
+    let written!: () => void;
+    const wasWritten = new Promise<void>((r) => (written = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const slowStore = {
+      ...store,
+      async create(e: Parameters<typeof store.create>[0]) {
+        const ok = await store.create(e);
+        written();
+        await released;
+        return ok;
+      },
+    };
+    const manager = new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 60_000, store: slowStore });
+    try {
+      const id = `usdc:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a:0x${'7'.repeat(64)}`;
+      const commitment = requestCommitment({ sellerId: ledger.sellerId, serviceId: SERVICE, request: 'hi', salt: '22'.repeat(32) });
+      await ledger.claim({ id, rail: 'usdc', serviceId: SERVICE, requestHash: commitment, caller: 'payer', amount: '5000' });
+      await ledger.settle(id, 'HI', { txId: id });
+      const owing = manager.owe(id, SERVICE, 1_000_000n, 'usdc');
+      await wasWritten;
+      await manager.start();
+      release();
+      await owing;
+      await manager.idle();
+      expect(pool.count).toBe(1);
+      await mineFromPool(chain, pool, miner.address);
+      await manager.idle();
+      await mineFromPool(chain, pool, miner.address);
+      await manager.idle();
+      expect((await chain.getAccount(provider.address)).balance).toBe(SHARE);
+      expect((await chain.getAccount(payee.address)).nonce).toBe(1n);
+      expect(await store.get(id)).toMatchObject({ status: 'paid' });
+    } finally {
+      manager.stop();
+      await manager.idle();
+      pool.stop();
+      await db.close();
+      await ledger.close();
       await chain.close();
     }
   }, 60_000);

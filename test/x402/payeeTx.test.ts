@@ -11,6 +11,7 @@ import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.j
 import { decodeTx } from '../../consensus/tx.js';
 import { TxType } from '../../consensus/tx.js';
 import { FLOOR_MARGIN_PCT, payeeTxFee, REPLACE_BUMP_PCT, submitPayeeTx } from '../../x402/payeeTx.js';
+import { memoryPayeeTxLog, PayeeNonceErrorCode, PayeeNonces } from '../../x402/payeeNonces.js';
 import type { MempoolStats } from '../../chain/types.js';
 import type { PaymentChain, PaymentMempool } from '../../x402/ports.js';
 
@@ -25,6 +26,7 @@ function rig(nonces: bigint[], used: bigint, refuse?: Error, pool?: MempoolStats
   const chain = { getAccount: async () => ({ nonce: nonces[Math.min(reads++, nonces.length - 1)], balance: 10n ** 12n, publicKey: undefined }) } as unknown as Pick<PaymentChain, 'getAccount'>;
   const mempool = {
     pendingNonce: (_a: Uint8Array, n: bigint) => n,
+    has: () => false,
     stats: pool && (() => pool),
     add: async (bytes: Uint8Array) => {
       const tx = decodeTx(bytes);
@@ -55,6 +57,26 @@ describe('submitPayeeTx', () => {
     const other = rig([5n], 0n, new ValidationError(TxErrorCode.BAD_SIGNATURE, 'bad'));
     await expect(submitPayeeTx(other.chain, other.mempool, payee, params, TxType.transfer, new Uint8Array(0))).rejects.toMatchObject({ code: TxErrorCode.BAD_SIGNATURE });
     expect(other.reads()).toBe(1);
+  });
+});
+
+describe('the payee nonce allocator', () => {
+  test('a purpose holding a live nonce sends that very transaction again; another purpose takes the next free nonce; nothing is signed while the gate is not open', async () => {
+    const r = rig([0n], 0n);
+    const nonces = new PayeeNonces(memoryPayeeTxLog());
+    const first = await submitPayeeTx(r.chain, r.mempool, payee, params, TxType.transfer, new Uint8Array([1]), undefined, { purpose: 'refund:01', nonces });
+    const again = await submitPayeeTx(r.chain, r.mempool, payee, params, TxType.transfer, new Uint8Array([1]), undefined, { purpose: 'refund:01', nonces });
+    expect(again).toBe(first);
+    // The mempool holds nothing of the payee's (pendingNonce 0): the slot keeps nonce 0 from the next purpose.
+    await submitPayeeTx(r.chain, r.mempool, payee, params, TxType.transfer, new Uint8Array([2]), undefined, { purpose: 'payout:02', nonces });
+    expect(r.submitted).toEqual([0n, 0n, 1n]);
+    nonces.close();
+    await expect(submitPayeeTx(r.chain, r.mempool, payee, params, TxType.transfer, new Uint8Array([3]), undefined, { purpose: 'payout:03', nonces })).rejects.toMatchObject({ code: PayeeNonceErrorCode.NOT_READY });
+    nonces.reconciling();
+    await expect(submitPayeeTx(r.chain, r.mempool, payee, params, TxType.transfer, new Uint8Array([3]), undefined, { purpose: 'payout:03', nonces })).rejects.toMatchObject({ code: PayeeNonceErrorCode.NOT_READY });
+    nonces.open();
+    await submitPayeeTx(r.chain, r.mempool, payee, params, TxType.transfer, new Uint8Array([3]), undefined, { purpose: 'payout:03', nonces });
+    expect(r.submitted).toEqual([0n, 0n, 1n, 2n]);
   });
 });
 

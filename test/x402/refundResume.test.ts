@@ -19,6 +19,7 @@ import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { openLedger, type RefundTxWrite, type SettlementLedger } from '../../x402/ledger.js';
 import { submitPayeeTx } from '../../x402/payeeTx.js';
+import { memoryPayeeTxLog, PayeeNonces } from '../../x402/payeeNonces.js';
 import type { PaymentMempool } from '../../x402/ports.js';
 import { RefundManager } from '../../x402/refunds.js';
 import { requestCommitment } from '../../x402/wire.js';
@@ -180,8 +181,8 @@ describe.each(backends)('a refund whose signer died after signing it (%s ledger)
 
   test('the stored transaction can never be mined (another payee tx took its nonce): one new refund is signed, written ahead, and mined', async () => {
     const rig = await afterDeath();
-    // Another transaction of the payee takes nonce 0, the stored refund's, and is mined.
-    const other = await submitPayeeTx(rig.chain, rig.pool, payee, params, TxType.transfer, transfer.encodePayload({ to: miner.address, amount: 1n }));
+    // Another transaction of the payee, signed outside the node's nonce allocator (another program holding the key), takes nonce 0, the stored refund's, and is mined.
+    const other = await submitPayeeTx(rig.chain, rig.pool, payee, params, TxType.transfer, transfer.encodePayload({ to: miner.address, amount: 1n }), undefined, { nonces: new PayeeNonces(memoryPayeeTxLog()) });
     await mineFromPool(rig.chain, rig.pool, miner.address);
     expect((await rig.chain.getAccount(payee.address)).nonce).toBe(1n);
 

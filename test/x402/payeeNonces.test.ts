@@ -1,0 +1,329 @@
+/**
+ * No payee nonce signed twice across lease moves: three in-process fleet nodes over one real
+ * PostgreSQL ledger and one chain, each with its own mempool, signer lease, refunds and payouts.
+ * A seeded schedule sells provider calls (USDC rail: a payout by plain transfer) and failed
+ * calls (native: a refund) at random nodes while the lease moves — handed over, or its holder
+ * killed with its mempool (what it signed and never relayed is gone) — and blocks are mined from
+ * random mempools with random relays. Traffic does not wait for a new holder to finish taking
+ * over: it is what signed payouts with nonces stored refunds held.
+ *
+ * Every payee transaction any node lets out is seen at its mempool's `add`: a nonce signed with
+ * two different payloads (a refund and a payout, two payouts) fails the test. At the end every
+ * refund is mined once, every provider paid once, and no payee transaction is left unmined.
+ */
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { join } from 'node:path';
+import { Level } from 'level';
+import { openChain, type Chain } from '../../chain/chain.js';
+import { createMempool, type Mempool } from '../../chain/mempool.js';
+import { encodeAddress } from '../../consensus/address.js';
+import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
+import { bytesEqual, fromHex, toHex } from '../../consensus/hash.js';
+import { COIN } from '../../consensus/params.js';
+import { decodeTx, encodeTx, txId } from '../../consensus/tx.js';
+import { decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
+import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
+import { PgLedger } from '../../x402/pgLedger.js';
+import { PayeeNonces } from '../../x402/payeeNonces.js';
+import { beginPayeeSigning, endPayeeSigning } from '../../x402/payeeSigner.js';
+import { PayoutManager } from '../../x402/payouts.js';
+import { pgPayeeTxLog } from '../../x402/pgPayeeTxLog.js';
+import { pgPayoutStore, type PayoutQuery } from '../../x402/pgPayoutStore.js';
+import { RefundManager } from '../../x402/refunds.js';
+import { SIGNER_LEASE_KEY, SignerLease } from '../../x402/signerLease.js';
+import { requestCommitment } from '../../x402/wire.js';
+import { testKey } from '../helpers/keys.js';
+import { mineFromPool } from '../helpers/mine.js';
+import { usePostgres } from '../helpers/usePostgres.js';
+import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
+import { CountingVerifier } from '../helpers/verifier.js';
+
+const caller = getDevKeyPair();
+const payee = testKey('payee-nonces-payee');
+const provider = testKey('payee-nonces-provider');
+const miner = testKey('payee-nonces-miner');
+const params = createDevnetChainParams({ genesisBits: 0x207fffff, allocations: [{ address: encodeAddress(payee.address, 'tnative'), amount: 10n * COIN }] });
+const SERVICE = 'echo-bot-upper';
+const PRICE = 1_000_000n;
+const SHARE = 950_000n; // PRICE minus the devnet's 5 % node fee
+const INVOKES = 12;
+const directory = { payoutAddressOf: (id: string) => (id === SERVICE ? encodeAddress(provider.address, 'tnative') : undefined), priceBaseOf: () => PRICE };
+const failure = { code: 'service_failed', message: 'the service failed' };
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
+
+const postgres = usePostgres(120_000);
+afterAll(cleanupTmp);
+
+/** A small seeded generator (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Every payee transaction let out, by nonce: the distinct payloads (type and bytes) and the ids. */
+class NonceCount {
+  readonly byNonce = new Map<bigint, Map<string, Set<string>>>();
+  seen(bytes: Uint8Array): void {
+    const tx = decodeTx(bytes);
+    if (!bytesEqual(tx.from, payee.address)) return;
+    const payloads = this.byNonce.get(tx.nonce) ?? new Map<string, Set<string>>();
+    this.byNonce.set(tx.nonce, payloads);
+    const key = `${tx.type}:${toHex(tx.payload)}`;
+    payloads.set(key, (payloads.get(key) ?? new Set()).add(toHex(txId(bytes))));
+  }
+  /** Nonces signed for two different things. */
+  twice(): { nonce: string; payloads: string[] }[] {
+    return [...this.byNonce].filter(([, p]) => p.size > 1).map(([n, p]) => ({ nonce: n.toString(), payloads: [...p.keys()].map((k) => k.slice(0, 24)) }));
+  }
+}
+
+/** One fleet node: its ledger connection, mempool, lease, nonce allocator, refunds and payouts, wired as node/payments.ts wires them. */
+interface SimNode {
+  readonly id: string;
+  readonly ledger: PgLedger;
+  readonly pool: Mempool;
+  readonly lease: SignerLease;
+  readonly nonces: PayeeNonces;
+  readonly refunds: RefundManager;
+  readonly payouts: PayoutManager;
+  /** Whether it signs now (holds the lease and re-sent what is stored). */
+  signs(): boolean;
+  /** Its signer role's queue (begin and end of signing, in order). */
+  queue: Promise<void>;
+}
+
+async function openNode(id: string, url: string, chain: Chain, verifier: CountingVerifier, db: Level<string, string>, count: NonceCount): Promise<SimNode> {
+  const ledger = await PgLedger.open(url, { nodeId: id });
+  const pool = createMempool(chain, verifier, params);
+  pool.start();
+  const add = pool.add.bind(pool);
+  pool.add = (bytes, opts) => {
+    count.seen(bytes);
+    return add(bytes, opts);
+  };
+  const lease = new SignerLease(url, { pollMs: 40, name: id });
+  const q: PayoutQuery = (text, values) => ledger.query(text, values);
+  const nonces = new PayeeNonces(pgPayeeTxLog(q, { nodeId: id, fence: { leaseKey: SIGNER_LEASE_KEY, sessionName: lease.sessionName() } }), { state: 'closed' });
+  const signs = () => lease.isHolder() && nonces.isOpen();
+  // As node/payments.ts's FleetRefunds: a node that does not sign records the refund owed.
+  class Refunds extends RefundManager {
+    override refund(rid: string, error: { code: string; message: string }): ReturnType<RefundManager['refund']> {
+      return signs() ? super.refund(rid, error) : ledger.refundPending(rid, error);
+    }
+  }
+  const refunds = new Refunds(chain, pool, ledger, payee, params, { retryMs: 60_000, recoverClaims: false, nonces, logger: quiet });
+  const payouts = new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 60_000, store: pgPayoutStore(q), nonces, logger: quiet });
+  const node: SimNode = { id, ledger, pool, lease, nonces, refunds, payouts, signs, queue: Promise.resolve() };
+  lease.on('acquired', () => {
+    node.queue = node.queue.then(() => beginPayeeSigning({ chain, mempool: pool, payee, nonces, refunds, payouts })).catch(() => undefined);
+  });
+  lease.on('lost', () => {
+    nonces.close();
+    node.queue = node.queue.then(() => endPayeeSigning({ nonces, refunds, payouts })).catch(() => undefined);
+  });
+  return node;
+}
+
+/** The holder's sweep (node/payments.ts): refunds other nodes recorded, payouts other nodes owed. */
+async function sweep(n: SimNode): Promise<void> {
+  if (!n.signs()) return;
+  const pending = new Set(n.refunds.pendingIds());
+  for (const rec of await n.ledger.unsentRefunds()) if (n.signs() && !pending.has(rec.id)) await n.refunds.refund(rec.id, rec.error ?? failure);
+  if (n.signs()) await n.payouts.adoptOwed();
+}
+
+/** Copies `from`'s transactions into `to` (gossip); refusals are the mempool's business. */
+async function relay(from: Mempool, to: Mempool): Promise<void> {
+  for (const e of from.list(500)) await to.add(encodeTx(e.tx)).catch(() => undefined);
+}
+
+async function runFleet(seed: number): Promise<void> {
+  const random = rng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const url = await postgres.server.createDatabase(`payee_nonces_${seed}`);
+  const dir = await tmpDir();
+  const verifier = new CountingVerifier();
+  const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
+  const db = new Level<string, string>(join(dir, 'providers'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  const count = new NonceCount();
+  const nodes: SimNode[] = [];
+  const stopped = new Set<SimNode>();
+  const inflight: Promise<unknown>[] = [];
+  const track = (p: Promise<unknown>) => inflight.push(p.catch(() => undefined));
+  try {
+    for (const id of ['n-a', 'n-b', 'n-c']) nodes.push(await openNode(id, url, chain, verifier, db, count));
+    const sellerId = nodes[0]!.ledger.sellerId;
+    // The failed calls' payments, mined up front.
+    const commitment = requestCommitment({ sellerId, serviceId: SERVICE, request: 'hi', salt: '44'.repeat(32) });
+    const invokes = Array.from({ length: INVOKES }, (_, i) =>
+      createAgentInvokeTx({ key: caller, chainId: params.chainId, serviceId: SERVICE, payTo: payee.address, amount: PRICE, requestHash: fromHex(commitment), nonce: BigInt(i), includeKey: i === 0 }),
+    );
+    for (const i of invokes) await nodes[0]!.pool.add(i.bytes);
+    await mineFromPool(chain, nodes[0]!.pool, miner.address);
+    for (const n of nodes) await n.lease.start();
+
+    let usdcCalls = 0;
+    let failed = 0;
+    const holder = () => nodes.find((n) => n.lease.isHolder());
+    for (let step = 0; step < 70; step++) {
+      const r = random();
+      const at = pick(nodes.filter((n) => !stopped.has(n)));
+      if (r < 0.3) {
+        // A provider call served at a random node: its payout owed, sent at once by a signing node.
+        const id = `usdc:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a:0x${(seed * 1000 + usdcCalls++).toString(16).padStart(64, '0')}`;
+        track(
+          (async () => {
+            await at.ledger.claim({ id, rail: 'usdc', serviceId: SERVICE, requestHash: commitment, caller: 'payer', amount: '5000' });
+            await at.ledger.settle(id, 'HI', { txId: id });
+            await (at.signs() ? at.payouts.owe(id, SERVICE, PRICE, 'usdc') : at.payouts.oweLater(id, SERVICE, PRICE, 'usdc'));
+          })(),
+        );
+      } else if (r < 0.5 && failed < INVOKES) {
+        // A native call whose service failed at a random node: refunded (by it when it signs, else by the holder's sweep).
+        const inv = invokes[failed++]!;
+        track(
+          (async () => {
+            await at.ledger.claim({ id: inv.id, rail: 'native', serviceId: SERVICE, requestHash: commitment, caller: encodeAddress(caller.address, 'tnative'), amount: PRICE.toString() });
+            await at.refunds.refund(inv.id, failure);
+          })(),
+        );
+      } else if (r < 0.65) {
+        // The lease moves: handed over (stop, back in the race later) or its holder killed with its mempool.
+        const h = holder();
+        if (h && random() < 0.5) {
+          await h.lease.stop();
+          stopped.add(h);
+          track(sleep(50 + random() * 200).then(async () => {
+            stopped.delete(h);
+            await h.lease.start();
+          }));
+        } else if (h) {
+          h.nonces.close();
+          const i = nodes.indexOf(h);
+          await h.lease.stop();
+          await h.queue;
+          h.pool.stop();
+          await h.ledger.close();
+          nodes[i] = await openNode(h.id, url, chain, verifier, db, count);
+          await nodes[i]!.lease.start();
+        }
+      } else if (r < 0.8) {
+        const from = pick(nodes);
+        const to = pick(nodes);
+        if (from !== to) await relay(from.pool, to.pool);
+      } else if (r < 0.9) {
+        await mineFromPool(chain, pick(nodes).pool, miner.address);
+      } else {
+        const h = holder();
+        if (h) track(sweep(h));
+      }
+      await sleep(random() * 25);
+    }
+    await Promise.all(inflight);
+    expect(count.twice()).toEqual([]);
+
+    // Quiet: one holder relays, sweeps and mines until everything owed is mined (bounded).
+    const all = () => nodes.filter((n) => !stopped.has(n));
+    for (const n of nodes) if (!n.lease.isHolder()) await n.lease.start().catch(() => undefined);
+    const t0 = Date.now();
+    while (!holder()?.signs() && Date.now() - t0 < 20_000) await sleep(50);
+    const h = holder()!;
+    expect(h.signs()).toBe(true);
+    const refunded = async () => {
+      let n = 0;
+      for (const inv of invokes.slice(0, failed)) {
+        const raw = (await chain.getStateView([invokeKey(fromHex(inv.id))])).get(invokeKey(fromHex(inv.id)));
+        if (raw && decodeInvokeRecord(raw).refunded) n++;
+      }
+      return n;
+    };
+    for (let round = 0; round < 40; round++) {
+      for (const n of all()) if (n !== h) await relay(n.pool, h.pool);
+      await sweep(h);
+      await h.refunds.idle();
+      await h.payouts.idle();
+      await mineFromPool(chain, h.pool, miner.address);
+      await h.refunds.idle();
+      await h.payouts.idle();
+      const paid = (await chain.getAccount(provider.address)).balance;
+      if ((await refunded()) === failed && paid >= BigInt(usdcCalls) * SHARE && h.pool.list(500).every((e) => !bytesEqual(e.tx.from, payee.address))) break;
+    }
+    process.stderr.write(`seed ${seed}: ${usdcCalls} provider calls, ${failed} refunds, ${count.byNonce.size} payee nonces, chain height ${chain.tip.height}\n`);
+    expect(count.twice()).toEqual([]);
+    // Each refund mined once (consensus takes one per invoke), each provider call paid once.
+    expect(await refunded()).toBe(failed);
+    expect((await chain.getAccount(provider.address)).balance).toBe(BigInt(usdcCalls) * SHARE);
+    // Nothing stranded: every nonce let out was used on chain, and no payee transaction waits.
+    const payeeNonce = (await chain.getAccount(payee.address)).nonce;
+    expect([...count.byNonce.keys()].filter((n) => n >= payeeNonce)).toEqual([]);
+    for (const n of nodes) expect(n.pool.list(500).filter((e) => bytesEqual(e.tx.from, payee.address))).toEqual([]);
+  } finally {
+    await Promise.all(inflight);
+    for (const n of nodes) {
+      n.nonces.close();
+      await n.lease.stop();
+      await n.queue;
+      n.pool.stop();
+      await n.ledger.close();
+    }
+    await db.close();
+    await chain.close();
+  }
+}
+
+describe('the fleet\'s nonce slots (payee_txs)', () => {
+  test('a nonce goes to one purpose, a purpose holds one live nonce, and only the lease holder\'s session claims or replaces', async () => {
+    const url = await postgres.server.createDatabase('payee_slots');
+    const ledger = await PgLedger.open(url, { nodeId: 'n-a' });
+    const q: PayoutQuery = (text, values) => ledger.query(text, values);
+    const holder = new SignerLease(url, { name: 'n-a' });
+    const other = new SignerLease(url, { name: 'n-b' });
+    try {
+      await holder.start();
+      await other.start();
+      expect(holder.isHolder()).toBe(true);
+      const mine = pgPayeeTxLog(q, { fence: { leaseKey: SIGNER_LEASE_KEY, sessionName: holder.sessionName() } });
+      const theirs = pgPayeeTxLog(q, { fence: { leaseKey: SIGNER_LEASE_KEY, sessionName: other.sessionName() } });
+      const slot = (nonce: bigint, purpose: string, txId = 'aa'.repeat(32)) => ({ nonce, purpose, txId, raw: 'ab' });
+      const who = toHex(payee.address);
+      expect(await theirs.claim(who, slot(0n, 'refund:01'), 0n)).toBe(false);
+      expect(await mine.claim(who, slot(0n, 'refund:01'), 0n)).toBe(true);
+      expect(await mine.claim(who, slot(0n, 'payout:02'), 0n)).toBe(false);
+      expect(await mine.claim(who, slot(1n, 'refund:01'), 0n)).toBe(false);
+      expect(await mine.claim(who, slot(1n, 'payout:02'), 0n)).toBe(true);
+      // A bump: the same purpose at its nonce; never another purpose's nonce, never from a session without the lease.
+      expect(await theirs.replace(who, slot(0n, 'refund:01', 'bb'.repeat(32)))).toBe(false);
+      expect(await mine.replace(who, slot(0n, 'payout:02', 'bb'.repeat(32)))).toBe(false);
+      expect(await mine.replace(who, slot(0n, 'refund:01', 'bb'.repeat(32)))).toBe(true);
+      expect((await mine.live(who, 0n)).map((s) => [s.nonce, s.purpose, s.txId.slice(0, 2)])).toEqual([
+        [0n, 'refund:01', 'bb'],
+        [1n, 'payout:02', 'aa'],
+      ]);
+      // Once the chain used nonce 0 and the refund's transaction was lost, it may take a new nonce.
+      expect(await mine.claim(who, slot(2n, 'refund:01'), 1n)).toBe(true);
+      // The lease moves: the old holder's claims are refused at once, the new holder's accepted.
+      await holder.stop();
+      const t0 = Date.now();
+      while (!other.isHolder() && Date.now() - t0 < 10_000) await sleep(50);
+      expect(await mine.claim(who, slot(3n, 'payout:03'), 1n)).toBe(false);
+      expect(await theirs.claim(who, slot(3n, 'payout:03'), 1n)).toBe(true);
+    } finally {
+      await holder.stop();
+      await other.stop();
+      await ledger.close();
+    }
+  }, 60_000);
+});
+
+describe('payee nonces of a fleet across lease moves', () => {
+  test.each([390031, 310031, 7])('seed %i: no (payee, nonce) signed for two transactions; every refund and payout mined once', async (seed) => {
+    await runFleet(seed);
+  }, 180_000);
+});
