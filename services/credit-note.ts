@@ -1,7 +1,9 @@
 /** native-credit-note: credit note A4 PDF, negative unitPrice allowed. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
-import { documentHealth, documentRun } from './documents/document.js';
+import { documentHealth, documentPrecheck, documentRun, type DocumentKind } from './documents/document.js';
 import { creditNoteSchema } from './documentSchemas.js';
+
+const kind: DocumentKind = { title: 'CREDIT NOTE', numberField: 'creditNoteNumber', numberLabel: 'Credit note no.', grossLabel: 'Total credited', credits: true };
 
 /** native-credit-note. */
 export const creditNote = defineService({
@@ -16,6 +18,7 @@ export const creditNote = defineService({
   needsInput: true,
   inputSchema: creditNoteSchema,
   inputIsJson: true,
-  run: documentRun({ title: 'CREDIT NOTE', numberField: 'creditNoteNumber', numberLabel: 'Credit note no.', grossLabel: 'Total credited' }),
+  precheck: documentPrecheck(kind),
+  run: documentRun(kind),
   health: documentHealth,
 });

@@ -43,7 +43,7 @@ function items(negativePrices = false): Record<string, unknown> {
 const VAT_RATE = { type: 'number', minimum: 0, maximum: 100, description: 'VAT rate in percent, e.g. 20.' } as const;
 
 /** ISO 4217 currency code; documents default to EUR. */
-const CURRENCY = { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, e.g. EUR (default EUR).' } as const;
+const CURRENCY = { type: 'string', pattern: '^[A-Z]{3}$', 'x-currency': true, description: 'ISO 4217 code, e.g. EUR (default EUR).' } as const;
 const NOTES = { type: 'string', maxLength: 2000 } as const;
 
 /** Every document also takes an optional `currency` (default EUR) and `notes`. */
@@ -63,11 +63,11 @@ export const receiptSchema = doc('receiptNumber', {
     type: 'object',
     additionalProperties: false,
     required: ['method'],
-    properties: { method: { type: 'string', minLength: 1, maxLength: 64 }, reference: { type: 'string', maxLength: 128 }, paidOn: DATE },
+    properties: { method: { type: 'string', minLength: 1, maxLength: 64 }, reference: { type: 'string', maxLength: 128 }, paidOn: { ...DATE, description: 'Date of the payment, YYYY-MM-DD, not after the issue date (today, UTC).' } },
   },
   vatRate: VAT_RATE,
 });
-/** native-credit-note: creditNoteNumber; buyer {name}; originalInvoice; items (negative unitPrice allowed); vatRate. */
+/** native-credit-note: creditNoteNumber; buyer {name}; originalInvoice; items (negative unitPrice allowed, the net total below zero: checked before payment); vatRate. */
 export const creditNoteSchema = doc('creditNoteNumber', { buyer: buyer(false), originalInvoice: DOC_NUMBER, items: items(true), vatRate: VAT_RATE });
 /** native-quote-estimate: quoteNumber; buyer {name, address}; items; vatRate; validUntil. */
 export const quoteSchema = doc('quoteNumber', { buyer: buyer(true), items: items(), vatRate: VAT_RATE, validUntil: VALID_UNTIL });

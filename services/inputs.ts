@@ -4,6 +4,7 @@
  * runtime knows), `x-url` (an absolute http(s) URL), `x-text-or-url` (a text of at least N characters, or such a URL), `x-ip` (an IPv4 or IPv6 address),
  * `x-date` (a YYYY-MM-DD date that exists on the calendar: no 2031-02-30),
  * `x-country` (an assigned ISO 3166-1 alpha-2 code, any case: services/data/compliance/iso3166-alpha2.json),
+ * `x-currency` (an ISO 4217 currency code: services/data/compliance/iso4217.json),
  * `x-address` (a valid address of a given family, checksum included) and `x-ens-name` (a name
  * ENSIP-15 normalization accepts). Custom keywords carry the
  * `x-` prefix of OpenAPI extensions, so MCP and OpenAPI consumers that do not know them ignore them.
@@ -59,6 +60,16 @@ export function isCountryCode(code: string): boolean {
   return countryCodes().has(code.toUpperCase());
 }
 
+let currencies: ReadonlySet<string> | undefined;
+/**
+ * Whether `code` is an ISO 4217 currency code a document can be priced in (services/data/compliance/iso4217.json);
+ * XTS (reserved for testing) and XXX (no currency) are not.
+ */
+export function isCurrencyCode(code: string): boolean {
+  currencies ??= new Set((JSON.parse(readFileSync(resolve(PROJECT_ROOT, 'services', 'data', 'compliance', 'iso4217.json'), 'utf8')) as { codes: string[] }).codes.filter((c) => c !== 'XTS' && c !== 'XXX'));
+  return currencies.has(code);
+}
+
 /** Whether `s` is an absolute http(s) URL with a host. */
 export function isHttpUrl(s: string): boolean {
   try {
@@ -88,6 +99,7 @@ export const inputKeywords: readonly KeywordDefinition[] = [
   keyword('x-text-or-url', 'number', (s, min) => (/^\S+$/.test(s.trim()) && isHttpUrl(s.trim()) ? undefined : s.trim().length >= (min as number) ? undefined : `must be a text of at least ${min} characters or a public http(s) URL`)),
   keyword('x-date', 'boolean', (s) => (isCalendarDate(s) ? undefined : 'is not a date of the calendar (YYYY-MM-DD)')),
   keyword('x-country', 'boolean', (s) => (isCountryCode(s) ? undefined : 'is not an assigned ISO 3166-1 alpha-2 country code')),
+  keyword('x-currency', 'boolean', (s) => (isCurrencyCode(s) ? undefined : 'is not an ISO 4217 currency code (e.g. EUR, USD, JPY)')),
   keyword('x-ip', 'boolean', (s) => (isIP(s) !== 0 ? undefined : 'must be an IPv4 or IPv6 address')),
   keyword('x-address', 'string', (s, family) => {
     const a = classifyAddress(s);

@@ -1,7 +1,9 @@
 /** native-invoice-pdf: invoice as A4 PDF (base64) with VAT-computed totals. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
-import { documentHealth, documentRun } from './documents/document.js';
+import { documentHealth, documentPrecheck, documentRun, type DocumentKind } from './documents/document.js';
 import { invoiceSchema } from './documentSchemas.js';
+
+const kind: DocumentKind = { title: 'INVOICE', numberField: 'invoiceNumber', numberLabel: 'Invoice no.', grossLabel: 'Total due' };
 
 /** native-invoice-pdf. */
 export const invoicePdf = defineService({
@@ -16,6 +18,7 @@ export const invoicePdf = defineService({
   needsInput: true,
   inputSchema: invoiceSchema,
   inputIsJson: true,
-  run: documentRun({ title: 'INVOICE', numberField: 'invoiceNumber', numberLabel: 'Invoice no.', grossLabel: 'Total due' }),
+  precheck: documentPrecheck(kind),
+  run: documentRun(kind),
   health: documentHealth,
 });

@@ -1,7 +1,9 @@
 /** native-invoice-proforma: pro forma invoice A4 PDF. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
-import { documentHealth, documentPrecheck, documentRun } from './documents/document.js';
+import { documentHealth, documentPrecheck, documentRun, type DocumentKind } from './documents/document.js';
 import { proformaSchema } from './documentSchemas.js';
+
+const kind: DocumentKind = { title: 'PRO FORMA INVOICE', numberField: 'proformaNumber', numberLabel: 'Pro forma no.', grossLabel: 'Total' };
 
 /** native-invoice-proforma. */
 export const invoiceProforma = defineService({
@@ -16,7 +18,7 @@ export const invoiceProforma = defineService({
   needsInput: true,
   inputSchema: proformaSchema,
   inputIsJson: true,
-  run: documentRun({ title: 'PRO FORMA INVOICE', numberField: 'proformaNumber', numberLabel: 'Pro forma no.', grossLabel: 'Total' }),
-  precheck: documentPrecheck,
+  precheck: documentPrecheck(kind),
+  run: documentRun(kind),
   health: documentHealth,
 });

@@ -1,7 +1,9 @@
 /** native-quote-estimate: quote/estimate A4 PDF with validity date. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
-import { documentHealth, documentPrecheck, documentRun } from './documents/document.js';
+import { documentHealth, documentPrecheck, documentRun, type DocumentKind } from './documents/document.js';
 import { quoteSchema } from './documentSchemas.js';
+
+const kind: DocumentKind = { title: 'QUOTE / ESTIMATE', numberField: 'quoteNumber', numberLabel: 'Quote no.', grossLabel: 'Total quoted' };
 
 /** native-quote-estimate. */
 export const quoteEstimate = defineService({
@@ -16,7 +18,7 @@ export const quoteEstimate = defineService({
   needsInput: true,
   inputSchema: quoteSchema,
   inputIsJson: true,
-  run: documentRun({ title: 'QUOTE / ESTIMATE', numberField: 'quoteNumber', numberLabel: 'Quote no.', grossLabel: 'Total quoted' }),
-  precheck: documentPrecheck,
+  precheck: documentPrecheck(kind),
+  run: documentRun(kind),
   health: documentHealth,
 });

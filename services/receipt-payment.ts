@@ -1,7 +1,9 @@
 /** native-receipt-payment: payment receipt A4 PDF. Rendered by services/documents (pdfkit, embedded DejaVu Sans + Noto Sans SC). */
 import { defineService } from './define.js';
-import { documentHealth, documentRun } from './documents/document.js';
+import { documentHealth, documentPrecheck, documentRun, type DocumentKind } from './documents/document.js';
 import { receiptSchema } from './documentSchemas.js';
+
+const kind: DocumentKind = { title: 'PAYMENT RECEIPT', numberField: 'receiptNumber', numberLabel: 'Receipt no.', grossLabel: 'Amount paid' };
 
 /** native-receipt-payment. */
 export const receiptPayment = defineService({
@@ -16,6 +18,7 @@ export const receiptPayment = defineService({
   needsInput: true,
   inputSchema: receiptSchema,
   inputIsJson: true,
-  run: documentRun({ title: 'PAYMENT RECEIPT', numberField: 'receiptNumber', numberLabel: 'Receipt no.', grossLabel: 'Amount paid' }),
+  precheck: documentPrecheck(kind),
+  run: documentRun(kind),
   health: documentHealth,
 });

@@ -37,6 +37,8 @@ export interface DocumentKind {
   readonly numberField: string;
   readonly numberLabel: string;
   readonly grossLabel: string;
+  /** A credit note: its net total must be below zero. */
+  readonly credits?: boolean;
 }
 
 /** Result of a document service. */
@@ -79,20 +81,28 @@ export function documentModel(kind: DocumentKind, input: DocumentInput, issueDat
   };
 }
 
-/** Why a document cannot be issued on `issueDate` (a validity date before it), or undefined. */
-function dateProblem(input: DocumentInput, issueDate: string): string | undefined {
-  if (input.validUntil !== undefined && input.validUntil < issueDate) return `validUntil ${input.validUntil} is before the issue date ${issueDate} (today, UTC)`;
+/** Why a document cannot be issued on `issueDate`, with its code, or undefined. */
+function documentProblem(kind: DocumentKind, input: DocumentInput, issueDate: string): { code: string; message: string } | undefined {
+  if (input.validUntil !== undefined && input.validUntil < issueDate) return { code: 'valid_until_before_issue', message: `validUntil ${input.validUntil} is before the issue date ${issueDate} (today, UTC)` };
+  // A receipt acknowledges a payment made: not one dated after the receipt.
+  if (input.payment?.paidOn !== undefined && input.payment.paidOn > issueDate) return { code: 'paid_on_after_issue', message: `payment.paidOn ${input.payment.paidOn} is after the issue date ${issueDate} (today, UTC): a receipt acknowledges a payment already made` };
+  if (kind.credits) {
+    const net = computeTotals(input.items, input.vatRate ?? 0, input.currency ?? DEFAULT_CURRENCY).netMinor;
+    if (net >= 0n) return { code: 'credit_note_not_negative', message: `a credit note credits the buyer: its net total must be below zero (give the credited lines negative unitPrice), this one is ${formatMinor(net, 2)}` };
+  }
   return undefined;
 }
 
 /**
- * The pre-payment check of the documents with a validity date (quote, pro forma): the date is
- * not before the issue date, which is the day of the call (hence here, with the clock, and not
- * in the schema). A caller's fault: 400 before any quote.
+ * The pre-payment check of a document of `kind`: a validity date not before the issue date, a
+ * payment date not after it (the issue date is the day of the call, hence here, with the clock,
+ * and not in the schema), a credit note that credits. A caller's fault: 400 before any quote.
  */
-export async function documentPrecheck(ctx: ServiceContext, input: unknown): Promise<void> {
-  const why = dateProblem(input as DocumentInput, new Date(ctx.now()).toISOString().slice(0, 10));
-  if (why) throw refuseInput('valid_until_before_issue', why);
+export function documentPrecheck(kind: DocumentKind): (ctx: ServiceContext, input: unknown) => Promise<void> {
+  return async (ctx, input) => {
+    const why = documentProblem(kind, input as DocumentInput, new Date(ctx.now()).toISOString().slice(0, 10));
+    if (why) throw refuseInput(why.code, why.message);
+  };
 }
 
 /** The `run` of a document service of `kind`. */
@@ -100,8 +110,8 @@ export function documentRun(kind: DocumentKind): (ctx: ServiceContext, input: un
   return async (ctx, input) => {
     const issueDate = new Date(ctx.now()).toISOString().slice(0, 10);
     // Checked before payment too; a call paid before midnight and run after it lands here (refunded).
-    const why = dateProblem(input as DocumentInput, issueDate);
-    if (why) throw new ServiceError('valid_until_before_issue', why);
+    const why = documentProblem(kind, input as DocumentInput, issueDate);
+    if (why) throw new ServiceError(why.code, why.message);
     const model = documentModel(kind, input as DocumentInput, issueDate, ctx.seller ?? defaultSellerInfo);
     // pdfkit and fontkit load with the first document, not when the node starts.
     const { renderDocument } = await import('./render.js');

@@ -9,7 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { computeTotals, formatMinor } from '../../services/documents/money.js';
-import { callLocal, refusal } from './local.js';
+import { callLocal, localContext, refusal, registry } from './local.js';
+import { precheckRefusal } from '../../x402/paidCall.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTmp);
@@ -144,5 +145,36 @@ describe('the other documents', () => {
     const { text } = await readPdf(r);
     for (const s of ['QUOTE / ESTIMATE', 'Valid until: 2027-03-31', '1,028.50']) expect(text).toContain(s);
     expect(refusal('native-quote-estimate', JSON.stringify({ quoteNumber: 'Q-1', buyer, items: [{ description: 'x', qty: 1, unitPrice: 1 }], validUntil: '2027-13-01' }))).toContain('validUntil does not have the expected format');
+  });
+});
+
+describe('what a document must be, checked before payment', () => {
+  const pre = (id: string, input: Record<string, unknown>) => precheckRefusal(registry.get(id)!, input, localContext() as never);
+
+  test('currency: an ISO 4217 code, not any three letters', () => {
+    const invoice = (currency: string) => JSON.stringify({ invoiceNumber: 'INV-1', buyer, items: [{ description: 'x', qty: 1, unitPrice: 1 }], currency });
+    // The reference: ISO 4217 active codes (three decimals for KWD, none for JPY, CLF a fund code) and letters it does not assign.
+    for (const code of ['EUR', 'USD', 'JPY', 'GBP', 'CHF', 'KWD', 'CLF', 'XOF', 'XAU']) expect({ code, why: refusal('native-invoice-pdf', invoice(code)) }).toEqual({ code, why: undefined });
+    for (const code of ['ABC', 'EUU', 'XTS', 'XXX']) expect(refusal('native-invoice-pdf', invoice(code))).toContain('currency is not an ISO 4217 currency code');
+    for (const id of ['native-invoice-proforma', 'native-quote-estimate', 'native-receipt-payment', 'native-credit-note']) {
+      const schema = registry.get(id)!.inputSchema as { properties: { currency: Record<string, unknown> } };
+      expect(schema.properties.currency['x-currency']).toBe(true);
+    }
+  });
+
+  test('a receipt\'s payment date is not after its issue date (today, 2027-01-12 on the tests\' clock)', async () => {
+    const receipt = (paidOn: string) => ({ receiptNumber: 'RC-1', buyer: { name: 'Ana' }, items: [{ description: 'x', qty: 1, unitPrice: 5 }], payment: { method: 'card', paidOn } });
+    expect(await pre('native-receipt-payment', receipt('2030-06-01'))).toMatchObject({ code: 'invalid_request', reason: 'paid_on_after_issue', message: expect.stringContaining('after the issue date 2027-01-12') });
+    expect(await pre('native-receipt-payment', receipt('2027-01-13'))).toMatchObject({ reason: 'paid_on_after_issue' });
+    expect(await pre('native-receipt-payment', receipt('2027-01-12'))).toBeUndefined();
+    await expect(callLocal('native-receipt-payment', JSON.stringify(receipt('2030-06-01')))).rejects.toMatchObject({ code: 'paid_on_after_issue' });
+  });
+
+  test('a credit note credits: a net total of zero or more is refused', async () => {
+    const note = (prices: number[]) => ({ creditNoteNumber: 'CN-1', buyer: { name: 'Acme' }, items: prices.map((unitPrice, i) => ({ description: `l${i}`, qty: 1, unitPrice })) });
+    expect(await pre('native-credit-note', note([50, 20]))).toMatchObject({ code: 'invalid_request', reason: 'credit_note_not_negative' });
+    expect(await pre('native-credit-note', note([10, -10]))).toMatchObject({ reason: 'credit_note_not_negative' });
+    expect(await pre('native-credit-note', note([-50, 5]))).toBeUndefined();
+    await expect(callLocal('native-credit-note', JSON.stringify(note([50])))).rejects.toMatchObject({ code: 'credit_note_not_negative' });
   });
 });
