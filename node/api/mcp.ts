@@ -288,6 +288,8 @@ export function toolResult(m: McpModules, o: PaidCallOutcome): CallToolResult {
 export async function callTool(m: McpModules, baseUrl: string, name: string, args: Record<string, unknown>, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
   if (name === FREE_TOOLS.search) return searchTool(m, baseUrl, args);
   const quoteOnly = name === FREE_TOOLS.quote;
+  const extra = quoteOnly ? Object.keys(args).filter((k) => k !== 'serviceId' && k !== 'request') : [];
+  if (extra.length) return errorResult(PaymentErrorCode.INVALID_REQUEST, `unknown argument ${extra.map((k) => JSON.stringify(k)).join(', ')}: ${FREE_TOOLS.quote} takes serviceId and request`, { param: extra[0] });
   const serviceId = quoteOnly ? args.serviceId : name;
   const def = typeof serviceId === 'string' ? m.registry.get(serviceId) : undefined;
   if (!def) {
@@ -301,10 +303,15 @@ export async function callTool(m: McpModules, baseUrl: string, name: string, arg
   return toolResult(m, outcome);
 }
 
-/** `search_services`: the catalog's filters over the live entries. */
+/** The arguments `search_services` takes (its input schema admits no others). */
+const SEARCH_ARGS: readonly string[] = ['q', 'category', 'maxPrice', 'network', 'limit', 'offset'];
+
+/** `search_services`: the catalog's filters over the live entries; an argument it does not know is an error, never a filter ignored. */
 function searchTool(m: McpModules, baseUrl: string, args: Record<string, unknown>): CallToolResult {
+  const unknown = Object.keys(args).filter((k) => !SEARCH_ARGS.includes(k));
+  if (unknown.length) return errorResult(HttpErrorCode.INVALID_QUERY, `unknown argument ${unknown.map((k) => JSON.stringify(k)).join(', ')}: ${FREE_TOOLS.search} takes ${SEARCH_ARGS.join(', ')}`, { param: unknown[0] });
   const query: Record<string, string> = {};
-  for (const k of ['q', 'category', 'maxPrice', 'network', 'limit', 'offset']) {
+  for (const k of SEARCH_ARGS) {
     const v = args[k];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'string' && typeof v !== 'number') return errorResult(HttpErrorCode.INVALID_QUERY, `${k} must be a string or a number`, { param: k });

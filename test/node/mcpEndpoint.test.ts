@@ -12,7 +12,7 @@ import '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import '@modelcontextprotocol/sdk/types.js';
 import { createDevnetChainParams } from '../../consensus/devnet.js';
-import { McpEndpoint, type McpModules } from '../../node/api/mcp.js';
+import { callTool, McpEndpoint, type McpModules } from '../../node/api/mcp.js';
 import { createServiceRegistry } from '../../services/index.js';
 import { createReferencePriceSource } from '../../x402/pricing.js';
 import { createPaidCallCore } from '../../x402/paidCall.js';
@@ -98,5 +98,15 @@ describe('McpEndpoint', () => {
     const r = JSON.parse((await ep.handle(`${BASE}/api/mcp`, HEADERS, { jsonrpc: '2.0', id: 'native-mcp-tools-00000000000000000000000000000000', method: 'tools/list' })).text) as { id: string; result: { tools: unknown[] } };
     expect(r.id).toBe('native-mcp-tools-00000000000000000000000000000000');
     expect(r.result.tools.length).toBeGreaterThan(50);
+  });
+
+  test('search_services and get_quote refuse an argument their input schema does not name, before reading the catalog', async () => {
+    // m.catalog throws when read: an unknown argument must be refused before any search, never ignored.
+    for (const args of [{ query: 'clock' }, { q: 'clock', categry: 'utility' }]) {
+      const r = await callTool(m, BASE, 'search_services', args, undefined);
+      expect(r).toMatchObject({ isError: true, structuredContent: { error: { code: 'invalid_query', param: Object.keys(args).find((k) => k !== 'q'), message: expect.stringContaining('unknown argument') } } });
+    }
+    const q = await callTool(m, BASE, 'get_quote', { serviceId: 'native-world-clock', reqest: 'x' }, undefined);
+    expect(q).toMatchObject({ isError: true, structuredContent: { error: { code: 'invalid_request', param: 'reqest' } } });
   });
 });
