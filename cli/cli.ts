@@ -22,6 +22,7 @@ import { commandHelp, startFlagsSummary, startHelp, withFlagSuggestion } from '.
 import { fleetUsage, FLEET_OPTIONS } from './fleetCommand.js';
 import { CHAIN_OPTIONS, SEND_USAGE, STATUS_TX_USAGE, send, status, txCommand } from './chainCommands.js';
 import { runWalletCommand, WALLET_OPTIONS, WALLET_USAGE } from './walletCommand.js';
+import { PAY_OPTIONS, PAY_USAGE, payCommand } from './payCommand.js';
 
 /** The command line's codes, environment and kit (cliKit.ts), re-exported for its users. */
 export { CliErrorCode, cliKit, type CliEnv } from './cliKit.js';
@@ -45,6 +46,7 @@ ${SEND_USAGE}
                                    earlier payment instead of paying again (broadcasting it
                                    again, same tx id, if the node lost it); --salt: the salt
                                    the call printed (needed once the payment has settled)
+${PAY_USAGE}
   agent register|update <name> --description <text> [--capabilities a,b] [--payout <addr>] [--contact <c>]
   agent show [--name <name>]       an agent and its services (default: the wallet's)
   agent serve --service <id> (--exec "<command>" | --forward http://127.0.0.1:PORT/path)
@@ -89,6 +91,7 @@ The wallet passphrase is read from NATIVE_WALLET_PASSPHRASE or asked on the term
 const CORE_OPTIONS = {
   ...CHAIN_OPTIONS,
   ...WALLET_OPTIONS,
+  ...PAY_OPTIONS,
   quote: {},
   call: { 'max-price': { type: 'string' }, timeout: { type: 'string' }, tx: { type: 'string' }, salt: { type: 'string' } },
   'rdap-bootstrap': { out: { type: 'string' }, url: { type: 'string' } },
@@ -214,6 +217,10 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       case 'call': {
         const { values, positionals } = parseCallArgs(rest, CORE_OPTIONS.call);
         return await callCommand(context(values, out, cenv), values, positionals[0], positionals[1]);
+      }
+      case 'pay': {
+        const { values } = parse(rest, CORE_OPTIONS.pay, 0);
+        return await payCommand(context(values, out, cenv), values);
       }
       case 'agent':
       case 'service':

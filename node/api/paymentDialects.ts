@@ -44,23 +44,65 @@ export function caip2NetworkOf(req: PaymentRequirements): string {
   return `native:${String(req.extra.chainId)}`;
 }
 
-/** One option in the x402 v2 form. */
-function requirementsV2(req: PaymentRequirements): PaymentRequirementsV2 {
-  if (req.scheme === 'exact') return toRequirementsV2(req);
-  return { scheme: req.scheme, network: caip2NetworkOf(req), amount: req.maxAmountRequired, asset: req.asset, payTo: req.payTo, maxTimeoutSeconds: req.maxTimeoutSeconds, extra: req.extra };
+/**
+ * Longest request (UTF-8 bytes) the v2 native option names in `extra.request`: the header must
+ * stay well inside the 16 KiB HTTP clients and servers accept, and the retry's
+ * `PAYMENT-SIGNATURE` echoes the option once more.
+ */
+export const MAX_ECHOED_REQUEST_BYTES = 2048;
+
+/**
+ * `extra.request` of the native option in x402 v2: the request text a payment must commit to
+ * (x402/wire.ts requestCommitment), which a v2 scheme client is not shown otherwise; null for a
+ * call without one. Too long to echo: `requestOmitted: "too_large"` instead.
+ */
+function requestEcho(request: string | undefined): Record<string, unknown> {
+  if (request === undefined) return { request: null };
+  return Buffer.byteLength(request, 'utf8') <= MAX_ECHOED_REQUEST_BYTES ? { request } : { requestOmitted: 'too_large' };
 }
 
-/** The x402 v2 PaymentRequired of a 402: every option of `accepts`, with the refusal's code when there is one. */
-export function paymentRequiredV2Of(accepts: readonly PaymentRequirements[], error?: string, extensions?: Record<string, unknown>): PaymentRequiredV2 {
+/** One option in the x402 v2 form (the native one names the request of the call, see `requestEcho`). */
+function requirementsV2(req: PaymentRequirements, request: string | undefined): PaymentRequirementsV2 {
+  if (req.scheme === 'exact') return toRequirementsV2(req);
+  return { scheme: req.scheme, network: caip2NetworkOf(req), amount: req.maxAmountRequired, asset: req.asset, payTo: req.payTo, maxTimeoutSeconds: req.maxTimeoutSeconds, extra: { ...req.extra, ...requestEcho(request) } };
+}
+
+/** The x402 v2 PaymentRequired of a 402: every option of `accepts` for the call's `request`, with the refusal's code when there is one. */
+export function paymentRequiredV2Of(accepts: readonly PaymentRequirements[], error?: string, extensions?: Record<string, unknown>, request?: string): PaymentRequiredV2 {
   const first = accepts[0];
   return {
     x402Version: 2,
     ...(error ? { error } : {}),
     resource: { url: first.resource, description: first.description, mimeType: first.mimeType },
-    accepts: accepts.map(requirementsV2),
+    accepts: accepts.map((a) => requirementsV2(a, request)),
     // A retry that returns a stored USDC result must carry the id the first call sent (x402/usdcSettle.ts).
     ...(accepts.some((a) => a.scheme === 'exact') ? { extensions: { [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration(), ...extensions } } : {}),
   };
+}
+
+/**
+ * The native payment of an x402 payment header (`PAYMENT-SIGNATURE` of v2, `X-PAYMENT` of v1):
+ * base64 JSON whose accepted option (v2 `accepted.scheme`, v1 `scheme`) is `native-x402` and
+ * whose `payload` is `{txId, salt}` — what the agent package's native scheme sends through
+ * `@x402/fetch`. Undefined for any other header (the USDC rail reads it); a native header
+ * without a well-formed payload is refused like a malformed `payment` body.
+ */
+export function nativePaymentOfHeader(header: string): { txId: string; salt?: string } | { malformed: string } | undefined {
+  if (header.length > MAX_CREDENTIAL_CHARS) return undefined;
+  let p: { x402Version?: unknown; scheme?: unknown; accepted?: { scheme?: unknown }; payload?: { txId?: unknown; salt?: unknown } };
+  try {
+    p = JSON.parse(Buffer.from(header.trim(), 'base64').toString('utf8')) as typeof p;
+  } catch {
+    return undefined;
+  }
+  if (typeof p !== 'object' || p === null) return undefined;
+  const scheme = p.x402Version === 2 ? p.accepted?.scheme : p.scheme;
+  if (scheme !== 'native-x402') return undefined;
+  const payload = p.payload;
+  if (typeof payload !== 'object' || payload === null || typeof payload.txId !== 'string' || (payload.salt !== undefined && typeof payload.salt !== 'string')) {
+    return { malformed: 'a native-x402 payment header carries the payload {"txId": "<id of your agent_invoke transaction>", "salt": "<the 64-hex secret its requestHash commits to>"}' };
+  }
+  return { txId: payload.txId, ...(typeof payload.salt === 'string' ? { salt: payload.salt } : {}) };
 }
 
 /** JSON with object keys sorted at every level (RFC 8785 JCS for the strings, integers and objects used here). */

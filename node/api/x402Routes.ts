@@ -4,7 +4,8 @@
  * unavailable → 503 before any quote, invalid input → 400 before any quote, no payment → 402
  * Quote, `payment.txId` → native settlement (`?wait=` seconds for the block, default 10), an
  * `X-PAYMENT` (x402 v1) or `PAYMENT-SIGNATURE` (x402 v2) header → USDC settlement
- * (x402/usdcSettle.ts).
+ * (x402/usdcSettle.ts), or native settlement when the header's option is `native-x402` (the
+ * payload `{txId, salt}` of the agent package's scheme for the official x402 clients).
  *
  * With the USDC rail on, every 402 also carries the x402 v2 `PAYMENT-REQUIRED` header (the
  * `exact`/Base option), which `@x402/fetch` 2.x reads first. A client that cannot parse our
@@ -23,7 +24,7 @@ import { PaymentErrorCode } from '../../x402/errors.js';
 import { outcomeBody, type PaidCallOutcome } from '../../x402/outcome.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, type PaidCallCore, type PaymentProof } from '../../x402/paidCall.js';
 import { checkPaymentPayload, decodePaymentHeader, encodeJsonHeader, paymentResponseHeaders } from '../../x402/usdcWire.js';
-import { PaymentAuth, paymentReceiptOf, paymentRequiredV2Of } from './paymentDialects.js';
+import { nativePaymentOfHeader, PaymentAuth, paymentReceiptOf, paymentRequiredV2Of } from './paymentDialects.js';
 import { SIGN_IN_WITH_X, SiwxChallenges } from '../../x402/siwx.js';
 import { localBaseUrl } from './publicUrl.js';
 
@@ -65,6 +66,14 @@ function paymentOf(ctx: Koa.Context, body: CallBody, auth: PaymentAuth, resource
   const inBody = body.payment !== undefined && body.payment !== null;
   if (header) {
     if (inBody) return { malformed: { code: PaymentErrorCode.INVALID_REQUEST, message: 'send either payment.txId (native rail) or a payment header (USDC rail), not both' } };
+    // The native scheme of the x402 v2 clients sends {txId, salt} in the header (paymentDialects.ts).
+    const native = nativePaymentOfHeader(header);
+    if (native && 'malformed' in native) return { rail: 'native', malformed: { code: PaymentErrorCode.INVALID_PAYMENT, message: native.malformed } };
+    if (native) {
+      const waitMs = waitMsOf(ctx);
+      if (typeof waitMs !== 'number') return { rail: 'native', malformed: waitMs };
+      return { rail: 'native', ...native, waitMs };
+    }
     return { rail: 'usdc', header };
   }
   if (!inBody) return undefined;
@@ -86,7 +95,7 @@ function usdcOnlyPreference(ctx: Koa.Context): 'query' | 'prefer' | undefined {
 }
 
 /** Writes an outcome as the HTTP answer: status, body, and the headers of every 402 dialect or of the settlement. */
-function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth: boolean, siwx: SiwxChallenges, realm: string): void {
+function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth: boolean, siwx: SiwxChallenges, realm: string, request: unknown, viaHeader: boolean): void {
   let accepts;
   if (o.status === 402 && 'quote' in o) {
     // A 402: the quote (only the USDC option when asked for), the x402 v2 header and the Payment challenges of the same options.
@@ -100,12 +109,15 @@ function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth
     }
     // With the USDC rail, a sign-in challenge too: a payer that lost its payment identifier proves itself with it on a retry.
     const signIn = usdcOption ? { [SIGN_IN_WITH_X]: siwx.declaration(usdcOption.resource, Date.now()) } : undefined;
-    ctx.set('PAYMENT-REQUIRED', encodeJsonHeader(paymentRequiredV2Of(accepts, o.kind === 'refused' ? o.error.code : undefined, signIn)));
+    // The native option names the request its payment must commit to (the core's request text).
+    const requestText = typeof request === 'string' ? request : request !== undefined && request !== null && typeof request === 'object' ? JSON.stringify(request) : undefined;
+    ctx.set('PAYMENT-REQUIRED', encodeJsonHeader(paymentRequiredV2Of(accepts, o.kind === 'refused' ? o.error.code : undefined, signIn, requestText)));
     ctx.set('WWW-Authenticate', auth.challenges(accepts, realm, Date.now()));
     ctx.set('Access-Control-Expose-Headers', 'PAYMENT-REQUIRED, WWW-Authenticate');
     if (accepts === o.quote.accepts) accepts = undefined;
   }
-  if (o.kind === 'paid' && o.rail === 'usdc') ctx.set(paymentResponseHeaders(o.response));
+  // A USDC settlement, or a native one whose payment came in a payment header (an x402 client reads the answer there).
+  if (o.kind === 'paid' && (o.rail === 'usdc' || viaHeader)) ctx.set(paymentResponseHeaders(o.response));
   if (o.kind === 'paid' && viaAuth) {
     ctx.set('Payment-Receipt', paymentReceiptOf(o.rail, o.response.transaction, Date.now()));
     ctx.append('Access-Control-Expose-Headers', 'Payment-Receipt');
@@ -142,7 +154,8 @@ export function createX402Router(core: PaidCallCore, auth: PaymentAuth = new Pay
       if (proven?.ok) payment = { ...payment, provenPayer: proven.address };
     }
     const viaAuth = /^Payment(\s|$)/i.test(ctx.get('authorization'));
-    answer(ctx, await core.call({ serviceId, request: body.request, baseUrl, payment }), auth, viaAuth, siwx, new URL(baseUrl).host);
+    const viaHeader = Boolean(ctx.get('payment-signature') || ctx.get('x-payment'));
+    answer(ctx, await core.call({ serviceId, request: body.request, baseUrl, payment }), auth, viaAuth, siwx, new URL(baseUrl).host, body.request, viaHeader);
   };
   router.post('/api/x402/:serviceId', async (ctx) => {
     const body = bodyOf(ctx);
