@@ -91,7 +91,8 @@ function intQuery(value: unknown, name: string, min: number, max: number): numbe
 
 /**
  * JSON view of a transaction: envelope, type name, addresses, each payload amount as a decimal at
- * its own asset's decimals (NATIVE 8, a token's from chain state) beside its base units.
+ * its own asset's decimals (NATIVE 8, a token's from chain state) beside its base units. `fee` is
+ * always the transaction's fee; a bridge record's own fee is `bridgeFee`.
  */
 export async function txToJson(tx: Tx, bytes: Uint8Array, params: ChainParams, chain: Pick<ChainReader, 'economy'>): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {
@@ -118,7 +119,10 @@ export async function txToJson(tx: Tx, bytes: Uint8Array, params: ChainParams, c
     return out;
   }
   out.type = view.type;
-  Object.assign(out, view.json);
+  // The envelope's fields stay what they are: a payload field of the same name (a bridge record's
+  // `fee`, the bridge's charge) is shown as `bridgeFee` (other types: `payload` + the name), never as the transaction's fee.
+  const prefix = view.type === 'bridge_record' ? 'bridge' : 'payload';
+  for (const [k, v] of Object.entries(view.json)) out[k in out ? `${prefix}${k[0].toUpperCase()}${k.slice(1)}` : k] = v;
   return out;
 }
 

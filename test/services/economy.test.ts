@@ -11,6 +11,7 @@ import { cleanupTmp } from '../helpers/tmp.js';
 import { encodeTx } from '../../consensus/tx.js';
 import { NATIVE } from '../../consensus/ledger.js';
 import { swap } from '../../consensus/txTypes/swap.js';
+import { bridgeRecord } from '../../consensus/txTypes/bridgeRecord.js';
 import { createEconomyFixture, eaddr, ealice, ebob, ecarol, economyContext, type EconomyFixture } from './economyFixture.js';
 
 const registry = createServiceRegistry();
@@ -218,6 +219,23 @@ describe('native-swap-quote of a frozen token', () => {
     } finally {
       await g.close();
     }
+  });
+});
+
+describe('GET /api/v1/tx of a bridge_record', () => {
+  test('fee is the transaction\'s fee (its size at the fee rate it paid); the bridge\'s charge is bridgeFee', async () => {
+    const { txToJson } = await import('../../node/api/http.js');
+    const { decodeTx } = await import('../../consensus/tx.js');
+    const { formatAmount } = await import('../../consensus/amount.js');
+    const block = (await f.chain.getBlock(f.chain.getEntryByHeight(2)!.hashHex))!;
+    const i = block.txs.findIndex((t) => t.type === bridgeRecord.type);
+    const bytes = encodeTx(block.txs[i]);
+    const tx = decodeTx(bytes);
+    const j = await txToJson(tx, bytes, f.chain.params, f.chain);
+    // The reference: the envelope as the chain decodes it; the fixture paid 1 base unit per byte, the bridge charged 1,000.
+    expect(tx.fee).toBe(BigInt(bytes.length));
+    expect(j).toMatchObject({ type: 'bridge_record', fee: formatAmount(tx.fee), feeBase: tx.fee.toString(), size: bytes.length, bridgeFee: '0.00001' });
+    expect(j.fee).not.toBe(j.bridgeFee);
   });
 });
 
