@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { bytesEqual } from '../../consensus/hash.js';
 import { createWalletFile, devWalletFile } from '../../node/wallet.js';
-import { nativePaymentOfHeader } from '../../node/api/paymentDialects.js';
+import { MAX_ECHOED_REQUEST_BYTES, nativePaymentOfHeader, paymentRequiredV2Of } from '../../node/api/paymentDialects.js';
+import type { PaymentRequirements } from '../../x402/quote.js';
 import { AgentErrorCode, type AgentClient, type AgentQuote } from '../../sdk/client.js';
 import { loadWallet } from '../../sdk/walletFile.js';
 import { createNativeScheme, preferRail, registerNativeScheme, REQUEST_UNKNOWN, type X402Requirement } from '../../sdk/x402Scheme.js';
@@ -142,5 +143,16 @@ describe('the node reads a native payment from an x402 payment header', () => {
     expect(nativePaymentOfHeader(b64({ x402Version: 2, accepted: { scheme: 'native-x402' }, payload: { salt } }))).toHaveProperty('malformed');
     expect(nativePaymentOfHeader(b64({ x402Version: 2, accepted: { scheme: 'exact' }, payload: { authorization: {} } }))).toBeUndefined();
     expect(nativePaymentOfHeader('not base64 json')).toBeUndefined();
+  });
+});
+
+describe('the x402 v2 native option names the request a payment must commit to', () => {
+  const native: PaymentRequirements = { scheme: 'native-x402', network: 'native-devnet', maxAmountRequired: '200000', resource: 'http://h/api/x402/s', description: 'd', mimeType: 'application/json', payTo: 'tnative1x', maxTimeoutSeconds: 300, asset: 'NATIVE', extra: { chainId: 1337 } };
+  const extraOf = (request?: string) => paymentRequiredV2Of([native], undefined, undefined, request).accepts[0].extra;
+  test('the request, null without one, requestOmitted above the echo limit', () => {
+    expect(extraOf('Europe/Paris')).toEqual({ chainId: 1337, request: 'Europe/Paris' });
+    expect(extraOf(undefined)).toEqual({ chainId: 1337, request: null });
+    expect(extraOf('é'.repeat(MAX_ECHOED_REQUEST_BYTES / 2))).toHaveProperty('request');
+    expect(extraOf('x'.repeat(MAX_ECHOED_REQUEST_BYTES + 1))).toEqual({ chainId: 1337, requestOmitted: 'too_large' });
   });
 });
