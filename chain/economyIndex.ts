@@ -20,6 +20,10 @@ import type { Block } from '../consensus/block.js';
 import type { BlockEvent } from '../consensus/events.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { StateChanges } from '../consensus/state.js';
+import { TxType } from '../consensus/tx.js';
+import { agentInvoke } from '../consensus/txTypes/agentInvoke.js';
+import { refund } from '../consensus/txTypes/refund.js';
+import { providerPayout } from '../consensus/txTypes/providerPayout.js';
 
 /** Index writes of one block and the values they replace. */
 export interface IndexBatch {
@@ -71,6 +75,8 @@ export const econKeys = {
   bridgePrefix: (network: string) => `eb:${network}:`,
   activity: (addrHex: string, height: number, txIndex: number, n: number) => `ex:${addrHex}:${pad(height, 10)}:${pad(txIndex, 5)}:${n}`,
   activityPrefix: (addrHex: string) => `ex:${addrHex}:`,
+  payments: (addrHex: string, height: number, txIndex: number, n: number) => `ey:${addrHex}:${pad(height, 10)}:${pad(txIndex, 5)}:${n}`,
+  paymentsPrefix: (addrHex: string) => `ey:${addrHex}:`,
   heightPart: (height: number) => pad(height, 10),
 } as const;
 
@@ -128,6 +134,43 @@ function fromStateChanges(changes: StateChanges, undo: StateChanges, out: IndexB
   return squares;
 }
 
+/** Tx index the block reward's payments row is keyed under (after every transaction of the block). */
+export const REWARD_TX_INDEX = 99_999;
+
+/**
+ * The payments side of each account's history (`ey:`): the block reward (coinbase) to its miner,
+ * each paid call (`agent_invoke`) to its payer and its payee, each refund and provider payout to
+ * both sides. These transactions emit no economy events, so they are read from the block itself;
+ * kept apart from `ex:` so the services reading an account's economy activity see what they did.
+ */
+function paymentRows(block: Block, height: number, txIds: readonly Uint8Array[], addNew: (k: string, v: unknown) => void): void {
+  const time = block.header.time;
+  const cb = block.coinbase;
+  addNew(econKeys.payments(toHex(cb.miner), height, REWARD_TX_INDEX, 0), { height, time, tx: '', kind: 'reward', reward: cb.reward.toString(), fees: cb.fees.toString() });
+  block.txs.forEach((tx, i) => {
+    if (tx.type !== TxType.agent_invoke && tx.type !== TxType.refund && tx.type !== TxType.provider_payout) return;
+    const from = toHex(tx.from);
+    const base = { height, time, tx: toHex(txIds[i]) };
+    const both = (out: Record<string, unknown>, inn: Record<string, unknown>, to: string) => {
+      addNew(econKeys.payments(from, height, i, 0), { ...base, ...out, counterparty: to });
+      if (to !== from) addNew(econKeys.payments(to, height, i, 1), { ...base, ...inn, counterparty: from });
+    };
+    if (tx.type === TxType.agent_invoke) {
+      const p = agentInvoke.decodePayload(tx.payload);
+      const v = { serviceId: p.serviceId, amount: p.amount.toString() };
+      both({ kind: 'invoke_paid', ...v }, { kind: 'invoke_received', ...v }, toHex(p.payTo));
+    } else if (tx.type === TxType.refund) {
+      const p = refund.decodePayload(tx.payload);
+      const v = { invokeId: toHex(p.invokeId), amount: p.amount.toString() };
+      both({ kind: 'refund_sent', ...v }, { kind: 'refund_received', ...v }, toHex(p.to));
+    } else {
+      const p = providerPayout.decodePayload(tx.payload);
+      const v = { invokeId: toHex(p.invokeId), amount: p.amount.toString() };
+      both({ kind: 'payout_sent', ...v }, { kind: 'payout_received', ...v }, toHex(p.to));
+    }
+  });
+}
+
 /** Reads what the event-derived part needs (candles of the pools swapped in this block). */
 export type IndexRead = (keys: string[]) => Promise<(Uint8Array | undefined)[]>;
 
@@ -157,13 +200,14 @@ export async function buildIndexBatch(
       out.writes.set(keys[i], json({ n: prev.n + d.n, sq: (BigInt(prev.sq) + d.sq).toString() }));
     });
   }
-  if (!app.events.length) return out;
   const time = block.header.time;
   const hour = time - (time % 3600);
   const addNew = (k: string, v: unknown) => {
     out.writes.set(k, json(v));
     out.priors.set(k, null);
   };
+  paymentRows(block, height, txIds, addNew);
+  if (!app.events.length) return out;
   const perTx = new Map<number, number>();
   const nextN = (i: number) => {
     const n = perTx.get(i) ?? 0;

@@ -382,13 +382,16 @@ export class EconomyReader {
     return { price, change24h, source: 'pool', pool: id, stablecoin: b.sym, tvlUsd: (2 * Number(b.stable)) / 10 ** b.d };
   }
 
-  /** Swaps of one pool (or all pools) from height `since` on, oldest first; without `since`, the latest `limit`, newest first. */
-  async swaps(opts: { pool?: string; since?: number; limit?: number } = {}): Promise<SwapView[]> {
+  /**
+   * Swaps of one pool (or all pools) from height `since` on, oldest first; without `since`, the
+   * latest `limit` (below height `before` when given), newest first.
+   */
+  async swaps(opts: { pool?: string; since?: number; before?: number; limit?: number } = {}): Promise<SwapView[]> {
     const limit = Math.min(opts.limit ?? 100, 1000);
     const prefix = opts.pool ? econKeys.swapPrefix(opts.pool) : 'eS:';
     const rows =
       opts.since === undefined
-        ? await this.scan(prefix, `${prefix}~`, { limit, reverse: true })
+        ? await this.scan(prefix, opts.before === undefined ? `${prefix}~` : `${prefix}${econKeys.heightPart(opts.before)}`, { limit, reverse: true })
         : await this.scan(`${prefix}${econKeys.heightPart(opts.since)}`, `${prefix}~`, { limit });
     return rows.map(([, v]) => parse<SwapView>(v));
   }
@@ -502,6 +505,25 @@ export class EconomyReader {
       while (this.activityCache.size > ACTIVITY_CACHE_ACCOUNTS) this.activityCache.delete(this.activityCache.keys().next().value!);
     }
     return rows.map(([, v]) => v);
+  }
+
+  /**
+   * An account's whole history, newest first: its economy activity (`ex:`) and its payments
+   * (`ey:`: paid calls, refunds, payouts, block rewards) merged. `before` is the `cursor` of the
+   * last row of a previous page (`<height>:<tx>:<n>`); each row carries its own `cursor`.
+   */
+  async history(id: Uint8Array, opts: { before?: string; limit?: number } = {}): Promise<Record<string, unknown>[]> {
+    const hex = toHex(id);
+    const limit = Math.max(1, Math.min(opts.limit ?? 50, 500));
+    const before = opts.before !== undefined && /^\d{10}:\d{5}:\d+$/.test(opts.before) ? opts.before : undefined;
+    const read = async (prefix: string) =>
+      (await this.scan(prefix, before ? `${prefix}${before}` : `${prefix}~`, { limit, reverse: true })).map(([k, v]) => ({ cursor: k.slice(prefix.length), row: parse<Record<string, unknown>>(v) }));
+    const [a, b] = await Promise.all([read(econKeys.activityPrefix(hex)), read(econKeys.paymentsPrefix(hex))]);
+    // Both halves are keyed `<height>:<tx>:<n>` with fixed-width height and tx: the cursors sort as strings.
+    return [...a, ...b]
+      .sort((x, y) => (x.cursor < y.cursor ? 1 : x.cursor > y.cursor ? -1 : 0))
+      .slice(0, limit)
+      .map((r) => ({ ...r.row, cursor: r.cursor }));
   }
 
   /** An account's token balances, LP positions (with underlying amounts) and stakes (with reward accrued to the tip). */

@@ -35,6 +35,8 @@
  *   eb:<net index>:<height>:<tx> → bridge record {network, direction, amount, fee, ref, account}
  *   ex:<id>:<height>:<tx>:<n> → an account's activity (transfers in/out, swaps, liquidity, token
  *                        actions, stakes, bridge records)
+ *   ey:<id>:<height>:<tx>:<n> → an account's payments: paid calls paid and received, refunds and provider
+ *                        payouts sent and received, block rewards (tx 99999, after the block's transactions)
  *   x:…                → reserved for the x402 settlement ledger (x402/)
  */
 import { Reader, Writer, decodeAll } from '../consensus/codec.js';

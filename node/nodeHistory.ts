@@ -7,7 +7,9 @@
  * Each minute's samples are folded into one minute record (gauges: last value; counts: sums;
  * latency: mean weighted by calls), kept for a day in memory and appended to
  * `<dataDir>/dashboard-history.jsonl`, which is rewritten with the last day only once it holds
- * twice that. A restart reloads the day from the file; nothing else reads it.
+ * twice that. Stopping writes the minute in progress too. A restart reloads the day from the file
+ * and starts the hour's series with the minute records of the last hour, so no chart starts empty
+ * after a restart; nothing else reads the file.
  */
 import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -249,6 +251,8 @@ export function createNodeHistory(src: HistorySources, opts: Partial<HistoryOpti
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== 'ENOENT') log.warn({ err: (e as Error).message, file }, 'dashboard history not read');
         }
+        const hourAgo = Math.floor(now() / 1000) - 3600;
+        hour.push(...day.filter((r) => r.t > hourAgo));
       }
       sample();
       timer = setInterval(sample, o.intervalMs);
@@ -257,6 +261,12 @@ export function createNodeHistory(src: HistorySources, opts: Partial<HistoryOpti
     async stop() {
       clearInterval(timer);
       timer = undefined;
+      if (minute.length > 0) {
+        const rec = fold(minute);
+        minute = [];
+        day.push(rec);
+        persist(rec);
+      }
       await writing;
     },
   };

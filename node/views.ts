@@ -4,6 +4,7 @@
  * (node/nodeHistory.ts).
  *
  *   GET /dashboard                        current figures and charts (uPlot)
+ *   GET /dashboard/now.json               the tiles' figures and the alerts of the banner
  *   GET /dashboard/data.json?range=hour|day  the history as columns (per-minute rates derived)
  *   GET /dashboard/assets/uPlot.iife.min.js, uPlot.min.css, dashboard.js
  *
@@ -21,7 +22,7 @@ import type { Chain } from '../chain/chain.js';
 import type { Logger, MempoolReader } from '../chain/types.js';
 import { estimateHashrate } from '../chain/hashrate.js';
 import type { PaidCallRecord } from '../x402/paidCall.js';
-import { renderDashboard, DASHBOARD_JS } from '../discovery/pages/dashboard.js';
+import { dashboardAlerts, renderDashboard, DASHBOARD_JS, type DashboardNow } from '../discovery/pages/dashboard.js';
 import { createExplorer, type Explorer } from './api/explorerRoutes.js';
 import { HttpErrorCode } from './api/app.js';
 import { paidCallOutcome } from './api/metrics.js';
@@ -44,6 +45,14 @@ export interface ViewsModules {
   readonly logger?: Logger;
   /** History sample interval, ms (default 5 s). */
   readonly historyIntervalMs?: number;
+  /** The built-in miner (undefined: off). */
+  readonly miner?: () => { running: boolean; hashrate: number } | undefined;
+  /** Stratum (undefined: off). */
+  readonly stratum?: () => { listening: boolean; url: string | null; connections: number } | undefined;
+  /** p2p (undefined: --no-p2p): the bootstrap peers configured. */
+  readonly p2p?: { readonly bootstrap: number };
+  /** No block for this many target intervals raises the banner (default 4; 1.5 for a paced devnet, whose blocks come on time). */
+  readonly stallFactor?: number;
 }
 
 /** The running views. */
@@ -59,10 +68,20 @@ export interface Views {
 
 const CSP = "default-src 'none'; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-/** The history as columns for the charts: counts become per-minute rates. */
+/**
+ * The history as columns for the charts: counts become per-minute rates. A minute record's count
+ * is its rate; a 5-second sample's rate is the count of the minute ending with it (one call is 1
+ * per minute for a minute, not 12 for 5 seconds).
+ */
 export function historyColumns(rows: readonly HistorySample[]): Record<string, (number | null)[]> {
-  const perMin = (n: number, span: number) => (span > 0 ? (n * 60) / span : 0);
   const col = (f: (r: HistorySample) => number | null) => rows.map(f);
+  const rate = (f: (r: HistorySample) => number) =>
+    rows.map((r, i) => {
+      if (r.span >= 60) return (f(r) * 60) / r.span;
+      let sum = 0;
+      for (let j = i; j >= 0 && rows[j].span < 60 && rows[j].t > r.t - 60; j--) sum += f(rows[j]);
+      return sum;
+    });
   return {
     t: col((r) => r.t),
     height: col((r) => r.height),
@@ -74,12 +93,12 @@ export function historyColumns(rows: readonly HistorySample[]): Record<string, (
     peers: col((r) => r.peers),
     syncing: col((r) => r.syncing),
     workers: col((r) => r.workers),
-    sharesPerMin: col((r) => perMin(r.sharesAccepted, r.span)),
-    rejectedPerMin: col((r) => perMin(r.sharesRejected, r.span)),
-    nativePerMin: col((r) => perMin(r.callsNative, r.span)),
-    usdcPerMin: col((r) => perMin(r.callsUsdc, r.span)),
+    sharesPerMin: rate((r) => r.sharesAccepted),
+    rejectedPerMin: rate((r) => r.sharesRejected),
+    nativePerMin: rate((r) => r.callsNative),
+    usdcPerMin: rate((r) => r.callsUsdc),
     refundsPending: col((r) => r.refundsPending),
-    refundedPerMin: col((r) => perMin(r.refunded, r.span)),
+    refundedPerMin: rate((r) => r.refunded),
     refundsSent: col((r) => r.refundsSent),
     settleMs: col((r) => r.settleMs),
   };
@@ -130,32 +149,58 @@ export function createViews(m: ViewsModules): Views {
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Cache-Control', 'no-cache');
   };
-  router.get('/dashboard', (ctx) => {
-    const started = process.hrtime.bigint();
-    headers(ctx);
+  /** The tiles' figures now. */
+  const dashboardNow = (): DashboardNow => {
     const p = payments();
-    const last = history.series('hour').at(-1);
+    const last = history.series('hour');
     let settled = 0;
-    for (const def of p?.registry.list() ?? []) {
+    const down: string[] = [];
+    const defs = p?.registry.list() ?? [];
+    for (const def of defs) {
       const v = p!.ledger.volume(def.id);
       settled += v.calls + v.callsUsdc;
+      const h = p!.registry.liveHealth(def.id) ?? p!.discovery.prober.get(def.id);
+      if (h?.status === 'down') down.push(def.id);
     }
+    // Shares per minute over the last minute of samples.
+    const recent = last.filter((r) => r.t > (last.at(-1)?.t ?? 0) - 60 && r.span < 60);
+    const sharesPerMin = (k: 'sharesAccepted' | 'sharesRejected') => recent.reduce((n, r) => n + r[k], 0);
     const tip = m.chain.tip;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = renderDashboard(info, {
+    const st = m.stratum?.();
+    const miner = m.miner?.();
+    return {
+      now: Math.floor(Date.now() / 1000),
       height: tip.height,
+      tipTime: tip.header.time,
+      targetSeconds: m.params.targetSpacing,
+      stallFactor: m.stallFactor ?? 4,
       difficulty: difficultyOfBits(tip.header.bits),
       hashrate: estimateHashrate(m.chain),
-      blockInterval: last?.blockInterval ?? 0,
+      blockInterval: last.at(-1)?.blockInterval ?? 0,
       mempool: m.mempool.count,
       peers: m.peers?.() ?? 0,
       syncing: m.syncing?.() ?? false,
-      workers: m.mining?.().connections ?? 0,
+      p2p: m.p2p,
+      miner: miner && { running: miner.running, hashrate: miner.hashrate },
+      stratum: st && { listening: st.listening, url: st.url, connections: st.connections, workers: last.at(-1)?.workers ?? st.connections, acceptedPerMin: sharesPerMin('sharesAccepted'), rejectedPerMin: sharesPerMin('sharesRejected') },
+      services: { total: defs.length, down },
       refundsPending: p?.refunds?.pendingIds().length ?? 0,
+      refundsStuck: p?.refunds?.stuck().count ?? 0,
       refundsSent: p?.ledger.counts().refunded ?? 0,
       settled,
-    });
+    };
+  };
+  router.get('/dashboard', (ctx) => {
+    const started = process.hrtime.bigint();
+    headers(ctx);
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = renderDashboard(info, dashboardNow());
     ctx.set('Server-Timing', `app;dur=${(Number(process.hrtime.bigint() - started) / 1e6).toFixed(2)}`);
+  });
+  router.get('/dashboard/now.json', (ctx) => {
+    const now = dashboardNow();
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { now, alerts: dashboardAlerts(now) };
   });
   router.get('/dashboard/data.json', (ctx) => {
     const range = ctx.query.range === undefined || ctx.query.range === '' ? 'hour' : ctx.query.range;

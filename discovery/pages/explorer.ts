@@ -20,7 +20,36 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(12rem,1fr));gap:.5rem;margin:.75rem 0;padding:0;list-style:none}
 .cards li{border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem}
 .cards .k{display:block;color:var(--muted);font-size:.85rem}.cards .v{font-size:1.2rem;font-weight:700}
-.cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(30rem,1fr));gap:0 1.5rem}
+.cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(30rem,100%),1fr));gap:0 1.5rem}
+.tablewrap{overflow-x:auto;max-width:100%}
+.tablewrap table{margin:.5rem 0}
+td .mono,td.mono{white-space:nowrap}
+.full{overflow-wrap:anywhere;word-break:break-all}
+input[type=search]{min-width:0;width:100%;max-width:40rem}
+form.search div{flex:1 1 14rem}
+button.copy{font-size:.8rem;padding:.05rem .4rem;margin-left:.3rem;background:var(--soft);color:var(--accent);border-color:var(--line)}
+.age{color:var(--muted);font-size:.9em;white-space:nowrap}
+.pager{display:flex;flex-wrap:wrap;gap:1rem;margin:.75rem 0}
+.subnav{margin:.4rem 0 0;font-size:.95rem}
+.banner{margin:.75rem 0;padding:.6rem .9rem;border-radius:6px;border:2px solid #b3261e;background:#fdecea;color:#8e1b1b}
+.banner ul{margin:.3rem 0 0;padding-left:1.2rem}
+.banner.warnonly{border-color:#7a4100;background:#fff4e5;color:#5a3000}
+th{white-space:nowrap}
+td time{white-space:nowrap}
+@media (prefers-color-scheme: dark){
+:root{color-scheme:dark;--fg:#e6e6e6;--muted:#a8a8a8;--line:#3a3f45;--bg:#121416;--soft:#1d2125;--accent:#8ab4f8}
+input,select{background:#1d2125;color:var(--fg);border-color:#5f6368}
+.skip:focus{background:#1d2125}
+svg.chart{background:#1d2125}
+svg.chart text{fill:#ddd}
+.badge{background:#37474f;color:#eceff1}
+.ok,.health-active{background:#1e3a27;color:#a8dab5}.warn,.health-degraded{background:#3d2a10;color:#f6c48a}.bad,.health-down{background:#4a1c1c;color:#f5b5b5}
+tr.orphaned td{background:#4a1c1c;color:#f5b5b5}
+tr.fresh td{background:#1e3a27}
+.notice,.banner.warnonly{background:#3d2a10;color:#f6c48a;border-color:#f6c48a}
+.banner{background:#4a1c1c;color:#f5b5b5;border-color:#f28b82}
+.error{background:#4a1c1c;color:#f5b5b5}
+}
 tr.orphaned td{background:#fdecea;color:#8e1b1b;text-decoration:line-through}
 tr.fresh td{background:#e6f4ea}
 .notice{background:#fff4e5;border:1px solid #7a4100;color:#5a3000;padding:.4rem .75rem;border-radius:4px}
@@ -32,12 +61,13 @@ svg.chart{width:100%;height:auto;max-width:48rem;border:1px solid var(--line);bo
 `;
 
 /** The whole page around `body`. */
-export function renderShell(o: { title: string; current: 'explorer' | 'dashboard'; body: string; info: ShellInfo; head?: string; scripts?: readonly string[] }): string {
+export function renderShell(o: { title: string; current: 'explorer' | 'dashboard'; body: string; info: ShellInfo; head?: string; scripts?: readonly string[]; section?: string }): string {
   const nav: ['explorer' | 'dashboard' | 'marketplace', string, string][] = [
     ['explorer', '/explorer', 'Explorer'],
     ['dashboard', '/dashboard', 'Dashboard'],
     ['marketplace', '/marketplace', 'Marketplace'],
   ];
+  const sub = EXPLORER_SECTIONS.map(([href, label]) => `<a href="${href}"${o.section === href ? ' aria-current="page"' : ''}>${label}</a>`).join(' · ');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -51,6 +81,7 @@ ${o.head ?? ''}</head>
 <a class="skip" href="#main">Skip to content</a>
 <header>
 <nav aria-label="Site"><ul>${nav.map(([id, href, label]) => `<li><a href="${href}"${id === o.current ? ' aria-current="page"' : ''}>${label}</a></li>`).join('')}</ul></nav>
+${o.current === 'explorer' ? `<nav aria-label="Explorer" class="subnav">${sub}</nav>` : ''}
 </header>
 <main id="main">
 ${o.body}
@@ -58,16 +89,65 @@ ${o.body}
 <footer>
 <p>Node ${esc(o.info.version)} on ${esc(o.info.network)} (chain id ${esc(o.info.chainId)}). The same data as JSON: <a href="/api/v1/status">/api/v1/status</a>, <a href="/api/v1/blocks">/api/v1/blocks</a>, <a href="/api/v1/pools">/api/v1/pools</a>.</p>
 </footer>
-${(o.scripts ?? []).map((s) => `<script src="${esc(s)}" defer></script>`).join('\n')}
+${(o.scripts ?? (o.current === 'explorer' ? ['/explorer/assets/live.js'] : [])).map((s) => `<script src="${esc(s)}" defer></script>`).join('\n')}
 </body>
 </html>
 `;
 }
 
+/** The explorer's sections (its second navigation line). */
+export const EXPLORER_SECTIONS: readonly (readonly [string, string])[] = [
+  ['/explorer/blocks', 'Blocks'],
+  ['/explorer/mempool', 'Mempool'],
+  ['/explorer/tokens', 'Tokens'],
+  ['/explorer/pools', 'Pools'],
+  ['/explorer/swaps', 'Swaps'],
+];
+
+/** How long ago a Unix-seconds time was, in words (`42 s ago`, `5 min ago`, `3 h ago`, `2 d ago`). */
+export function ago(sec: number, nowSec = Math.floor(Date.now() / 1000)): string {
+  const d = Math.max(0, nowSec - sec);
+  if (d < 60) return `${d} s ago`;
+  if (d < 3600) return `${Math.floor(d / 60)} min ago`;
+  if (d < 86_400) return `${Math.floor(d / 3600)} h ago`;
+  return `${Math.floor(d / 86_400)} d ago`;
+}
+
+/** A timestamp cell: UTC time and its relative age (the page script keeps the age current). */
+export function when(sec: number): string {
+  return `<time datetime="${new Date(sec * 1000).toISOString()}">${esc(utc(sec))}</time> <span class="age" data-t="${sec}">${esc(ago(sec))}</span>`;
+}
+
+/** A copy button for a value (shown once the page script can copy). */
+export function copyButton(value: string, what = 'value'): string {
+  return `<button type="button" class="copy" data-copy="${esc(value)}" aria-label="Copy ${esc(what)}" hidden>Copy</button>`;
+}
+
+/** A full address, linked, with a copy button. */
+export function fullAddr(a: unknown): string {
+  const s = String(a);
+  return `<a class="mono full" href="/explorer/address/${esc(encodeURIComponent(s))}">${esc(s)}</a>${copyButton(s, 'address')}`;
+}
+
+/** A table in a box that scrolls sideways on its own, so the page never does. */
+export function table(head: string, rows: string, attrs = ''): string {
+  return `<div class="tablewrap"><table${attrs}><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+/** Older/newer links of a paged list. */
+export function pager(links: { newer?: string; newest?: string; older?: string }, olderLabel = 'Older'): string {
+  const parts = [
+    links.newest ? `<a href="${esc(links.newest)}">Newest</a>` : '',
+    links.newer ? `<a href="${esc(links.newer)}" rel="prev">Newer</a>` : '',
+    links.older ? `<a href="${esc(links.older)}" rel="next">${esc(olderLabel)}</a>` : '',
+  ].filter(Boolean);
+  return parts.length ? `<nav class="pager" aria-label="Pages">${parts.join('')}</nav>` : '';
+}
+
 /** The search form (GET /explorer/search). */
 export function searchForm(q = ''): string {
   return `<form class="search" role="search" method="get" action="/explorer/search" aria-label="Search the chain">
-<div><label for="q">Search</label><input type="search" id="q" name="q" value="${esc(q)}" maxlength="200" placeholder="height, block hash, tx id, address, token, pool (NATIVE-USDN)" autocomplete="off" size="60"></div>
+<div><label for="q">Search</label><input type="search" id="q" name="q" value="${esc(q)}" maxlength="200" placeholder="height, block hash, tx id, address, token, pool (NATIVE-USDN)" autocomplete="off"></div>
 <button type="submit">Search</button>
 </form>`;
 }
@@ -95,12 +175,17 @@ export interface TxRow {
   readonly height: number | null;
 }
 
-function blockRowHtml(b: BlockRow): string {
-  return `<tr data-hash="${esc(b.hash)}"><td class="num"><a href="/explorer/block/${b.height}">${b.height}</a></td><td><a class="mono" href="/explorer/block/${esc(b.hash)}">${esc(short(b.hash))}</a></td><td>${esc(utc(b.time))}</td><td class="num">${b.txCount}</td><td class="num">${b.size.toLocaleString('en-US')}</td></tr>`;
+/** The head of a blocks table. */
+export const BLOCKS_HEAD = '<th scope="col" class="num">Height</th><th scope="col">Hash</th><th scope="col">Time (UTC)</th><th scope="col" class="num">Txs</th><th scope="col" class="num">Bytes</th>';
+
+/** A row of a blocks table. */
+export function blockRowHtml(b: BlockRow): string {
+  return `<tr data-hash="${esc(b.hash)}"><td class="num"><a href="/explorer/block/${b.height}">${b.height}</a></td><td><a class="mono" href="/explorer/block/${esc(b.hash)}">${esc(short(b.hash))}</a></td><td>${when(b.time)}</td><td class="num">${b.txCount}</td><td class="num">${b.size.toLocaleString('en-US')}</td></tr>`;
 }
 
 function txRowHtml(t: TxRow): string {
-  return `<tr><td>${txLink(t.id)}</td><td>${esc(t.type)}</td><td>${addrLink(t.from)}</td><td class="num">${t.height === null ? '<span class="badge warn">pending</span>' : `<a href="/explorer/block/${t.height}">${t.height}</a>`}</td></tr>`;
+  const where = t.height === null ? '<span class="badge warn">pending</span>' : `<a href="/explorer/block/${t.height}">${t.height}</a>`;
+  return `<tr data-tx="${esc(t.id)}"${t.height === null ? ' class="pending"' : ''}><td>${txLink(t.id)}</td><td>${esc(t.type)}</td><td>${addrLink(t.from)}</td><td class="num">${where}</td></tr>`;
 }
 
 /** The home page: search, figures, the latest blocks and transactions (kept live by /explorer/assets/live.js). */
@@ -110,18 +195,19 @@ export function renderHome(v: { info: ShellInfo; height: number; difficulty: num
 ${searchForm()}
 <ul class="cards" aria-label="Chain figures">
 <li><span class="k">Height</span><span class="v" id="fig-height">${v.height}</span></li>
-<li><span class="k">Difficulty</span><span class="v">${esc(priceText(v.difficulty))}</span></li>
-<li><span class="k">Hashrate (estimate)</span><span class="v">${esc(hashrateText(v.hashrate))}</span></li>
-<li><span class="k">Mempool</span><span class="v">${v.mempool} tx</span></li>
+<li><span class="k">Difficulty</span><span class="v" id="fig-difficulty">${esc(priceText(v.difficulty))}</span></li>
+<li><span class="k">Hashrate (estimate)</span><span class="v" id="fig-hashrate">${esc(hashrateText(v.hashrate))}</span></li>
+<li><span class="k">Mempool</span><span class="v"><a id="fig-mempool" href="/explorer/mempool">${v.mempool} tx</a></span></li>
+<li><span class="k">Last block</span><span class="v" id="fig-age">${v.blocks[0] ? `<span class="age" data-t="${v.blocks[0].time}">${esc(ago(v.blocks[0].time))}</span>` : '–'}</span></li>
 </ul>
 <p id="live-status" role="status" aria-live="polite" class="muted">Live updates need JavaScript; reload for new blocks.</p>
 <div class="cols">
 <section aria-labelledby="blocks-h"><h2 id="blocks-h">Latest blocks</h2>
-<table id="blocks"><thead><tr><th scope="col" class="num">Height</th><th scope="col">Hash</th><th scope="col">Time (UTC)</th><th scope="col" class="num">Txs</th><th scope="col" class="num">Bytes</th></tr></thead>
-<tbody>${v.blocks.map(blockRowHtml).join('\n')}</tbody></table></section>
+${table(BLOCKS_HEAD, v.blocks.map(blockRowHtml).join('\n'), ' id="blocks"')}
+<p><a href="/explorer/blocks">All blocks</a></p></section>
 <section aria-labelledby="txs-h"><h2 id="txs-h">Latest transactions</h2>
-<table id="txs"><thead><tr><th scope="col">Id</th><th scope="col">Type</th><th scope="col">From</th><th scope="col" class="num">Block</th></tr></thead>
-<tbody>${v.txs.map(txRowHtml).join('\n')}</tbody></table></section>
+${table('<th scope="col">Id</th><th scope="col">Type</th><th scope="col">From</th><th scope="col" class="num">Block</th>', v.txs.map(txRowHtml).join('\n'), ' id="txs"')}
+<p><a href="/explorer/mempool">Pending transactions</a></p></section>
 </div>`;
   return renderShell({ title: `Explorer · ${v.info.network}`, current: 'explorer', body, info: v.info, scripts: ['/explorer/assets/live.js'] });
 }
@@ -164,12 +250,12 @@ export function renderBlock(v: {
 ${searchForm()}
 ${h.mainChain ? '' : '<p class="notice" role="note">This block is not on the best chain: a reorganisation replaced it (or it lost the fork).</p>'}
 ${facts([
-  ['Hash', `<code>${esc(h.hash)}</code>`],
+  ['Hash', `<code class="full">${esc(h.hash)}</code>${copyButton(h.hash, 'hash')}`],
   ['Status', h.mainChain ? `<span class="badge ok">best chain</span> ${h.confirmations} confirmation${h.confirmations === 1 ? '' : 's'}` : '<span class="badge bad">orphaned</span>'],
-  ['Time', `${esc(utc(h.time))} UTC`],
+  ['Time', `${when(h.time)} UTC`],
   ['Previous', h.height > 0 ? `<a class="mono" href="/explorer/block/${esc(h.prevHash)}">${esc(short(h.prevHash))}</a>` : 'genesis'],
   ['Next', h.nextHash ? `<a class="mono" href="/explorer/block/${esc(h.nextHash)}">${esc(short(h.nextHash))}</a>` : '<span class="muted">none yet</span>'],
-  ['Miner', addrLink(v.coinbase.miner)],
+  ['Miner', fullAddr(v.coinbase.miner)],
   ['Reward', `${esc(v.coinbase.reward)} NATIVE + ${esc(v.coinbase.fees)} NATIVE fees`],
   ['Difficulty', esc(priceText(h.difficulty))],
   ['Nonce', esc(h.nonce)],
@@ -178,29 +264,31 @@ ${facts([
   ['Coinbase tag', `<code>${esc(v.coinbase.tag)}</code>`],
 ])}
 <h2>${h.txCount} transaction${h.txCount === 1 ? '' : 's'}</h2>
-${v.txs.length ? `<table><thead><tr><th scope="col">Id</th><th scope="col">Type</th><th scope="col">What happened</th></tr></thead><tbody>${v.txs.map((t) => (t.id ? `<tr><td>${txLink(t.id)}</td><td>${esc(t.type)}</td><td>${t.sentence}</td></tr>` : `<tr><td colspan="3">${t.sentence}</td></tr>`)).join('\n')}</tbody></table>` : '<p class="muted">Only the coinbase.</p>'}`;
+${v.txs.length ? table('<th scope="col">Id</th><th scope="col">Type</th><th scope="col">What happened</th>', v.txs.map((t) => (t.id ? `<tr><td>${txLink(t.id)}</td><td>${esc(t.type)}</td><td>${t.sentence}</td></tr>` : `<tr><td colspan="3">${t.sentence}</td></tr>`)).join('\n')) : '<p class="muted">Only the coinbase.</p>'}
+${pager({ newer: h.nextHash ? `/explorer/block/${h.height + 1}` : undefined, older: h.height > 0 ? `/explorer/block/${h.height - 1}` : undefined }, 'Previous block')}`;
   return renderShell({ title: `Block ${h.height} · Explorer`, current: 'explorer', body, info: v.info });
 }
 
 /** A transaction page. */
-export function renderTx(v: { info: ShellInfo; json: Record<string, unknown>; sentence: string; status: { mined: boolean; height?: number; blockHash?: string; confirmations?: number; index?: number } }): string {
+export function renderTx(v: { info: ShellInfo; json: Record<string, unknown>; sentence: string; status: { mined: boolean; height?: number; blockHash?: string; confirmations?: number; index?: number; time?: number } }): string {
   const j = v.json;
   const s = v.status;
   const skip = new Set(['txId', 'type', 'typeId', 'version', 'chainId', 'from', 'nonce', 'fee', 'feeBase', 'size', 'publicKeyIncluded']);
   const payload = Object.entries(j).filter(([k]) => !skip.has(k));
   const body = `<h1>Transaction</h1>
-<p class="mono">${esc(j.txId)}</p>
+<p><span class="mono full">${esc(j.txId)}</span>${copyButton(String(j.txId), 'transaction id')}</p>
 <p class="sentence" id="tx-sentence">${v.sentence}</p>
 ${facts([
   ['Type', `<code>${esc(j.type)}</code>`],
   ['Status', s.mined ? `<span class="badge ok">mined</span> in block <a href="/explorer/block/${esc(s.blockHash)}">${esc(s.height)}</a> (position ${esc(s.index)}), ${esc(s.confirmations)} confirmation${s.confirmations === 1 ? '' : 's'}` : '<span class="badge warn">pending</span> in the mempool'],
-  ['From', addrLink(j.from)],
+  [s.mined ? 'Time' : 'Seen', s.time !== undefined ? `${when(s.time)} UTC${s.mined ? '' : ' (entered this node\'s mempool)'}` : '<span class="muted">unknown</span>'],
+  ['From', fullAddr(j.from)],
   ['Nonce', esc(j.nonce)],
   ['Fee', `${esc(j.fee)} NATIVE`],
   ['Size', `${esc(j.size)} bytes`],
 ])}
 <h2>Payload</h2>
-<table><tbody>${payload.map(([k, val]) => `<tr><th scope="row">${esc(k)}</th><td class="mono">${esc(Array.isArray(val) ? val.join(' → ') : typeof val === 'object' && val !== null ? JSON.stringify(val) : val)}</td></tr>`).join('')}</tbody></table>
+<div class="tablewrap"><table><tbody>${payload.map(([k, val]) => `<tr><th scope="row">${esc(k)}</th><td class="mono full">${esc(Array.isArray(val) ? val.join(' → ') : typeof val === 'object' && val !== null ? JSON.stringify(val) : val)}</td></tr>`).join('')}</tbody></table></div>
 <p><a href="/api/v1/tx/${esc(j.txId)}">This transaction as JSON</a></p>`;
   return renderShell({ title: `Transaction ${short(String(j.txId))} · Explorer`, current: 'explorer', body, info: v.info });
 }
@@ -217,22 +305,29 @@ export function renderAccount(v: {
   lp: readonly { pool: string; shares: string; share: number; amountA: string; amountB: string; a: string; b: string }[];
   stakes: readonly { id: string; amount: string; tierName: string; unlockHeight: number; accruedReward: string; unlocked: boolean }[];
   activity: readonly { height: number; time: number; tx: string; text: string }[];
+  /** Pending transactions sent from the account. */
+  pending?: readonly { id: string; type: string }[];
+  /** Link to the next (older) page of activity; `paged`: this is not the newest page. */
+  older?: string;
+  paged?: boolean;
 }): string {
   const body = `<h1>Account</h1>
-<p class="mono">${esc(v.address)}</p>
+<p><span class="mono full" id="address">${esc(v.address)}</span>${copyButton(v.address, 'address')}</p>
 ${v.label ? `<p><span class="badge">${esc(v.label)}</span></p>` : ''}
 ${facts([
   ['Balance', `<strong>${esc(v.balance)}</strong> NATIVE`],
   ['Nonce', `${v.nonce}${v.pendingNonce !== v.nonce ? ` (${v.pendingNonce - v.nonce} pending)` : ''}`],
 ])}
 <h2>Tokens</h2>
-${v.tokens.length ? `<table><thead><tr><th scope="col">Token</th><th scope="col" class="num">Balance</th></tr></thead><tbody>${v.tokens.map((t) => `<tr><td>${assetLink(t.symbol)}</td><td class="num">${esc(t.balance)}</td></tr>`).join('')}</tbody></table>` : '<p class="muted">No tokens.</p>'}
+${v.tokens.length ? `<div class="tablewrap"><table><thead><tr><th scope="col">Token</th><th scope="col" class="num">Balance</th></tr></thead><tbody>${v.tokens.map((t) => `<tr><td>${assetLink(t.symbol)}</td><td class="num">${esc(t.balance)}</td></tr>`).join('')}</tbody></table></div>` : '<p class="muted">No tokens.</p>'}
 <h2>Liquidity positions</h2>
-${v.lp.length ? `<table><thead><tr><th scope="col">Pool</th><th scope="col" class="num">Share</th><th scope="col" class="num">Underlying</th></tr></thead><tbody>${v.lp.map((p) => `<tr><td>${poolLink(p.pool)}</td><td class="num">${esc((p.share * 100).toFixed(4))} %</td><td class="num">${esc(p.amountA)} ${assetLink(p.a)} + ${esc(p.amountB)} ${assetLink(p.b)}</td></tr>`).join('')}</tbody></table>` : '<p class="muted">No liquidity positions.</p>'}
+${v.lp.length ? `<div class="tablewrap"><table><thead><tr><th scope="col">Pool</th><th scope="col" class="num">Share</th><th scope="col" class="num">Underlying</th></tr></thead><tbody>${v.lp.map((p) => `<tr><td>${poolLink(p.pool)}</td><td class="num">${esc((p.share * 100).toFixed(4))} %</td><td class="num">${esc(p.amountA)} ${assetLink(p.a)} + ${esc(p.amountB)} ${assetLink(p.b)}</td></tr>`).join('')}</tbody></table></div>` : '<p class="muted">No liquidity positions.</p>'}
 <h2>Stakes</h2>
-${v.stakes.length ? `<table><thead><tr><th scope="col">Stake</th><th scope="col">Tier</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Reward so far</th><th scope="col">Unlocks</th></tr></thead><tbody>${v.stakes.map((s) => `<tr><td>${txLink(s.id)}</td><td>${esc(s.tierName)}</td><td class="num">${esc(s.amount)} NATIVE</td><td class="num">${esc(s.accruedReward)} NATIVE</td><td>${s.unlocked ? 'unlocked' : `block ${s.unlockHeight}`}</td></tr>`).join('')}</tbody></table>` : '<p class="muted">No open stakes.</p>'}
-<h2>Recent activity</h2>
-${v.activity.length ? `<table><thead><tr><th scope="col" class="num">Block</th><th scope="col">Time (UTC)</th><th scope="col">What</th><th scope="col">Tx</th></tr></thead><tbody>${v.activity.map((a) => `<tr><td class="num"><a href="/explorer/block/${a.height}">${a.height}</a></td><td>${esc(utc(a.time))}</td><td>${a.text}</td><td>${txLink(a.tx)}</td></tr>`).join('')}</tbody></table>` : '<p class="muted">No activity recorded.</p>'}
+${v.stakes.length ? `<div class="tablewrap"><table><thead><tr><th scope="col">Stake</th><th scope="col">Tier</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Reward so far</th><th scope="col">Unlocks</th></tr></thead><tbody>${v.stakes.map((s) => `<tr><td>${txLink(s.id)}</td><td>${esc(s.tierName)}</td><td class="num">${esc(s.amount)} NATIVE</td><td class="num">${esc(s.accruedReward)} NATIVE</td><td>${s.unlocked ? 'unlocked' : `block ${s.unlockHeight}`}</td></tr>`).join('')}</tbody></table></div>` : '<p class="muted">No open stakes.</p>'}
+${v.pending?.length ? `<h2>Pending</h2>${table('<th scope="col">Tx</th><th scope="col">Type</th>', v.pending.map((p) => `<tr><td>${txLink(p.id)}</td><td>${esc(p.type)}</td></tr>`).join(''), ' id="pending"')}` : ''}
+<h2>Activity</h2>
+${v.activity.length ? table('<th scope="col" class="num">Block</th><th scope="col">Time (UTC)</th><th scope="col">What</th><th scope="col">Tx</th>', v.activity.map((a) => `<tr><td class="num"><a href="/explorer/block/${a.height}">${a.height}</a></td><td>${when(a.time)}</td><td>${a.text}</td><td>${a.tx ? txLink(a.tx) : `<a href="/explorer/block/${a.height}">block</a>`}</td></tr>`).join(''), ' id="activity"') : `<p class="muted">${v.paged ? 'No older activity.' : 'No activity recorded.'}</p>`}
+${pager({ newest: v.paged ? `/explorer/address/${encodeURIComponent(v.address)}` : undefined, older: v.older }, 'Older activity')}
 <p><a href="/api/v1/account/${esc(v.address)}">This account as JSON</a></p>`;
   return renderShell({ title: `Account ${short(v.address)} · Explorer`, current: 'explorer', body, info: v.info });
 }
@@ -250,7 +345,7 @@ export function renderToken(v: {
 ${searchForm()}
 ${facts([
   ['Kind', t.kind === 'usd-stable' ? 'USD stablecoin' : 'token'],
-  ['Issuer', addrLink(t.issuer)],
+  ['Issuer', fullAddr(t.issuer)],
   ['Decimals', String(d)],
   ['Supply', `${esc(units(t.supply, d))} ${esc(t.symbol)} of at most ${esc(units(t.maxSupply, d))}`],
   ['Minted / burned', `${esc(units(t.minted, d))} / ${esc(units(t.burned, d))}`],
@@ -260,9 +355,9 @@ ${facts([
   ['Issued at', `<a href="/explorer/block/${t.createdHeight}">block ${t.createdHeight}</a>`],
 ])}
 <h2>Pools</h2>
-${v.pools.length ? `<table><thead><tr><th scope="col">Pool</th><th scope="col" class="num">Price (b per a)</th><th scope="col" class="num">TVL (NATIVE)</th></tr></thead><tbody>${v.pools.map((p) => `<tr><td>${poolLink(p.id)}</td><td class="num">${esc(priceText(p.price))}</td><td class="num">${esc(priceText(p.tvlNative))}</td></tr>`).join('')}</tbody></table>` : '<p class="muted">In no pool.</p>'}
+${v.pools.length ? `<div class="tablewrap"><table><thead><tr><th scope="col">Pool</th><th scope="col" class="num">Price (b per a)</th><th scope="col" class="num">TVL (NATIVE)</th></tr></thead><tbody>${v.pools.map((p) => `<tr><td>${poolLink(p.id)}</td><td class="num">${esc(priceText(p.price))}</td><td class="num">${esc(priceText(p.tvlNative))}</td></tr>`).join('')}</tbody></table></div>` : '<p class="muted">In no pool.</p>'}
 <h2>Largest holders</h2>
-${v.holders.length ? `<table><thead><tr><th scope="col">Address</th><th scope="col" class="num">Balance</th></tr></thead><tbody>${v.holders.map((h) => `<tr><td>${addrLink(h.address)}</td><td class="num">${esc(units(h.balance, d))}</td></tr>`).join('')}</tbody></table>` : '<p class="muted">No holders.</p>'}
+${v.holders.length ? `<div class="tablewrap"><table><thead><tr><th scope="col">Address</th><th scope="col" class="num">Balance</th></tr></thead><tbody>${v.holders.map((h) => `<tr><td>${addrLink(h.address)}</td><td class="num">${esc(units(h.balance, d))}</td></tr>`).join('')}</tbody></table></div>` : '<p class="muted">No holders.</p>'}
 <p><a href="/api/v1/token/${esc(t.symbol)}">This token as JSON</a></p>`;
   return renderShell({ title: `${t.symbol} · Explorer`, current: 'explorer', body, info: v.info });
 }
@@ -338,7 +433,8 @@ ${facts([
 <h2>Price, last 48 hours</h2>
 <div class="chartbox">${candleChartSvg(v.candles, `Price of ${p.a} in ${p.b}, hourly candles`)}</div>
 <h2>Latest swaps</h2>
-${v.swaps.length ? `<table><thead><tr><th scope="col" class="num">Block</th><th scope="col">Time (UTC)</th><th scope="col">Swap</th><th scope="col">Tx</th></tr></thead><tbody>${v.swaps.map((s) => `<tr><td class="num"><a href="/explorer/block/${s.height}">${s.height}</a></td><td>${esc(utc(s.time))}</td><td>${s.text}</td><td>${txLink(s.tx)}</td></tr>`).join('')}</tbody></table>` : '<p class="muted">No swaps yet.</p>'}
+${v.swaps.length ? table('<th scope="col" class="num">Block</th><th scope="col">Time (UTC)</th><th scope="col">Swap</th><th scope="col">Tx</th>', v.swaps.map((s) => `<tr><td class="num"><a href="/explorer/block/${s.height}">${s.height}</a></td><td>${when(s.time)}</td><td>${s.text}</td><td>${txLink(s.tx)}</td></tr>`).join('')) : '<p class="muted">No swaps yet.</p>'}
+<p><a href="/explorer/swaps?pool=${esc(encodeURIComponent(p.id))}">All swaps of this pool</a></p>
 <p><a href="/api/v1/pool/${esc(p.id)}">This pool as JSON</a></p>`;
   return renderShell({ title: `Pool ${p.a}/${p.b} · Explorer`, current: 'explorer', body, info: v.info });
 }

@@ -5,7 +5,13 @@
  *   GET /explorer/search?q=           height, block hash, tx id, address, token symbol or pool → its page
  *   GET /explorer/block/:heightOrHash block page, each transaction in words
  *   GET /explorer/tx/:id              transaction page (pending or mined), in words
- *   GET /explorer/address/:address    balances, tokens, LP positions, stakes, recent activity
+ *   GET /explorer/blocks?before=&limit=  the best chain, 25 (limit ≤ 100) blocks a page, down to the genesis
+ *   GET /explorer/mempool             pending transactions, highest fee rate first
+ *   GET /explorer/address/:address    balances, tokens, LP positions, stakes, pending transactions and
+ *                                     the whole history (economy activity, paid calls, refunds,
+ *                                     payouts, block rewards), 50 rows a page (?before=<cursor>)
+ *   GET /explorer/tokens, /explorer/pools  every token, every pool
+ *   GET /explorer/swaps?pool=&before= swaps newest first, paged by height
  *   GET /explorer/token/:symbol       token page (supply, holders, pools)
  *   GET /explorer/pool/:id            pool page (reserves, 24 h volume, price chart from hourly candles, swaps)
  *   GET /explorer/events              server-sent events: `block` (connected), `disconnect` (reorganisation)
@@ -33,8 +39,10 @@ import type { ChainEntry, ChainEvents, ChainReader, MempoolReader } from '../../
 import { blockHeaderJson } from '../../chain/blockJson.js';
 import { estimateHashrate } from '../../chain/hashrate.js';
 import type { EconomyReader, SwapView } from '../../chain/economyReader.js';
-import { describeTx, addrLink, assetLink, poolLink, units, type InvokeState, type TxExtras } from '../../discovery/pages/explorerTx.js';
+import { describeTx, addrLink, assetLink, poolLink, txLink, units, type InvokeState, type TxExtras } from '../../discovery/pages/explorerTx.js';
+import { esc } from '../../discovery/pages/layout.js';
 import { renderAccount, renderBlock, renderHome, renderNotFound, renderPool, renderToken, renderTx, type BlockRow, type ShellInfo, type TxRow } from '../../discovery/pages/explorer.js';
+import { BLOCKS_PER_PAGE, renderBlocks, renderMempool, renderPools, renderSwaps, renderTokens } from '../../discovery/pages/explorerLists.js';
 import { EXPLORER_LIVE_JS } from '../../discovery/pages/explorerScripts.js';
 
 /** The chain's events the live list follows. */
@@ -74,6 +82,14 @@ export interface Explorer {
 const RECENT_TXS = 20;
 /** Transactions listed on a block page at once. */
 const BLOCK_PAGE_TXS = 100;
+/** Rows of an account's history a page. */
+const ACTIVITY_PAGE = 50;
+/** Swaps a page of /explorer/swaps. */
+const SWAPS_PAGE = 25;
+/** Pending transactions listed on the mempool page. */
+const MEMPOOL_PAGE = 200;
+/** Transaction ids a `block` event carries (the live list drops these from its pending rows). */
+const EVENT_IDS = 2_000;
 /** Most event streams at once; more are answered 503. */
 const MAX_STREAMS = 200;
 /** Comment line sent to keep idle streams open through proxies, ms. */
@@ -127,6 +143,10 @@ export function createExplorer(m: ExplorerModules): Explorer {
     txCount: block.txs.length,
     size: entry.size,
     txs: block.txs.slice(0, RECENT_TXS).map((tx, i) => ({ id: ids[i], type: typeName(tx.type), from: encodeAddress(tx.from, params.hrp) })),
+    ids: ids.slice(0, EVENT_IDS),
+    difficulty: difficultyOfBits(entry.header.bits),
+    hashrate: estimateHashrate(chain),
+    mempool: mempool.count,
   });
   const onConnect = (entry: ChainEntry, block: Block, txIds: readonly Uint8Array[]) => {
     const ids = txIds.map((t) => toHex(t));
@@ -192,6 +212,14 @@ export function createExplorer(m: ExplorerModules): Explorer {
     const v = await payloadView(inv.tx, params, async () => 0);
     return typeof v?.json.serviceId === 'string' ? v.json.serviceId : undefined;
   };
+  /** Pending transactions sent from an account (the first 1,000 of the mempool by fee rate are looked at). */
+  const pendingOf = (id: Uint8Array) => {
+    const hex = toHex(id);
+    return mempool
+      .list(1_000)
+      .filter((e) => toHex(e.tx.from) === hex)
+      .map((e) => ({ id: e.id, type: typeName(e.tx.type) }));
+  };
   const hopsOf = (swaps: readonly SwapView[]) => swaps.map((s) => ({ pool: s.pool, assetIn: s.assetIn, assetOut: s.assetOut, amountIn: s.amountIn, amountOut: s.amountOut }));
 
   page('/explorer', async (ctx) => {
@@ -201,8 +229,14 @@ export function createExplorer(m: ExplorerModules): Explorer {
       const e = chain.getEntryByHeight(h);
       if (e) blocks.push({ height: e.height, hash: e.hashHex, time: e.header.time, txCount: e.txCount, size: e.size });
     }
-    const pending: TxRow[] = mempool.list(5).map((e) => ({ id: e.id, type: typeName(e.tx.type), from: encodeAddress(e.tx.from, params.hrp), height: null }));
-    const txs = [...pending, ...(await fillRecent())].slice(0, RECENT_TXS);
+    const mined = await fillRecent();
+    const minedIds = new Set(mined.map((r) => r.id));
+    // A transaction mined a moment ago may still be listed by the mempool: it is shown once, mined.
+    const pending: TxRow[] = mempool
+      .list(5)
+      .filter((e) => !minedIds.has(e.id))
+      .map((e) => ({ id: e.id, type: typeName(e.tx.type), from: encodeAddress(e.tx.from, params.hrp), height: null }));
+    const txs = [...pending, ...mined].slice(0, RECENT_TXS);
     html(ctx, renderHome({ info, height: tip.height, difficulty: difficultyOfBits(tip.header.bits), hashrate: estimateHashrate(chain), mempool: mempool.count, blocks, txs }));
   });
 
@@ -291,7 +325,9 @@ export function createExplorer(m: ExplorerModules): Explorer {
       invoke: j.type === 'agent_invoke' ? await invokeState(id, j.serviceId) : undefined,
       invokeService: j.type === 'refund' || j.type === 'provider_payout' ? await serviceOfInvoke(j.invokeId) : undefined,
     };
-    const status = mined ? { mined: true, height: mined.height, blockHash: mined.blockHash, index: mined.index, confirmations: Math.max(0, chain.tip.height - mined.height + 1) } : { mined: false };
+    const status = mined
+      ? { mined: true, height: mined.height, blockHash: mined.blockHash, index: mined.index, confirmations: Math.max(0, chain.tip.height - mined.height + 1), time: chain.getEntryByHash(mined.blockHash)?.header.time }
+      : { mined: false, time: pending ? Math.floor(pending.addedAt / 1000) : undefined };
     html(ctx, renderTx({ info, json: j, sentence: describeTx(j, x), status }));
   });
 
@@ -300,7 +336,8 @@ export function createExplorer(m: ExplorerModules): Explorer {
     const id = tryDecodeAddress(address, params.hrp);
     if (!id) return notFound(ctx, address, `${address} is not a ${params.network} address (${params.hrp}1…).`, 400);
     const e = eco();
-    const [acc, dec, econ, activity] = await Promise.all([chain.getAccount(id), decimalsMap(), e?.account(id), e?.activity(id, { limit: 50 })]);
+    const before = typeof ctx.query.before === 'string' && /^\d{10}:\d{5}:\d+$/.test(ctx.query.before) ? ctx.query.before : undefined;
+    const [acc, dec, econ, activity] = await Promise.all([chain.getAccount(id), decimalsMap(), e?.account(id), e?.history(id, { before, limit: ACTIVITY_PAGE })]);
     const pools = new Map<string, { a: string; b: string }>();
     for (const p of econ?.lp ?? []) {
       const [a, b] = p.pool.split('-');
@@ -308,8 +345,27 @@ export function createExplorer(m: ExplorerModules): Explorer {
     }
     const addr = (hex: unknown) => (typeof hex === 'string' && isHex(hex, 20) ? addrLink(encodeAddress(fromHex(hex), params.hrp)) : addrLink(hex));
     const u = (v: unknown, asset: unknown) => `<strong>${units(String(v ?? '0'), dec(String(asset)))}</strong> ${assetLink(asset)}`;
+    const native = (v: unknown) => `<strong>${formatAmount(BigInt(String(v ?? '0')))}</strong> NATIVE`;
+    const svc = (v: unknown) => {
+      const name = m.payments?.serviceName(String(v));
+      return name ? `${esc(name)} (<code>${esc(v)}</code>)` : `<code>${esc(v)}</code>`;
+    };
     const text = (r: Record<string, unknown>): string => {
       switch (r.kind) {
+        case 'reward':
+          return `mined the block: reward ${native(r.reward)} + ${native(r.fees)} fees`;
+        case 'invoke_paid':
+          return `paid ${native(r.amount)} for a call of ${svc(r.serviceId)} to ${addr(r.counterparty)}`;
+        case 'invoke_received':
+          return `was paid ${native(r.amount)} for a call of ${svc(r.serviceId)} by ${addr(r.counterparty)}`;
+        case 'refund_sent':
+          return `refunded ${native(r.amount)} to ${addr(r.counterparty)} for the paid call ${txLink(r.invokeId)}`;
+        case 'refund_received':
+          return `was refunded ${native(r.amount)} by ${addr(r.counterparty)} for the paid call ${txLink(r.invokeId)}`;
+        case 'payout_sent':
+          return `paid out ${native(r.amount)} to the provider ${addr(r.counterparty)} for the call ${txLink(r.invokeId)}`;
+        case 'payout_received':
+          return `received a provider payout of ${native(r.amount)} from ${addr(r.counterparty)} for the call ${txLink(r.invokeId)}`;
         case 'transfer_in':
           return `received ${u(r.amount, r.asset)} from ${addr(r.counterparty)}`;
         case 'transfer_out':
@@ -345,7 +401,10 @@ export function createExplorer(m: ExplorerModules): Explorer {
           return { ...p, a, b, amountA: units(p.amountA, dec(a)), amountB: units(p.amountB, dec(b)) };
         }),
         stakes: (econ?.stakes ?? []).map((s) => ({ ...s, amount: formatAmount(BigInt(s.amount)), accruedReward: formatAmount(BigInt(s.accruedReward)) })),
-        activity: (activity ?? []).map((r) => ({ height: Number(r.height), time: Number(r.time), tx: String(r.tx), text: text(r) })),
+        activity: (activity ?? []).map((r) => ({ height: Number(r.height), time: Number(r.time), tx: String(r.tx ?? ''), text: text(r) })),
+        pending: before ? undefined : pendingOf(id),
+        older: activity && activity.length === ACTIVITY_PAGE ? `/explorer/address/${encodeURIComponent(address)}?before=${String(activity.at(-1)!.cursor)}` : undefined,
+        paged: before !== undefined,
       }),
     );
   });
@@ -380,6 +439,70 @@ export function createExplorer(m: ExplorerModules): Explorer {
         swaps: swaps.map((s) => ({ height: s.height, time: s.time, tx: s.tx, sender: s.sender, text: `${addrLink(isHex(s.sender, 20) ? encodeAddress(fromHex(s.sender), params.hrp) : s.sender)} swapped <strong>${units(s.amountIn, dec(s.assetIn))}</strong> ${assetLink(s.assetIn)} for <strong>${units(s.amountOut, dec(s.assetOut))}</strong> ${assetLink(s.assetOut)}` })),
       }),
     );
+  });
+
+  page('/explorer/blocks', (ctx) => {
+    const tip = chain.tip.height;
+    const q = Number(ctx.query.before);
+    const before = Number.isInteger(q) && q > 0 ? Math.min(q, tip + 1) : tip + 1;
+    const l = Number(ctx.query.limit);
+    const limit = Number.isInteger(l) && l >= 1 && l <= 100 ? l : BLOCKS_PER_PAGE;
+    const blocks: BlockRow[] = [];
+    for (let h = before - 1; h >= 0 && blocks.length < limit; h--) {
+      const e = chain.getEntryByHeight(h);
+      if (e) blocks.push({ height: e.height, hash: e.hashHex, time: e.header.time, txCount: e.txCount, size: e.size });
+    }
+    html(ctx, renderBlocks({ info, tip, blocks, limit }));
+  });
+
+  page('/explorer/mempool', (ctx) => {
+    const stats = mempool.stats?.();
+    const rows = mempool.list(MEMPOOL_PAGE).map((e) => ({
+      id: e.id,
+      type: typeName(e.tx.type),
+      from: encodeAddress(e.tx.from, params.hrp),
+      fee: formatAmount(e.tx.fee),
+      size: e.size,
+      feeRate: e.feeRate,
+      since: Math.floor(e.addedAt / 1000),
+    }));
+    html(ctx, renderMempool({ info, count: mempool.count, bytes: mempool.bytes, queued: stats?.queued.count, rows }));
+  });
+
+  page('/explorer/tokens', async (ctx) => {
+    const tokens = ((await eco()?.listTokens()) ?? []).sort((a, b) => b.holders - a.holders || (a.symbol < b.symbol ? -1 : 1));
+    html(ctx, renderTokens({ info, tokens }));
+  });
+
+  page('/explorer/pools', async (ctx) => {
+    const pools = ((await eco()?.listPools()) ?? []).sort((a, b) => b.tvlNative - a.tvlNative);
+    html(ctx, renderPools({ info, pools }));
+  });
+
+  page('/explorer/swaps', async (ctx) => {
+    const e = eco();
+    const rawPool = typeof ctx.query.pool === 'string' ? ctx.query.pool.toUpperCase().replace('/', '-') : undefined;
+    if (rawPool !== undefined && (!/^[A-Z0-9]{2,10}-[A-Z0-9]{2,10}$/.test(rawPool) || !(await e?.getPoolRecord(rawPool)))) return notFound(ctx, rawPool, `No pool ${rawPool} on this chain.`);
+    const q = Number(ctx.query.before);
+    const before = Number.isInteger(q) && q > 0 ? q : undefined;
+    let swaps = (await e?.swaps({ pool: rawPool, before, limit: SWAPS_PAGE })) ?? [];
+    let older: string | undefined;
+    if (swaps.length === SWAPS_PAGE) {
+      // The next page starts below the last height shown: a height cut in two moves whole to the next page.
+      const last = swaps.at(-1)!.height;
+      const whole = swaps.filter((s) => s.height !== last);
+      if (whole.length > 0) swaps = whole;
+      older = `/explorer/swaps?${rawPool ? `pool=${encodeURIComponent(rawPool)}&` : ''}before=${whole.length > 0 ? last + 1 : last}`;
+    }
+    const dec = await decimalsMap();
+    const rows = swaps.map((s) => ({
+      height: s.height,
+      time: s.time,
+      tx: s.tx,
+      pool: s.pool,
+      text: `${addrLink(isHex(s.sender, 20) ? encodeAddress(fromHex(s.sender), params.hrp) : s.sender)} swapped <strong>${units(s.amountIn, dec(s.assetIn))}</strong> ${assetLink(s.assetIn)} for <strong>${units(s.amountOut, dec(s.assetOut))}</strong> ${assetLink(s.assetOut)}`,
+    }));
+    html(ctx, renderSwaps({ info, pool: rawPool, swaps: rows, older, paged: before !== undefined }));
   });
 
   router.get('/explorer/events', async (ctx) => {

@@ -42,10 +42,18 @@ describe('dashboard history', () => {
     const second = h.sample();
     expect(second).toMatchObject({ height: 22, sharesAccepted: 6, sharesRejected: 1, callsNative: 2, callsUsdc: 1, refunded: 1, settleMs: 2000, calls: { 'native native-world-clock': 2, 'usdc native-fx': 1 } });
     const cols = historyColumns(h.series('hour'));
-    expect(cols.nativePerMin).toEqual([0, 24]);
-    expect(cols.sharesPerMin).toEqual([0, 72]);
-    // 12 samples a minute for 70 minutes: the hour keeps 720, the day one record per finished minute.
-    for (let i = 0; i < 12 * 70; i++) {
+    // Per minute: the calls and shares of the minute ending with each sample (2 calls are 2 per minute, not 24).
+    expect(cols.nativePerMin).toEqual([0, 2]);
+    expect(cols.sharesPerMin).toEqual([0, 6]);
+    for (let i = 0; i < 12; i++) {
+      t += 5_000;
+      h.sample();
+    }
+    const minuteLater = historyColumns(h.series('hour')).nativePerMin;
+    expect(minuteLater.slice(1, 13)).toEqual(Array(12).fill(2)); // a minute long
+    expect(minuteLater.slice(13)).toEqual([0]);
+    // 12 samples a minute for 70 minutes in all: the hour keeps 720, the day one record per finished minute.
+    for (let i = 0; i < 12 * 70 - 12; i++) {
       t += 5_000;
       h.sample();
     }
@@ -55,13 +63,18 @@ describe('dashboard history', () => {
     expect(day[0]).toMatchObject({ span: 60, callsNative: 2, callsUsdc: 1, settleMs: 2000, sharesAccepted: 6 });
     await h.stop();
     const lines = readFileSync(join(dir, HISTORY_FILE), 'utf8').trim().split('\n');
-    expect(lines).toHaveLength(70);
+    expect(lines).toHaveLength(71); // 70 finished minutes and the one in progress, written at stop
     // A restart reads the day back (a torn last line is skipped).
     writeFileSync(join(dir, HISTORY_FILE), `${lines.join('\n')}\n{"t":`);
     const again = createNodeHistory({ chain: chainOf(() => height), mempool: { count: 0 } }, { dataDir: dir, intervalMs: 5_000, now: () => t });
     await again.start();
-    expect(again.series('day').length).toBe(71);
+    expect(again.series('day').length).toBe(72);
     expect(again.series('day')[0]).toMatchObject({ callsNative: 2 });
+    // The hour's charts start with the minute records of the last hour, then the new samples.
+    const hour = again.series('hour');
+    expect(hour.length).toBeGreaterThanOrEqual(60);
+    expect(hour.slice(0, -1).every((r) => r.span > 5 && r.t > t / 1000 - 3600)).toBe(true); // minute records (the last one partial, written at stop)
+    expect(hour.at(-1)!.span).toBe(5);
     await again.stop();
   });
 });
