@@ -30,8 +30,13 @@ export interface PayeeSignerParts {
 /** Becomes the signer (see module comment); resolves once refunds and payouts run. */
 export async function beginPayeeSigning(p: PayeeSignerParts): Promise<void> {
   const log = p.logger ?? silentLogger;
-  const sent = await reconcilePayeeTxs(p.chain, p.mempool, p.payee, p.nonces, (slot, e) =>
-    log.warn({ nonce: slot.nonce.toString(), purpose: slot.purpose, txId: slot.txId, err: e.message }, 'stored payee transaction not accepted yet'),
+  const sent = await reconcilePayeeTxs(
+    p.chain,
+    p.mempool,
+    p.payee,
+    p.nonces,
+    (slot, e) => log.warn({ nonce: slot.nonce.toString(), purpose: slot.purpose, txId: slot.txId, err: e.message }, 'stored payee transaction not accepted yet'),
+    (e) => log.warn({ err: e.message }, 'old payee nonce slots could not be deleted (tried again at the next start)'),
   );
   if (sent) log.info({ sent }, 'stored payee transactions sent again');
   await p.refunds?.resume();

@@ -201,7 +201,8 @@ function serialPerPayee<T>(payee: HybridKeyPair, fn: () => Promise<T>): Promise<
  * fleet too), with the allocator's gate `reconciling`: nothing new is signed until the caller
  * opens it (after the refunds and payouts resumed what their records store). Refusals are
  * logged through `onRefused` (the refunds and payouts that own them retry, bump or sign again once
- * their nonce is used by another). Slots at nonces the chain used are pruned. Answers the number sent.
+ * their nonce is used by another). Slots at nonces the chain used are pruned (a failure goes to
+ * `onPruneFailed`, nothing more). Answers the number sent.
  */
 export async function reconcilePayeeTxs(
   chain: Pick<PaymentChain, 'getAccount' | 'getTx'>,
@@ -209,6 +210,7 @@ export async function reconcilePayeeTxs(
   payee: HybridKeyPair,
   nonces: PayeeNonces,
   onRefused?: (slot: PayeeTxSlot, e: Error) => void,
+  onPruneFailed?: (e: Error) => void,
 ): Promise<number> {
   nonces.reconciling();
   const sent = await serialPerPayee(payee, async () => {
@@ -221,7 +223,8 @@ export async function reconcilePayeeTxs(
         (e: Error) => onRefused?.(slot, e),
       );
     }
-    await nonces.log.prune(payeeKey(payee), acc.nonce);
+    // Housekeeping only: a failure (a role without DELETE, say) does not keep the node from signing.
+    await nonces.log.prune(payeeKey(payee), acc.nonce).catch((e: Error) => onPruneFailed?.(e));
     return n;
   });
   return sent;
