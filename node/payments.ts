@@ -277,6 +277,9 @@ export async function createPayments(
       ? createUnhonoredPayments({ chain, ledger, catalog: registry, payees: [{ address: payee.address, refunds }], params, mempool, legacyLedger }, { windowMs: config.refundWindow * 1000, logger: log.child({ module: 'unhonored' }) })
       : undefined;
   await unhonored?.load();
+  // A fleet's ledger gaps are fleet state: found by any node, kept in the shared ledger, honoured by every node
+  // (every 2 s a node without the signer lease reads them again, the holder takes in the ones it lacks).
+  let gapReload: NodeJS.Timeout | undefined;
   const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }), unhonored, confirmations: config.confirmations }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
   // The USDC rail needs both the payee address and a facilitator; with one of them only it stays off.
@@ -292,9 +295,6 @@ export async function createPayments(
           // A provider's call found settled on Base after the call owes the provider its payout then, not at the next start.
           return r.createUsdcReconciler(ledger, r.createBaseAuthorizationChain(baseRpcUrl, outbound), { logger: log.child({ module: 'usdc-reconcile' }), onSettled: async (rec) => payouts?.oweSettled(rec) });
         })()
-  // A fleet's ledger gaps are fleet state: found by any node, kept in the shared ledger, honoured by every node
-  // (every 2 s a node without the signer lease reads them again, the holder takes in the ones it lacks).
-  let gapReload: NodeJS.Timeout | undefined;
       : undefined;
   const usdcSettlement =
     usdcOn
@@ -359,6 +359,8 @@ export async function createPayments(
     // restarted single node does with its own. A late result of such a claim is refused (ledger_conflict).
     for (const rec of await (ledger as PgLedger).orphanedClaims(FLEET_GONE_MS)) {
       if (!lease.isHolder()) return;
+      // A claim a restored ledger holds from before its restore: the operator decides (`ledger gap`).
+      if (rec.rail === 'native' && unhonored?.holdsClaim(rec.id)) continue;
       try {
         if (rec.rail === 'native') await refunds.refund(rec.id, { code: 'node_restarted', message: 'the node serving this call stopped; the payment is refunded' });
         else await usdcSettlement?.failInterrupted(rec);
@@ -381,8 +383,6 @@ export async function createPayments(
   if (lease) {
     lease.on('acquired', () => {
       signerLog.info({ sellerId: ledger.sellerId }, 'signer lease acquired: this node signs refunds and payouts and runs the payment watcher');
-      // A claim a restored ledger holds from before its restore: the operator decides (`ledger gap`).
-      if (rec.rail === 'native' && unhonored?.holdsClaim(rec.id)) continue;
       signerQueue = signerQueue.then(beginSigning).catch((e) => signerLog.error({ err: (e as Error).message }, 'signer roles failed to start'));
       void fleet?.beat();
     });
@@ -496,12 +496,17 @@ export async function createPayments(
         await beginSigning();
       }
       await fleet?.start();
+      if (lease && unhonored) {
+        gapReload = setInterval(() => void (lease.isHolder() ? unhonored.adoptGaps() : unhonored.load()).catch(() => undefined), 2_000);
+        gapReload.unref();
+      }
       if (usdcSettlement && !reconciler) log.warn({}, 'no Base RPC URL (--base-rpc-url none): ambiguous USDC settlements (facilitator /settle timed out or failed) cannot be reconciled automatically; their results are withheld');
       discovery.start();
     },
     async stop() {
       await discovery.stop();
       clearInterval(sweep);
+      clearInterval(gapReload);
       await fleet?.stop();
       if (lease) {
         await lease.stop();
@@ -516,8 +521,3 @@ export async function createPayments(
     },
   };
 }
-      if (lease && unhonored) {
-        gapReload = setInterval(() => void (lease.isHolder() ? unhonored.adoptGaps() : unhonored.load()).catch(() => undefined), 2_000);
-        gapReload.unref();
-      }
-      clearInterval(gapReload);
