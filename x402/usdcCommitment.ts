@@ -95,7 +95,7 @@ export function withoutCommitmentSalt<T extends object>(payment: T): T {
   const ext = (payment as { extensions?: Record<string, unknown> }).extensions;
   if (!ext || !(USDC_COMMITMENT_EXTENSION in ext)) return payment;
   const { [USDC_COMMITMENT_EXTENSION]: _salt, ...rest } = ext;
-  const out: Record<string, unknown> = { ...payment };
+  const out = { ...payment } as Record<string, unknown>;
   if (Object.keys(rest).length > 0) out.extensions = rest;
   else delete out.extensions;
   return out as T;
