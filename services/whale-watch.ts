@@ -1,9 +1,10 @@
-/** native-whale-watch: NATIVE and token transfers at or above a threshold (NATIVE value) over the last 1,200 blocks. */
+/** native-whale-watch: NATIVE and token transfers at or above a threshold (NATIVE value at the time of the transfer) over the last 1,200 blocks. */
 import { defineService } from './define.js';
 import { nativeAmountInput } from './inputs.js';
 import { NATIVE } from '../consensus/ledger.js';
 import { chainHealth } from './health.js';
 import { addressOf, economyOf, formatUnits, parseUnits, round } from './market/economy.js';
+import { createPastPrices } from './market/pastPrices.js';
 import type { ServiceContext } from './types.js';
 
 
@@ -21,11 +22,12 @@ async function run(ctx: ServiceContext, input: unknown) {
   const tip = ctx.chain.tip.height;
   const fromHeight = Math.max(0, tip - WHALE_WINDOW_BLOCKS + 1);
   const [rows, records, tokens] = await Promise.all([eco.transfers({ fromHeight, toHeight: tip }), eco.poolRecords(), eco.tokenRecords()]);
-  const values = eco.nativeValues(records);
+  // Each transfer at the price of its time (the chain's swap log), not today's.
+  const priceAt = createPastPrices(eco, records);
   const large = [];
   let unpriced = 0;
   for (const t of rows) {
-    const per = values.get(t.asset);
+    const per = await priceAt(t.asset, t.height);
     if (per === undefined) {
       unpriced++;
       continue;
@@ -50,7 +52,7 @@ async function run(ctx: ServiceContext, input: unknown) {
     transfers: listed,
     truncated: large.length > WHALE_MAX_LISTED,
     unpricedTokenTransfers: unpriced,
-    method: 'NATIVE and token transfers in the window; a token transfer is valued at its NATIVE pool spot price (tokens without a NATIVE pool are counted as unpriced, not listed)',
+    method: 'NATIVE and token transfers in the window; a token transfer is valued at the price of its time: its NATIVE pool\'s reserve ratio just before the first swap at or after the transfer\'s height, from the chain\'s swap log (today\'s ratio when no swap came since); a token without a NATIVE pool then is counted as unpriced, not listed',
   };
 }
 

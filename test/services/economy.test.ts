@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createServiceRegistry, executeService, type ServiceContext } from '../../services/index.js';
-import { precheckRefusal } from '../../x402/paidCall.js';
+import { precheckRefusal } from '../../x402/core/paidCall.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { cleanupTmp } from '../helpers/tmp.js';
 import { encodeTx } from '../../consensus/tx.js';
@@ -287,6 +287,30 @@ describe('native-whale-watch', () => {
     expect(low.transfers.map((t: Json) => t.asset)).toEqual(['NATIVE', 'GOLD']);
     expect(low.transfers[1]).toMatchObject({ amount: '50', valueNative: 0.5 });
     expect((await call('native-whale-watch')).threshold).toBe('1000');
+  });
+  test('a past transfer is valued at the price of its time from the chain\'s swap log, not at today\'s', async () => {
+    const g = await createEconomyFixture({ goldRally: true });
+    try {
+      const gctx = economyContext(g, registry);
+      // The reference: the chain's record of bob's GOLD purchase (block 5) after alice sent carol 500,000 GOLD units (block 4).
+      const [rally] = await g.chain.economy!.swaps({ pool: 'GOLD-NATIVE', since: 0, limit: 1 });
+      expect(rally).toMatchObject({ height: 5, assetIn: 'NATIVE', amountIn: String(5000n * 10n ** 8n) });
+      const goldBefore = BigInt(rally.reserveA) + BigInt(rally.amountOut);
+      const nativeBefore = BigInt(rally.reserveB) - BigInt(rally.amountIn);
+      const thenNative = (500_000 * Number(nativeBefore)) / Number(goldBefore) / 1e8;
+      const nowNative = (500_000 * Number(rally.reserveB)) / Number(rally.reserveA) / 1e8;
+      expect(thenNative).toBe(50);
+      expect(nowNative).toBeGreaterThan(100_000);
+      const r = (await executeService(registry.get('native-whale-watch')!, gctx, '40')) as Json;
+      const gift = r.transfers.find((t: Json) => t.asset === 'GOLD' && t.to === eaddr(ecarol));
+      expect(gift).toMatchObject({ height: 4, amount: '5000', valueNative: thenNative });
+      // At today's price it would be ~130,000 NATIVE and the largest transfer listed at a 1,000 NATIVE threshold.
+      const high = (await executeService(registry.get('native-whale-watch')!, gctx, '1000')) as Json;
+      expect(high.transfers.filter((t: Json) => t.asset === 'GOLD')).toEqual([]);
+      expect(r.method).toContain('price of its time');
+    } finally {
+      await g.close();
+    }
   });
 });
 
