@@ -16,7 +16,8 @@
  * - Keywords: lemmas of nouns, proper nouns and adjectives (stop words out) and two- or three-word
  *   noun phrases, scored by frequency relative to the most frequent; topics are the top nouns.
  * - Summaries: sentences scored by their centrality in the graph of TF-ISF similarities between
- *   sentences and their share of the key terms, asides without a key term scored down (see
+ *   sentences, their share of the key terms and length and position priors, asides without a key
+ *   term scored down (see
  *   `scoreSentences`); TL;DR = the best sentence, key points = up to 5 of the next best that carry
  *   a key term, score at least half the best and repeat no chosen one, in text order.
  */
@@ -316,8 +317,12 @@ const cosine = (a: TermVector, b: TermVector): number => {
  *    anecdote that shares a word or two with another aside ("the meeting room") stays low;
  *  - coverage: its share of the key terms' weight (lemmas of at least two sentences, weighted by
  *    their total TF-ISF), scaled to 1 at the best;
- *  - score = 0.8 × centrality + 0.2 × coverage; a sentence without any key term is an aside
- *    (× 0.2), and a short one more so (× 0.5);
+ *  - priors: length (its content words, scaled to 1 at the longest sentence) and position (1 at
+ *    the first sentence, 1/n at the last): in a story told with pronouns and synonyms no sentence
+ *    echoes another, and the one that carries the news is the longest, not the opening aside; they
+ *    weigh little, so they decide between sentences the graph cannot tell apart, not against it;
+ *  - score = 0.76 × centrality + 0.19 × coverage + 0.04 × length + 0.01 × position; a sentence
+ *    without any key term is an aside (× 0.2), and a short one more so (× 0.5);
  *  - isolated: it shares no content lemma with any other sentence (no evidence either way).
  */
 export function scoreSentences(sentences: readonly SentenceView[]): { i: number; text: string; score: number; key: boolean; isolated: boolean; words: number; vector: TermVector }[] {
@@ -345,9 +350,13 @@ export function scoreSentences(sentences: readonly SentenceView[]): { i: number;
   });
   const coverage = sentences.map((s) => [...new Set(s.content)].reduce((a, l) => a + (keyWeight.get(l) ?? 0), 0));
   const maxCoverage = Math.max(0, ...coverage);
+  const maxWords = Math.max(1, ...sentences.map((s) => s.content.length));
   return sentences.map((s, i) => {
     const key = s.content.some((l) => keyWeight.has(l));
-    let score = 0.8 * centrality[i] + 0.2 * (maxCoverage > 0 ? coverage[i] / maxCoverage : 0);
+    // Priors: length (content words, scaled to 1 at the longest sentence) and position (1 at the first sentence, falling to 1/n at the last).
+    const length = s.content.length / maxWords;
+    const position = 1 - i / n;
+    let score = 0.76 * centrality[i] + 0.19 * (maxCoverage > 0 ? coverage[i] / maxCoverage : 0) + 0.04 * length + 0.01 * position;
     if (!key) score *= s.content.length < SHORT_SENTENCE ? 0.1 : 0.2;
     return { i, text: s.text, score, key, isolated: sim[i].every((x) => x === 0), words: s.content.length, vector: vectors[i] };
   });
@@ -390,6 +399,6 @@ export async function summarizeText(text: string) {
     sentences: sentences.length,
     characters: text.length,
     limitations,
-    method: 'extractive: sentences as TF-ISF vectors of their content lemmas; score = 0.8 × eigenvector centrality in the sentence-similarity graph + 0.2 × share of the key terms (lemmas of 2+ sentences) it carries, asides without a key term scored down; TL;DR = best sentence, key points = up to 5 of the next best that carry a key term, score at least half the TL;DR\'s and repeat no chosen one (cosine < 0.6), topped up to 3 with the longest sentences that share no word with any other (6+ content words), in text order',
+    method: 'extractive: sentences as TF-ISF vectors of their content lemmas; score = 0.76 × eigenvector centrality in the sentence-similarity graph + 0.19 × share of the key terms (lemmas of 2+ sentences) it carries + 0.04 × length prior (content words / the longest sentence\'s) + 0.01 × position prior (1 first, 1/n last), asides without a key term scored down; TL;DR = best sentence, key points = up to 5 of the next best that carry a key term, score at least half the TL;DR\'s and repeat no chosen one (cosine < 0.6), topped up to 3 with the longest sentences that share no word with any other (6+ content words), in text order',
   };
 }

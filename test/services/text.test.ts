@@ -165,6 +165,18 @@ describe('native-summarize', () => {
     expect(r.keyPoints.every((k: string) => at(k) >= 0)).toBe(true);
   });
 
+  // A story told with pronouns and synonyms: no sentence echoes another, so centrality is 0 for all and the
+  // opening aside won the tie by position; the length prior now picks the sentence that carries the news.
+  test.each([
+    ['I got to the office at eight this morning. My manager called me into her room straight away. She told me that the firm had been sold to a larger rival and that every employee would keep their job after the merger. We celebrated with cake.', /firm had been sold/],
+    ['I got to the office at eight this morning. Then something unexpected happened. A fire broke out in the basement archive, and firefighters evacuated all three hundred staff before anyone was hurt. Nobody knows yet what started it.', /fire broke out/],
+  ])('a story whose sentences share no words: the TL;DR is the news, not the opening aside (%#)', async (text, point) => {
+    const r = await callLocal<Json>('native-summarize', text);
+    expect(r.tldr).toMatch(point);
+    expect(r.tldr).not.toContain('office at eight');
+    expect(r.method).toContain('length prior');
+  });
+
   test('short text is refused before payment; a URL passes the schema (its host is checked by the precheck)', () => {
     expect(refusal('native-summarize', 'Too short to summarise.')).toContain('must be a text of at least 80 characters or a public http(s) URL');
     expect(refusal('native-summarize', 'https://example.com/a')).toBeUndefined();
