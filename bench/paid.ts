@@ -9,7 +9,7 @@
  *
  *   quote (unpaid POST → 402, parsed and checked against the payment about to be sent)
  *   → POST /api/v1/tx with the signed `agent_invoke` (its requestHash the commitment to the
- *     node's seller id, the service, the request and the payment's own salt, x402/wire.ts)
+ *     node's seller id, the service, the request and the payment's own salt, x402/core/wire.ts)
  *   → POST the call again with `payment: {txId, salt}` and `?wait=` (long-poll until the block)
  *   → 200 with the result and a receipt (checked: tx id, service, height).
  *
@@ -81,7 +81,7 @@ import { createKeyPairFromSeed } from '../consensus/keys.js';
 import { COIN } from '../consensus/params.js';
 import { createTransferTx } from '../consensus/txBuilder.js';
 import { worldClock } from '../services/world-clock.js';
-import { openLedger } from '../x402/ledger.js';
+import { openLedger } from '../x402/ledger/open.js';
 import { FacilitatorControl, startFacilitatorProcess, type FacilitatorProcess } from '../test/helpers/facilitator.js';
 import { BIN, childEnv, ROOT } from '../test/helpers/nodeProcess.js';
 import { cpuDelta, splitCpu, threadCpu, type ThreadCpu } from './threadCpu.js';

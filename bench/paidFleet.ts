@@ -42,7 +42,7 @@ import { createKeyPairFromSeed } from '../consensus/keys.js';
 import { COIN } from '../consensus/params.js';
 import { createTransferTx } from '../consensus/txBuilder.js';
 import { worldClock } from '../services/world-clock.js';
-import { PgLedger } from '../x402/pgLedger.js';
+import { PgLedger } from '../x402/ledger/pgLedger.js';
 import { BIN, childEnv, ROOT } from '../test/helpers/nodeProcess.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 import { codeOf, f0, f1, f2, fastSigner, load, logLines, paidCall, request, signPayment, sleep, summary, waitMined, ZONES, type Agent, type CallRecord, type Terms } from './paidKit.js';

@@ -15,7 +15,7 @@ import { encodeTx, txId, txSighash, TxType, TX_VERSION } from '../consensus/tx.j
 import { feeForRate } from '../consensus/txBuilder.js';
 import { agentInvoke } from '../consensus/txTypes/agentInvoke.js';
 import { parseQuote, type AgentQuote } from '../sdk/quote.js';
-import { requestCommitment, SALT_BYTES } from '../x402/wire.js';
+import { requestCommitment, SALT_BYTES } from '../x402/core/wire.js';
 import { percentile } from './percentile.js';
 
 export const SERVICE = 'native-world-clock';

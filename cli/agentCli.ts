@@ -25,7 +25,7 @@ import { createAgentTx, createModerationTx, createServiceRetireTx, createService
 import type { BuiltTx, EnvelopeOptions } from '../consensus/txBuilder.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import { checkInputSchema } from '../consensus/txTypes/agents.js';
-import { signInboxRequest } from '../x402/inboxAuth.js';
+import { signInboxRequest } from '../x402/providers/inboxAuth.js';
 import type { NodeClient, StatusResponse } from '../node/client.js';
 import type { OpenedWallet } from '../node/wallet.js';
 

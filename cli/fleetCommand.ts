@@ -1,6 +1,6 @@
 /**
  * `native-node fleet status` (issue 31): the nodes of a fleet sharing one PostgreSQL ledger, read
- * from the database itself — its heartbeat table (x402/fleet.ts), the signer lease's advisory
+ * from the database itself — its heartbeat table (x402/fleet/fleet.ts), the signer lease's advisory
  * lock and the ledger's size — so it answers whether or not any node is up. It reads only: no
  * migration, no write.
  *
@@ -13,7 +13,7 @@
  */
 import { NodeError } from '../consensus/errors.js';
 import { CliErrorCode, context, parse, type CliEnv, type Out } from './cliKit.js';
-import { FLEET_BEAT_MS, FLEET_GONE_MS, readFleet, readLedgerSize, type FleetView } from '../x402/fleet.js';
+import { FLEET_BEAT_MS, FLEET_GONE_MS, readFleet, readLedgerSize, type FleetView } from '../x402/fleet/fleet.js';
 
 /** Error codes of the fleet command. */
 export const FleetCommandErrorCode = {
@@ -82,7 +82,7 @@ export async function readFleetStatus(url: string): Promise<FleetView & { seller
   } catch {
     throw new NodeError(FleetCommandErrorCode.INVALID_URL, `the ledger URL is not a URL: ${url.replace(/\/\/[^@/]*@/, '//…@')}`);
   }
-  const [{ default: pg }, { SIGNER_LEASE_KEY }, { LedgerErrorCode }] = await Promise.all([import('pg'), import('../x402/signerLease.js'), import('../x402/ledger.js')]);
+  const [{ default: pg }, { SIGNER_LEASE_KEY }, { LedgerErrorCode }] = await Promise.all([import('pg'), import('../x402/fleet/signerLease.js'), import('../x402/ledger/open.js')]);
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, query_timeout: 15_000, application_name: 'native-node fleet status' });
   client.on('error', () => undefined);
   try {
@@ -103,7 +103,7 @@ export async function readFleetStatus(url: string): Promise<FleetView & { seller
     return { ...view, sellerId: seller.rows[0]?.s ?? null, schemaVersion: version };
   } catch (e) {
     if (e instanceof NodeError) throw e;
-    const { isUnavailable } = await import('../x402/pgLedger.js');
+    const { isUnavailable } = await import('../x402/ledger/pgLedger.js');
     if (isUnavailable(e)) throw new NodeError(LedgerErrorCode.UNAVAILABLE, `the ledger database cannot be reached: ${(e as Error).message}`);
     throw e;
   } finally {

@@ -1,7 +1,7 @@
 /**
  * `native-node ledger gap [--refund | --forget]`: the stretches of chain the node's payment ledger
- * never judged (x402/unhonored.ts: a ledger restored from a backup — found behind its witness
- * files, x402/witness.ts, here too, before the node's next start — or a new ledger on a chain
+ * never judged (x402/native/unhonored.ts: a ledger restored from a backup — found behind its witness
+ * files, x402/ledger/witness.ts, here too, before the node's next start — or a new ledger on a chain
  * that already holds payments to the payee). Without a flag it lists them: heights, payments
  * without a ledger record and their total. `--refund` has the node refund those payments at its
  * next start (each once: consensus accepts one refund per payment); `--forget` leaves them as
@@ -13,8 +13,8 @@
 import { join } from 'node:path';
 import { formatAmount } from '../consensus/amount.js';
 import { NodeError } from '../consensus/errors.js';
-import { LevelLedger, openLedger } from '../x402/ledger.js';
-import { GAPS_MARK, recordLedgerRestore, type LedgerGap } from '../x402/unhonored.js';
+import { LevelLedger, openLedger } from '../x402/ledger/open.js';
+import { GAPS_MARK, recordLedgerRestore, type LedgerGap } from '../x402/native/unhonored.js';
 import { LEDGER_DIR, witnessPathsOf } from '../node/payments.js';
 import type { NodeConfig } from '../node/config.js';
 

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { NodeError } from '../consensus/errors.js';
-import { openLedger, type PaymentRecord, type PaymentStatus } from '../x402/ledger.js';
+import { openLedger, type PaymentRecord, type PaymentStatus } from '../x402/ledger/open.js';
 import type { NodeConfig } from '../node/config.js';
 
 /** Error codes of the command. */

@@ -13,7 +13,7 @@ import { CATALOG_LIMITS, CATALOG_VERSION, MCP_PROTOCOL_VERSION, PATHS, SERVICE_C
 import { DISCOVERY_LIMITS, JSON_REQUEST_NOTE, howToPay } from './documents.js';
 import { exampleRequest } from './examples.js';
 import { formatAmount } from '../consensus/amount.js';
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from '../x402/paidCall.js';
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from '../x402/core/paidCall.js';
 
 /** Name this node shows in its cards and pages. */
 export const NODE_DISPLAY_NAME = 'native-node x402 services';

@@ -12,7 +12,7 @@
  */
 import { requestIsRequired, type HealthReason, type ServiceCategory, type ServiceDefinition, type ServiceUsage } from '../services/types.js';
 import type { HealthReader, ServiceHealth } from '../services/prober.js';
-import { MICRO, nativeNumber, usdcAtomicOf, usdNumber } from '../x402/pricing.js';
+import { MICRO, nativeNumber, usdcAtomicOf, usdNumber } from '../x402/core/pricing.js';
 
 /** Live catalog version (spec, Versioning). */
 export const CATALOG_VERSION = '2.126.0';

@@ -8,12 +8,12 @@
 import { formatAmount } from '../consensus/amount.js';
 import { requestIsRequired, type HealthReason, type ServiceCategory, type ServiceDefinition } from '../services/types.js';
 import type { HealthSummary } from '../services/prober.js';
-import { nativeNumber, usdNumber } from '../x402/pricing.js';
-import { BASE_USDC, BROADCAST_PATH, nativeRequirements, usdcRequirements, type PaymentRequirements } from '../x402/quote.js';
+import { nativeNumber, usdNumber } from '../x402/core/pricing.js';
+import { BASE_USDC, BROADCAST_PATH, nativeRequirements, usdcRequirements, type PaymentRequirements } from '../x402/core/quote.js';
 import { CATALOG_LIMITS, CATALOG_VERSION, PATHS, PROTOCOL_DESCRIPTOR_VERSION, SERVICE_CATEGORIES, buildResources, dollarText, filterServices, healthReasonOf, priceAtomic, provenFields, shortNetwork, type CatalogFilters, type CatalogService, type CatalogSnapshot, type ProvenFields } from './catalog.js';
 import { exampleRequest } from './examples.js';
 
-/** What the documents say of a JSON-input service's `request`: a JSON object, or the same JSON as text (x402/paidCall.ts requestTextOf). */
+/** What the documents say of a JSON-input service's `request`: a JSON object, or the same JSON as text (x402/core/paidCall.ts requestTextOf). */
 export const JSON_REQUEST_NOTE = 'A JSON object, or the same JSON as a string, is accepted as `request`; a native payment commits to the string (an object counts as its JSON.stringify).';
 
 /**

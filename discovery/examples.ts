@@ -4,7 +4,7 @@
  * curl and CLI lines. A test passes every example through the registry's input check.
  */
 import type { ServiceDefinition } from '../services/types.js';
-import { BASE_USDC } from '../x402/quote.js';
+import { BASE_USDC } from '../x402/core/quote.js';
 
 // ---------------------------------------------------------------------------------------------
 // Example calls

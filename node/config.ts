@@ -140,17 +140,17 @@ export interface NodeConfig {
   readonly sellerName: string | undefined;
   readonly sellerAddress: string | undefined;
   readonly sellerVatId: string | undefined;
-  /** Seconds a valid native payment waits for its settle before it is refunded (x402/unhonored.ts). */
+  /** Seconds a valid native payment waits for its settle before it is refunded (x402/native/unhonored.ts). */
   readonly refundWindow: number;
   /** Confirmations a native payment needs before its call runs (the quote's extra.confirmations). */
   readonly confirmations: number;
   /**
    * Where the settlement ledger lives: a PostgreSQL URL (`postgres://…`, a fleet's shared ledger,
-   * x402/pgLedger.ts) or a LevelDB directory; undefined: LevelDB in `<dataDir>/ledger`.
+   * x402/ledger/pgLedger.ts) or a LevelDB directory; undefined: LevelDB in `<dataDir>/ledger`.
    */
   readonly ledger: string | undefined;
   /**
-   * A second witness file of a LevelDB ledger (x402/witness.ts), outside what backups of the data
+   * A second witness file of a LevelDB ledger (x402/ledger/witness.ts), outside what backups of the data
    * directory restore: with it, a whole data directory restored from a snapshot is found behind.
    */
   readonly ledgerWitness: string | undefined;

@@ -36,7 +36,7 @@ import type { NodeLogger } from './logger.js';
 import { NODE_VERSION } from './version.js';
 import { writeDevWallet } from './wallet.js';
 import { createPayments, type Payments } from './payments.js';
-import { isPostgresLocation } from '../x402/ledger.js';
+import { isPostgresLocation } from '../x402/ledger/open.js';
 import { createMiningEndpoints, createMiningJobFeed } from './mining/endpoints.js';
 import type Koa from 'koa';
 import { createHttpLimits } from './api/httpLimits.js';
@@ -250,7 +250,7 @@ export class FullNode {
       if (this.parts.rpc.server) this.log.info({ url: this.parts.rpc.server.url }, 'rpc listening');
       await this.parts.views.start();
       await http.start();
-      // The fleet's heartbeat names this node's API (x402/fleet.ts).
+      // The fleet's heartbeat names this node's API (x402/fleet/fleet.ts).
       if (payments.fleet) {
         payments.fleet.url = http.url;
         void payments.fleet.beat();

@@ -9,7 +9,7 @@
  *   payee key                (receives payments, signs refunds)
  *     → refunds              (needs chain, mempool, ledger, payee)
  *     → payment watcher      (needs chain, ledger, registry, the payee and its refunds: refunds
- *                             every payment the node will not honour; x402/unhonored.ts)
+ *                             every payment the node will not honour; x402/native/unhonored.ts)
  *     → native settlement    (needs chain, mempool, ledger, refunds, payee, the services' context)
  *     → USDC settlement      (needs ledger, facilitator, the services' context), when configured
  *     → paid-call core       (needs registry, both settlements, prices, sync state)
@@ -25,7 +25,7 @@ import { NodeError } from '../consensus/errors.js';
 import { bytesEqual } from '../consensus/hash.js';
 import { decodeTx, TxType } from '../consensus/tx.js';
 import { agentInvoke } from '../consensus/txTypes/agentInvoke.js';
-import { sellerOfCommitment } from '../x402/wire.js';
+import { sellerOfCommitment } from '../x402/core/wire.js';
 import type { HybridKeyPair } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from '../chain/chain.js';
@@ -33,39 +33,39 @@ import type { Mempool } from '../chain/mempool.js';
 import type { Logger, SignatureVerifier } from '../chain/types.js';
 import { createServiceRegistry } from '../services/index.js';
 import { chainAddressLabels, createLiveRegistry, type LiveRegistry } from '../services/providerRegistry.js';
-import { INBOX_HTTP_STATUS, ProviderInbox, type Inbox } from '../x402/inbox.js';
-import { PgInbox } from '../x402/pgInbox.js';
-import { PayoutManager, withProviderPayouts } from '../x402/payouts.js';
-import { pgPayoutStore } from '../x402/pgPayoutStore.js';
-import { levelPayeeTxLog, PayeeNonces } from '../x402/payeeNonces.js';
-import { pgPayeeTxLog } from '../x402/pgPayeeTxLog.js';
-import { beginPayeeSigning } from '../x402/payeeSigner.js';
+import { INBOX_HTTP_STATUS, ProviderInbox, type Inbox } from '../x402/providers/inbox.js';
+import { PgInbox } from '../x402/providers/pgInbox.js';
+import { PayoutManager, withProviderPayouts } from '../x402/providers/payouts.js';
+import { pgPayoutStore } from '../x402/providers/pgPayoutStore.js';
+import { levelPayeeTxLog, PayeeNonces } from '../x402/native/payeeNonces.js';
+import { pgPayeeTxLog } from '../x402/native/pgPayeeTxLog.js';
+import { beginPayeeSigning } from '../x402/native/payeeSigner.js';
 import { Boards, BOARD_HTTP_STATUS } from './boards.js';
 import { createProviderRouter } from './api/providerRoutes.js';
 import { createOutboundClient } from '../services/outbound/client.js';
 import type { NativeUsdSource, SellerInfo, ServiceContext, ServiceHealthReader } from '../services/types.js';
 import { defaultSellerInfo } from '../services/documents/document.js';
-import { PAYMENT_HTTP_STATUS } from '../x402/errors.js';
+import { PAYMENT_HTTP_STATUS } from '../x402/core/errors.js';
 import { useSanctionsDir } from '../services/sanctions/screen.js';
 import { sanctionsDirOf } from './sanctions.js';
-import { isPostgresLocation, LedgerErrorCode, LevelLedger, openLedger, type SettlementLedger } from '../x402/ledger.js';
-import { WITNESS_FILE, witnessLedgerWrites } from '../x402/witness.js';
-import { createChainPriceSource } from '../x402/pricing.js';
-import { RefundManager } from '../x402/refunds.js';
-import type { PgLedger } from '../x402/pgLedger.js';
-import { SIGNER_LEASE_KEY, SignerLease } from '../x402/signerLease.js';
-import { FLEET_GONE_MS, FleetHeartbeat, fleetNodeId } from '../x402/fleet.js';
+import { isPostgresLocation, LedgerErrorCode, LevelLedger, openLedger, type SettlementLedger } from '../x402/ledger/open.js';
+import { WITNESS_FILE, witnessLedgerWrites } from '../x402/ledger/witness.js';
+import { createChainPriceSource } from '../x402/core/pricing.js';
+import { RefundManager } from '../x402/native/refunds.js';
+import type { PgLedger } from '../x402/ledger/pgLedger.js';
+import { SIGNER_LEASE_KEY, SignerLease } from '../x402/fleet/signerLease.js';
+import { FLEET_GONE_MS, FleetHeartbeat, fleetNodeId } from '../x402/fleet/fleet.js';
 import { FAR_BEHIND_BLOCKS } from '../p2p/types.js';
-import { createPaidCallCore, decorateCall, type PaidCallCore, type PaidCallRecord } from '../x402/paidCall.js';
-import type { PaidCallOutcome } from '../x402/outcome.js';
-import { NativeSettlement } from '../x402/settle.js';
-import { createUnhonoredPayments, recordLedgerRestore, type UnhonoredPayments } from '../x402/unhonored.js';
-import { createFacilitator } from '../x402/usdcFacilitator.js';
+import { createPaidCallCore, decorateCall, type PaidCallCore, type PaidCallRecord } from '../x402/core/paidCall.js';
+import type { PaidCallOutcome } from '../x402/core/outcome.js';
+import { NativeSettlement } from '../x402/native/settle.js';
+import { createUnhonoredPayments, recordLedgerRestore, type UnhonoredPayments } from '../x402/native/unhonored.js';
+import { createFacilitator } from '../x402/usdc/facilitator.js';
 import type { NodeConfig } from './config.js';
 import { createX402Router } from './api/x402Routes.js';
 import { PaymentAuth } from './api/paymentDialects.js';
-import { loadChallengeKeys } from '../x402/challengeKeys.js';
-import { SiwxChallenges } from '../x402/siwx.js';
+import { loadChallengeKeys } from '../x402/core/challengeKeys.js';
+import { SiwxChallenges } from '../x402/usdc/siwx.js';
 import { createDiscovery, type Discovery } from './api/discovery.js';
 import { NODE_VERSION } from './version.js';
 import { DEFAULT_NODE_URL } from './client.js';
@@ -87,7 +87,7 @@ export function ledgerLocationOf(config: Pick<NodeConfig, 'dataDir' | 'ledger'>)
   return config.ledger ?? join(config.dataDir, LEDGER_DIR);
 }
 
-/** The ledger's witness files (x402/witness.ts): `<data-dir>/ledger-witness.json`, and `--ledger-witness` when set. */
+/** The ledger's witness files (x402/ledger/witness.ts): `<data-dir>/ledger-witness.json`, and `--ledger-witness` when set. */
 export function witnessPathsOf(config: Pick<NodeConfig, 'dataDir' | 'ledgerWitness'>): string[] {
   return [join(config.dataDir, WITNESS_FILE), ...(config.ledgerWitness ? [config.ledgerWitness] : [])];
 }
@@ -155,7 +155,7 @@ export interface Payments {
   readonly paidCalls: PaidCallCore;
   /** The payment watcher (undefined without a payee key). */
   readonly unhonored: UnhonoredPayments | undefined;
-  /** The fleet's heartbeat (PostgreSQL ledger only): this node's row, the fleet's view, its lag (x402/fleet.ts). */
+  /** The fleet's heartbeat (PostgreSQL ledger only): this node's row, the fleet's view, its lag (x402/fleet/fleet.ts). */
   readonly fleet: FleetHeartbeat | undefined;
   readonly router: Router;
   /** HTTP statuses of the payment error codes, for the app's error middleware. */
@@ -164,7 +164,7 @@ export interface Payments {
   readonly discovery: Discovery;
   /**
    * The node's policy on transactions submitted to it: an agent_invoke paying this node's payee
-   * must carry a commitment to this node's ledger (x402/wire.ts), or no settle could ever claim
+   * must carry a commitment to this node's ledger (x402/core/wire.ts), or no settle could ever claim
    * it (`invoke_commitment_missing`, `invoke_wrong_seller`, both 422). Throws to refuse.
    */
   admitTx(bytes: Uint8Array): void;
@@ -201,11 +201,11 @@ export async function createPayments(
   await mkdir(providersDir, { recursive: true });
   const providersDb = new Level<string, string>(providersDir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
   await providersDb.open();
-  // On a PostgreSQL ledger the node is named by its data directory (x402/fleet.ts): its claims, heartbeats and inbox jobs carry the name.
+  // On a PostgreSQL ledger the node is named by its data directory (x402/fleet/fleet.ts): its claims, heartbeats and inbox jobs carry the name.
   const nodeId = isPostgresLocation(ledgerLocationOf(config)) ? fleetNodeId(config.dataDir) : undefined;
   const opened = await openLedger(ledgerLocationOf(config), nodeId ? { nodeId } : {});
   // The ledger is compared with this node's witness files before anything reads it: one behind them was restored
-  // (x402/witness.ts). LevelDB mirrors its own write count; a fleet's PostgreSQL ledger, this node's last record write.
+  // (x402/ledger/witness.ts). LevelDB mirrors its own write count; a fleet's PostgreSQL ledger, this node's last record write.
   const legacyLedger = !(opened instanceof LevelLedger) || opened.sequence() === undefined;
   const found = await recordLedgerRestore(opened, witnessPathsOf(config));
   found.witness.tip = () => chain.tip.height;
@@ -256,7 +256,7 @@ export async function createPayments(
           logger: log.child({ module: 'fleet' }),
         })
       : undefined;
-  // One nonce allocator for every payee transaction, refunds and payouts (x402/payeeNonces.ts): a nonce is claimed with the signed
+  // One nonce allocator for every payee transaction, refunds and payouts (x402/native/payeeNonces.ts): a nonce is claimed with the signed
   // bytes in the ledger before the transaction leaves; in a fleet only while this node's lease session holds the lease (the fence).
   // Closed until this node is the signer and re-sent what is stored (beginSigning).
   const nonces = payee
@@ -291,14 +291,14 @@ export async function createPayments(
   const reconciler =
     usdcOn && baseRpcUrl
       ? await (async () => {
-          const r = await import('../x402/usdcReconcile.js');
+          const r = await import('../x402/usdc/reconcile.js');
           // A provider's call found settled on Base after the call owes the provider its payout then, not at the next start.
           return r.createUsdcReconciler(ledger, r.createBaseAuthorizationChain(baseRpcUrl, outbound), { logger: log.child({ module: 'usdc-reconcile' }), onSettled: async (rec) => payouts?.oweSettled(rec) });
         })()
       : undefined;
   const usdcSettlement =
     usdcOn
-      ? (await import('../x402/usdcSettle.js')).createUsdcSettlement(ledger, context, {
+      ? (await import('../x402/usdc/settle.js')).createUsdcSettlement(ledger, context, {
           reconciler,
           payTo: config.usdcPayTo!,
           facilitator: createFacilitator({ url: config.facilitatorUrl!, authHeader: config.facilitatorAuthHeader, verifyTimeoutMs: config.facilitatorTimeout, settleTimeoutMs: config.facilitatorTimeout }),
@@ -321,7 +321,7 @@ export async function createPayments(
     stuckRefunds: refunds && (() => refunds.stuck()),
   });
   // Provider services are paid to the payee (escrow) on either rail; a delivered call owes the provider its NATIVE share.
-  // A fleet shares its payout records in the ledger's database: any node owes, the lease holder sends (x402/pgPayoutStore.ts).
+  // A fleet shares its payout records in the ledger's database: any node owes, the lease holder sends (x402/providers/pgPayoutStore.ts).
   const payoutStore = ledger.kind === 'postgres' ? pgPayoutStore((text, values) => (ledger as PgLedger).query(text, values)) : undefined;
   const payouts = payee
     ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress, priceBaseOf: (id) => registry.providerService(id)?.record.price }, { logger: log.child({ module: 'payouts' }), store: payoutStore, nonces })
@@ -466,9 +466,9 @@ export async function createPayments(
           refundsStuckBase: stuck.amountBase.toString(),
           sellerId: ledger.sellerId,
           confirmations: config.confirmations,
-          // Stretches of chain the ledger never judged (x402/unhonored.ts): payments there wait for `native-node ledger gap`.
+          // Stretches of chain the ledger never judged (x402/native/unhonored.ts): payments there wait for `native-node ledger gap`.
           ledgerGaps: unhonored?.gapList() ?? [],
-          // Served, then lost to a reorganization deeper than --confirmations (x402/unhonored.ts): how many, and the latest.
+          // Served, then lost to a reorganization deeper than --confirmations (x402/native/unhonored.ts): how many, and the latest.
           servedThenLost: unhonored?.servedLostList() ?? { total: 0, recent: [] },
           // Refunded payments (service failures and refusals), refusals alone, and valid payments mined and awaiting their settle.
           refunded: counts.refunded,
@@ -479,7 +479,7 @@ export async function createPayments(
           // USDC rail: settled (also counted in settledUsdc), being reconciled from Base, expired unused, failed.
           usdc: { settled: settledUsdc, settlePending: counts.settle_pending, expiredUnsettled: counts.expired_unsettled, failed: counts.failed, reconciling: reconciler !== undefined },
         },
-        // The fleet on a PostgreSQL ledger (x402/fleet.ts): its live nodes, tips and lags, the lease holder, the ledger's size.
+        // The fleet on a PostgreSQL ledger (x402/fleet/fleet.ts): its live nodes, tips and lags, the lease holder, the ledger's size.
         ...(fleet ? { fleet: fleet.status() } : {}),
       };
     },

@@ -21,7 +21,7 @@ import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from '../chain/chain.js';
 import type { Logger, MempoolReader } from '../chain/types.js';
 import { estimateHashrate } from '../chain/hashrate.js';
-import type { PaidCallRecord } from '../x402/paidCall.js';
+import type { PaidCallRecord } from '../x402/core/paidCall.js';
 import { dashboardAlerts, renderDashboard, DASHBOARD_JS, type DashboardNow } from '../discovery/pages/dashboard.js';
 import { createExplorer, type Explorer } from './api/explorerRoutes.js';
 import { HttpErrorCode } from './api/app.js';

@@ -10,7 +10,7 @@
  *           → 200 result + receipt | 202 payment_pending (retried) | 502 refunded | coded error
  *
  * The payment's requestHash commits to the seller, the service, the request and a random salt
- * the client keeps (x402/wire.ts requestCommitment); only the settle reveals the salt, so nobody
+ * the client keeps (x402/core/wire.ts requestCommitment); only the settle reveals the salt, so nobody
  * watching the mempool can claim the payment or read its result. Settling is idempotent on the
  * server (same tx id, request and salt → the stored answer), so the
  * client retries pending payments, `settlement_in_progress` and dropped connections until its
@@ -37,7 +37,7 @@ import { createMemoryPaymentStore, type PendingPaymentStore } from './pendingPay
 export { AgentClientError, AgentErrorCode, isAgentClientError, type AgentErrorPayload } from './errors.js';
 export { parseQuote, parseSettlement, quoteFromRequirement, usdcBinding, type AgentQuote, type AgentReceipt } from './quote.js';
 export { createFilePaymentStore, createMemoryPaymentStore, type PendingPayment, type PendingPaymentStore } from './pendingPayments.js';
-export { requestCommitment, COMMITMENT_SCHEME, type NativePaymentRequirement, type NativeRequirementExtra } from '../x402/wire.js';
+export { requestCommitment, COMMITMENT_SCHEME, type NativePaymentRequirement, type NativeRequirementExtra } from '../x402/core/wire.js';
 
 /** A completed paid call. */
 export interface AgentCallResult {

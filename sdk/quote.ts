@@ -1,15 +1,15 @@
 /**
  * Reading the node's answers on the agent side: a 402 body into a checked `AgentQuote` (the
  * `native-x402` option, with a fresh secret salt and the commitment the payment will carry to
- * the request about to be sent, x402/wire.ts), and a 200 settlement into the result and a
- * checked receipt. Wire shapes come from `x402/wire.ts`, the server's own.
+ * the request about to be sent, x402/core/wire.ts), and a 200 settlement into the result and a
+ * checked receipt. Wire shapes come from `x402/core/wire.ts`, the server's own.
  */
 import { formatAmount, parseAmount, parseBaseUnits } from '../consensus/amount.js';
 import { AgentClientError, AgentErrorCode } from './errors.js';
 import { isObject } from './http.js';
 import { randomBytes } from 'node:crypto';
-import { COMMITMENT_SCHEME, SALT_BYTES, SELLER_ID_BYTES, requestCommitment, type NativePaymentRequirement } from '../x402/wire.js';
-import { commitmentExtension, USDC_COMMITMENT_SCHEME, usdcCommitmentNonce } from '../x402/usdcCommitment.js';
+import { COMMITMENT_SCHEME, SALT_BYTES, SELLER_ID_BYTES, requestCommitment, type NativePaymentRequirement } from '../x402/core/wire.js';
+import { commitmentExtension, USDC_COMMITMENT_SCHEME, usdcCommitmentNonce } from '../x402/usdc/commitment.js';
 
 /** A parsed quote: the native requirement plus what paying it needs, checked and typed. */
 export interface AgentQuote {
@@ -175,7 +175,7 @@ function usdcSellerOf(extra: unknown): { sellerId?: string; commitment?: string 
 /**
  * What binds a USDC (EIP-3009) authorization to this quote's seller, service and request: the
  * `nonce` to sign, and the payment payload `extensions` entry that carries the secret salt
- * (x402/usdcCommitment.ts). Another node sharing the payee then refuses the authorization
+ * (x402/usdc/commitment.ts). Another node sharing the payee then refuses the authorization
  * (`wrong_seller`), and a retry with the same payload proves its payer, though the authorization
  * is public on Base once settled. Undefined when the node's USDC option names no seller.
  */

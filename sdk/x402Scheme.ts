@@ -8,7 +8,7 @@
  *   const paidFetch = wrapFetchWithPayment(fetch, client);
  *
  * `createPaymentPayload` signs the `agent_invoke` of the option (exact amount to `payTo`, the
- * requestHash committing to seller, service, request and a fresh salt: x402/wire.ts), broadcasts
+ * requestHash committing to seller, service, request and a fresh salt: x402/core/wire.ts), broadcasts
  * it through the agent client (kept in its pending-payment store until mined), waits until it has
  * the confirmations the option asks for, and returns `{txId, salt}` as the payload; the wrapper
  * retries the request with it in `PAYMENT-SIGNATURE`, which the node settles as it settles

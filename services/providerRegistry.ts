@@ -31,7 +31,7 @@ import type { Logger } from '../chain/types.js';
 import { createRegistryOf, type InputValidation, type ServiceRegistry } from './registry.js';
 import type { AddressLabelReader, HealthReason, HealthStatus, ServiceCategory, ServiceDefinition } from './types.js';
 
-/** The provider inbox as the registry uses it (implemented by x402/inbox.ts). */
+/** The provider inbox as the registry uses it (implemented by x402/providers/inbox.ts). */
 export interface ProviderJobs {
   run(serviceId: string, agent: string, request: string | undefined, input: unknown, timeoutMs: number, signal: AbortSignal): Promise<unknown>;
   isOnline(agent: string): boolean;
@@ -86,7 +86,7 @@ function agentOffline(agentName: string): HealthReason {
 export interface LiveRegistry extends ServiceRegistry {
   /** Changes whenever the listed services or a provider's availability change. */
   readonly version: number;
-  /** Whether a payment already made for `def` may still be served: available, or its agent in its start-up grace (x402/ports.ts ServiceCatalog). */
+  /** Whether a payment already made for `def` may still be served: available, or its agent in its start-up grace (x402/core/ports.ts ServiceCatalog). */
   isHonorable(def: ServiceDefinition): boolean;
   /** Re-reads the registry from chain state (also done on every block). */
   refresh(): Promise<void>;

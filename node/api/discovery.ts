@@ -34,7 +34,7 @@ import type { NativeUsdSource, ServiceContext, ServiceUsage } from '../../servic
 import { DEFAULT_FACILITATOR_URL, PATHS, buildResources, parseCatalogQuery, type CatalogService, type CatalogSnapshot, type RegisteredAgent, type UsdcRail } from '../../discovery/catalog.js';
 import { DISCOVERY_LIMITS, buildCatalog, buildDiscoveryList, buildProtocolDescriptor, buildServicesJson } from '../../discovery/documents.js';
 import { createHealthProber, type HealthProber, type HealthProberOptions, type HealthReader, type ServiceHealth } from '../../services/prober.js';
-import type { PaidCallCore } from '../../x402/paidCall.js';
+import type { PaidCallCore } from '../../x402/core/paidCall.js';
 import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agentDocs.js';
 import { freshMajors } from '../../services/providers/index.js';
 import { HttpErrorCode } from './http.js';

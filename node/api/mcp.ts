@@ -35,7 +35,7 @@
  * endpoint answers 400 / 503 before any quote; while the node syncs, payments are refused with
  * `node_syncing` as over HTTP.
  *
- * Paid tools are a thin adapter of the paid-call core (x402/paidCall.ts), like the HTTP routes:
+ * Paid tools are a thin adapter of the paid-call core (x402/core/paidCall.ts), like the HTTP routes:
  * this file turns a tool call into a `PaidCall` (the USDC payload is handed on decoded) and the
  * core's outcome into a tool result; the checks, their order and the settlement are the core's.
  */
@@ -52,10 +52,10 @@ import { silentLogger, type Logger } from '../../chain/types.js';
 import type { ServiceRegistry } from '../../services/registry.js';
 import { requestIsRequired, type NativeUsdSource, type ServiceDefinition } from '../../services/types.js';
 import { CATALOG_LIMITS, SERVICE_CATEGORIES, dollarText, filterServices, parseCatalogQuery, priceAtomic, shortNetwork, type CatalogService, type CatalogSnapshot } from '../../discovery/catalog.js';
-import { PaymentErrorCode } from '../../x402/errors.js';
-import type { PaidCallOutcome } from '../../x402/outcome.js';
-import type { PaidCallCore, PaymentProof } from '../../x402/paidCall.js';
-import type { QuoteBody } from '../../x402/wire.js';
+import { PaymentErrorCode } from '../../x402/core/errors.js';
+import type { PaidCallOutcome } from '../../x402/core/outcome.js';
+import type { PaidCallCore, PaymentProof } from '../../x402/core/paidCall.js';
+import type { QuoteBody } from '../../x402/core/wire.js';
 import { HttpErrorCode } from './http.js';
 import { chargeOperations } from './httpLimits.js';
 import { localBaseUrl } from './publicUrl.js';
@@ -70,7 +70,7 @@ export const FREE_TOOLS = Object.freeze({ search: 'search_services', quote: 'get
 /** What the MCP endpoint needs: the tools' registry and prices, the paid-call core the HTTP endpoints use too, the catalog. */
 export interface McpModules {
   readonly registry: Pick<ServiceRegistry, 'list' | 'get'>;
-  /** The paid-call core (x402/paidCall.ts): paid tools are settled exactly as `POST /api/x402/:serviceId`. */
+  /** The paid-call core (x402/core/paidCall.ts): paid tools are settled exactly as `POST /api/x402/:serviceId`. */
   readonly paidCalls: PaidCallCore;
   readonly params: ChainParams;
   readonly nativeUsd: NativeUsdSource;

@@ -7,7 +7,7 @@
  * - read at scrape time from the parts (`collect`): chain height, tip age, difficulty, peers,
  *   mempool size and bytes, sync state, refunds pending, Stratum connections, shares, pool hashrate;
  * - counted by one koa middleware in front of the API: HTTP requests by route and status;
- * - reported by the paid-call core (x402/paidCall.ts, its `observe` port) for every call it
+ * - reported by the paid-call core (x402/core/paidCall.ts, its `observe` port) for every call it
  *   answers, whatever the transport (HTTP and its 402 dialects, MCP): quotes, paid calls by
  *   service, rail and outcome, refunds sent and the settle latency (time in the core);
  * - prom-client's default process metrics: memory, CPU, event-loop lag, GC, handles.
@@ -20,8 +20,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { difficultyOfBits } from '../../consensus/pow.js';
 import type { ChainEntry, Logger } from '../../chain/types.js';
 import { createRouterServer, type HttpServer } from './app.js';
-import type { PaidCallRecord } from '../../x402/paidCall.js';
-import type { FleetMetrics } from '../../x402/fleet.js';
+import type { PaidCallRecord } from '../../x402/core/paidCall.js';
+import type { FleetMetrics } from '../../x402/fleet/fleet.js';
 
 /** What the metrics read at scrape time. */
 export interface MetricsSources {
@@ -36,13 +36,13 @@ export interface MetricsSources {
   readonly refundsStuck?: () => number;
   /** Payments in stretches of chain the ledger never judged, waiting for the operator (`native-node ledger gap`). */
   readonly ledgerGapPayments?: () => number;
-  /** Payments served, then lost to a reorganization deeper than --confirmations (x402/unhonored.ts). */
+  /** Payments served, then lost to a reorganization deeper than --confirmations (x402/native/unhonored.ts). */
   readonly servedThenLost?: () => number;
   /** Ledger records per payment status (USDC: settle_pending, expired_unsettled, failed…). */
   readonly paymentStatuses?: () => Readonly<Record<string, number>>;
   /** Stratum and built-in mining totals. */
   readonly mining?: () => { connections: number; accepted: number; rejected: number; stale: number; hashrate: number };
-  /** The fleet on a PostgreSQL ledger (x402/fleet.ts); its gauges exist only with it (undefined: no recent view). */
+  /** The fleet on a PostgreSQL ledger (x402/fleet/fleet.ts); its gauges exist only with it (undefined: no recent view). */
   readonly fleet?: () => FleetMetrics | undefined;
   /** Unix seconds (tests). */
   readonly nowSeconds?: () => number;

@@ -1,6 +1,6 @@
 /**
  * The 402 dialects besides the spec's JSON body, as header translations around the paid-call
- * core (x402/paidCall.ts); the settlement and its replay protection are the core's, whatever
+ * core (x402/core/paidCall.ts); the settlement and its replay protection are the core's, whatever
  * the dialect.
  *
  * - **x402 v2**: every 402 carries `PAYMENT-REQUIRED` = base64 JSON of the v2 PaymentRequired,
@@ -13,22 +13,22 @@
  *   `{amount, currency, recipient, methodDetails}`), `expires`, `description` — and a retry may
  *   send `Authorization: Payment <base64url JSON {challenge, payload, source?}>`. The challenge
  *   `id` is an HMAC over the other parameters with a key from the settlement ledger
- *   (x402/challengeKeys.ts), so the node checks a credential without storing challenges, and so
+ *   (x402/core/challengeKeys.ts), so the node checks a credential without storing challenges, and so
  *   does every node sharing the ledger; a challenge expires with its quote. Payloads:
  *   `{"txId"}` on the native rail, the x402 PaymentPayload (what `X-PAYMENT` carries, decoded) on
  *   the USDC rail. A paid answer carries `Payment-Receipt` (base64url JSON). See
  *   docs/agents-guide.md.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { PaymentRequirements } from '../../x402/quote.js';
-import type { PaymentProof } from '../../x402/paidCall.js';
-import { PAYMENT_IDENTIFIER, paymentIdentifierDeclaration, toRequirementsV2, type PaymentRequiredV2, type PaymentRequirementsV2 } from '../../x402/usdcWire.js';
+import type { PaymentRequirements } from '../../x402/core/quote.js';
+import type { PaymentProof } from '../../x402/core/paidCall.js';
+import { PAYMENT_IDENTIFIER, paymentIdentifierDeclaration, toRequirementsV2, type PaymentRequiredV2, type PaymentRequirementsV2 } from '../../x402/usdc/wire.js';
 
 /** The draft this implements. */
 export const PAYMENT_AUTH_DRAFT = 'draft-ryan-httpauth-payment-01';
 /** Payment method identifiers of the two rails (not registered: this node's own names). */
 export const PaymentAuthMethod = { NATIVE: 'native', X402_EXACT: 'x402-exact' } as const;
-/** Error codes of a malformed or foreign `Authorization: Payment` credential (statuses in x402/errors.ts: 400, or 402 with fresh challenges). */
+/** Error codes of a malformed or foreign `Authorization: Payment` credential (statuses in x402/core/errors.ts: 400, or 402 with fresh challenges). */
 export const PaymentAuthErrorCode = {
   INVALID_CREDENTIAL: 'invalid_payment_credential',
   CHALLENGE_INVALID: 'payment_challenge_invalid',
@@ -53,7 +53,7 @@ export const MAX_ECHOED_REQUEST_BYTES = 2048;
 
 /**
  * `extra.request` of the native option in x402 v2: the request text a payment must commit to
- * (x402/wire.ts requestCommitment), which a v2 scheme client is not shown otherwise; null for a
+ * (x402/core/wire.ts requestCommitment), which a v2 scheme client is not shown otherwise; null for a
  * call without one. Too long to echo: `requestOmitted: "too_large"` instead.
  */
 function requestEcho(request: string | undefined): Record<string, unknown> {
@@ -75,7 +75,7 @@ export function paymentRequiredV2Of(accepts: readonly PaymentRequirements[], err
     ...(error ? { error } : {}),
     resource: { url: first.resource, description: first.description, mimeType: first.mimeType },
     accepts: accepts.map((a) => requirementsV2(a, request)),
-    // A retry that returns a stored USDC result must carry the id the first call sent (x402/usdcSettle.ts).
+    // A retry that returns a stored USDC result must carry the id the first call sent (x402/usdc/settle.ts).
     ...(accepts.some((a) => a.scheme === 'exact') ? { extensions: { [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration(), ...extensions } } : {}),
   };
 }
@@ -140,7 +140,7 @@ export interface PaymentChallengeRequest {
   readonly methodDetails: Record<string, unknown>;
 }
 
-/** The Payment scheme of a node: challenges signed with its key (the fleet's, x402/challengeKeys.ts), credentials checked against it. */
+/** The Payment scheme of a node: challenges signed with its key (the fleet's, x402/core/challengeKeys.ts), credentials checked against it. */
 export class PaymentAuth {
   /** `secret`: the ledger's key; a random one only checks this object's own challenges. */
   constructor(private readonly secret: Uint8Array = randomBytes(32)) {}

@@ -1,6 +1,6 @@
 /**
- * The provider agents' HTTP surface (issue 17), adapters of the inbox (x402/inbox.ts, or
- * x402/pgInbox.ts in a fleet: an agent polls any one node), node/boards.ts and the
+ * The provider agents' HTTP surface (issue 17), adapters of the inbox (x402/providers/inbox.ts, or
+ * x402/providers/pgInbox.ts in a fleet: an agent polls any one node), node/boards.ts and the
  * live registry:
  *
  *   GET  /api/x402/inbox[?wait=s&service=id] signed by an agent: its queued jobs (long poll, ≤ 25 s)
@@ -13,7 +13,7 @@
  *   GET  /api/v1/registry                  every agent and provider service on chain, any status
  *
  * Signed requests carry X-Native-Agent, X-Native-Timestamp, X-Native-Node and X-Native-Signature
- * (x402/inboxAuth.ts); every answer of these routes carries X-Native-Node, the id a signature
+ * (x402/providers/inboxAuth.ts); every answer of these routes carries X-Native-Node, the id a signature
  * names. These routes come before `POST /api/x402/:serviceId`.
  */
 import Router from '@koa/router';
@@ -23,8 +23,8 @@ import { fromHex } from '../../consensus/hash.js';
 import { isModerator } from '../../consensus/txTypes/moderation.js';
 import type { ChainParams } from '../../consensus/params.js';
 import type { LiveRegistry } from '../../services/providerRegistry.js';
-import { INBOX_HEADERS } from '../../x402/inboxAuth.js';
-import { isInboxAuthRefusal, type Inbox } from '../../x402/inbox.js';
+import { INBOX_HEADERS } from '../../x402/providers/inboxAuth.js';
+import { isInboxAuthRefusal, type Inbox } from '../../x402/providers/inbox.js';
 import { Boards, BoardErrorCode, type BoardName } from '../boards.js';
 import { RateLimiter } from '../rateLimit.js';
 

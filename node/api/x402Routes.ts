@@ -4,7 +4,7 @@
  * unavailable → 503 before any quote, invalid input → 400 before any quote, no payment → 402
  * Quote, `payment.txId` → native settlement (`?wait=` seconds for the block, default 10), an
  * `X-PAYMENT` (x402 v1) or `PAYMENT-SIGNATURE` (x402 v2) header → USDC settlement
- * (x402/usdcSettle.ts), or native settlement when the header's option is `native-x402` (the
+ * (x402/usdc/settle.ts), or native settlement when the header's option is `native-x402` (the
  * payload `{txId, salt}` of the agent package's scheme for the official x402 clients).
  *
  * With the USDC rail on, every 402 also carries the x402 v2 `PAYMENT-REQUIRED` header (the
@@ -13,19 +13,19 @@
  * for the USDC option alone with `?rail=usdc` or `Prefer: rail=usdc` (RFC 7240); see
  * docs/usdc-rail.md.
  *
- * A thin adapter of the paid-call core (x402/paidCall.ts): it reads the body and the payment
+ * A thin adapter of the paid-call core (x402/core/paidCall.ts): it reads the body and the payment
  * headers into a `PaidCall`, and writes the core's outcome back as status, body and headers.
  * Which checks run, in which order, and what they answer is the core's business.
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { NodeError } from '../../consensus/errors.js';
-import { PaymentErrorCode } from '../../x402/errors.js';
-import { outcomeBody, type PaidCallOutcome } from '../../x402/outcome.js';
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, type PaidCallCore, type PaymentProof } from '../../x402/paidCall.js';
-import { checkPaymentPayload, decodePaymentHeader, encodeJsonHeader, paymentResponseHeaders } from '../../x402/usdcWire.js';
+import { PaymentErrorCode } from '../../x402/core/errors.js';
+import { outcomeBody, type PaidCallOutcome } from '../../x402/core/outcome.js';
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, type PaidCallCore, type PaymentProof } from '../../x402/core/paidCall.js';
+import { checkPaymentPayload, decodePaymentHeader, encodeJsonHeader, paymentResponseHeaders } from '../../x402/usdc/wire.js';
 import { nativePaymentOfHeader, PaymentAuth, paymentReceiptOf, paymentRequiredV2Of } from './paymentDialects.js';
-import { SIGN_IN_WITH_X, SiwxChallenges } from '../../x402/siwx.js';
+import { SIGN_IN_WITH_X, SiwxChallenges } from '../../x402/usdc/siwx.js';
 import { localBaseUrl } from './publicUrl.js';
 
 interface CallBody {

@@ -10,7 +10,7 @@
  * followed: they would make the node fetch URLs chosen by a name's owner.
  */
 import type { Address, Hex, PublicClient } from 'viem';
-import { BASE_USDC } from '../../x402/quote.js';
+import { BASE_USDC } from '../../common/baseUsdc.js';
 import type { OutboundClient } from '../outbound/types.js';
 import { ServiceError } from '../types.js';
 import { badResponse, ProviderCallErrorCode, providerFetch } from './call.js';

@@ -13,7 +13,7 @@ import { fromHex, sha256, taggedHash, toHex } from '../../consensus/hash.js';
 import { createKeyPairFromSeed, verifyHybridReference } from '../../consensus/keys.js';
 import { decodeTx, encodeTx, encodeUnsignedTx, signTx, SIGHASH_TAG, txId, txSighash, TxType, TX_VERSION } from '../../consensus/tx.js';
 import { agentInvoke } from '../../consensus/txTypes/agentInvoke.js';
-import { COMMITMENT_SCHEME, requestCommitment } from '../../x402/wire.js';
+import { COMMITMENT_SCHEME, requestCommitment } from '../../x402/core/wire.js';
 
 const V = JSON.parse(readFileSync(new URL('../fixtures/agent-invoke-vector.json', import.meta.url), 'utf8')) as Record<string, any>;
 const key = createKeyPairFromSeed(fromHex(V.key.seed));

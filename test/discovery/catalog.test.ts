@@ -19,8 +19,8 @@ import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agen
 import { DEVNET, MAINNET, SPEC_CATEGORIES, specValidators, type NetworkNames } from './schemas.js';
 import { silentLogger } from '../../chain/types.js';
 import { toolInputSchema } from '../../node/api/mcp.js';
-import { precheckRefusal } from '../../x402/paidCall.js';
-import type { ServiceRunContext } from '../../x402/ports.js';
+import { precheckRefusal } from '../../x402/core/paidCall.js';
+import type { ServiceRunContext } from '../../x402/core/ports.js';
 
 const registry = createServiceRegistry();
 const NOW = 1_800_000_000_000;

@@ -22,9 +22,9 @@ import { createServiceRegistry, executeService } from '../../services/index.js';
 import { createOutboundClient } from '../../services/outbound/client.js';
 import type { HealthStatus, ServiceContext, ServiceDefinition, ServiceHealthReader, ServiceUsage } from '../../services/types.js';
 import { createHealthProber } from '../../services/prober.js';
-import { createPaidCallCore } from '../../x402/paidCall.js';
-import type { NativeRail } from '../../x402/ports.js';
-import { createReferencePriceSource } from '../../x402/pricing.js';
+import { createPaidCallCore } from '../../x402/core/paidCall.js';
+import type { NativeRail } from '../../x402/core/ports.js';
+import { createReferencePriceSource } from '../../x402/core/pricing.js';
 import { startFake, type Fake } from '../services/outboundFakes.js';
 
 function def(id: string, o: { run?: boolean; health?: ServiceDefinition['health'] } = {}): ServiceDefinition {

@@ -13,9 +13,9 @@ import { silentLogger } from '../../chain/types.js';
 import { createDevnetChainParams } from '../../consensus/devnet.js';
 import { createServiceRegistry } from '../../services/index.js';
 import type { ServiceContext, ServiceUsage } from '../../services/types.js';
-import { createReferencePriceSource } from '../../x402/pricing.js';
-import { createPaidCallCore } from '../../x402/paidCall.js';
-import type { NativeRail } from '../../x402/ports.js';
+import { createReferencePriceSource } from '../../x402/core/pricing.js';
+import { createPaidCallCore } from '../../x402/core/paidCall.js';
+import type { NativeRail } from '../../x402/core/ports.js';
 import { createDiscovery, DOCUMENT_TTL_MS, type Discovery } from '../../node/api/discovery.js';
 
 const params = createDevnetChainParams();

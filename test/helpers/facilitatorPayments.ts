@@ -2,11 +2,11 @@
  * Hand-made USDC-rail payments for tests: EIP-3009 authorizations signed with a viem local
  * account, encoded as x402 v1 (`X-PAYMENT`) or v2 (`PAYMENT-SIGNATURE`) headers, with knobs to
  * make each one wrong in exactly one way. viem, the reference EVM library, comes from reference/
- * (installed on first use): the product checks signatures with its own code (x402/evm.ts), the
+ * (installed on first use): the product checks signatures with its own code (x402/usdc/evm.ts), the
  * tests with the reference's. Suites skip when `referenceViem.ok` is false.
  */
 import { randomBytes } from 'node:crypto';
-import { BASE_USDC } from '../../x402/quote.js';
+import { BASE_USDC } from '../../x402/core/quote.js';
 import { loadReferenceViem, type ReferenceViem, type ViemAccount } from './reference.js';
 
 type Hex = `0x${string}`;
@@ -31,7 +31,7 @@ export const NODE_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 
 /**
  * EIP-712 types of EIP-3009 `TransferWithAuthorization`, written out here for the test signer
- * and the test facilitator, apart from the product's copy (x402/usdcVerify.ts) on purpose: a
+ * and the test facilitator, apart from the product's copy (x402/usdc/verify.ts) on purpose: a
  * mistake there must not be repeated by the tests that check it.
  */
 export const EIP3009_TYPES = {

@@ -4,7 +4,7 @@
  * on that one database; anvil as Base (an EIP-3009 stand-in at the USDC address) and the test
  * facilitator settling on it; a provider agent (registered on chain) selling an uppercase
  * service, whose every poll goes to ONE random node and whose every answer to another random node
- * (the fleet's inbox is in PostgreSQL, x402/pgInbox.ts: a job waits at the node that sold the call). Agents pay and settle at random nodes (FLEET_SEED, printed; the
+ * (the fleet's inbox is in PostgreSQL, x402/providers/pgInbox.ts: a job waits at the node that sold the call). Agents pay and settle at random nodes (FLEET_SEED, printed; the
  * default is fixed so a failure replays with the same choices — timing still varies):
  *
  *   native rail   world-clock calls, replays and concurrent settles at several nodes, provider
@@ -69,9 +69,9 @@ import { transfer } from '../../consensus/txTypes/transfer.js';
 import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentClient, type AgentQuote } from '../../sdk/client.js';
 import { createMemoryPaymentStore } from '../../sdk/pendingPayments.js';
 import { readFleetStatus } from '../../cli/fleetCommand.js';
-import { signInboxRequest } from '../../x402/inboxAuth.js';
-import { BASE_USDC } from '../../x402/quote.js';
-import { authorizationId } from '../../x402/usdcSettle.js';
+import { signInboxRequest } from '../../x402/providers/inboxAuth.js';
+import { BASE_USDC } from '../../x402/core/quote.js';
+import { authorizationId } from '../../x402/usdc/settle.js';
 import { EIP3009_STUB_CODE, startAnvil, useAuthorization, type Anvil } from '../helpers/anvil.js';
 import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
 import { encodeHeader, NODE_PAY_TO, referenceViem, requireViem, signedPayment } from '../helpers/facilitatorPayments.js';

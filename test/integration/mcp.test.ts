@@ -22,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { fromHex } from '../../consensus/hash.js';
 import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { CATALOG } from '../../services/index.js';
-import { COMMITMENT_SCHEME, requestCommitment } from '../../x402/wire.js';
+import { COMMITMENT_SCHEME, requestCommitment } from '../../x402/core/wire.js';
 import { toHex } from '../../consensus/hash.js';
 import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
 import { histogramSeries, metricSample, scrapeMetrics } from '../helpers/prometheus.js';

@@ -28,7 +28,7 @@ import { agentInvoke } from '../../consensus/txTypes/agentInvoke.js';
 import { refund as refundType } from '../../consensus/txTypes/refund.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { createAgentClient, isAgentClientError, type AgentClient, type AgentQuote } from '../../sdk/client.js';
-import { openLedger } from '../../x402/ledger.js';
+import { openLedger } from '../../x402/ledger/open.js';
 import { createTrivialDevnetDir } from '../helpers/trivialDevnet.js';
 import { startNode, stopProcess, type NodeProc } from '../helpers/nodeProcess.js';
 import { testKey } from '../helpers/keys.js';

@@ -83,7 +83,7 @@ describeUsdc('USDC rail quotes', () => {
       accepts: [
         // The native option names the request its payment must commit to (a v2 scheme client is not shown the body).
         { scheme: 'native-x402', network: 'native:1337', amount: native.maxAmountRequired, asset: 'NATIVE', payTo: native.payTo, maxTimeoutSeconds: native.maxTimeoutSeconds, extra: { ...native.extra, request: 'Europe/Berlin' } },
-        // The seller a bound authorization commits to, and how (x402/usdcCommitment.ts); official clients ignore both.
+        // The seller a bound authorization commits to, and how (x402/usdc/commitment.ts); official clients ignore both.
         { scheme: 'exact', network: 'eip155:8453', amount: PRICE_ATOMIC, asset: usdc.asset, payTo: NODE_PAY_TO, maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2', sellerId: native.extra.sellerId, commitment: 'native-x402/usdc-commitment/v1' } },
       ],
       // The x402 payment-identifier extension, optional: a retry carrying the first call's id gets its stored answer.

@@ -15,7 +15,7 @@ import { fromHex, toHex } from '../../consensus/hash.js';
 import { encodeTx, encodeUnsignedTx, signTx, TxType, TX_VERSION } from '../../consensus/tx.js';
 import { agentInvoke } from '../../consensus/txTypes/agentInvoke.js';
 import { tryDecodeAddress } from '../../consensus/address.js';
-import { COMMITMENT_SCHEME, requestCommitment } from '../../x402/wire.js';
+import { COMMITMENT_SCHEME, requestCommitment } from '../../x402/core/wire.js';
 import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
 
 let dir: string;

@@ -2,7 +2,7 @@
  * The HTTP challenges a retry answers — the `Payment` authentication scheme's and
  * sign-in-with-x's — over real HTTP (the paid endpoints' koa app on 127.0.0.1, port 0) with the
  * USDC rail of test/helpers/usdcCalls.ts and real payments signed with viem. Their keys come from
- * the settlement ledger (x402/challengeKeys.ts): two nodes on one PostgreSQL ledger (one fleet
+ * the settlement ledger (x402/core/challengeKeys.ts): two nodes on one PostgreSQL ledger (one fleet
  * behind one public URL) answer each other's challenges, a node on another ledger does not; and
  * a sign-in proves the payer of one payment: one captured for payment X opens nothing of payment Y.
  */
@@ -12,11 +12,11 @@ import type { ChainReader, MempoolReader } from '../../chain/types.js';
 import { createHttpServer, type HttpServer, type TxSubmitter } from '../../node/api/http.js';
 import { PaymentAuth } from '../../node/api/paymentDialects.js';
 import { createX402Router } from '../../node/api/x402Routes.js';
-import { AUTH_SECRET_MARK, loadChallengeKeys, type ChallengeKeys } from '../../x402/challengeKeys.js';
-import { PAYMENT_HTTP_STATUS } from '../../x402/errors.js';
-import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
-import { PgLedger } from '../../x402/pgLedger.js';
-import { SiwxChallenges } from '../../x402/siwx.js';
+import { AUTH_SECRET_MARK, loadChallengeKeys, type ChallengeKeys } from '../../x402/core/challengeKeys.js';
+import { PAYMENT_HTTP_STATUS } from '../../x402/core/errors.js';
+import { openLedger, type SettlementLedger } from '../../x402/ledger/open.js';
+import { PgLedger } from '../../x402/ledger/pgLedger.js';
+import { SiwxChallenges } from '../../x402/usdc/siwx.js';
 import { privateKeyToAccount } from 'viem/accounts';
 import { decodeHeader, NODE_PAY_TO, PAYER_KEY, paymentHeader, referenceViem, signedPayment } from '../helpers/facilitatorPayments.js';
 import { startUsdcCalls, type UsdcCalls } from '../helpers/usdcCalls.js';

@@ -18,8 +18,8 @@ import { runCli, startNode, stopProcess, type NodeProc } from '../helpers/nodePr
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import pg from 'pg';
 import { fleetText } from '../../cli/fleetCommand.js';
-import { FleetHeartbeat, type FleetQuery } from '../../x402/fleet.js';
-import { SIGNER_LEASE_KEY } from '../../x402/signerLease.js';
+import { FleetHeartbeat, type FleetQuery } from '../../x402/fleet/fleet.js';
+import { SIGNER_LEASE_KEY } from '../../x402/fleet/signerLease.js';
 
 interface FleetNodeJson {
   nodeId: string;

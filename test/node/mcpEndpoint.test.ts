@@ -14,8 +14,8 @@ import '@modelcontextprotocol/sdk/types.js';
 import { createDevnetChainParams } from '../../consensus/devnet.js';
 import { callTool, McpEndpoint, type McpModules } from '../../node/api/mcp.js';
 import { createServiceRegistry } from '../../services/index.js';
-import { createReferencePriceSource } from '../../x402/pricing.js';
-import { createPaidCallCore } from '../../x402/paidCall.js';
+import { createReferencePriceSource } from '../../x402/core/pricing.js';
+import { createPaidCallCore } from '../../x402/core/paidCall.js';
 
 const params = createDevnetChainParams({ genesisTime: 1_700_000_000 });
 const registry = createServiceRegistry();

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { toolResult, type McpModules } from '../../node/api/mcp.js';
-import type { PaidCallOutcome } from '../../x402/outcome.js';
+import type { PaidCallOutcome } from '../../x402/core/outcome.js';
 
 // toolResult reads only the chain parameters' network name (the rail's network in the payment response).
 const m = { params: { network: 'native-devnet' } } as unknown as McpModules;

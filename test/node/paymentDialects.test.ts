@@ -1,7 +1,7 @@
 /** The dialect helpers without a node: challenge signing and expiry, JCS, the v2 header's CAIP-2 networks. */
 import { describe, expect, test } from '@jest/globals';
 import { canonicalJson, caip2NetworkOf, PaymentAuth, paymentRequiredV2Of } from '../../node/api/paymentDialects.js';
-import type { PaymentRequirements } from '../../x402/quote.js';
+import type { PaymentRequirements } from '../../x402/core/quote.js';
 
 const native: PaymentRequirements = { scheme: 'native-x402', network: 'native-devnet', maxAmountRequired: '200000', resource: 'http://h/api/x402/s', description: 'say "hi"\\', mimeType: 'application/json', payTo: 'tnative1x', maxTimeoutSeconds: 300, asset: 'NATIVE', extra: { chainId: 1337 } };
 const usdc: PaymentRequirements = { scheme: 'exact', network: 'base', maxAmountRequired: '1000', resource: 'http://h/api/x402/s', description: 'd', mimeType: 'application/json', payTo: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C', maxTimeoutSeconds: 60, asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', extra: { name: 'USD Coin', version: '2' } };
@@ -26,7 +26,7 @@ describe('payment dialects', () => {
     // The native payload is {txId, salt} (the salt the payment's requestHash commits to); a salt that is not a string is malformed.
     expect(auth.proofOf(cred(c, { txId: 'ab', salt: 'cd' }), native.resource, 1_000_000)).toEqual({ rail: 'native', txId: 'ab', salt: 'cd' });
     expect(auth.proofOf(cred(c, { txId: 'ab', salt: 7 }), native.resource, 1_000_000)).toMatchObject({ rail: 'native', malformed: { code: 'invalid_payment_credential' } });
-    // Without the salt it is passed on as is: the settle answers invalid_payment (x402/settle.ts).
+    // Without the salt it is passed on as is: the settle answers invalid_payment (x402/native/settle.ts).
     expect(auth.proofOf(cred(c, { txId: 'ab' }), native.resource, 1_000_000)).toEqual({ rail: 'native', txId: 'ab' });
     expect(auth.proofOf(cred(c, { txId: 'ab' }), native.resource, 1_000_000 + 301_000)).toMatchObject({ malformed: { code: 'payment_challenge_expired' } });
     expect(auth.proofOf(cred({ ...c, expires: '2099-01-01T00:00:00Z' }, { txId: 'ab' }), native.resource, 1_000_000)).toMatchObject({ malformed: { code: 'payment_challenge_invalid' } });

@@ -13,7 +13,7 @@ import { getDevKeyPair } from '../../consensus/devnet.js';
 import { bytesEqual } from '../../consensus/hash.js';
 import { createWalletFile, devWalletFile } from '../../node/wallet.js';
 import { MAX_ECHOED_REQUEST_BYTES, nativePaymentOfHeader, paymentRequiredV2Of } from '../../node/api/paymentDialects.js';
-import type { PaymentRequirements } from '../../x402/quote.js';
+import type { PaymentRequirements } from '../../x402/core/quote.js';
 import { AgentErrorCode, type AgentClient, type AgentQuote } from '../../sdk/client.js';
 import { loadWallet } from '../../sdk/walletFile.js';
 import { createNativeScheme, preferRail, registerNativeScheme, REQUEST_UNKNOWN, type X402Requirement } from '../../sdk/x402Scheme.js';

@@ -14,7 +14,7 @@ import { decodeTx, txId as computeTxId, TxType, type Tx } from '../../consensus/
 import { agentInvoke, type AgentInvokePayload } from '../../consensus/txTypes/agentInvoke.js';
 import { signedSize } from '../../consensus/txBuilder.js';
 import { AgentErrorCode, COMMITMENT_SCHEME, createAgentClient, isAgentClientError, parseQuote, requestCommitment, usdcBinding, type AgentClient, type AgentEvent } from '../../sdk/client.js';
-import { sellerOfNonce, usdcCommitmentNonce } from '../../x402/usdcCommitment.js';
+import { sellerOfNonce, usdcCommitmentNonce } from '../../x402/usdc/commitment.js';
 import { testKey } from '../helpers/keys.js';
 import { createFilePaymentStore, createMemoryPaymentStore } from '../../sdk/pendingPayments.js';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -25,7 +25,7 @@ import { createHttpServer, type HttpServer, type TxSubmitter } from '../../node/
 import { createEconomyRouter, economyErrorStatuses } from '../../node/api/economyRoutes.js';
 import { formatUnits } from '../../node/api/economyAccount.js';
 import { createServiceRegistry, executeService, type ServiceContext } from '../../services/index.js';
-import { precheckRefusal } from '../../x402/paidCall.js';
+import { precheckRefusal } from '../../x402/core/paidCall.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { mineUntilEmpty } from '../helpers/mine.js';

@@ -10,7 +10,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { computeTotals, formatMinor } from '../../services/documents/money.js';
 import { callLocal, localContext, refusal, registry } from './local.js';
-import { precheckRefusal } from '../../x402/paidCall.js';
+import { precheckRefusal } from '../../x402/core/paidCall.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 
 afterAll(cleanupTmp);

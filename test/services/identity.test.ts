@@ -177,7 +177,7 @@ describe('native-email-validate', () => {
   test('a resolver that answers NXDOMAIN for everything cannot check: example.com and microsoft.com never "do not exist"; refused before payment, refunded after', async () => {
     // The reference: RFC 2606 reserves example.com and IANA serves it (the working resolver's zone holds its records).
     expect(await callLocal('native-email-validate', 'info@example.com')).toMatchObject({ mx: { status: 'null-mx' }, acceptsMail: false });
-    const { precheckRefusal } = await import('../../x402/paidCall.js');
+    const { precheckRefusal } = await import('../../x402/core/paidCall.js');
     const { localContext, registry } = await import('./local.js');
     const def = registry.get('native-email-validate')!;
     expect(await precheckRefusal(def, 'dave@no-such-domain-here.com', localContext() as never)).toBeUndefined();

@@ -2,11 +2,11 @@
  * Issue 30: a JSON-input service takes its request as a JSON object as well as the same JSON as a
  * string, on `POST /api/x402/:serviceId` and `POST /api/x402`, as MCP already did. The node turns
  * the object into one string, `JSON.stringify(object)` as received: the input check reads it, the
- * quote prices it and a native payment must commit to it (x402/paidCall.ts requestTextOf). Before,
+ * quote prices it and a native payment must commit to it (x402/core/paidCall.ts requestTextOf). Before,
  * an object was refused with 400 `request must be a string`.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { requestTextOf } from '../../x402/paidCall.js';
+import { requestTextOf } from '../../x402/core/paidCall.js';
 import { cleanupTmp } from '../helpers/tmp.js';
 import { tableResolver } from './outboundFakes.js';
 import { startPaidHarness, type PaidHarness } from './paidHarness.js';

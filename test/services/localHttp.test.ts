@@ -11,10 +11,10 @@ import type { ChainReader, MempoolReader } from '../../chain/types.js';
 import { createHttpServer, type HttpServer, type TxSubmitter } from '../../node/api/http.js';
 import { createX402Router } from '../../node/api/x402Routes.js';
 import { createServiceRegistry } from '../../services/index.js';
-import { PAYMENT_HTTP_STATUS } from '../../x402/errors.js';
-import { createPaidCallCore } from '../../x402/paidCall.js';
-import type { NativeRail } from '../../x402/ports.js';
-import { createReferencePriceSource } from '../../x402/pricing.js';
+import { PAYMENT_HTTP_STATUS } from '../../x402/core/errors.js';
+import { createPaidCallCore } from '../../x402/core/paidCall.js';
+import type { NativeRail } from '../../x402/core/ports.js';
+import { createReferencePriceSource } from '../../x402/core/pricing.js';
 
 const params = createDevnetChainParams({ genesisBits: 0x207fffff });
 /** Only `payTo` of the native rail is read before a payment (no payment is made here). */

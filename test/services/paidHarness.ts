@@ -8,7 +8,7 @@
  *
  * `paidCall` does what an agent does: POST unpaid → 402 quote; sign an `agent_invoke` for the
  * quoted amount, its requestHash the commitment to the quote's seller, the service, the request and
- * a fresh salt (x402/wire.ts requestCommitment); mine it; POST again with `payment: {txId, salt}`.
+ * a fresh salt (x402/core/wire.ts requestCommitment); mine it; POST again with `payment: {txId, salt}`.
  */
 import { join } from 'node:path';
 import { openChain, type Chain } from '../../chain/chain.js';
@@ -26,13 +26,13 @@ import { createServiceRegistry } from '../../services/index.js';
 import { createOutboundClient, type Outbound, type Resolver } from '../../services/outbound/client.js';
 import type { ProviderSettings } from '../../services/outbound/types.js';
 import type { ServiceContext, ServiceDefinition } from '../../services/types.js';
-import { PAYMENT_HTTP_STATUS } from '../../x402/errors.js';
-import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
-import { createPaidCallCore, type PaidCallCore } from '../../x402/paidCall.js';
-import { createReferencePriceSource } from '../../x402/pricing.js';
-import { RefundManager } from '../../x402/refunds.js';
-import { NativeSettlement } from '../../x402/settle.js';
-import { requestCommitment, SALT_BYTES } from '../../x402/wire.js';
+import { PAYMENT_HTTP_STATUS } from '../../x402/core/errors.js';
+import { openLedger, type SettlementLedger } from '../../x402/ledger/open.js';
+import { createPaidCallCore, type PaidCallCore } from '../../x402/core/paidCall.js';
+import { createReferencePriceSource } from '../../x402/core/pricing.js';
+import { RefundManager } from '../../x402/native/refunds.js';
+import { NativeSettlement } from '../../x402/native/settle.js';
+import { requestCommitment, SALT_BYTES } from '../../x402/core/wire.js';
 import { randomBytes } from 'node:crypto';
 import { testKey } from '../helpers/keys.js';
 import { mineFromPool } from '../helpers/mine.js';
@@ -61,7 +61,7 @@ export interface PaidHarness {
   post(path: string, body: unknown): Promise<{ status: number; body: Record<string, any> }>;
   /**
    * Quote, pay (mined), settle; returns the settle answer, the invoke's id and the salt its commitment hides (what settles it again).
-   * A JSON value as `request` is sent as such and the payment commits to its `JSON.stringify` (x402/paidCall.ts requestTextOf).
+   * A JSON value as `request` is sent as such and the payment commits to its `JSON.stringify` (x402/core/paidCall.ts requestTextOf).
    */
   paidCall(serviceId: string, request: string | object | undefined): Promise<{ status: number; body: Record<string, any>; txId: string; salt: string }>;
   /** Mines what the mempool holds (refunds). */

@@ -23,7 +23,7 @@ import { BRIDGE_NETWORK_NAMES } from '../../consensus/params.js';
 import { createServiceRegistry, executeService, type ServiceContext } from '../../services/index.js';
 import { ServiceError, type ServiceDefinition } from '../../services/types.js';
 import { PROJECT_ROOT } from '../../services/projectRoot.js';
-import { precheckRefusal } from '../../x402/paidCall.js';
+import { precheckRefusal } from '../../x402/core/paidCall.js';
 import { cleanupTmp } from '../helpers/tmp.js';
 import { createEconomyFixture, eaddr, ealice, ebob, ecarol, economyContext, eparams, type EconomyFixture } from './economyFixture.js';
 

@@ -21,9 +21,9 @@ import { join } from 'node:path';
 import { silentLogger } from '../../chain/types.js';
 import { encodeTx, signTx, txId, TxType, TX_VERSION } from '../../consensus/tx.js';
 import { agentInvoke } from '../../consensus/txTypes/agentInvoke.js';
-import { openLedger } from '../../x402/ledger.js';
-import { createUnhonoredPayments } from '../../x402/unhonored.js';
-import { requestCommitment } from '../../x402/wire.js';
+import { openLedger } from '../../x402/ledger/open.js';
+import { createUnhonoredPayments } from '../../x402/native/unhonored.js';
+import { requestCommitment } from '../../x402/core/wire.js';
 
 const alice = testKey('live-alice');
 const miner = testKey('live-miner');
@@ -126,7 +126,7 @@ describe('live registry on a real chain', () => {
     registry.stop();
     await chain.close();
   }, 60_000);
-  test('the payment watcher (x402/unhonored.ts) reads provider services through the live registry: a payment mined while the agent polls waits for its settle, one mined while it is offline or for an unknown provider service is refunded at once', async () => {
+  test('the payment watcher (x402/native/unhonored.ts) reads provider services through the live registry: a payment mined while the agent polls waits for its settle, one mined while it is offline or for an unknown provider service is refunded at once', async () => {
     const dir = await tmpDir();
     const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier: new CountingVerifier(), now });
     const registry = createLiveRegistry(createServiceRegistry(), chain, jobs, params.hrp);

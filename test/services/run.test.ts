@@ -5,7 +5,7 @@ import { encodeTx } from '../../consensus/tx.js';
 import type { MempoolReader } from '../../chain/types.js';
 import { txSize } from '../../services/chainStats.js';
 import { createServiceRegistry, executeService, type ServiceContext } from '../../services/index.js';
-import { precheckRefusal } from '../../x402/paidCall.js';
+import { precheckRefusal } from '../../x402/core/paidCall.js';
 import { cleanupTmp } from '../helpers/tmp.js';
 import { alice, bob, contextOf, createFixture, dev, miner, params, type Fixture } from './fixture.js';
 

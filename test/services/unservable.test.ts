@@ -13,7 +13,7 @@ import { encodeAddress } from '../../consensus/address.js';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { fromHex } from '../../consensus/hash.js';
 import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
-import { requestCommitment } from '../../x402/wire.js';
+import { requestCommitment } from '../../x402/core/wire.js';
 import { testKey } from '../helpers/keys.js';
 import { mineFromPool } from '../helpers/mine.js';
 import { cleanupTmp } from '../helpers/tmp.js';

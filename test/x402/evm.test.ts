@@ -1,16 +1,16 @@
-/** The node's own EIP-55 and EIP-712 (x402/evm.ts) against viem, the reference implementation (from reference/). */
+/** The node's own EIP-55 and EIP-712 (x402/usdc/evm.ts) against viem, the reference implementation (from reference/). */
 import { describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { checksumAddress, recoverAddress, recoverTransferAuthorizationSigner, transferAuthorizationDigest } from '../../x402/evm.js';
-import { BASE_USDC } from '../../x402/quote.js';
+import { checksumAddress, recoverAddress, recoverTransferAuthorizationSigner, transferAuthorizationDigest } from '../../x402/usdc/evm.js';
+import { BASE_USDC } from '../../x402/core/quote.js';
 import { EIP3009_TYPES, referenceViem, requireViem } from '../helpers/facilitatorPayments.js';
 
 const describeViem = referenceViem.ok ? describe : describe.skip;
 const hex = (n: number): `0x${string}` => `0x${randomBytes(n).toString('hex')}`;
 
-describeViem('x402/evm.ts agrees with viem', () => {
+describeViem('x402/usdc/evm.ts agrees with viem', () => {
   test('EIP-55 checksums of random addresses', () => {
     const viem = requireViem();
     for (let i = 0; i < 50; i++) {
@@ -51,7 +51,7 @@ describeViem('x402/evm.ts agrees with viem', () => {
   });
 });
 
-describe('x402/evm.ts public-key recovery (libsecp256k1 in WASM) agrees with @noble', () => {
+describe('x402/usdc/evm.ts public-key recovery (libsecp256k1 in WASM) agrees with @noble', () => {
   const rsv = (rs: Uint8Array, recovery: number) => `0x${Buffer.from(rs).toString('hex')}${(27 + recovery).toString(16)}`;
   const addressOf = (pub: Uint8Array) => checksumAddress(`0x${Buffer.from(keccak_256(pub.subarray(1)).subarray(12)).toString('hex')}`);
   const nobleRecover = (digest: Uint8Array, rs: Uint8Array, recovery: number): string | undefined => {
@@ -80,7 +80,7 @@ describe('x402/evm.ts public-key recovery (libsecp256k1 in WASM) agrees with @no
       const flipped = ours(digest, rsv(rs, recovery ^ 1));
       expect(flipped).toBe(nobleRecover(digest, rs, recovery ^ 1));
       expect(flipped).not.toBe(signer);
-      // The high-s twin (n − s, the other recovery bit) recovers the same key in both (x402/usdcVerify.ts refuses it before).
+      // The high-s twin (n − s, the other recovery bit) recovers the same key in both (x402/usdc/verify.ts refuses it before).
       const n = secp256k1.Point.CURVE().n;
       const highS = new Uint8Array(Buffer.concat([Buffer.from(rs.subarray(0, 32)), Buffer.from((n - BigInt(`0x${Buffer.from(rs.subarray(32)).toString('hex')}`)).toString(16).padStart(64, '0'), 'hex')]));
       expect(ours(digest, rsv(highS, recovery ^ 1))).toBe(signer);

@@ -1,5 +1,5 @@
 /**
- * The fleet's heartbeats (x402/fleet.ts, issue 31) on a real PostgreSQL, in-process: two ledgers
+ * The fleet's heartbeats (x402/fleet/fleet.ts, issue 31) on a real PostgreSQL, in-process: two ledgers
  * beating into one database see the same view (nodes, tips, lags, the lease holder named from the
  * advisory lock); a node whose tip is more than 10 blocks behind the best says why it must not
  * sell; a stopped node is gone at once, a silent one after the timeout; `fleet status`'s reader
@@ -10,9 +10,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { FleetHeartbeat, fleetNodeId, type FleetSelf } from '../../x402/fleet.js';
-import { MIGRATIONS, PgLedger } from '../../x402/pgLedger.js';
-import { SIGNER_LEASE_KEY, SignerLease } from '../../x402/signerLease.js';
+import { FleetHeartbeat, fleetNodeId, type FleetSelf } from '../../x402/fleet/fleet.js';
+import { MIGRATIONS, PgLedger } from '../../x402/ledger/pgLedger.js';
+import { SIGNER_LEASE_KEY, SignerLease } from '../../x402/fleet/signerLease.js';
 import { readFleetStatus } from '../../cli/fleetCommand.js';
 import { usePostgres } from '../helpers/usePostgres.js';
 

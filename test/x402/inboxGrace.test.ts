@@ -7,7 +7,7 @@
  * and a job of the agent that expires ends it at once.
  */
 import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
-import { POLL_PERSIST_MS } from '../../x402/inbox.js';
+import { POLL_PERSIST_MS } from '../../x402/providers/inbox.js';
 import { closeOpenInboxes, inboxBackends, type InboxBackend } from '../helpers/inboxBackends.js';
 import { usePostgres } from '../helpers/usePostgres.js';
 import { CountingVerifier } from '../helpers/verifier.js';

@@ -9,8 +9,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
 import pg from 'pg';
-import { openLedger, type PaymentRecord, type SettlementLedger } from '../../x402/ledger.js';
-import { MIGRATIONS, PgLedger } from '../../x402/pgLedger.js';
+import { openLedger, type PaymentRecord, type SettlementLedger } from '../../x402/ledger/open.js';
+import { MIGRATIONS, PgLedger } from '../../x402/ledger/pgLedger.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 

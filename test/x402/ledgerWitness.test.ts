@@ -1,5 +1,5 @@
 /**
- * The ledger's witness (x402/witness.ts) on both ledgers: LevelDB compares its write count, a
+ * The ledger's witness (x402/ledger/witness.ts) on both ledgers: LevelDB compares its write count, a
  * fleet's PostgreSQL ledger the last record each node wrote. A PostgreSQL ledger restored from a
  * snapshot (a database copied as a template, as pg_dump/pg_restore would leave it) is found by the
  * node whose last write it lost, the gap is recorded once in the shared ledger for every node,
@@ -8,9 +8,9 @@
 import { describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
 import pg from 'pg';
-import { LevelLedger, openLedger, type SettlementLedger } from '../../x402/ledger.js';
-import { GAPS_MARK, recordLedgerRestore, type LedgerGap } from '../../x402/unhonored.js';
-import { readWitness, witnessLedgerWrites } from '../../x402/witness.js';
+import { LevelLedger, openLedger, type SettlementLedger } from '../../x402/ledger/open.js';
+import { GAPS_MARK, recordLedgerRestore, type LedgerGap } from '../../x402/native/unhonored.js';
+import { readWitness, witnessLedgerWrites } from '../../x402/ledger/witness.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { usePostgres } from '../helpers/usePostgres.js';
 import { afterAll } from '@jest/globals';

@@ -6,8 +6,8 @@
  * claim (live nodes' calls included) and nobody ended the claims of a non-holder that died.
  */
 import { describe, expect, test } from '@jest/globals';
-import { writeHeartbeat, markStopped, type FleetQuery, type FleetSelf } from '../../x402/fleet.js';
-import { PgLedger } from '../../x402/pgLedger.js';
+import { writeHeartbeat, markStopped, type FleetQuery, type FleetSelf } from '../../x402/fleet/fleet.js';
+import { PgLedger } from '../../x402/ledger/pgLedger.js';
 import { usePostgres } from '../helpers/usePostgres.js';
 
 const postgres = usePostgres();

@@ -1,5 +1,5 @@
 /**
- * The paid-call core (x402/paidCall.ts) on its own, with rails that record what they are asked:
+ * The paid-call core (x402/core/paidCall.ts) on its own, with rails that record what they are asked:
  * the order of the checks before a quote, one quote per call bound to the request, refusals
  * carrying the quote (a native 402 reaches the HTTP client with its `accepts`), the syncing and
  * rail-off refusals, the clipped block wait, and a decoded USDC payload handed on as is.
@@ -10,12 +10,12 @@ import { createDevnetChainParams } from '../../consensus/devnet.js';
 import { createHttpServer, type HttpServer, type TxSubmitter } from '../../node/api/http.js';
 import { createX402Router } from '../../node/api/x402Routes.js';
 import type { ServiceDefinition } from '../../services/types.js';
-import { PAYMENT_HTTP_STATUS } from '../../x402/errors.js';
-import { outcomeBody, refusal, type PaidCallOutcome, type SettleOutcome } from '../../x402/outcome.js';
-import { createPaidCallCore, type PaidCallModules } from '../../x402/paidCall.js';
-import type { NativeRail, ServiceCatalog, UsdcRail } from '../../x402/ports.js';
-import { createReferencePriceSource } from '../../x402/pricing.js';
-import { COMMITMENT_SCHEME, type PaymentRequirements } from '../../x402/wire.js';
+import { PAYMENT_HTTP_STATUS } from '../../x402/core/errors.js';
+import { outcomeBody, refusal, type PaidCallOutcome, type SettleOutcome } from '../../x402/core/outcome.js';
+import { createPaidCallCore, type PaidCallModules } from '../../x402/core/paidCall.js';
+import type { NativeRail, ServiceCatalog, UsdcRail } from '../../x402/core/ports.js';
+import { createReferencePriceSource } from '../../x402/core/pricing.js';
+import { COMMITMENT_SCHEME, type PaymentRequirements } from '../../x402/core/wire.js';
 import { stubService } from '../helpers/stubService.js';
 
 const params = createDevnetChainParams({ genesisBits: 0x207fffff });

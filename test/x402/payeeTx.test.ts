@@ -1,5 +1,5 @@
 /**
- * x402/payeeTx.ts: a payee transaction submitted while a block mines the payee's previous one (the
+ * x402/native/payeeTx.ts: a payee transaction submitted while a block mines the payee's previous one (the
  * account read is older than the mempool) is retried with a fresh read instead of failing with
  * tx_bad_nonce; other refusals are final. Its fee enters the mempool: the minimum fee rate while
  * the pool has room, above a full pool's floor, above the floor a refusal names, and above the
@@ -10,10 +10,10 @@ import { NodeError, ValidationError, TxErrorCode } from '../../consensus/errors.
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { decodeTx } from '../../consensus/tx.js';
 import { TxType } from '../../consensus/tx.js';
-import { FLOOR_MARGIN_PCT, payeeTxFee, REPLACE_BUMP_PCT, submitPayeeTx } from '../../x402/payeeTx.js';
-import { memoryPayeeTxLog, PayeeNonceErrorCode, PayeeNonces } from '../../x402/payeeNonces.js';
+import { FLOOR_MARGIN_PCT, payeeTxFee, REPLACE_BUMP_PCT, submitPayeeTx } from '../../x402/native/payeeTx.js';
+import { memoryPayeeTxLog, PayeeNonceErrorCode, PayeeNonces } from '../../x402/native/payeeNonces.js';
 import type { MempoolStats } from '../../chain/types.js';
-import type { PaymentChain, PaymentMempool } from '../../x402/ports.js';
+import type { PaymentChain, PaymentMempool } from '../../x402/core/ports.js';
 
 const params = createDevnetChainParams();
 const payee = getDevKeyPair();

@@ -1,5 +1,5 @@
 /**
- * Ends of claims the ledger could not take (x402/pendingEnds.ts, issue 31): found by
+ * Ends of claims the ledger could not take (x402/ledger/pendingEnds.ts, issue 31): found by
  * test/integration/fleetRandom.test.ts, where a call claimed just before PostgreSQL restarted
  * stayed `claimed` on a node that lived on (no result, no refund, a USDC payment charged).
  * An end refused with `ledger_unavailable` is rethrown and written again once the ledger answers;
@@ -8,8 +8,8 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import { NodeError } from '../../consensus/errors.js';
-import { LedgerErrorCode } from '../../x402/ledger.js';
-import { PendingEnds } from '../../x402/pendingEnds.js';
+import { LedgerErrorCode } from '../../x402/ledger/ledger.js';
+import { PendingEnds } from '../../x402/ledger/pendingEnds.js';
 
 const unavailable = () => new NodeError(LedgerErrorCode.UNAVAILABLE, 'down');
 

@@ -1,5 +1,5 @@
 /**
- * The fleet's provider inbox (x402/pgInbox.ts, issue 31): two nodes' inboxes on one real
+ * The fleet's provider inbox (x402/providers/pgInbox.ts, issue 31): two nodes' inboxes on one real
  * PostgreSQL, in-process. A job queued at A is taken and answered at B and A's caller gets the
  * result; an agent polling only A is online at B, with the stats shared; answer and timeout race
  * and the row decides each job once (the caller has the result exactly when the agent's answer
@@ -15,11 +15,11 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import pg from 'pg';
 import { encodeAddress } from '../../consensus/address.js';
 import { toHex } from '../../consensus/hash.js';
-import { writeHeartbeat, type FleetSelf } from '../../x402/fleet.js';
-import type { InboxJob } from '../../x402/inbox.js';
-import { signInboxRequest } from '../../x402/inboxAuth.js';
-import { PgInbox, type PgInboxOptions } from '../../x402/pgInbox.js';
-import { PgLedger } from '../../x402/pgLedger.js';
+import { writeHeartbeat, type FleetSelf } from '../../x402/fleet/fleet.js';
+import type { InboxJob } from '../../x402/providers/inbox.js';
+import { signInboxRequest } from '../../x402/providers/inboxAuth.js';
+import { PgInbox, type PgInboxOptions } from '../../x402/providers/pgInbox.js';
+import { PgLedger } from '../../x402/ledger/pgLedger.js';
 import { testKey } from '../helpers/keys.js';
 import { usePostgres } from '../helpers/usePostgres.js';
 import { CountingVerifier } from '../helpers/verifier.js';

@@ -1,5 +1,5 @@
 /**
- * x402/refunds.ts under congestion: a refund pushed out of a full mempool by transfers at 3× the
+ * x402/native/refunds.ts under congestion: a refund pushed out of a full mempool by transfers at 3× the
  * minimum fee rate is bumped — a replacement with the same nonce and a higher fee rate, written
  * ahead in the ledger — and is never counted as stuck (`payee_underfunded` is for a payee that
  * cannot pay); when the replaced transaction is the one mined, the record names it.
@@ -20,11 +20,11 @@ import { decodeTx, encodeTx, signTx, txId, TxType, TX_VERSION, type Tx } from '.
 import { agentInvoke } from '../../consensus/txTypes/agentInvoke.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { ServiceError, type ServiceContext } from '../../services/types.js';
-import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
-import { createReferencePriceSource } from '../../x402/pricing.js';
-import { RefundManager } from '../../x402/refunds.js';
-import { NativeSettlement } from '../../x402/settle.js';
-import { requestCommitment } from '../../x402/wire.js';
+import { openLedger, type SettlementLedger } from '../../x402/ledger/open.js';
+import { createReferencePriceSource } from '../../x402/core/pricing.js';
+import { RefundManager } from '../../x402/native/refunds.js';
+import { NativeSettlement } from '../../x402/native/settle.js';
+import { requestCommitment } from '../../x402/core/wire.js';
 import { testKey } from '../helpers/keys.js';
 import { stubService } from '../helpers/stubService.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';

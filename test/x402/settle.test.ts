@@ -17,12 +17,12 @@ import { agentInvoke, decodeInvokeRecord, invokeKey } from '../../consensus/txTy
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import { ServiceError, type ServiceContext } from '../../services/types.js';
-import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
-import { RefundManager } from '../../x402/refunds.js';
-import type { SettleOutcome } from '../../x402/outcome.js';
-import { NativeSettlement, wakeInChunks } from '../../x402/settle.js';
-import { requestCommitment, requestHashOf } from '../../x402/wire.js';
-import { createReferencePriceSource } from '../../x402/pricing.js';
+import { openLedger, type SettlementLedger } from '../../x402/ledger/open.js';
+import { RefundManager } from '../../x402/native/refunds.js';
+import type { SettleOutcome } from '../../x402/core/outcome.js';
+import { NativeSettlement, wakeInChunks } from '../../x402/native/settle.js';
+import { requestCommitment, requestHashOf } from '../../x402/core/wire.js';
+import { createReferencePriceSource } from '../../x402/core/pricing.js';
 import { testKey } from '../helpers/keys.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';

@@ -1,12 +1,12 @@
 /**
- * The fleet's signer lease (x402/signerLease.ts) on a real PostgreSQL: one holder at a time; the
+ * The fleet's signer lease (x402/fleet/signerLease.ts) on a real PostgreSQL: one holder at a time; the
  * lease passes on when the holder stops, when its process is SIGKILLed (measured: within the
  * poll interval) and is reported lost when the database goes away.
  */
 import { describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { SignerLease } from '../../x402/signerLease.js';
+import { SignerLease } from '../../x402/fleet/signerLease.js';
 import { usePostgres } from '../helpers/usePostgres.js';
 
 const postgres = usePostgres(120_000);

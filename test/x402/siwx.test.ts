@@ -1,5 +1,5 @@
 /**
- * x402 sign-in-with-x (x402/siwx.ts) with real EIP-4361 messages signed by viem accounts: a
+ * x402 sign-in-with-x (x402/usdc/siwx.ts) with real EIP-4361 messages signed by viem accounts: a
  * challenge of this node (or of its fleet: the same ledger key), signed by the payer for one
  * payment, proves its address for that payment; a sign-in captured for payment X proves nothing
  * for payment Y, nor one naming no payment; another node's challenge, another resource, an
@@ -8,7 +8,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createSiweMessage } from 'viem/siwe';
-import { SiwxChallenges, SIWX_CHALLENGE_SECONDS } from '../../x402/siwx.js';
+import { SiwxChallenges, SIWX_CHALLENGE_SECONDS } from '../../x402/usdc/siwx.js';
 
 const payer = privateKeyToAccount(`0x${'11'.repeat(32)}`);
 const RESOURCE = 'http://127.0.0.1:8402/api/x402/native-echo';

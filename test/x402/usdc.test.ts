@@ -9,12 +9,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/g
 import { join } from 'node:path';
 import { silentLogger } from '../../chain/types.js';
 import { ServiceError, type ServiceContext, type ServiceDefinition } from '../../services/types.js';
-import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
-import { usdcRequirements, type PaymentRequirements } from '../../x402/quote.js';
-import { createFacilitator, FacilitatorUnavailableError, parseAuthHeader } from '../../x402/usdcFacilitator.js';
-import { authorizationId, createUsdcSettlement, type UsdcOutcome, type UsdcSettlement } from '../../x402/usdcSettle.js';
-import { verifyUsdcPaymentLocally } from '../../x402/usdcVerify.js';
-import { checkPaymentPayload, decodePaymentHeader, paymentResponseHeaders, type UsdcPaymentPayload } from '../../x402/usdcWire.js';
+import { openLedger, type SettlementLedger } from '../../x402/ledger/open.js';
+import { usdcRequirements, type PaymentRequirements } from '../../x402/core/quote.js';
+import { createFacilitator, FacilitatorUnavailableError, parseAuthHeader } from '../../x402/usdc/facilitator.js';
+import { authorizationId, createUsdcSettlement, type UsdcOutcome, type UsdcSettlement } from '../../x402/usdc/settle.js';
+import { verifyUsdcPaymentLocally } from '../../x402/usdc/verify.js';
+import { checkPaymentPayload, decodePaymentHeader, paymentResponseHeaders, type UsdcPaymentPayload } from '../../x402/usdc/wire.js';
 import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
 import { decodeHeader, encodeHeader, malleate, NODE_PAY_TO, otherAccount, payerAccount, paymentHeader, referenceViem, signedPayment } from '../helpers/facilitatorPayments.js';
 

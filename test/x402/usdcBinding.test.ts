@@ -4,9 +4,9 @@
  * which /settle failures are final.
  */
 import { describe, expect, test } from '@jest/globals';
-import { commitmentExtension, commitmentSaltOf, isCommittedNonce, sellerOfNonce, USDC_COMMITMENT_TAG, usdcCommitmentNonce, withoutCommitmentSalt } from '../../x402/usdcCommitment.js';
-import { isDefinitiveSettleFailure, usdcRequestHash } from '../../x402/usdcSettle.js';
-import { requestHashOf } from '../../x402/wire.js';
+import { commitmentExtension, commitmentSaltOf, isCommittedNonce, sellerOfNonce, USDC_COMMITMENT_TAG, usdcCommitmentNonce, withoutCommitmentSalt } from '../../x402/usdc/commitment.js';
+import { isDefinitiveSettleFailure, usdcRequestHash } from '../../x402/usdc/settle.js';
+import { requestHashOf } from '../../x402/core/wire.js';
 
 const SELLER = '0123456789abcdef';
 const SALT = 'ab'.repeat(32);

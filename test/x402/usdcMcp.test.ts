@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { callTool, X402_PAYMENT_META, type McpModules } from '../../node/api/mcp.js';
-import { createReferencePriceSource } from '../../x402/pricing.js';
+import { createReferencePriceSource } from '../../x402/core/pricing.js';
 import { referenceViem, signedPayment } from '../helpers/facilitatorPayments.js';
 
 // Payments are signed with viem from reference/ (installed on first use); without it these suites skip.

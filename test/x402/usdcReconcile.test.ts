@@ -19,12 +19,12 @@ import { encodeFunctionData, parseAbi, type Address, type Hex } from 'viem';
 import { silentLogger } from '../../chain/types.js';
 import { createOutboundClient } from '../../services/outbound/client.js';
 import type { ServiceContext, ServiceDefinition } from '../../services/types.js';
-import { openLedger, type SettlementLedger } from '../../x402/ledger.js';
-import { BASE_USDC, usdcRequirements, type PaymentRequirements } from '../../x402/quote.js';
-import { createFacilitator } from '../../x402/usdcFacilitator.js';
-import { createBaseAuthorizationChain, createUsdcReconciler, type UsdcReconciler } from '../../x402/usdcReconcile.js';
-import { authorizationId, createUsdcSettlement, type UsdcOutcome, type UsdcSettlement } from '../../x402/usdcSettle.js';
-import { commitmentExtension, usdcCommitmentNonce } from '../../x402/usdcCommitment.js';
+import { openLedger, type SettlementLedger } from '../../x402/ledger/open.js';
+import { BASE_USDC, usdcRequirements, type PaymentRequirements } from '../../x402/core/quote.js';
+import { createFacilitator } from '../../x402/usdc/facilitator.js';
+import { createBaseAuthorizationChain, createUsdcReconciler, type UsdcReconciler } from '../../x402/usdc/reconcile.js';
+import { authorizationId, createUsdcSettlement, type UsdcOutcome, type UsdcSettlement } from '../../x402/usdc/settle.js';
+import { commitmentExtension, usdcCommitmentNonce } from '../../x402/usdc/commitment.js';
 import { EIP3009_STUB_CODE, startAnvil, useAuthorization, type Anvil } from '../helpers/anvil.js';
 import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
 import { decodeHeader, encodeHeader, NODE_PAY_TO, otherAccount, payerAccount, paymentHeader, referenceViem, signedPayment } from '../helpers/facilitatorPayments.js';
@@ -90,7 +90,7 @@ const randomHex = (bytes: number) => Buffer.from(Array.from({ length: bytes }, (
 /**
  * A payment of 'hi' to native-echo. `proof`: how its payer proves itself on a retry — a
  * payment-identifier (default, as @x402/fetch with the extension sends), a bound nonce with its
- * salt (x402/usdcCommitment.ts), or nothing (`bare`: the official clients' default).
+ * salt (x402/usdc/commitment.ts), or nothing (`bare`: the official clients' default).
  */
 async function pay(validBeforeIn = 60, proof: 'id' | 'bound' | 'bare' = 'id') {
   const salt = randomHex(32);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/g
 import type { ChainReader, MempoolReader } from '../../chain/types.js';
 import { createHttpServer, type HttpServer, type TxSubmitter } from '../../node/api/http.js';
 import { createX402Router } from '../../node/api/x402Routes.js';
-import { PAYMENT_HTTP_STATUS } from '../../x402/errors.js';
+import { PAYMENT_HTTP_STATUS } from '../../x402/core/errors.js';
 import { decodeHeader, NODE_PAY_TO, paymentHeader, referenceViem } from '../helpers/facilitatorPayments.js';
 
 // Payments are signed with viem from reference/ (installed on first use); without it these suites skip.

@@ -1,5 +1,5 @@
 // Builds the package: compiles src/ and the node's modules it imports (sdk/, consensus/,
-// x402/wire.ts, …) into dist/ with the repository's TypeScript, keeps only the JavaScript the
+// x402/core/wire.ts, …) into dist/ with the repository's TypeScript, keeps only the JavaScript the
 // entry point loads (the declarations stay whole), and refuses a build whose code would load a
 // package that package.json does not declare (the node's server stack must never leak in).
 import { execFileSync } from 'node:child_process';

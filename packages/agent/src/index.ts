@@ -1,7 +1,7 @@
 /**
  * The agent's toolkit of a native-node: what a program that buys paid calls from a node needs,
  * without the node. Compiled from the node's own modules (the SDK in sdk/, the transaction
- * encoding and signatures in consensus/, the wire schema and commitment in x402/wire.ts), so the
+ * encoding and signatures in consensus/, the wire schema and commitment in x402/core/wire.ts), so the
  * node and this package encode payments the same way.
  */
 export {

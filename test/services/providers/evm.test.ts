@@ -14,7 +14,7 @@ import { createOutboundClient } from '../../../services/outbound/client.js';
 import { executeService } from '../../../services/execute.js';
 import { ENS_REGISTRY, GAS_PRICE_ORACLE, standardTransferBytes, USDC_BASE } from '../../../services/providers/evm.js';
 import { ServiceError, type HealthReport, type ServiceContext } from '../../../services/types.js';
-import { createReferencePriceSource } from '../../../x402/pricing.js';
+import { createReferencePriceSource } from '../../../x402/core/pricing.js';
 import { startAnvil, type Anvil } from '../../helpers/anvil.js';
 import { startProviderFake, type ProviderFake } from './fakeProviders.js';
 import { startFake } from '../outboundFakes.js';

@@ -13,7 +13,7 @@ import { getDevKeyPair } from '../../../consensus/devnet.js';
 import { fromHex } from '../../../consensus/hash.js';
 import { createAgentInvokeTx } from '../../../consensus/txBuilder.js';
 import { USDC_BASE } from '../../../services/providers/evm.js';
-import { requestCommitment } from '../../../x402/wire.js';
+import { requestCommitment } from '../../../x402/core/wire.js';
 import { readPngInfo } from '../../../services/providers/png.js';
 import { startAnvil, type Anvil } from '../../helpers/anvil.js';
 import { testKey } from '../../helpers/keys.js';

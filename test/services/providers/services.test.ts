@@ -14,7 +14,7 @@ import { executeService } from '../../../services/execute.js';
 import { freshMajors, MAJORS_MAX_AGE_MS, providersOf } from '../../../services/providers/index.js';
 import { readPngInfo } from '../../../services/providers/png.js';
 import { ServiceError, type HealthReport, type ServiceContext, type ServiceDefinition } from '../../../services/types.js';
-import { createReferencePriceSource } from '../../../x402/pricing.js';
+import { createReferencePriceSource } from '../../../x402/core/pricing.js';
 import { startProviderFake, type Family, type Mode, type ProviderFake } from './fakeProviders.js';
 
 const params = createDevnetChainParams({ genesisBits: 0x207fffff });

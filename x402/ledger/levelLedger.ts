@@ -1,0 +1,269 @@
+/**
+ * The settlement ledger in LevelDB (`<dataDir>/ledger`), one node's: the interface and its key
+ * layout are in ledger.ts.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { Level } from 'level';
+import { TRANSITION_FROM, refundTxPatch, transitionConflict, type ClaimResult, type PaymentRecord, type PaymentStatus, type RefundTxWrite, type ServiceVolume, type SettlementLedger, type UsdcReconcileState } from './ledger.js';
+import type { LedgerWitness } from './witness.js';
+
+/** The key of write count `seq` (see module comment). */
+const seqKey = (seq: number) => `s:${String(seq).padStart(16, '0')}`;
+
+/** The settlement ledger in LevelDB (see module comment). */
+export class LevelLedger implements SettlementLedger {
+  readonly kind = 'leveldb' as const;
+  private readonly locks = new Set<string>();
+  /** Records claimed by this process and not finished yet: their next write needs no read. */
+  private readonly inflight = new Map<string, PaymentRecord>();
+  private readonly volumes = new Map<string, ServiceVolume>();
+  /** Records per status, both rails (for the status endpoint). */
+  private readonly statusCounts: Record<PaymentStatus, number> = { claimed: 0, settled: 0, refund_pending: 0, refunded: 0, failed: 0, settle_pending: 0, expired_unsettled: 0 };
+  /** Records refunded without a call (`refused`, native rail). */
+  private refusedCount = 0;
+  /**
+   * Counts the records created by `claim`. A caller that read "no record" while the count was n
+   * and claims while it is still n knows no record appeared in between: this process is the only
+   * writer, and every record starts with a claim. The claim then skips its second read.
+   */
+  private claims = 0;
+  /** Writes so far (`s:<seq>`; absent in ledgers of older versions: undefined until the witness is attached). */
+  private seq: number | undefined;
+  /** The witness files every write is mirrored to before it returns (x402/ledger/witness.ts). */
+  private witness: LedgerWitness | undefined;
+
+  private constructor(
+    private readonly db: Level<string, string>,
+    /** This ledger's id (16 hex characters): the seller id of the quotes (see module comment). */
+    readonly sellerId: string,
+  ) {}
+
+  /** The ledger's write count (`s:<seq>`); undefined for a ledger written only by older versions. */
+  sequence(): number | undefined {
+    return this.seq;
+  }
+
+  /** Mirrors every write from now on to `witness`, and brings it up to the ledger's count now. */
+  async attachWitness(witness: LedgerWitness): Promise<void> {
+    this.witness = witness;
+    if (this.seq === undefined) {
+      this.seq = 0;
+      await this.db.put(seqKey(0), '');
+    }
+    await witness.advance(this.seq);
+  }
+
+  /** Writes `key` and the next sequence number in one batch, then the witness (see module comment). */
+  private async write(key: string, value: string): Promise<void> {
+    const seq = (this.seq ?? 0) + 1;
+    this.seq = seq;
+    // Batches may land out of order: each puts its own key, so the highest key is the count.
+    await this.db.batch([
+      { type: 'put', key, value },
+      { type: 'put', key: seqKey(seq), value: '' },
+      { type: 'del', key: seqKey(seq - 1) },
+    ]);
+    await this.witness?.advance(seq);
+  }
+
+  /** Opens (or creates) the ledger database in `dir` and loads the per-service totals. */
+  static async open(dir: string): Promise<LevelLedger> {
+    await mkdir(dir, { recursive: true });
+    const db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    await db.open();
+    let seller = await db.get('m:seller');
+    if (seller === undefined) {
+      seller = JSON.stringify({ sellerId: randomBytes(8).toString('hex'), createdAt: Date.now() });
+      await db.put('m:seller', seller);
+    }
+    const ledger = new LevelLedger(db, (JSON.parse(seller) as { sellerId: string }).sellerId);
+    for await (const key of db.keys({ gte: 's:', lt: 's;', reverse: true, limit: 1 })) ledger.seq = Number(key.slice(2));
+    for await (const rec of ledger.records()) {
+      if (rec.status === 'settled') ledger.count(rec);
+      ledger.tally(undefined, rec.status, rec.refused);
+    }
+    return ledger;
+  }
+
+  private tally(from: PaymentStatus | undefined, to: PaymentStatus, refused?: boolean): void {
+    if (from !== undefined) this.statusCounts[from]--;
+    this.statusCounts[to]++;
+    if (from === undefined && refused) this.refusedCount++;
+  }
+
+  /** How many records are in each status, and how many were refused (refunded without a call). */
+  counts(): Readonly<Record<PaymentStatus, number>> & { readonly refused: number } {
+    return { ...this.statusCounts, refused: this.refusedCount };
+  }
+
+  /** One process writes this database: the totals are always current. */
+  async refreshTotals(): Promise<void> {}
+
+  /** A local database: available while open. */
+  available(): boolean {
+    return true;
+  }
+
+  private count(rec: PaymentRecord): void {
+    const v = this.volumes.get(rec.serviceId) ?? { calls: 0, callsUsdc: 0, volumeBase: 0n, volumeUsdcAtomic: 0n };
+    if (rec.rail === 'native') {
+      v.calls++;
+      v.volumeBase += BigInt(rec.amount);
+    } else {
+      v.callsUsdc++;
+      v.volumeUsdcAtomic += BigInt(rec.amount);
+    }
+    this.volumes.set(rec.serviceId, v);
+  }
+
+  /** The record of a payment, if any. */
+  async get(id: string): Promise<PaymentRecord | undefined> {
+    const raw = await this.db.get(`p:${id}`);
+    return raw === undefined ? undefined : (JSON.parse(raw) as PaymentRecord);
+  }
+
+  /** Which of `ids` have a record, in one read (the payment watcher checks a whole block's invokes at once). */
+  async hasMany(ids: readonly string[]): Promise<boolean[]> {
+    if (ids.length === 0) return [];
+    const raws = await this.db.getMany(ids.map((id) => `p:${id}`));
+    return raws.map((raw) => raw !== undefined);
+  }
+
+  /**
+   * The record of a payment, with a token to pass to `claim` when there is none: the claim then
+   * needs no second read unless another payment was claimed in between.
+   */
+  async lookup(id: string): Promise<{ record: PaymentRecord | undefined; absentToken: number }> {
+    const absentToken = this.claims;
+    return { record: await this.get(id), absentToken };
+  }
+
+  /**
+   * Claims a payment for one execution. Returns `{claimed: true}` to exactly one caller per id;
+   * every other caller (concurrent or later) gets `{claimed: false}` with the existing record.
+   * `absentToken`: from a `lookup` that found no record.
+   */
+  async claim(rec: Omit<PaymentRecord, 'status' | 'claimedAt' | 'updatedAt'>, now = Date.now(), absentToken?: number): Promise<ClaimResult> {
+    return this.create({ ...rec, status: 'claimed', claimedAt: now, updatedAt: now }, absentToken);
+  }
+
+  /**
+   * Claims a payment the node will not honour straight into `refund_pending` (`refused`), under
+   * the same lock as `claim`: exactly one of a settle's claim and this one wins. The caller then
+   * sends the refund (RefundManager.refund); a crash in between leaves a `refund_pending` record,
+   * which the refund manager finishes at start.
+   */
+  async claimRefusal(rec: Omit<PaymentRecord, 'status' | 'claimedAt' | 'updatedAt' | 'refused' | 'error'>, error: { code: string; message: string }, now = Date.now()): Promise<ClaimResult> {
+    return this.create({ ...rec, status: 'refund_pending', refused: true, error, claimedAt: now, updatedAt: now });
+  }
+
+  private async create(record: PaymentRecord, absentToken?: number): Promise<ClaimResult> {
+    if (this.locks.has(record.id)) {
+      const existing = await this.get(record.id);
+      return { claimed: false, record: existing ?? { ...record, status: 'claimed' } };
+    }
+    this.locks.add(record.id);
+    try {
+      const existing = absentToken === this.claims ? undefined : await this.get(record.id);
+      if (existing) return { claimed: false, record: existing };
+      await this.write(`p:${record.id}`, JSON.stringify(record));
+      // Counted once the record is readable: a lookup that began before this point carries an
+      // older token (and reads again), one that begins after it finds the record.
+      this.claims++;
+      this.tally(undefined, record.status, record.refused);
+      if (record.status === 'claimed') this.inflight.set(record.id, record);
+      return { claimed: true, record };
+    } finally {
+      this.locks.delete(record.id);
+    }
+  }
+
+  private async update(id: string, from: readonly PaymentStatus[], to: string, patch: Partial<PaymentRecord>, now = Date.now()): Promise<PaymentRecord> {
+    const cur = this.inflight.get(id) ?? (await this.get(id));
+    if (!cur || !from.includes(cur.status)) throw transitionConflict(id, cur?.status, to);
+    const next = { ...cur, ...patch, updatedAt: now } as PaymentRecord;
+    await this.write(`p:${id}`, JSON.stringify(next));
+    this.tally(cur.status, next.status);
+    if (next.status === 'claimed') this.inflight.set(id, next);
+    else this.inflight.delete(id);
+    return next;
+  }
+
+  /** claimed → settled, storing the result and receipt. */
+  async settle(id: string, result: unknown, receipt: Record<string, unknown>): Promise<PaymentRecord> {
+    const rec = await this.update(id, TRANSITION_FROM.settle, 'settle', { status: 'settled', result, receipt });
+    this.count(rec);
+    return rec;
+  }
+
+  /** claimed → refund_pending; `refund`: the refund tx written ahead of its submission, or none in flight and why. */
+  async refundPending(id: string, error: { code: string; message: string }, refund?: RefundTxWrite): Promise<PaymentRecord> {
+    return this.update(id, TRANSITION_FROM.refundPending, 'refundPending', { status: 'refund_pending', error, ...refundTxPatch(refund) });
+  }
+
+  /** claimed → failed (USDC rail: not charged, no result; the authorization stays used). */
+  async fail(id: string, error: { code: string; message: string }): Promise<PaymentRecord> {
+    return this.update(id, TRANSITION_FROM.fail, 'fail', { status: 'failed', error });
+  }
+
+  /** claimed → settle_pending (USDC): the result is kept until Base says whether the authorization was used. */
+  async settlePending(id: string, result: unknown, reconcile: UsdcReconcileState, error: { code: string; message: string }): Promise<PaymentRecord> {
+    return this.update(id, TRANSITION_FROM.settlePending, 'settlePending', { status: 'settle_pending', result, reconcile, error });
+  }
+
+  /** settle_pending: the reconciler's progress (first block searched, checks made). */
+  async reconcileProgress(id: string, reconcile: UsdcReconcileState): Promise<PaymentRecord> {
+    return this.update(id, TRANSITION_FROM.reconcileProgress, 'reconcileProgress', { reconcile });
+  }
+
+  /** settle_pending → settled with the receipt found on chain (the stored result is kept). */
+  async settleReconciled(id: string, receipt: Record<string, unknown>): Promise<PaymentRecord> {
+    const rec = await this.update(id, TRANSITION_FROM.settleReconciled, 'settleReconciled', { status: 'settled', receipt, error: undefined });
+    this.count(rec);
+    return rec;
+  }
+
+  /** settle_pending → expired_unsettled: never used before validBefore; the result is dropped, nothing charged. */
+  async expireUnsettled(id: string, error: { code: string; message: string }): Promise<PaymentRecord> {
+    return this.update(id, TRANSITION_FROM.expireUnsettled, 'expireUnsettled', { status: 'expired_unsettled', result: undefined, error });
+  }
+
+  /** refund_pending → refunded; the refund's bytes are no longer needed (a reorg reopening it takes them from the block). */
+  async refunded(id: string, refundTxId: string): Promise<PaymentRecord> {
+    return this.update(id, TRANSITION_FROM.refunded, 'refunded', { status: 'refunded', refundTxId, refundTx: undefined });
+  }
+
+  /** Every record (a full scan: for start-up recovery and audits). */
+  async *records(): AsyncGenerator<PaymentRecord> {
+    for await (const [, v] of this.db.iterator({ gte: 'p:', lt: 'p;' })) yield JSON.parse(v) as PaymentRecord;
+  }
+
+  /** A watcher's mark (see module comment), undefined when never written. */
+  async getMark<T>(name: string): Promise<T | undefined> {
+    const raw = await this.db.get(`m:${name}`);
+    return raw === undefined ? undefined : (JSON.parse(raw) as T);
+  }
+
+  /** Writes a watcher's mark. */
+  async putMark(name: string, value: unknown): Promise<void> {
+    await this.write(`m:${name}`, JSON.stringify(value));
+  }
+
+  /** The mark `name`, written as `value` first when there is none (this process is the ledger's only writer). */
+  async initMark<T>(name: string, value: T): Promise<T> {
+    const stored = await this.getMark<T>(name);
+    if (stored !== undefined) return stored;
+    await this.putMark(name, value);
+    return value;
+  }
+
+  /** Settled totals of one service. */
+  volume(serviceId: string): ServiceVolume {
+    return this.volumes.get(serviceId) ?? { calls: 0, callsUsdc: 0, volumeBase: 0n, volumeUsdcAtomic: 0n };
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * The ledger's witness: a small file outside the ledger that mirrors how far the ledger got, so a
+ * ledger older than what the node did is found at start, whatever was restored or deleted.
+ *
+ * Every write to the ledger (a claim, a result, a refund, a watcher's mark) advances the ledger's
+ * sequence number in the same database write; before that write returns — so before a result or
+ * a refund leaves the node — the sequence number and the chain's tip at that moment are written
+ * to every witness file (one file write covers all the ledger writes made meanwhile). At start:
+ *
+ *   ledger seq ≥ witness seq  → the ledger is the newest record (a crash between the two writes
+ *                                leaves the ledger ahead, never behind)
+ *   ledger seq < witness seq  → the ledger was restored (or replaced): it may have forgotten
+ *                                payments served or refunded up to the witness's tip height
+ *
+ * A PostgreSQL ledger, shared by a fleet, has no write count of its own: each node's witness names
+ * the last record it wrote and the status it left it in (`last`), and a ledger that no longer
+ * holds that record, or holds it in an earlier status, was restored (`witnessLedgerWrites`).
+ *
+ * The default witness is `<data-dir>/ledger-witness.json`: it survives restoring the ledger alone
+ * and deleting the chain. A copy of the whole data directory carries its witness with it, so the
+ * operator names a second file outside what backups restore (`--ledger-witness`); the newest of
+ * the files wins.
+ */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { NodeError } from '../../consensus/errors.js';
+import type { PaymentRecord, PaymentStatus, SettlementLedger } from './ledger.js';
+
+/** What a witness file holds. */
+export interface WitnessRecord {
+  /** The ledger this file witnesses (its seller id). */
+  readonly sellerId: string;
+  /** The ledger's sequence number after its last write. */
+  readonly seq: number;
+  /** The chain's tip height when that write was made: every payment the ledger decided was mined at or below it. */
+  readonly tip: number;
+  /** Unix ms of the write. */
+  readonly at: number;
+  /** PostgreSQL ledgers: the last record this node wrote and the status it left it in. */
+  readonly last?: { readonly id: string; readonly status: PaymentStatus };
+}
+
+/** How far along its life a status is: a restored ledger holds a record in a lower rank than its witness saw. */
+export function statusRank(s: PaymentStatus): number {
+  return s === 'claimed' ? 0 : s === 'refund_pending' || s === 'settle_pending' ? 1 : 2;
+}
+
+/** Codes of the witness's own failures. */
+export const WitnessErrorCode = {
+  /** A witness file cannot be written: the ledger write is not confirmed to its caller. */
+  UNWRITABLE: 'ledger_witness_unwritable',
+  /** A witness file exists but cannot be read as one. */
+  CORRUPT: 'ledger_witness_corrupt',
+} as const;
+
+/** The file name of the default witness, in the data directory. */
+export const WITNESS_FILE = 'ledger-witness.json';
+
+/** Reads one witness file: undefined when there is none. */
+export async function readWitness(path: string): Promise<WitnessRecord | undefined> {
+  let raw: string;
+  try {
+    raw = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    const w = JSON.parse(raw) as WitnessRecord;
+    if (typeof w.sellerId !== 'string' || !Number.isSafeInteger(w.seq) || !Number.isSafeInteger(w.tip)) throw new Error('missing fields');
+    return w;
+  } catch (e) {
+    throw new NodeError(WitnessErrorCode.CORRUPT, `the ledger witness ${path} is not readable (${(e as Error).message}); move it away to start without it`);
+  }
+}
+
+/** The newest witness of `sellerId` among `paths` (files of another ledger are ignored). */
+export async function readNewestWitness(paths: readonly string[], sellerId: string): Promise<WitnessRecord | undefined> {
+  let best: WitnessRecord | undefined;
+  for (const p of paths) {
+    const w = await readWitness(p);
+    if (w && w.sellerId === sellerId && (!best || w.seq > best.seq)) best = w;
+  }
+  return best;
+}
+
+/** The witness files of one ledger, written together (see module comment). */
+export class LedgerWitness {
+  private written = -1;
+  private wanted = 0;
+  private last: WitnessRecord['last'];
+  private writing: Promise<void> | undefined;
+  /** The chain's tip height (set once the chain is open; 0 before). */
+  tip: () => number = () => 0;
+
+  constructor(
+    readonly paths: readonly string[],
+    private readonly sellerId: string,
+    /**
+     * The tip the files said before (never written lower: a chain being downloaded again starts
+     * at 0, and what the ledger decided up to the old tip must still be covered by a next restore).
+     */
+    private tipFloor = 0,
+  ) {}
+
+  /** Resolves once every file says at least `seq` (one file write covers every seq asked for meanwhile). */
+  async advance(seq: number, last?: WitnessRecord['last']): Promise<void> {
+    if (seq > this.wanted) this.wanted = seq;
+    if (last) this.last = last;
+    while (this.written < seq) {
+      this.writing ??= this.flush().finally(() => (this.writing = undefined));
+      await this.writing;
+    }
+  }
+
+  private async flush(): Promise<void> {
+    const seq = this.wanted;
+    this.tipFloor = Math.max(this.tipFloor, this.tip());
+    const body = JSON.stringify({ sellerId: this.sellerId, seq, tip: this.tipFloor, at: Date.now(), ...(this.last ? { last: this.last } : {}) } satisfies WitnessRecord);
+    try {
+      await Promise.all(
+        this.paths.map(async (p) => {
+          const tmp = `${p}.tmp`;
+          await mkdir(dirname(p), { recursive: true });
+          await writeFile(tmp, body);
+          await rename(tmp, p);
+        }),
+      );
+    } catch (e) {
+      throw new NodeError(WitnessErrorCode.UNWRITABLE, `cannot write the ledger witness (${(e as Error).message})`);
+    }
+    this.written = seq;
+  }
+}
+
+/** The ledger methods that write a payment record (each returns the record as written, or a claim result). */
+const RECORD_WRITES = new Set(['claim', 'claimRefusal', 'settle', 'refundPending', 'fail', 'settlePending', 'reconcileProgress', 'settleReconciled', 'expireUnsettled', 'refunded']);
+
+/**
+ * A PostgreSQL ledger whose record writes this node makes are mirrored to `witness` (the record
+ * and its status) before they return; every other member is the ledger's own.
+ */
+export function witnessLedgerWrites<L extends SettlementLedger>(ledger: L, witness: LedgerWitness, startSeq = 0): L {
+  let seq = startSeq;
+  return new Proxy(ledger, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      if (typeof prop !== 'string' || !RECORD_WRITES.has(prop)) return (value as (...a: unknown[]) => unknown).bind(target);
+      return async (...args: unknown[]) => {
+        const out = (await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)) as PaymentRecord | { claimed: boolean; record: PaymentRecord };
+        const rec = 'record' in out ? (out.claimed ? out.record : undefined) : out;
+        if (rec) await witness.advance(++seq, { id: rec.id, status: rec.status });
+        return out;
+      };
+    },
+  });
+}

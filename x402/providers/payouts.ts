@@ -1,0 +1,406 @@
+/**
+ * Provider payouts (issue 17): after a provider agent's service settled a payment (the caller got
+ * the result with the receipt), the node pays the agent the price minus the node fee
+ * (`params.providers.nodeFeeBps`) in NATIVE.
+ *
+ * Native-rail calls: a `provider_payout` transaction naming the invoke. Exactly once, even across
+ * restarts and reorgs: consensus accepts one payout per invoke and none for a refunded invoke
+ * (consensus/txTypes/providerPayout.ts), so such a payout may be re-sent freely.
+ *
+ * USDC-rail calls have no invoke on this chain (the caller paid USDC on Base): the provider gets
+ * the same NATIVE share of the service's NATIVE price, by a plain `transfer` from the payee.
+ * Consensus cannot tell a second transfer from the first, so exactly-once is kept here: the signed
+ * transfer's bytes are stored before it leaves (write-ahead) and only those bytes are sent again
+ * while their nonce is unused; a new transfer is signed only once the payee's nonce has moved
+ * past the stored one and the stored transfer is not on the chain (it never can be then).
+ *
+ * Native payouts are stored before they leave too (write-ahead): a signer that takes over re-sends
+ * the very payout the previous one signed while its nonce is unused, instead of signing a second.
+ * Nonces come from the payee's one allocator, shared with refunds (x402/native/payeeNonces.ts): a
+ * payment's payout holds one nonce until the chain uses it, and no other transaction takes it.
+ * The manager keeps one in-memory record per payout: a reload (`resume`, `adoptOwed`) adds only
+ * payouts it does not know, and a send reads the store first.
+ *
+ * The store (`PayoutStore`: owed → submitted → paid) remembers what is owed: one node keeps it in
+ * its providers database (`o:<payment id>`); a fleet on a PostgreSQL ledger shares it in the
+ * ledger's database (`provider_payouts`, x402/providers/pgPayoutStore.ts), so the node that served a call
+ * owes it (`oweLater`) whether or not it holds the signer lease, and whichever node holds the lease
+ * sends it (`adoptOwed`) — before, each node kept its own store: a provider call another node
+ * served was owed only at the next lease change, and a USDC call's payout was paid again by each
+ * new holder. At start every settled provider payment of the ledger without a payout record is
+ * owed again (a crash between the settlement and `owe`), and what is not mined yet is re-checked
+ * on every tip and re-sent when its transaction was lost.
+ */
+import type { Level } from 'level';
+import { tryDecodeAddress } from '../../consensus/address.js';
+import { fromHex, toHex } from '../../consensus/hash.js';
+import type { HybridKeyPair } from '../../consensus/keys.js';
+import type { ChainParams } from '../../consensus/params.js';
+import { getPayout, payoutKey } from '../../consensus/registryState.js';
+import { TxType } from '../../consensus/tx.js';
+import { providerPayout } from '../../consensus/txTypes/providerPayout.js';
+import { transfer } from '../../consensus/txTypes/transfer.js';
+import { decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
+import { silentLogger, type Logger } from '../../chain/types.js';
+import type { PaymentRecord, SettlementLedger } from '../ledger/ledger.js';
+import { decorateCall, type PaidCallCore } from '../core/paidCall.js';
+import { resubmitPayeeTx, submitPayeeTx } from '../native/payeeTx.js';
+import type { PayeeNonces } from '../native/payeeNonces.js';
+import { TipFollower } from '../native/tipFollower.js';
+import type { PaymentChain, PaymentMempool } from '../core/ports.js';
+
+/** A payout's record (JSON; amounts as base-unit strings). */
+export interface PayoutEntry {
+  /** The payment's ledger id: the invoke's tx id (hex), or the USDC authorization's id (`rail: 'usdc'`). */
+  readonly invokeId: string;
+  /** `usdc`: paid by a plain transfer (no invoke to name); absent: a `provider_payout` of the invoke. */
+  readonly rail?: 'usdc';
+  readonly serviceId: string;
+  /** The agent's payout address. */
+  readonly to: string;
+  /** Price minus the node fee, base units. */
+  readonly amount: string;
+  /** The node's fee, base units. */
+  readonly fee: string;
+  /** `cancelled`: the invoke was refunded (the call was not delivered after all): nothing is owed. */
+  status: 'owed' | 'submitted' | 'paid' | 'cancelled';
+  txId?: string;
+  /** Hex bytes of the signed payout, stored before it was submitted (re-sent as is while its nonce is unused). */
+  raw?: string;
+}
+
+/** Where payout records live (see module comment). */
+export interface PayoutStore {
+  /** Records not finished: owed or submitted. */
+  open(): Promise<PayoutEntry[]>;
+  /** Base units paid out (mined) per service. */
+  paidTotals(): Promise<Map<string, bigint>>;
+  get(paymentId: string): Promise<PayoutEntry | undefined>;
+  /** Writes a new record; false (nothing written) when the payment has one already. */
+  create(entry: PayoutEntry): Promise<boolean>;
+  /** Rewrites a record. */
+  put(entry: PayoutEntry): Promise<void>;
+}
+
+/** The store of one node: `o:<payment id>` in its providers database (its only writer). */
+export function levelPayoutStore(db: Level<string, string>): PayoutStore {
+  async function* all(): AsyncGenerator<PayoutEntry> {
+    for await (const [, v] of db.iterator({ gte: 'o:', lt: 'o;' })) yield JSON.parse(v) as PayoutEntry;
+  }
+  const get = async (id: string) => {
+    const v = await db.get(`o:${id}`);
+    return v === undefined ? undefined : (JSON.parse(v) as PayoutEntry);
+  };
+  const put = (e: PayoutEntry) => db.put(`o:${e.invokeId}`, JSON.stringify(e));
+  return {
+    async open() {
+      const out: PayoutEntry[] = [];
+      for await (const e of all()) if (e.status === 'owed' || e.status === 'submitted') out.push(e);
+      return out;
+    },
+    async paidTotals() {
+      const totals = new Map<string, bigint>();
+      for await (const e of all()) if (e.status === 'paid') totals.set(e.serviceId, (totals.get(e.serviceId) ?? 0n) + BigInt(e.amount));
+      return totals;
+    },
+    get,
+    async create(e) {
+      if ((await get(e.invokeId)) !== undefined) return false;
+      await put(e);
+      return true;
+    },
+    put,
+  };
+}
+
+/** Where a provider service's payouts go (from the live registry). */
+export interface PayoutDirectory {
+  /** The payout address of the agent selling `serviceId`, or undefined when it is not a provider service. */
+  payoutAddressOf(serviceId: string): string | undefined;
+  /** The service's NATIVE price, base units: a USDC payment found settled at start without a payout record is owed its share of it. */
+  priceBaseOf?(serviceId: string): bigint | undefined;
+}
+
+/** The provider's share of `amount` after the node fee in basis points (the fee rounds down). */
+export function splitPayout(amount: bigint, feeBps: number): { provider: bigint; fee: bigint } {
+  const fee = (amount * BigInt(feeBps)) / 10_000n;
+  return { provider: amount - fee, fee };
+}
+
+/** Options of the payout manager. */
+export interface PayoutOptions {
+  /** How often unmined payouts are re-checked and re-sent, ms. */
+  readonly retryMs?: number;
+  readonly logger?: Logger;
+  /** Where the records live (default: the providers database given to the constructor); a fleet passes the shared one. */
+  readonly store?: PayoutStore;
+  /** The payee's nonce allocator, shared with refunds (default: an in-memory one per mempool and payee key). */
+  readonly nonces?: PayeeNonces;
+}
+
+/** The purpose of a payment's payout in the payee's nonce allocator (x402/native/payeeNonces.ts). */
+export const payoutPurpose = (paymentId: string): string => `payout:${paymentId.toLowerCase()}`;
+
+/** Owes, sends and tracks provider payouts (see module comment). */
+export class PayoutManager {
+  private readonly open = new Map<string, PayoutEntry>();
+  /** Payments being owed right now (between the store read and the first write): a racing `owe` of the same one returns. */
+  private readonly owing = new Set<string>();
+  private readonly paidByService = new Map<string, bigint>();
+  private readonly log: Logger;
+  private readonly follower: TipFollower;
+  private readonly store: PayoutStore;
+
+  constructor(
+    db: Level<string, string>,
+    private readonly chain: PaymentChain,
+    private readonly mempool: PaymentMempool,
+    private readonly ledger: SettlementLedger,
+    private readonly payee: HybridKeyPair,
+    private readonly params: ChainParams,
+    private readonly directory: PayoutDirectory,
+    opts: PayoutOptions = {},
+  ) {
+    this.log = opts.logger ?? silentLogger;
+    this.follower = new TipFollower(chain, () => this.check(), opts.retryMs ?? 30_000, this.log, 'payout');
+    this.store = opts.store ?? levelPayoutStore(db);
+    this.nonces = opts.nonces;
+  }
+
+  private readonly nonces: PayeeNonces | undefined;
+  /** `resume()` ran since the last `stop()`: `start()` does not load again. */
+  private resumed = false;
+
+  /**
+   * Loads the open payouts (a fleet's new signer: those every node owed) and sends the stored
+   * transactions among them again, signing nothing: a fleet's new signer calls it before it signs
+   * anything new. Payouts already known (one being owed right now, say) keep their one in-memory
+   * record: a reload never makes a second record of a payout, whose send would sign a second transaction.
+   */
+  async resume(): Promise<void> {
+    this.paidByService.clear();
+    for (const [serviceId, amount] of await this.store.paidTotals()) this.paidByService.set(serviceId, amount);
+    await this.follower.serial(async () => {
+      this.adopt(await this.store.open());
+      await this.check({ sign: false });
+    });
+    this.resumed = true;
+  }
+
+  /**
+   * Resumes (unless `resume()` just did), owes what a crash left out, and starts following the
+   * tip (its first check re-sends stored payouts before signing new ones).
+   */
+  async start(): Promise<void> {
+    if (!this.resumed) await this.resume();
+    for await (const rec of this.ledger.records()) if (!this.open.has(rec.id)) await this.oweSettled(rec);
+    await this.follower.start();
+  }
+
+  /** Open payouts read from the store that this manager does not know yet (see `resume`); answers how many. */
+  private adopt(entries: readonly PayoutEntry[]): number {
+    let n = 0;
+    for (const e of entries) {
+      if (this.open.has(e.invokeId) || this.owing.has(e.invokeId)) continue;
+      this.open.set(e.invokeId, e);
+      n++;
+    }
+    return n;
+  }
+
+  /** A fleet's signer: takes over the payouts other nodes owed since (and sends them). */
+  async adoptOwed(): Promise<void> {
+    // In the queue: a read racing a check that marks a payout paid would bring it back open.
+    await this.follower.serial(async () => {
+      if (this.adopt(await this.store.open())) await this.check();
+    });
+  }
+
+  /**
+   * Owes the provider its share of a settled payment known only from the ledger: one a crash left
+   * without a payout record, or a USDC payment the reconciler found settled on Base after the call.
+   */
+  async oweSettled(rec: PaymentRecord): Promise<void> {
+    if (rec.status !== 'settled' || !this.directory.payoutAddressOf(rec.serviceId)) return;
+    if (rec.rail === 'native') return this.owe(rec.id, rec.serviceId, BigInt(rec.amount));
+    // The USDC record holds the USDC amount; the payout is a share of the NATIVE price (the current one: the call's was not kept).
+    const price = this.directory.priceBaseOf?.(rec.serviceId);
+    if (price !== undefined) await this.owe(rec.id, rec.serviceId, price, 'usdc');
+  }
+
+  /** Stops following the tip; what is open is read from the store again at the next `resume()` (another signer may have sent it meanwhile). */
+  stop(): void {
+    this.follower.stop();
+    this.open.clear();
+    this.resumed = false;
+  }
+
+  /** Waits for queued work. */
+  async idle(): Promise<void> {
+    await this.follower.idle();
+  }
+
+  /**
+   * Records that the provider of `serviceId` is owed its share of `amount` NATIVE base units for
+   * the settled payment `paymentId` (the invoke's hex tx id, or the USDC authorization's ledger id
+   * with `rail` 'usdc'), and sends the payout. Idempotent: a payment is owed once.
+   */
+  async owe(paymentId: string, serviceId: string, amount: bigint, rail: 'native' | 'usdc' = 'native'): Promise<void> {
+    const id = paymentId.toLowerCase();
+    if (this.open.has(id) || this.owing.has(id)) return;
+    this.owing.add(id);
+    let entry: PayoutEntry | undefined;
+    try {
+      entry = await this.record(id, serviceId, amount, rail);
+      if (entry?.status === 'owed') this.open.set(id, entry);
+    } finally {
+      this.owing.delete(id);
+    }
+    // Sent by a check meanwhile (it found the payout without a transaction): nothing more to do.
+    if (entry?.status === 'owed') await this.follower.serial(async () => (entry.status === 'owed' && !entry.txId ? this.send(entry) : undefined));
+  }
+
+  /**
+   * Records the payout owed for a call this node served without sending it: a fleet node without
+   * the signer lease; the holder sends it (`adoptOwed`). Idempotent, like `owe`.
+   */
+  async oweLater(paymentId: string, serviceId: string, amount: bigint, rail: 'native' | 'usdc' = 'native'): Promise<void> {
+    await this.record(paymentId.toLowerCase(), serviceId, amount, rail);
+  }
+
+  /** Writes the payment's payout record unless it has one; answers it when written now. */
+  private async record(id: string, serviceId: string, amount: bigint, rail: 'native' | 'usdc'): Promise<PayoutEntry | undefined> {
+    const to = this.directory.payoutAddressOf(serviceId);
+    if (!to) return undefined;
+    const split = splitPayout(amount, this.params.providers.nodeFeeBps);
+    // A price the fee takes whole: nothing to send.
+    const entry: PayoutEntry = { invokeId: id, ...(rail === 'usdc' ? { rail } : {}), serviceId, to, amount: split.provider.toString(), fee: split.fee.toString(), status: split.provider === 0n ? 'paid' : 'owed' };
+    return (await this.store.create(entry)) ? entry : undefined;
+  }
+
+  /** Base units paid out (mined) to the provider of a service since this database began. */
+  paidOut(serviceId: string): bigint {
+    return this.paidByService.get(serviceId) ?? 0n;
+  }
+
+  /** Invoke ids whose payout is not mined yet. */
+  pendingIds(): string[] {
+    return [...this.open.keys()];
+  }
+
+  private async send(entry: PayoutEntry): Promise<void> {
+    const to = tryDecodeAddress(entry.to, this.params.hrp);
+    if (!to) {
+      this.log.error({ invoke: entry.invokeId, to: entry.to }, 'cannot pay out: address does not decode');
+      return;
+    }
+    try {
+      // The store is the payout's truth: written since this record was read (another signer, a
+      // previous attempt), its transaction is re-sent and checked (`check`), not signed again.
+      const stored = await this.store.get(entry.invokeId);
+      if (stored && (stored.status === 'paid' || stored.status === 'cancelled' || (stored.txId !== undefined && stored.txId !== entry.txId))) {
+        Object.assign(entry, stored);
+        if (stored.status !== 'owed' && stored.status !== 'submitted') this.open.delete(entry.invokeId);
+        return;
+      }
+      // Write-ahead: the record names this very transaction, and keeps its bytes, before it can reach the network.
+      const writeAhead = async (id: string, bytes: Uint8Array) => {
+        entry.txId = id;
+        entry.raw = toHex(bytes);
+        entry.status = 'submitted';
+        await this.save(entry);
+      };
+      if (entry.rail === 'usdc') {
+        const payload = transfer.encodePayload({ to, amount: BigInt(entry.amount) });
+        await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.transfer, payload, writeAhead, { purpose: payoutPurpose(entry.invokeId), nonces: this.nonces });
+        this.log.info({ payment: entry.invokeId, payoutTxId: entry.txId, amount: entry.amount, to: entry.to }, 'provider payout (usdc call) submitted');
+        return;
+      }
+      const payload = providerPayout.encodePayload({ invokeId: fromHex(entry.invokeId), to, amount: BigInt(entry.amount) });
+      await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.provider_payout, payload, writeAhead, { purpose: payoutPurpose(entry.invokeId), nonces: this.nonces });
+      this.log.info({ invoke: entry.invokeId, payoutTxId: entry.txId, amount: entry.amount, to: entry.to }, 'provider payout submitted');
+    } catch (e) {
+      this.log.warn({ invoke: entry.invokeId, err: (e as Error).message }, 'provider payout could not be submitted yet');
+    }
+  }
+
+  /** Marks mined payouts, re-sends lost ones; then (unless `sign` is false) signs those without a transaction that can still be mined. */
+  private async check({ sign = true }: { sign?: boolean } = {}): Promise<void> {
+    // Stored transactions go back first: a new one signed before them would take the nonce they hold.
+    const resign: PayoutEntry[] = [];
+    for (const entry of [...this.open.values()]) if (await this.checkStored(entry)) resign.push(entry);
+    if (!sign) return;
+    for (const entry of resign) await this.send(entry);
+  }
+
+  /**
+   * One open payout: mined → paid (a native one: the chain names a payout of its invoke; cancelled
+   * once the invoke was refunded instead); lost with its nonce unused → the same bytes again
+   * (`resubmitPayeeTx`, shared with refunds). Returns true when a new transaction is to be signed:
+   * none yet, or its nonce was used by another tx (it can never be mined then).
+   */
+  private async checkStored(entry: PayoutEntry): Promise<boolean> {
+    if (entry.rail !== 'usdc') {
+      const invoke = fromHex(entry.invokeId);
+      const view = await this.chain.getStateView([payoutKey(invoke), invokeKey(invoke)]);
+      if (getPayout(view, invoke)) {
+        await this.markPaid(entry);
+        return false;
+      }
+      const raw = view.get(invokeKey(invoke));
+      if (raw && decodeInvokeRecord(raw).refunded) {
+        entry.status = 'cancelled';
+        await this.save(entry);
+        this.open.delete(entry.invokeId);
+        this.log.warn({ invoke: entry.invokeId }, 'provider payout cancelled: the invoke was refunded');
+        return false;
+      }
+    }
+    const state = await resubmitPayeeTx(this.chain, this.mempool, this.payee, entry, (e) => this.log.warn({ payment: entry.invokeId, payoutTxId: entry.txId, err: e.message }, 'provider payout not accepted yet'), {
+      purpose: payoutPurpose(entry.invokeId),
+      nonces: this.nonces,
+    });
+    // A native payout mined is marked paid by the chain's payout record (the next check reads it).
+    if (state === 'mined' && entry.rail === 'usdc') await this.markPaid(entry);
+    if (state !== 'lost') return false;
+    if (entry.raw) this.log.warn({ payment: entry.invokeId, lostTxId: entry.txId }, 'provider payout lost (its nonce was used by another tx): signing a new one');
+    return true;
+  }
+
+  private async markPaid(entry: PayoutEntry): Promise<void> {
+    entry.status = 'paid';
+    await this.save(entry);
+    this.open.delete(entry.invokeId);
+    this.count(entry);
+    this.log.info({ payment: entry.invokeId, payoutTxId: entry.txId }, 'provider payout mined');
+  }
+
+  private count(e: PayoutEntry): void {
+    this.paidByService.set(e.serviceId, (this.paidByService.get(e.serviceId) ?? 0n) + BigInt(e.amount));
+  }
+
+  private async save(e: PayoutEntry): Promise<void> {
+    await this.store.put(e);
+  }
+}
+
+/**
+ * The paid-call core with provider payouts: a call of a provider service that ends `paid`, on
+ * either rail, owes the provider its share of the quoted NATIVE price (idempotent per payment, so
+ * a repeated settle owes nothing more). Transports use the returned core exactly like the plain one.
+ */
+export function withProviderPayouts(core: PaidCallCore, payouts: Pick<PayoutManager, 'owe'>, isProviderService: (serviceId: string) => boolean, log: Logger = silentLogger): PaidCallCore {
+  return decorateCall(core, async (c) => {
+    const o = await core.call(c);
+    if (o.kind === 'paid' && isProviderService(c.serviceId)) {
+      const paymentId = o.paymentId ?? String(o.body.receipt.txId);
+      try {
+        await payouts.owe(paymentId, c.serviceId, BigInt(o.quote.accepts.find((a) => a.scheme === 'native-x402')?.maxAmountRequired ?? '0'), o.rail);
+      } catch (e) {
+        // Owed again from the ledger at the next start.
+        log.error({ paymentId, serviceId: c.serviceId, err: e }, 'could not record a provider payout');
+      }
+    }
+    return o;
+  });
+}
