@@ -25,7 +25,7 @@ import { childEnv, ROOT, runCli, startNode, stopProcess, type NodeProc } from '.
 const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 const VECTOR = fileURLToPath(new URL('../fixtures/agent-invoke-vector.json', import.meta.url));
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
-/** What an agent adds beside the package (exact versions: the reference/ install has them in npm's cache). */
+/** What an agent adds beside the package (exact versions: the repository's and reference/'s `npm ci` put them in npm's cache, so the install runs `--offline`: no network in tests). */
 const AGENT_DEPS = { '@x402/fetch': '2.27.0', '@x402/evm': '2.27.0', viem: '2.57.20', '@modelcontextprotocol/sdk': '1.32.2' };
 
 let dir: string;
@@ -41,7 +41,7 @@ function run(file: string, args: string[], cwd: string, timeout: number, env: Re
   });
 }
 
-const npm = (args: string[], cwd: string) => run('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--loglevel=error'], cwd, INSTALL_TIMEOUT_MS);
+const npm = (args: string[], cwd: string) => run('npm', [...args, '--no-audit', '--no-fund', '--offline', '--ignore-scripts', '--loglevel=error'], cwd, INSTALL_TIMEOUT_MS);
 
 /** Bytes of the files under `p`. */
 function sizeOf(p: string): number {
