@@ -137,8 +137,10 @@ export class LedgerWitness {
 const RECORD_WRITES = new Set(['claim', 'claimRefusal', 'settle', 'refundPending', 'fail', 'settlePending', 'reconcileProgress', 'settleReconciled', 'expireUnsettled', 'refunded']);
 
 /**
- * A PostgreSQL ledger whose record writes this node makes are mirrored to `witness` (the record
- * and its status) before they return; every other member is the ledger's own.
+ * A PostgreSQL ledger whose writes this node makes are mirrored to `witness` before they return:
+ * a record write names the record and its status (`last`); a mark write (the payment watcher
+ * judging a block) moves only the witness's tip, so a restore is found to cover every height this
+ * node's watcher judged. Every other member is the ledger's own.
  */
 export function witnessLedgerWrites<L extends SettlementLedger>(ledger: L, witness: LedgerWitness, startSeq = 0): L {
   let seq = startSeq;
@@ -146,9 +148,16 @@ export function witnessLedgerWrites<L extends SettlementLedger>(ledger: L, witne
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (typeof value !== 'function') return value;
-      if (typeof prop !== 'string' || !RECORD_WRITES.has(prop)) return (value as (...a: unknown[]) => unknown).bind(target);
+      const own = (value as (...a: unknown[]) => Promise<unknown>).bind(target);
+      if (prop === 'putMark')
+        return async (...args: unknown[]) => {
+          const out = await own(...args);
+          await witness.advance(++seq);
+          return out;
+        };
+      if (typeof prop !== 'string' || !RECORD_WRITES.has(prop)) return own;
       return async (...args: unknown[]) => {
-        const out = (await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)) as PaymentRecord | { claimed: boolean; record: PaymentRecord };
+        const out = (await own(...args)) as PaymentRecord | { claimed: boolean; record: PaymentRecord };
         const rec = 'record' in out ? (out.claimed ? out.record : undefined) : out;
         if (rec) await witness.advance(++seq, { id: rec.id, status: rec.status });
         return out;

@@ -306,6 +306,8 @@ export class UnhonoredPayments {
     if (added.length === 0) return 0;
     await this.serial(async () => {
       this.gaps = [...this.gaps, ...added];
+      // Counted here too (the node that recorded them may not run the watcher).
+      for (const [i, g] of this.gaps.entries()) if (added.includes(g) && g.cause === 'ledger_restored' && g.resolution === undefined) this.gaps[i] = await this.countMore(g);
       this.log.warn({ gaps: added.map((g) => ({ from: g.from, to: g.to, cause: g.cause })) }, 'ledger gap recorded by another node of the fleet: its payments are neither served nor refunded here either');
     });
     return added.length;
