@@ -1,5 +1,5 @@
 /**
- * Explorer pages on the bench chain (`npm run bench -- explorer`, issue 32): builds the devnet
+ * Explorer pages on the bench chain (`npm run bench -- explorer`): builds the devnet
  * economy of `npm run bench -- services` (bench/marketChain.ts: 5,000 blocks, over 100,000
  * transactions, 10,000 holders by default), serves the explorer's router over that chain on
  * 127.0.0.1 and reads every kind of page `--reads` times (default 200) with varied ids: home,

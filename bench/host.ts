@@ -1,10 +1,10 @@
 /**
- * The bazaar under random Host headers (`npm run bench -- host`, issue 29): `GET /api/x402/bazaar`
+ * The bazaar under random Host headers (`npm run bench -- host`): `GET /api/x402/bazaar`
  * of a real devnet node process (temporary data directory, miner off, USDC rail on: the full
  * catalog, about 60 kB) at 64 connections with autocannon, in rounds A B B A of `--seconds` each:
  * A with one fixed Host (the listening address), B with a new random `Host` on every request
  * (`r<random>.example:<port>`). Both go through the same per-request hook, so the load generator
- * does the same work in both. Before issue 29 every new Host rebuilt the catalog (documents were
+ * does the same work in both. Before the catalog was built once, every new Host rebuilt the catalog (documents were
  * kept per Host); now documents name the public URL and are kept once, so the target is B within
  * 10 % of A. Also checked: no answer of a B round names a random Host.
  *

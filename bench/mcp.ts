@@ -1,5 +1,5 @@
 /**
- * MCP batches against the node's event loop (`npm run bench -- mcp`, issue 29): a real devnet node
+ * MCP batches against the node's event loop (`npm run bench -- mcp`): a real devnet node
  * process (temporary data directory, miner off, USDC rail on: the full tool list, ~74 kB per
  * `tools/list`) while a probe reads `GET /api/v1/status` one request at a time (10 ms apart) and
  * reports its p50 / p90 / p99. The load runs in a worker thread (its own event loop, so parsing

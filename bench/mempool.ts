@@ -1,5 +1,5 @@
 /**
- * Mempool admission and eviction at scale (issue 29): for each pool size (default 10k, 50k,
+ * Mempool admission and eviction at scale: for each pool size (default 10k, 50k,
  * 100k ready transactions from as many senders), fills a mempool capped at exactly that many
  * transfers, then admits transactions that each evict one (a higher fee rate than the lowest
  * package) and transactions refused `mempool_full`, and prints the rates, the cost per admission

@@ -1,5 +1,5 @@
 /**
- * Paid calls per second end to end (`npm run bench -- paid`), issue 19.
+ * Paid calls per second end to end (`npm run bench -- paid`).
  *
  * A real devnet node process (built-in miner on with one thread, Stratum and p2p off, the
  * per-address limit of the expensive endpoints off because every agent comes from 127.0.0.1,
@@ -43,7 +43,7 @@
  * the p99 of the wait for the next block alone is about 4.6 × the mean). With `--block-time S`
  * the node runs interval mining (chain/pacedMiner.ts: a block every S s on the slot grid, no
  * hashing load), so submit → result measures what the node adds to the wait for the next slot;
- * the report compares p99 with one block interval + 200 ms (issue 19's goal). The first `--warmup` seconds are not counted; settled calls per second is over the
+ * the report compares p99 with one block interval + 200 ms (the throughput goal). The first `--warmup` seconds are not counted; settled calls per second is over the
  * rest of `--seconds`. Afterwards every call still in flight is awaited (bounded): a payment
  * accepted by the node without a result is "lost". A quote is tried up to 3 times; an agent whose
  * payment was not accepted stops (its later nonces could never be mined) and is reported.

@@ -1,5 +1,5 @@
 /**
- * One node vs a fleet on one PostgreSQL ledger (`npm run bench -- paid --fleet 2`), issue 31.
+ * One node vs a fleet on one PostgreSQL ledger (`npm run bench -- paid --fleet 2`).
  *
  * A throwaway PostgreSQL (test/helpers/postgres.ts: durability off, as in the tests), and N real
  * devnet nodes on it (`--ledger postgres://…`), connected over p2p (one genesis: the first node

@@ -1,5 +1,5 @@
 /**
- * Services (`npm run bench -- services`). Part 1, chain-data services (issue 14): builds a large
+ * Services (`npm run bench -- services`). Part 1, chain-data services: builds a large
  * devnet economy through the node's block path (bench/marketChain.ts: 5,000 blocks, over 100,000
  * swaps in 20 pools, 10,000 holders of one token) and calls each of the nineteen 200 times through
  * its `run` with the node's service context over that chain, on inputs varied per call; p50/p99
@@ -8,7 +8,7 @@
  *
  * Part 2, local-compute services: p50/p99 latency of each service's `run`
  * through `executeService`, in process, on realistic inputs, after a warm-up (first calls load
- * fonts, models and data and are reported apart), against the targets of issue 15. Then the
+ * fonts, models and data and are reported apart), against the services' latency targets. Then the
  * memory geo-ip costs: RSS of a fresh Node process that loaded the service catalog, before and
  * after its first IPv4 lookup and after its first IPv6 lookup (after a GC each time).
  *

@@ -1,6 +1,6 @@
 /**
- * Reads of the economy at the chain's tip, for the HTTP API, the CLI and the chain-data services
- * (issue 14). Every call is a few point reads or one bounded range scan of an index
+ * Reads of the economy at the chain's tip, for the HTTP API, the CLI and the chain-data
+ * services. Every call is a few point reads or one bounded range scan of an index
  * (chain/economyIndex.ts); none scans the chain. Amounts are base-unit strings; prices and USD
  * figures are numbers (display values derived from exact reserves, which are returned beside them).
  *

@@ -1,6 +1,6 @@
 /**
  * The mining job feed: one owner of the chain's 'tip' and the mempool's 'added'/'removed'
- * subscriptions that builds block templates and emits them as jobs (issue 12 item 2). A new tip
+ * subscriptions that builds block templates and emits them as jobs. A new tip
  * makes a job at once (`clean`: the parent changed); mempool changes make one at most every
  * `mempoolRefreshMs`; without either, a `keepalive` job goes out every `keepAliveMs`. Builds are
  * serialised (a request during a build makes one more build afterwards, with the strongest reason

@@ -1,5 +1,5 @@
 /**
- * The provider agents' commands of `native-node` (issue 17):
+ * The provider agents' commands of `native-node`:
  *
  *   agent register <name> --description <text> [--capabilities a,b] [--payout <addr>] [--contact <c>] [--wait]
  *   agent update <name> …same flags…

@@ -1,5 +1,5 @@
 /**
- * `native-node fleet status` (issue 31): the nodes of a fleet sharing one PostgreSQL ledger, read
+ * `native-node fleet status`: the nodes of a fleet sharing one PostgreSQL ledger, read
  * from the database itself — its heartbeat table (x402/fleet/fleet.ts), the signer lease's advisory
  * lock and the ledger's size — so it answers whether or not any node is up. It reads only: no
  * migration, no write.

@@ -75,7 +75,7 @@ export function getDevKeyPair(): HybridKeyPair {
 }
 
 /**
- * The devnet's moderator authority (issue 17) is the dev wallet's key: public like it, and funded
+ * The devnet's moderator authority is the dev wallet's key: public like it, and funded
  * for its fees without another genesis allocation.
  */
 export function getDevModeratorKeyPair(): HybridKeyPair {

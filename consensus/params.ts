@@ -77,7 +77,7 @@ export interface ChainParams {
     readonly bridge: readonly string[];
     readonly bridgeThreshold: number;
   };
-  /** Provider agents (issue 17): the node's fee on each provider payout, basis points of the price. */
+  /** Provider agents: the node's fee on each provider payout, basis points of the price. */
   readonly providers: { readonly nodeFeeBps: number };
   /** Economy rules: stablecoin collateral, pool fee and locked liquidity, bridge networks. */
   readonly economy: EconomyParams;
@@ -347,7 +347,7 @@ export interface DevnetOptions {
   burnShareBps?: number;
   minFeeRate?: bigint;
   limits?: Partial<ChainParams['limits']>;
-  /** Moderator authority addresses (issue 17). */
+  /** Moderator authority addresses. */
   moderationAuthorities?: string[];
   /** Node fee on provider payouts, basis points. */
   nodeFeeBps?: number;

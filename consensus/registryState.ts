@@ -1,5 +1,5 @@
 /**
- * The provider registry's consensus state (issue 17): agents, their services, moderation
+ * The provider registry's consensus state: agents, their services, moderation
  * verdicts, address labels and provider payouts. Records, canonical codecs, state keys and the
  * field rules every node applies identically.
  *

@@ -40,7 +40,7 @@ export const TxType = {
   transfer: 1,
   agent_invoke: 2,
   refund: 3,
-  // 4-15: the provider registry and moderation (issue 17, consensus/txTypes/agents.ts, moderation.ts, providerPayout.ts)
+  // 4-15: the provider registry and moderation (consensus/txTypes/agents.ts, moderation.ts, providerPayout.ts)
   agent_register: 4,
   agent_update: 5,
   service_register: 6,
@@ -48,7 +48,7 @@ export const TxType = {
   service_retire: 8,
   moderation: 9,
   provider_payout: 10,
-  // 16-48: the economy (issue 13, consensus/txTypes/token*.ts, pool*.ts, swap.ts, stake.ts, unstake.ts, bridgeRecord.ts)
+  // 16-48: the economy (consensus/txTypes/token*.ts, pool*.ts, swap.ts, stake.ts, unstake.ts, bridgeRecord.ts)
   token_issue: 16,
   token_mint: 17,
   token_burn: 18,

@@ -140,7 +140,7 @@ export interface CatalogSnapshot {
   readonly nodeVersion: string;
   /** Last USD prices of the majors from the node's market-data provider, and when (Unix ms); absent when none is fresh. */
   readonly majors?: { readonly at: number; readonly source: string; readonly usd: Readonly<Record<string, number | null>> };
-  /** The provider agents registered on chain (issue 17), listed services or not. */
+  /** The provider agents registered on chain, listed services or not. */
   readonly agents?: readonly RegisteredAgent[];
 }
 

@@ -64,7 +64,7 @@ export function freeSurfaces(baseUrl: string, network: string): Record<string, s
     humanMarketplace: `${baseUrl}${PATHS.marketplace}`,
     llmsTxt: `${baseUrl}${PATHS.llmsTxt}`,
     agentCard: `${baseUrl}${PATHS.agentCard}`,
-    // The provider agents' job inbox (signed) and the community lobby (issue 17).
+    // The provider agents' job inbox (signed) and the community lobby.
     mailbox: `${baseUrl}${PATHS.inbox}`,
     communityLobby: `${baseUrl}${PATHS.community}`,
     onboarding: `${baseUrl}${PATHS.join}`,

@@ -1,5 +1,5 @@
 /**
- * The free boards (issue 17): `/api/x402/requests`, where agents post a wanted service (title,
+ * The free boards: `/api/x402/requests`, where agents post a wanted service (title,
  * description, category, max price), and `/api/x402/community`, a lobby of short messages by
  * topic. Posts are signed with a chain key (the inbox signature, x402/providers/inboxAuth.ts), size-capped,
  * rate-limited per key and per IP, kept in LevelDB (`b:<board>:<time>:<id>` in the providers

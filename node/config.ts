@@ -53,7 +53,7 @@ export interface NodeConfig {
   /** Milliseconds a request may take before it is answered 503 `request_timeout`. */
   readonly httpTimeout: number;
   /**
-   * The base URL every document, the MCP tool list and the quotes name (issue 29), without a
+   * The base URL every document, the MCP tool list and the quotes name, without a
    * trailing slash; undefined: the address the HTTP API listens on. Never the request's `Host`.
    */
   readonly publicUrl: string | undefined;

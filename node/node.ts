@@ -193,7 +193,7 @@ export class FullNode {
       // The paid side needs the chain (payments, refunds), the mempool (refunds) and the registry.
       // The explorer and the dashboard read every part; the dashboard's history counts paid calls beside the metrics.
       const views = createViews({ chain, mempool, params, version: NODE_VERSION, dataDir: config.dataDir, peers: () => p2p?.peerCount() ?? 0, syncing: isSyncing, mining: () => ({ connections: mining.stratum?.info().connections ?? 0, ...mining.stats.snapshot().totals }), payments: () => payments, logger: log.child({ module: 'views' }), miner: miner ? () => miner.stats() : undefined, stratum: () => mining.stratum?.info(), p2p: p2p ? { bootstrap: config.bootstrap.length } : undefined, stallFactor: isPacedGenesis(params) ? 1.5 : 4 });
-      // One public base URL (issue 29): --public-url, else the listening address once bound; documents and quotes name it whatever the Host.
+      // One public base URL: --public-url, else the listening address once bound; documents and quotes name it whatever the Host.
       const hosts = createHostPolicy({ publicUrl: config.publicUrl, allowedHosts: config.allowedHosts });
       payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing, observePaidCall: (r) => (metrics?.recordPaidCall(r), views.recordPaidCall(r)), baseUrl: hosts.baseUrl });
       // /health, /ready and the descriptor's .json alias, mounted first (the alias passes on to discovery).

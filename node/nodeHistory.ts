@@ -1,5 +1,5 @@
 /**
- * The operator's dashboard history (issue 32): a small, bounded record of the node's figures.
+ * The operator's dashboard history: a small, bounded record of the node's figures.
  *
  * Every `intervalMs` (5 s) the node is sampled — tip, difficulty, hashrate, block interval,
  * mempool, peers and sync, Stratum workers and shares, paid calls (by service and rail, from the

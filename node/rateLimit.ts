@@ -4,7 +4,7 @@
  * `ratePerSecond`; an event that finds no token is refused. `AddressBuckets` keeps one bucket per
  * client address, at most `maxTracked` of them (the least recently used is forgotten first, so an
  * attacker cycling addresses costs bounded memory). `RateLimiter` is a sliding-window count per
- * key (an address, an IP) for the provider boards and the inbox's failed signatures (issue 17):
+ * key (an address, an IP) for the provider boards and the inbox's failed signatures:
  * `rate_limited` (429) past `max` events a window.
  */
 import { NodeError } from '../consensus/errors.js';

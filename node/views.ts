@@ -1,5 +1,5 @@
 /**
- * What people look at (issue 32): the chain explorer (node/api/explorerRoutes.ts) and the
+ * What people look at: the chain explorer (node/api/explorerRoutes.ts) and the
  * operator's dashboard, wired to the node's parts, with the dashboard's bounded history
  * (node/nodeHistory.ts).
  *

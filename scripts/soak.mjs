@@ -1,5 +1,5 @@
 /**
- * The soak run (issue 33): the whole suite, `npm test`, N times in a row with a CPU hog (one
+ * The soak run: the whole suite, `npm test`, N times in a row with a CPU hog (one
  * busy-looping child process, one core's worth) running beside it, as on a shared CI host. Prints
  * each run's wall time and every failure with its file and test name, then a summary; exits 1 if
  * any run failed. Not part of `npm test`.

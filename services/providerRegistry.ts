@@ -1,5 +1,5 @@
 /**
- * The live registry (issue 17): the node's own services plus every provider agent's service that
+ * The live registry: the node's own services plus every provider agent's service that
  * the chain says is approved and not retired (so not suspended, rejected or pending), rebuilt
  * from chain state whenever a block is connected or disconnected. Every node of the network
  * reads the same state, so every node sells the same provider services.

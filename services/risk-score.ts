@@ -31,7 +31,7 @@ export const RISK_ACTIVITY_LIMIT = 1_000;
 /** Names on the shipped lists that mark a mixer, and a hack/exploit group. */
 const MIXER_NAMES = /tornado|mixer|blender|sinbad|samourai|chipmixer|bitcoin fog/i;
 const EXPLOIT_NAMES = /lazarus|hidden cobra|exploit|hack/i;
-/** Moderation labels (issue 17, `moderation` tx action `label`) that raise mixerInteraction / exploitContract: the word itself or a `word-…` refinement (e.g. `mixer-eth`). */
+/** Moderation labels (`moderation` tx action `label`) that raise mixerInteraction / exploitContract: the word itself or a `word-…` refinement (e.g. `mixer-eth`). */
 export const MIXER_LABELS = /^(mixer|tumbler)(-|$)/;
 export const EXPLOIT_LABELS = /^(exploit|exploiter|exploit-contract|hack|hacker|drainer)(-|$)/;
 

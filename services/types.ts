@@ -102,7 +102,7 @@ export interface ServiceContext {
   readonly providers?: ProviderSettings;
   /** Seller shown on invoices, receipts, credit notes and quotes; absent: the devnet defaults. */
   readonly seller?: SellerInfo;
-  /** Moderation labels of addresses on chain (`mixer`, `exploit`, …; issue 17), for risk scoring; absent in pure tools. */
+  /** Moderation labels of addresses on chain (`mixer`, `exploit`, …), for risk scoring; absent in pure tools. */
   readonly addressLabels?: AddressLabelReader;
   /** The health the node's prober last saw of each service (what the catalog shows); absent where no prober runs. */
   readonly health?: ServiceHealthReader;

@@ -4,7 +4,7 @@
  * and parsed with linkedom: the document's own `<title>`, `<meta name="description">` and
  * `<link rel="canonical">`, and the Open Graph (`og:*`) and Twitter card (`twitter:*`) `<meta>`
  * tags, read from `property=` or `name=` as pages write either (open-graph-scraper did the latter
- * until issue 18 and brought 11 MB of cheerio and undici for these few selectors). Relative URLs
+ * until the services were trimmed and brought 11 MB of cheerio and undici for these few selectors). Relative URLs
  * are made absolute against the final URL.
  */
 import { defineService } from './define.js';

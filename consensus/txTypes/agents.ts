@@ -1,5 +1,5 @@
 /**
- * The provider registry's transaction types (issue 17): an agent registers itself (the signing
+ * The provider registry's transaction types: an agent registers itself (the signing
  * key is its identity), then registers, updates and retires services in its own namespace
  * (`<agent name>-<slug>`, never `native-`). A new or updated service waits for moderation
  * (`pending`) before it is sold.

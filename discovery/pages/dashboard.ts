@@ -1,5 +1,5 @@
 /**
- * `/dashboard`: the operator's view of the node (issue 32). The page is server-rendered with the
+ * `/dashboard`: the operator's view of the node. The page is server-rendered with the
  * current figures (readable without JavaScript); its script draws charts of the last hour or day
  * with uPlot (served by the node from node_modules) from `/dashboard/data.json`, refreshed every
  * 5 s. Each chart has a heading and a text summary beside it for screen readers.

@@ -21,7 +21,7 @@
  *
  * Every document names one base URL, the node's public one (`--public-url`, else the listening
  * address; node/api/publicUrl.ts), never the request's `Host`: the kept documents are the same
- * for every Host, and their keys do not include it (issue 29).
+ * for every Host, and their keys do not include it.
  */
 import { gzipSync } from 'node:zlib';
 import { Router } from '@koa/router';
@@ -67,7 +67,7 @@ export interface DiscoveryOptions {
 
 /** What discovery reads. */
 export interface DiscoveryModules {
-  /** The services; a live registry (issue 17) also gives provider services' live health and a version that changes with them. */
+  /** The services; a live registry also gives provider services' live health and a version that changes with them. */
   readonly registry: ServiceRegistry & { readonly version?: number; liveHealth?(id: string): ServiceHealth | undefined; agents?(): readonly RegisteredAgent[] };
   readonly usage: ServiceUsage;
   readonly nativeUsd: NativeUsdSource;

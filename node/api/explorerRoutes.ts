@@ -1,5 +1,5 @@
 /**
- * The chain explorer for people (issue 32), served by the node:
+ * The chain explorer for people, served by the node:
  *
  *   GET /explorer                     search, chain figures, latest blocks and transactions (live)
  *   GET /explorer/search?q=           height, block hash, tx id, address, token symbol or pool → its page

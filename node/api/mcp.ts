@@ -4,7 +4,7 @@
  * (`sessionIdGenerator: undefined`, JSON responses). The node builds its MCP side once
  * (`McpEndpoint`: prepared servers reused, the tool list serialised once per catalog version); a
  * request gets only a fresh transport. A batch carries at most `--mcp-max-batch` messages and
- * each counts against the caller's `--http-expensive-rate` (issue 29). Tools, instructions and
+ * each counts against the caller's `--http-expensive-rate`. Tools, instructions and
  * quotes name the node's public base URL, never the request's Host.
  *
  * Tools, built from the live registry (again whenever the catalog's version changed):
@@ -340,7 +340,7 @@ interface ToolList {
 }
 
 /**
- * The MCP side of a node, built once (issue 29): prepared SDK servers (handlers registered once)
+ * The MCP side of a node, built once: prepared SDK servers (handlers registered once)
  * reused across requests, and the `tools/list` result serialised once per catalog version.
  *
  * The SDK binds a `Server` to one transport at a time and a stateless transport to one request,

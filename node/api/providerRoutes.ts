@@ -1,5 +1,5 @@
 /**
- * The provider agents' HTTP surface (issue 17), adapters of the inbox (x402/providers/inbox.ts, or
+ * The provider agents' HTTP surface, adapters of the inbox (x402/providers/inbox.ts, or
  * x402/providers/pgInbox.ts in a fleet: an agent polls any one node), node/boards.ts and the
  * live registry:
  *

@@ -1,5 +1,5 @@
 /**
- * One public base URL (issue 29): what every discovery document, the MCP tool list and
+ * One public base URL: what every discovery document, the MCP tool list and
  * instructions, and the x402 quote (`resource`, the sign-in challenge, the Payment realm) name.
  * It is the operator's `--public-url`, or else the address the HTTP API listens on; never the
  * `Host` a request carries, so a request with `Host: evil.example` is answered from the same

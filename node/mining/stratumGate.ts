@@ -1,5 +1,5 @@
 /**
- * Who may hold a Stratum connection (issue 22): the per-address cap, the slots reserved for
+ * Who may hold a Stratum connection: the per-address cap, the slots reserved for
  * addresses that hold none, eviction of a squatter when a new address finds the server full, and
  * bans of addresses whose shares were overwhelmingly invalid — with the counters the status shows.
  * The server (stratum.ts) asks `admit` for each new socket, reports opened and closed connections,

@@ -174,7 +174,7 @@ export function checkShare(conn: Connection, args: unknown[], ctx: ShareContext)
   // difficulty to jobs it already holds, in either direction.
   const credit = Math.min(jobDiff, jobDifficulty(conn, work));
   if (!isBlock && value > targetFromDifficulty(credit * SHARE_TOLERANCE)) return rejected(worker, StratumError.LOW_DIFFICULTY, 'low difficulty share');
-  // Remembered only once it met its target: junk costs a hash, never memory (issue 22).
+  // Remembered only once it met its target: junk costs a hash, never memory.
   work.submitted.add(key);
   return { kind: 'valid', worker, work, tpl, header, extranonce, isBlock, credit };
 }

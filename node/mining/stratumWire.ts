@@ -43,7 +43,7 @@ export class LineChannel {
     let start = 0;
     let nl: number;
     // The answers to one chunk leave in one write: a client pipelining thousands of requests
-    // costs one write request per chunk, not one per line (issue 22: a share flood grew memory).
+    // costs one write request per chunk, not one per line (a share flood grew memory).
     conn.outBatch = [];
     try {
       while ((nl = buf.indexOf('\n', start)) >= 0) {

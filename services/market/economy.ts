@@ -1,4 +1,4 @@
-/** Helpers shared by the chain-data services on the economy (issue 14): the reader, asset and pool resolution, unit formatting. */
+/** Helpers shared by the chain-data services on the economy: the reader, asset and pool resolution, unit formatting. */
 import type { EconomyReader, PoolView } from '../../chain/economyReader.js';
 import { encodeAddress, tryDecodeAddress } from '../../consensus/address.js';
 import { fromHex } from '../../consensus/hash.js';

@@ -126,7 +126,7 @@ describe('catalog content', () => {
 
   test('health block and per-service health come from the prober', () => {
     expect(all.health).toEqual({ total: 58, active: CATALOG.filter((d) => d.run).length, degraded: 0, down: CATALOG.filter((d) => !d.run).length, unknown: 0, checkedAt: NOW - 1000, ageMs: 1000 });
-    // Every catalog service runs now (issue 14 closed the last gap); a service without one would show as down.
+    // Every catalog service runs now; a service without one would show as down.
     const missing = CATALOG.find((d) => !d.run);
     if (missing) expect(all.resources.find((r) => r.serviceId === missing.id)).toMatchObject({ healthStatus: 'down', latencyMs: 0 });
   });
@@ -343,7 +343,7 @@ describe('llms.txt, agent card, OpenAPI', () => {
       const request = op.requestBody.content['application/json'].schema.properties.request;
       // The very object the registry compiled.
       if (def.inputIsJson) {
-        // A JSON-input service takes the object itself or the same JSON as text (issue 30): both forms, each the registry's schema.
+        // A JSON-input service takes the object itself or the same JSON as text: both forms, each the registry's schema.
         expect(request.anyOf[0]).toBe(def.inputSchema);
         expect(request.anyOf[1]).toMatchObject({ type: 'string', contentMediaType: 'application/json' });
         expect(request.anyOf[1].contentSchema).toBe(def.inputSchema);

@@ -1,5 +1,5 @@
 /**
- * Many senders and many signed transactions, fast enough for a flood test (issue 29): thousands of
+ * Many senders and many signed transactions, fast enough for a flood test: thousands of
  * keys and tens of thousands of signatures, where @noble would take minutes (ML-DSA-87 keygen
  * ~12 ms, signing ~6 ms, on this machine's cores).
  *

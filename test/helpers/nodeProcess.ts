@@ -49,7 +49,7 @@ export interface SpawnJsonOptions {
 /**
  * How much slower than idle this machine is now: the 1-minute load average per core, between 1
  * and 8. Start waits scale with it, so a suite sharing 2 cores with other work waits longer
- * instead of failing (issue 12 item 6).
+ * instead of failing.
  */
 export function loadFactor(): number {
   return Math.min(8, Math.max(1, loadavg()[0] / availableParallelism()));

@@ -1,5 +1,5 @@
 /**
- * The nineteen chain-data services (issue 14) end to end through a real node process: a devnet
+ * The nineteen chain-data services end to end through a real node process: a devnet
  * node runs the built-in economy (`--economy`) until its set-up is mined; the dev wallet swaps on
  * NATIVE/USDN, labels an address `mixer` (the dev key is a moderator on the devnet) and sends it NATIVE. The
  * node then restarts on the same data without the economy actors (so pools stay put while the
@@ -144,7 +144,7 @@ test('the bazaar lists the nineteen active; a paid native call of each returns r
   expect(r['native-price-feed'].priceUsd).toBeCloseTo(price.price, 8);
   expect(r['native-price-feed'].priceUsd).toBeCloseTo(Number(rUsdn) / 1e6 / (Number(rNative) / 1e8), 8);
   // Swap quote: the direct route's exact constant-product output from the reserves the API reports
-  // is among the routes; the quote is the best route (issue 30: 1-3 hops), so never less than it.
+  // is among the routes; the quote is the best route (1-3 hops), so never less than it.
   const fee = r['native-swap-quote'].feeBps as number;
   const direct = getAmountOut(100n * COIN, BigInt(rNative), BigInt(rUsdn), fee);
   const quoted = BigInt(r['native-swap-quote'].amountOutUnits);
@@ -175,7 +175,7 @@ test('the bazaar lists the nineteen active; a paid native call of each returns r
   expect(r['native-risk-score'].score).toBeGreaterThanOrEqual(25);
 }, 180_000);
 
-test('a paid native-agent-roster call lists each service available exactly when the bazaar does not show it down (issue 30)', async () => {
+test('a paid native-agent-roster call lists each service available exactly when the bazaar does not show it down', async () => {
   const client = createAgentClient({ nodeUrl: node!.url, key: dev });
   const q = await client.quote('native-agent-roster', '');
   const pay = await client.sendPayment(q);

@@ -1,5 +1,5 @@
 /**
- * The explorer and the operator's dashboard of a real devnet node (issue 32), in headless
+ * The explorer and the operator's dashboard of a real devnet node, in headless
  * Chromium (Debian's `chromium`, driven by playwright-core, JavaScript on).
  *
  * The node runs the built-in economy (swaps, tokens, pools) with one block a second and a

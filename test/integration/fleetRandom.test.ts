@@ -1,5 +1,5 @@
 /**
- * The fleet under fire (issue 31's proof): a throwaway PostgreSQL, three real devnet node
+ * The fleet under fire: a throwaway PostgreSQL, three real devnet node
  * processes on one genesis, connected over p2p, all selling under the dev payee with `--ledger`
  * on that one database; anvil as Base (an EIP-3009 stand-in at the USDC address) and the test
  * facilitator settling on it; a provider agent (registered on chain) selling an uppercase
@@ -33,7 +33,7 @@
  *     (none signed twice, none replaced by another transaction of the same nonce);
  *   - each agent's balance is what it was funded minus fees and payments plus refunds.
  *
- * What it found (fixed, issue 31): a node taking the signer lease back ran a dead payment watcher
+ * What it found (fixed): a node taking the signer lease back ran a dead payment watcher
  * and USDC reconciler; a call claimed just before PostgreSQL went away stayed claimed on a node
  * that lived on; provider payouts were each node's own records (a USDC call's provider paid
  * again by each new holder, calls of a node without the lease never owed); a node killed between

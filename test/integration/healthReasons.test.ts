@@ -1,5 +1,5 @@
 /**
- * Bazaar reasons (issue 32): every `down` or `degraded` service says why, as `healthReason`
+ * Bazaar reasons: every `down` or `degraded` service says why, as `healthReason`
  * ({code, message}), in the bazaar (`/api/x402/bazaar`), the protocol descriptor (`/api/x402`),
  * the x402 discovery list, services.json and the marketplace card; `active` ones carry null.
  *

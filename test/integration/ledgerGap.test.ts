@@ -1,5 +1,5 @@
 /**
- * A ledger restored from a backup, on the real node and the real command line (issue 28): the
+ * A ledger restored from a backup, on the real node and the real command line: the
  * operator backs up `<data-dir>/ledger`, the node then serves one call and leaves another payment
  * unsettled, mines on, and the backup is restored. At the restart the node reports the gap (log
  * line, `payments.ledgerGaps`, the metric), serves new calls, and neither serves again nor refunds

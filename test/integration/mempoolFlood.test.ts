@@ -1,5 +1,5 @@
 /**
- * The mempool under a flood, in the real node process (issue 29): a devnet node with
+ * The mempool under a flood, in the real node process: a devnet node with
  * `--block-time 1`, a 0.1 MiB pool and a 64-entry queue. Zero-balance keys send 16 future nonces
  * each (the free wedge of the issue): every one is refused `mempool_unpayable`. A funded sender
  * with a gap is queued (not mined, not counted in the ready pool). An honest payment at the

@@ -1,5 +1,5 @@
 /**
- * The mempool flood of issue 29 at full scale, in the real node process (its Proof): a devnet node
+ * The mempool flood at full scale, in the real node process: a devnet node
  * with `--block-time 1`, the ready pool capped at 2 MiB (64 by default) and the future-nonce queue
  * at 256 entries (1,024), 500 senders funded at genesis (there is no multi-output transfer, and
  * 500 transfers from the dev wallet would only add signatures and blocks to wait for). Sent

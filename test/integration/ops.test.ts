@@ -111,7 +111,7 @@ describe('GET /metrics', () => {
     expect(Number(m.get('process_resident_memory_bytes')!.metrics[0].value)).toBeGreaterThan(10_000_000);
     const status = (await (await fetch(`${node!.url}/api/v1/status`)).json()) as { height: number; fleet?: unknown };
     expect(Math.abs(sample(m, 'native_chain_height') - status.height)).toBeLessThanOrEqual(2);
-    // A LevelDB ledger is one node's: no fleet figures (issue 31; test/node/fleet.test.ts has them on PostgreSQL).
+    // A LevelDB ledger is one node's: no fleet figures (test/node/fleet.test.ts has them on PostgreSQL).
     expect(status.fleet).toBeUndefined();
     expect([...m.keys()].filter((k) => k.startsWith('native_fleet_'))).toEqual([]);
   });

@@ -1,7 +1,7 @@
 /**
  * Misbehaving peers against a real node process on 127.0.0.1: rogue libp2p hosts (in this
  * process) send garbage and an oversized frame on the sync protocol, an oversized transaction,
- * an oversized and an undecodable gossipsub frame (issue 22) and an invalid block on gossip. Each is banned (listed in `/api/v1/peers`, disconnected, not
+ * an oversized and an undecodable gossipsub frame and an invalid block on gossip. Each is banned (listed in `/api/v1/peers`, disconnected, not
  * let back in) while the node keeps serving HTTP and an honest peer keeps following its chain.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';

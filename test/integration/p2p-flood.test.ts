@@ -1,5 +1,5 @@
 /**
- * The mempool flood of issue 29 through gossip: a rogue libp2p host (in this process) relays
+ * The mempool flood through gossip: a rogue libp2p host (in this process) relays
  * zero-balance future-nonce transactions on a real node's transaction topic, as a peer running a
  * wedged mempool would. Node A (`--block-time 1`) refuses each one `mempool_unpayable` (checked
  * before any signature), rejects it on gossip (not forwarded) and scores the relay 20 points: the

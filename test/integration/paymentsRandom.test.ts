@@ -10,7 +10,7 @@
  *   - what each agent was told agrees with the ledger (a result ⇔ settled, a refund ⇔ refunded);
  *   - a watcher of the mempool that settles every payment it sees first — with its own request,
  *     and with each request the payer may have sent (the zones are guessable), without a salt and
- *     with one of its own — never gets a result nor takes a payment (issue 28).
+ *     with one of its own — never gets a result nor takes a payment.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { rmSync } from 'node:fs';

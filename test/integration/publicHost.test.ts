@@ -1,5 +1,5 @@
 /**
- * One public base URL and MCP at the cost of one request per message (issue 29), against real
+ * One public base URL and MCP at the cost of one request per message, against real
  * devnet node processes:
  *
  *   - node A (defaults: the public URL is the listening address, every Host answered, USDC rail

@@ -1,6 +1,6 @@
 /**
  * Two real devnet nodes on one genesis and one payee (both sell with the public dev payee, as
- * every devnet does), each with its own ledger (issue 28): a payment quoted by one node is
+ * every devnet does), each with its own ledger: a payment quoted by one node is
  * refused by the other (`wrong_seller`) and served once by the node that quoted it; neither
  * node's payment watcher refunds the other's payments after the refund window; a broadcast of
  * an invoke committed to the other node's ledger is refused (`invoke_wrong_seller`).

@@ -149,7 +149,7 @@ describe('the SDK against the real node', () => {
   });
 });
 
-describe('native-node call --tx with a payment the node lost (issue 20)', () => {
+describe('native-node call --tx with a payment the node lost', () => {
   test('the CLI broadcasts the signed payment it kept again (same tx id) and settles it; the kept file goes once settled', async () => {
     // A payment signed and kept by the CLI whose broadcast the node lost: written to the CLI's store, never sent.
     const dev = getDevKeyPair();

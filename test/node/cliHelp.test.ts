@@ -1,4 +1,4 @@
-/** Help on the command line (issue 32): start's help and the global help come from the option table the parser reads; every command answers --help. */
+/** Help on the command line: start's help and the global help come from the option table the parser reads; every command answers --help. */
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import { CONFIG_OPTIONS } from '../../node/config.js';
 import { commandOptionTables, main } from '../../cli/cli.js';

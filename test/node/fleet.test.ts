@@ -1,5 +1,5 @@
 /**
- * A fleet of two real devnet nodes on one PostgreSQL ledger (issue 31): both show up in
+ * A fleet of two real devnet nodes on one PostgreSQL ledger: both show up in
  * `native-node fleet status`, in each one's `/api/v1/status` `fleet` and in `/metrics`, with the
  * signer lease's holder named; the node whose tip is far behind the fleet's best (B: not mining,
  * not connected, while A mines a block a second) answers paid calls 503 `node_syncing` and is not

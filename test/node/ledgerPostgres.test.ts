@@ -1,5 +1,5 @@
 /**
- * A real devnet node with `--ledger postgres://…` (issue 31): the paid call of the real CLI is
+ * A real devnet node with `--ledger postgres://…`: the paid call of the real CLI is
  * claimed and settled in PostgreSQL (one row, the result stored); the status names the
  * database's seller id, which a second node on the same database shares. With PostgreSQL
  * stopped the node stops selling — quotes and settles answer 503 `ledger_unavailable` — and

@@ -1,5 +1,5 @@
 /**
- * The node's MCP side built once (issue 29), in-process over the real registry and the official
+ * The node's MCP side built once, in-process over the real registry and the official
  * SDK's transport: many requests reuse one prepared server (requests in flight at once get one
  * each, then return them), the `tools/list` result is built and serialised once per catalog
  * version (again when the price, the catalog key or what is for sale changes), and the answer

@@ -1,5 +1,5 @@
 /**
- * The public base URL and the allowed hosts (issue 29), in-process: the flags and variables of
+ * The public base URL and the allowed hosts, in-process: the flags and variables of
  * the option table (`--public-url`, `--allowed-hosts`, `--mcp-max-batch`), their refusals with
  * `config_invalid`, and the Host check of node/api/publicUrl.ts (421 `misdirected_request`,
  * names with and without ports, the base URL's own host, `/health` exempt) over a koa app.

@@ -79,12 +79,12 @@ const REQUIRED = [
 ];
 
 /** Services that need only the node itself, so they run. */
-/** Provider-backed services (issue 16, providers): implemented; `down` and 503 until their provider answers. */
+/** Provider-backed services (providers): implemented; `down` and 503 until their provider answers. */
 const PROVIDER_BACKED = [
   'native-weather', 'native-fx-rates', 'native-crypto-prices', 'native-crypto-price', 'native-crypto-price-feed', 'native-gas-price',
   'native-evm-balance', 'native-ens-resolve', 'native-llm-chat', 'native-translate', 'native-image-gen',
 ];
-/** The economy services implemented so far (issue 14). */
+/** The economy services implemented so far. */
 const ECONOMY_SERVICES = [
   'native-stable-health', 'native-supply-audit', 'native-holder-stats', 'native-token-audit', 'native-price-feed', 'native-pool-analytics',
   'native-swap-quote', 'native-bridge-status', 'native-price-history', 'native-token-launch-check', 'native-whale-watch',
@@ -97,11 +97,11 @@ const IMPLEMENTED = [
   'native-block-inspect', 'native-explorer-summary', 'native-staking-rewards', 'native-service-search', 'native-agent-roster',
   // Outbound (web branch): they need the outbound client, tested in test/services/web*.test.ts.
   'native-web-fetch', 'native-url-meta', 'native-rss-read', 'native-web-search', 'native-domain-info', 'native-x402-validation',
-  // Local-compute services (issue 15).
+  // Local-compute services.
   'native-invoice-pdf', 'native-invoice-proforma', 'native-receipt-payment', 'native-credit-note', 'native-quote-estimate',
   'native-sentiment', 'native-keywords', 'native-summarize', 'native-geo-ip', 'native-email-validate',
   'native-aml-sanctions-scan', 'native-b2b-compliance-report',
-  // Chain-data services on the economy (issue 14), tested in test/services/economy.test.ts.
+  // Chain-data services on the economy, tested in test/services/economy.test.ts.
   ...ECONOMY_SERVICES,
 ];
 
@@ -255,7 +255,7 @@ const SAMPLES: Record<string, { ok: string[]; bad: string[] }> = {
   },
   'native-bridge-route-check': { ok: ['ethereum-solana-100', 'base-native-0.5'], bad: ['ethereum to solana 100', 'ethereum-solana'] },
   'native-risk-score': { ok: ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa'], bad: ['0x5AAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNb'] },
-  // Addresses of this chain only (issue 30): another chain's address is refused before the quote.
+  // Addresses of this chain only: another chain's address is refused before the quote.
   'native-crypto-whale-watch': { ok: ['tnative1ntasr0sx2hvqvjv79sadxwvvw2jnc4pl32r2lq'], bad: ['bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', 'tnative1ntasr0sx2hvqvjv79sadxwvvw2jnc4pl32r2lx'] },
   'native-crypto-portfolio-tracker': { ok: ['tnative1ntasr0sx2hvqvjv79sadxwvvw2jnc4pl32r2lq', 'portfolio:tnative1ntasr0sx2hvqvjv79sadxwvvw2jnc4pl32r2lq'], bad: ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', 'portfolio:0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', 'portfolio tnative1ntasr0sx2hvqvjv79sadxwvvw2jnc4pl32r2lq'] },
   'native-aml-sanctions-scan': { ok: ['{"entity":"ACME Corp","lists":["OFAC","EU"]}', '{"entity":"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}'], bad: ['{"entity":"ACME","lists":["FBI"]}', '{"lists":["UN"]}', '{"entity":"ACME","lists":["UN","UN"]}'] },

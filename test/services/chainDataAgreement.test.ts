@@ -1,5 +1,5 @@
 /**
- * Chain-data services agree with the chain API (issue 30): the devnet economy (the simulator of
+ * Chain-data services agree with the chain API: the devnet economy (the simulator of
  * `npm start`, seeded) is built on a real chain, the chain stops at a height (nothing is mined
  * after the set-up), the node's own HTTP API (node/api/http.ts + the economy routes) serves that
  * chain on 127.0.0.1, and every figure the chain-data services return — balances, supplies,

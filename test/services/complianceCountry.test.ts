@@ -1,4 +1,4 @@
-/** native-b2b-compliance-report: a country code that is not an assigned ISO 3166-1 code is a 400 before payment (issue 30: "XX" was rated low risk). */
+/** native-b2b-compliance-report: a country code that is not an assigned ISO 3166-1 code is a 400 before payment ("XX" was rated low risk). */
 import { describe, expect, test } from '@jest/globals';
 import { callLocal, refusal } from './local.js';
 

@@ -1,5 +1,5 @@
 /**
- * The chain-data services on the economy (issue 14) against a small deterministic chain
+ * The chain-data services on the economy against a small deterministic chain
  * (test/services/economyFixture.ts). Expected numbers are computed by hand from the fixture's
  * transactions; the comments show the arithmetic.
  */

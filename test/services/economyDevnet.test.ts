@@ -1,5 +1,5 @@
 /**
- * The nineteen chain-data services (issue 14) on the devnet economy the node runs with `npm start`
+ * The nineteen chain-data services on the devnet economy the node runs with `npm start`
  * (node/economy/simulator.ts, seeded): each example call of discovery/examples.ts returns a
  * non-empty result that names real data (found tokens and pools, a feasible quote).
  * The paid path of calls of the nineteen on a running node: test/integration/economyServices.test.ts.

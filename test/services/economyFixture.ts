@@ -1,5 +1,5 @@
 /**
- * A small deterministic economy chain for the chain-data services (issue 14): real LevelDB in a
+ * A small deterministic economy chain for the chain-data services: real LevelDB in a
  * temp dir, devnet rules at trivial difficulty, blocks 3 s apart from a fixed genesis time.
  *
  * Block 1: alice issues USDN (stable, 6 dp) and GOLD (2 dp, max 10^12, initial 10^9); bob stakes 10 NATIVE.

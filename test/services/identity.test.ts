@@ -169,7 +169,7 @@ describe('native-email-validate', () => {
     }
   });
 
-  test('issue 30: a resolver that says gmail.com does not exist is not believed', async () => {
+  test('a resolver that says gmail.com does not exist is not believed', async () => {
     // The test DNS answers NXDOMAIN for every name outside its zone, gmail.com included.
     await expect(callLocal<Json>('native-email-validate', 'alice@gmail.com')).rejects.toMatchObject({ code: 'dns_unavailable' });
   });

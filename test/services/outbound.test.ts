@@ -1,5 +1,5 @@
 /**
- * The outbound client over real sockets: the SSRF refusals of issue 16 (each through the real
+ * The outbound client over real sockets: the SSRF refusals (each through the real
  * `fetchPublic` path, with a listener on the refused address that must never be hit), redirects,
  * DNS pinning against rebinding, timeouts, size caps, decoding, content types, the User-Agent,
  * per-host concurrency, the cache, and provider mode.
@@ -86,7 +86,7 @@ describe('address policy', () => {
   });
 });
 
-describe('fetchPublic refuses (issue 16 list), before any connection', () => {
+describe('fetchPublic refuses, before any connection', () => {
   const refused = (port: () => number): [string, () => string][] => [
     ['127.0.0.1', () => `http://127.0.0.1:${port()}/`],
     ['localhost', () => `http://localhost:${port()}/`],

@@ -1,5 +1,5 @@
 /**
- * Inputs the quote accepts always run (issue 30), as property tests with fast-check: for every
+ * Inputs the quote accepts always run, as property tests with fast-check: for every
  * service of the catalog, inputs are generated from its own input schema (the object the
  * registry validates with; patterns through fc.stringMatching, the custom keywords from their
  * domains: time zones, dates, countries, IPs, URLs, addresses), biased towards names that exist on

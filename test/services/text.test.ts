@@ -46,7 +46,7 @@ describe('native-sentiment', () => {
     expect(r.emotions.map((e: Json) => e.emotion)).toContain('anger');
   });
 
-  test('issue 30: a short English review is English, positive and joyful (franc-min read it as French and computed nothing)', async () => {
+  test('a short English review is English, positive and joyful (franc-min read it as French and computed nothing)', async () => {
     const r = await callLocal<Json>('native-sentiment', 'I absolutely love this product, it made my day wonderful.');
     expect(r.language).toEqual({ code: 'en', name: 'English', english: true });
     expect(r.label).toBe('positive');
@@ -79,18 +79,18 @@ describe('native-sentiment', () => {
     ['a sentence-initial negation ("Not", capitalised)', 'Not impressed.', 'negative'],
     ['a word only VADER\'s lexicon has', 'The villain was unconvincing.', 'negative'],
     ['a negating prefix on a lexicon word (un- + enjoyable)', 'The sequel is unenjoyable.', 'negative'],
-  ])('issue 30: %s', async (_what, text, label) => {
+  ])('%s', async (_what, text, label) => {
     const r = await callLocal<Json>('native-sentiment', text);
     expect(r.label).toBe(label);
     expect(Math.sign(r.polarity)).toBe(label === 'positive' ? 1 : -1);
   });
 
-  test('issue 30: a text without opinion words stays neutral', async () => {
+  test('a text without opinion words stays neutral', async () => {
     const r = await callLocal<Json>('native-sentiment', 'The manual is in the box.');
     expect(r).toMatchObject({ label: 'neutral', polarity: 0 });
   });
 
-  test('issue 30: a short English review that eld reads as a near tie with French is served; short foreign text is still refused', async () => {
+  test('a short English review that eld reads as a near tie with French is served; short foreign text is still refused', async () => {
     expect(await precheckRefusal('native-sentiment', 'Excellent pizza.')).toBeUndefined();
     expect((await callLocal<Json>('native-sentiment', 'Excellent pizza.')).label).toBe('positive');
     expect(await precheckRefusal('native-sentiment', 'Das Essen war lecker.')).toMatch(/this text is German \(de\)/);

@@ -1,5 +1,5 @@
 /**
- * Never charge for an answer the service cannot give (issue 30), over the real HTTP surface
+ * Never charge for an answer the service cannot give, over the real HTTP surface
  * (test/services/paidHarness.ts: a devnet chain, mempool, ledger, refunds, native settlement and
  * the /api/x402 routes on 127.0.0.1): the chain-data services refuse with 400 and a stable
  * reason, before any quote, an input that names nothing on this chain (an unknown token or pool,

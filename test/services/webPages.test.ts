@@ -218,7 +218,7 @@ describe('caller URLs refused before any payment', () => {
     expect(secret.hits).toBe(0);
   });
 
-  test('the whole list of issue 16, as paid calls of native-web-fetch: each a 400 before any quote', async () => {
+  test('the whole list of refused URLs, as paid calls of native-web-fetch: each a 400 before any quote', async () => {
     const p = secret.port;
     const urls = [
       `http://127.0.0.1:${p}/`, `http://localhost:${p}/`, `http://[::1]:${p}/`, `http://0.0.0.0:${p}/`, `http://10.1.2.3:${p}/`, `http://172.16.0.9:${p}/`,

@@ -1,5 +1,5 @@
 /**
- * native-x402-validation's checks (issue 30): a 404 endpoint does not pass `root`, and zero 402
+ * native-x402-validation's checks: a 404 endpoint does not pass `root`, and zero 402
  * challenges do not pass `challenges` (every() of nothing was true). Against a loopback fake.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';

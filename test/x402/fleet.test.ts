@@ -1,5 +1,5 @@
 /**
- * The fleet's heartbeats (x402/fleet/fleet.ts, issue 31) on a real PostgreSQL, in-process: two ledgers
+ * The fleet's heartbeats (x402/fleet/fleet.ts) on a real PostgreSQL, in-process: two ledgers
  * beating into one database see the same view (nodes, tips, lags, the lease holder named from the
  * advisory lock); a node whose tip is more than 10 blocks behind the best says why it must not
  * sell; a stopped node is gone at once, a silent one after the timeout; `fleet status`'s reader

@@ -1,5 +1,5 @@
 /**
- * Provider payouts of a fleet (issue 31), two signers on one real PostgreSQL store and one chain:
+ * Provider payouts of a fleet, two signers on one real PostgreSQL store and one chain:
  * found by test/integration/fleetRandom.test.ts, where each node kept its own payout records —
  * a USDC call's payout was paid again by each new holder of the signer lease, and a call a node
  * without the lease served was owed by nobody until the lease moved. Now the node that served a

@@ -1,5 +1,5 @@
 /**
- * Claims a fleet node will not finish (issue 31), on a real PostgreSQL: `PgLedger.orphanedClaims`
+ * Claims a fleet node will not finish, on a real PostgreSQL: `PgLedger.orphanedClaims`
  * names the `claimed` payments (both rails) of nodes that are gone — silent past the timeout,
  * stopped, never seen — or that restarted since the claim, and never those of a live node's call
  * in flight, nor payments already ended. Before this, a node taking the signer lease refunded every

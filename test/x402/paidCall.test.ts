@@ -160,7 +160,7 @@ describe('quotes and settlements', () => {
   });
 });
 
-describe('payments for a service that is gone or not for sale (issue 20)', () => {
+describe('payments for a service that is gone or not for sale', () => {
   test('the native rail names the refund (payment_refunded) or the payment stays unknown; the wait is clipped; no settle runs', async () => {
     const refunded = refusal(409, { code: 'payment_refunded', message: 'refunded', txId: 'ab'.repeat(32), refundTxId: 'cd'.repeat(32), reason: 'unknown_service' }, { rail: 'native', txId: 'ab'.repeat(32) });
     const asked: { txId: string; waitMs: number }[] = [];

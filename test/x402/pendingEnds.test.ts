@@ -1,5 +1,5 @@
 /**
- * Ends of claims the ledger could not take (x402/ledger/pendingEnds.ts, issue 31): found by
+ * Ends of claims the ledger could not take (x402/ledger/pendingEnds.ts): found by
  * test/integration/fleetRandom.test.ts, where a call claimed just before PostgreSQL restarted
  * stayed `claimed` on a node that lived on (no result, no refund, a USDC payment charged).
  * An end refused with `ledger_unavailable` is rethrown and written again once the ledger answers;

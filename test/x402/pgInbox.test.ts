@@ -1,5 +1,5 @@
 /**
- * The fleet's provider inbox (x402/providers/pgInbox.ts, issue 31): two nodes' inboxes on one real
+ * The fleet's provider inbox (x402/providers/pgInbox.ts): two nodes' inboxes on one real
  * PostgreSQL, in-process. A job queued at A is taken and answered at B and A's caller gets the
  * result; an agent polling only A is online at B, with the stats shared; answer and timeout race
  * and the row decides each job once (the caller has the result exactly when the agent's answer

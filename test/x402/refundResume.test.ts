@@ -1,5 +1,5 @@
 /**
- * A refund is signed once (issue 31): the signer writes the signed refund's id AND bytes to the
+ * A refund is signed once: the signer writes the signed refund's id AND bytes to the
  * ledger before it submits it, so a signer that dies right after the signature — before the
  * refund reached any mempool — leaves it to the next one (a restarted node, or a fleet's next
  * holder of the signer lease) to send that very transaction, not a second one. Only when the

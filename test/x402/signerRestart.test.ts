@@ -1,5 +1,5 @@
 /**
- * The signer's roles start again after a stop (issue 31): in a fleet, a node that loses the signer
+ * The signer's roles start again after a stop: in a fleet, a node that loses the signer
  * lease stops its payment watcher and its USDC reconciler, and starts them again when it takes the
  * lease back (node/payments.ts). Found by test/integration/fleetRandom.test.ts: both kept a
  * `stopped` flag set, so a node holding the lease a second time judged no block (a payment it

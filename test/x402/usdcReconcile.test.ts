@@ -1,5 +1,5 @@
 /**
- * Reconciliation of ambiguous USDC settlements from Base (issue 21), against anvil (chain 8453)
+ * Reconciliation of ambiguous USDC settlements from Base, against anvil (chain 8453)
  * holding a hand-assembled EIP-3009 stand-in at the Base USDC address (test/helpers/anvil.ts:
  * real `authorizationState` answers and real `AuthorizationUsed` logs in real transactions), the
  * test facilitator settling on that chain, a real LevelDB ledger, and the reconciler reading the

@@ -1,6 +1,6 @@
 /**
  * A node that dies between the facilitator's /settle (the USDC moved on Base) and its ledger
- * write (issue 31): found by test/integration/fleetRandom.test.ts, where such a payment's claim
+ * write: found by test/integration/fleetRandom.test.ts, where such a payment's claim
  * was then recovered as `failed` — the payer charged on Base, no result. With a reconciler the
  * result is written ahead of /settle (`settle_pending`, `settling`), so the recovery finds it
  * there and the reconciler settles it from Base with that result; the payer's retry (its payment

@@ -1,5 +1,5 @@
 /**
- * The fleet's heartbeats (issue 31): every node on a PostgreSQL ledger writes one row of
+ * The fleet's heartbeats: every node on a PostgreSQL ledger writes one row of
  * `fleet_nodes` (migration 2 of x402/ledger/pgLedger.ts) every `beatMs` (2 s) — its node id (stable per
  * data directory, `<data-dir>/node-id`), HTTP URL, version, network, chain tip, whether it holds
  * the signer lease — with `seen_at` set by the database's clock. A row not rewritten for

@@ -1,5 +1,5 @@
 /**
- * The signer lease of a fleet (issue 31): of the nodes sharing one PostgreSQL ledger, only the
+ * The signer lease of a fleet: of the nodes sharing one PostgreSQL ledger, only the
  * holder of this lease signs payee transactions (refunds, provider payouts) and runs the payment
  * watcher, so two nodes never sign with the payee key at once (they would collide on its nonce).
  *

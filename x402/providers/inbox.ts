@@ -1,5 +1,5 @@
 /**
- * The provider inbox (issue 17): after a verified payment for a provider agent's service, the
+ * The provider inbox: after a verified payment for a provider agent's service, the
  * paid-call core runs the service's `run`, which puts a job here and waits for the agent's
  * answer within the service's timeout. The agent takes jobs (`take`, a long poll) and answers
  * each once (`answer`): a result settles the call (the caller gets it with the receipt, the

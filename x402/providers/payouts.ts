@@ -1,5 +1,5 @@
 /**
- * Provider payouts (issue 17): after a provider agent's service settled a payment (the caller got
+ * Provider payouts: after a provider agent's service settled a payment (the caller got
  * the result with the receipt), the node pays the agent the price minus the node fee
  * (`params.providers.nodeFeeBps`) in NATIVE.
  *

@@ -317,7 +317,7 @@ describe('submit errors', () => {
   });
 });
 
-describe('abuse limits (issue 22)', () => {
+describe('abuse limits', () => {
   /** A client from another loopback address: another client address to the server. */
   async function clientFrom(r: Rig, localAddress: string): Promise<StratumTestClient> {
     const c = await StratumTestClient.connect(r.port, '127.0.0.1', localAddress);
