@@ -8,6 +8,10 @@
  * whose log goes to `<dir>/node<k>/node.log`. When all are listening, the command prints how to
  * reach each (a table, or one JSON line with `--json`) and runs until SIGINT/SIGTERM, which stops
  * them all gracefully. If one node dies, the others are stopped and the command fails.
+ *
+ * With `--ledger postgres://…` the nodes are a devnet fleet: every node opens that one ledger
+ * (fleet mode: one seller id, one signer lease, any node settles any payment), each with its own
+ * data directory (its node id) and ports; Stratum is off on every node.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync, type WriteStream } from 'node:fs';
@@ -57,6 +61,8 @@ interface DevnetOptions {
   readonly mineThreads: number;
   readonly logLevel: string;
   readonly json: boolean;
+  /** One PostgreSQL ledger shared by every node (a devnet fleet), or each node its own LevelDB one. */
+  readonly ledger: string | undefined;
 }
 
 function usage(message: string): NodeError {
@@ -79,6 +85,7 @@ export const DEVNET_OPTIONS = {
   mine: { type: 'boolean' },
   'log-level': { type: 'string' },
   json: { type: 'boolean' },
+  ledger: { type: 'string' },
 } as const;
 
 function parseDevnetArgs(args: string[], cwd: string): DevnetOptions {
@@ -91,6 +98,9 @@ function parseDevnetArgs(args: string[], cwd: string): DevnetOptions {
   const nodes = intOption(values.nodes, 'nodes', 1, MAX_DEVNET_NODES, 3);
   const httpBase = intOption(values['http-port'], 'http-port', 0, 65535 - 10 * (nodes - 1), 8402);
   const p2pBase = intOption(values['p2p-port'], 'p2p-port', 0, 65535 - 10 * (nodes - 1), 8403);
+  const ledger = typeof values.ledger === 'string' ? values.ledger : undefined;
+  // A LevelDB ledger is one process's (its directory is locked): only PostgreSQL is shared.
+  if (ledger !== undefined && !/^postgres(ql)?:\/\/[^\s]+$/i.test(ledger)) throw usage('--ledger must be a PostgreSQL URL (postgres://user@host:5432/db) shared by the nodes');
   return {
     nodes,
     dir: resolve(cwd, typeof values['data-dir'] === 'string' ? values['data-dir'] : join('data', 'devnet-network')),
@@ -100,6 +110,7 @@ function parseDevnetArgs(args: string[], cwd: string): DevnetOptions {
     mineThreads: intOption(values['mine-threads'], 'mine-threads', 1, 256, 1),
     logLevel: typeof values['log-level'] === 'string' ? values['log-level'] : 'info',
     json: values.json === true,
+    ledger,
   };
 }
 
@@ -216,6 +227,7 @@ export async function runDevnet(args: string[], cwd: string = process.cwd()): Pr
         '--mine-threads', String(o.mineThreads),
         '--log-level', o.logLevel,
         ...(hasStratum ? ['--no-stratum'] : []),
+        ...(o.ledger ? ['--ledger', o.ledger] : []),
         ...nodes.flatMap((n) => (n.p2p[0] ? ['--bootstrap', n.p2p[0]] : [])),
       ];
       const logFile = createWriteStream(join(nodeDirs[i], 'node.log'), { flags: 'a' });
@@ -245,7 +257,7 @@ export async function runDevnet(args: string[], cwd: string = process.cwd()): Pr
 
 function printNodes(o: DevnetOptions, nodes: readonly DevnetNode[], genesis: string, cwd: string): void {
   if (o.json) {
-    const data = { devnet: { dir: o.dir, genesis, nodes: nodes.map((n) => ({ name: n.name, url: n.url, peerId: n.peerId, p2p: n.p2p, dataDir: n.dataDir, log: n.log, pid: n.child.pid })) } };
+    const data = { devnet: { dir: o.dir, genesis, ledger: o.ledger === undefined ? null : masked(o.ledger), nodes: nodes.map((n) => ({ name: n.name, url: n.url, peerId: n.peerId, p2p: n.p2p, stratum: null, dataDir: n.dataDir, log: n.log, pid: n.child.pid })) } };
     process.stdout.write(`${JSON.stringify(data)}\n`);
     return;
   }
@@ -253,9 +265,11 @@ function printNodes(o: DevnetOptions, nodes: readonly DevnetNode[], genesis: str
   const lines = [
     `devnet: ${nodes.length} node(s) ${o.mine ? `mining (${o.mineThreads} thread(s) each)` : 'not mining'}, one chain (genesis ${rel(genesis)})`,
     '',
-    ...nodes.map((n) => `  ${n.name}  ${n.url}  p2p ${n.p2p[0] ?? '(none)'}\n         data ${rel(n.dataDir)}  log ${rel(n.log)}`),
+    ...(o.ledger ? [`one ledger for every node (a fleet: one seller id, any node settles any payment): ${masked(o.ledger)}`, ''] : []),
+    ...nodes.map((n) => `  ${n.name}  ${n.url}  p2p ${n.p2p[0] ?? '(none)'}  stratum off\n         data ${rel(n.dataDir)}  log ${rel(n.log)}`),
     '',
     'Try:',
+    ...(o.ledger ? [`  npx native-node fleet status --ledger ${masked(o.ledger)}`] : []),
     `  native-node status --node ${nodes[0].url}`,
     `  curl ${nodes[0].url}/api/v1/peers`,
     `  native-node send <address> 1.5 --wait --node ${nodes[nodes.length - 1].url} --data-dir ${rel(nodes[nodes.length - 1].dataDir)}`,
@@ -263,4 +277,9 @@ function printNodes(o: DevnetOptions, nodes: readonly DevnetNode[], genesis: str
     'Ctrl-C stops every node.',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** A ledger URL as printed: its password, if any, left out. */
+function masked(url: string): string {
+  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:…@');
 }
