@@ -99,6 +99,7 @@ const CORE_OPTIONS = {
   'data status': {},
   'data install': {},
   'ledger gap': { refund: { type: 'boolean' }, forget: { type: 'boolean' }, ledger: { type: 'string' }, 'ledger-witness': { type: 'string' } },
+  'ledger migrate': { ledger: { type: 'string' }, grant: { type: 'string' } },
   'usdc-payments': { status: { type: 'string' } },
 } as const satisfies Record<string, Options>;
 
@@ -277,7 +278,11 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       }
       case 'ledger': {
         const [sub, ...args] = rest;
-        if (sub !== 'gap') throw new NodeError(CliErrorCode.USAGE, 'usage: native-node ledger gap [--refund | --forget]');
+        if (sub === 'migrate') {
+          const { values } = parse(args, CORE_OPTIONS['ledger migrate'], 0);
+          return await (await import('./ledgerMigrateCommand.js')).ledgerMigrateCommand(context(values, out, cenv).config, out, { grant: values.grant as string | undefined });
+        }
+        if (sub !== 'gap') throw new NodeError(CliErrorCode.USAGE, 'usage: native-node ledger gap [--refund | --forget] | ledger migrate --ledger postgres://owner@… [--grant <role>]');
         const { values } = parse(args, CORE_OPTIONS['ledger gap'], 0);
         const ctx = context(values, out, cenv);
         return await (await import('./ledgerGapCommand.js')).ledgerGapCommand(ctx.config, ctx.out, { refund: values.refund === true, forget: values.forget === true });

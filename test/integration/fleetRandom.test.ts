@@ -1,8 +1,9 @@
 /**
  * The fleet under fire: a throwaway PostgreSQL, three real devnet node
  * processes on one genesis, connected over p2p, all selling under the dev payee with `--ledger`
- * on that one database; anvil as Base (an EIP-3009 stand-in at the USDC address) and the test
- * facilitator settling on it; a provider agent (registered on chain) selling an uppercase
+ * on that one database, logged in as the operator's guide's runtime role (row privileges only;
+ * the owner role applied the migrations and the grants, test/helpers/ledgerRoles.ts); anvil as
+ * Base (an EIP-3009 stand-in at the USDC address) and the test facilitator settling on it; a provider agent (registered on chain) selling an uppercase
  * service, whose every poll goes to ONE random node and whose every answer to another random node
  * (the fleet's inbox is in PostgreSQL, x402/providers/pgInbox.ts: a job waits at the node that sold the call). Agents pay and settle at random nodes (FLEET_SEED, printed; the
  * default is fixed so a failure replays with the same choices — timing still varies):
@@ -77,6 +78,7 @@ import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitat
 import { encodeHeader, NODE_PAY_TO, referenceViem, requireViem, signedPayment } from '../helpers/facilitatorPayments.js';
 import { testKey } from '../helpers/keys.js';
 import { BIN, spawnJsonReady, type NodeProc } from '../helpers/nodeProcess.js';
+import { migratedGuideLedger } from '../helpers/ledgerRoles.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { Rng } from '../helpers/rng.js';
 import { CountingVerifier } from '../helpers/verifier.js';
@@ -520,7 +522,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-fleet-random-'));
   const t0 = Date.now();
   [server, anvil] = await Promise.all([startPostgres(), startAnvil(8453)]);
-  ledgerUrl = await server.createDatabase('fleet');
+  // The operator's guide's roles: the owner migrates and grants, the nodes (and the checks) run under the runtime role, without DDL.
+  ledgerUrl = (await migratedGuideLedger(server)).nodeUrl;
   await anvil.rpc('anvil_setCode', [USDC, EIP3009_STUB_CODE]);
   facilitator = await startTestFacilitator({ submit: (auth) => useAuthorization(anvil!, USDC, auth.from as Address, auth.nonce as Hex, { to: auth.to, value: auth.value }) });
   for (const name of ['a', 'b', 'c'] as const) nodes.push({ name, dataDir: join(dir, name), httpPort: 0, p2pPort: 0, peerAddr: '', nodeId: '', proc: undefined, runs: [] });

@@ -137,6 +137,12 @@ export const LedgerErrorCode = {
   UNAVAILABLE: 'ledger_unavailable',
   /** A transition from a status it may not leave (the record moved on meanwhile): nothing was written. */
   CONFLICT: 'ledger_conflict',
+  /** The database's role lacks a privilege the running node needs (x402/ledger/pgPrivileges.ts): the node does not start. */
+  PRIVILEGE_MISSING: 'ledger_privilege_missing',
+  /** The schema is behind this node's and its role may not migrate it: the owner role must (`native-node ledger migrate`). */
+  MIGRATION_REQUIRED: 'ledger_migration_required',
+  /** The schema is newer than this node's: upgrade the node. */
+  SCHEMA_NEWER: 'ledger_schema_newer',
 } as const;
 export type LedgerErrorCode = (typeof LedgerErrorCode)[keyof typeof LedgerErrorCode];
 

@@ -4,7 +4,8 @@
  * fleet selling under one payee.
  *
  * Schema (versioned migrations, applied at start under an advisory lock so nodes starting
- * together migrate once; a database migrated by a newer node is refused):
+ * together migrate once; a database migrated by a newer node is refused; the owner role migrates,
+ * the nodes may run under a role with row privileges only, checked at start: x402/ledger/pgPrivileges.ts):
  *
  *   ledger_schema (version, description, applied_at)   the migrations applied
  *   ledger_marks  (name, value json, updated_at)       the watchers' marks; `seller` holds the
@@ -59,9 +60,10 @@ import {
   type SettlementLedger,
   type UsdcReconcileState,
 } from './ledger.js';
+import { applyMigrations, checkRuntimePrivileges, runtimeGrantStatements, type LedgerMigration } from './pgPrivileges.js';
 
 /** The schema's migrations, in order; a migration is never edited once released, only followed by a new one. */
-export const MIGRATIONS: readonly { readonly version: number; readonly description: string; readonly sql: string }[] = [
+export const MIGRATIONS: readonly LedgerMigration[] = [
   {
     version: 1,
     description: 'payments and marks',
@@ -262,6 +264,13 @@ function docOf(rec: PaymentRecord): Record<string, unknown> {
 /** `JSON.stringify` for a json column: undefined is SQL NULL (the field is absent). */
 const jsonOrNull = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
+/** A pool on the ledger's database; an idle connection cut by the server must not crash the process (the next query reports it). */
+function newPool(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000, query_timeout: 15_000, application_name: 'native-node' });
+  pool.on('error', () => undefined);
+  return pool;
+}
+
 /** SQLSTATE classes that mean "the database is not there" rather than "this statement is wrong". */
 export function isUnavailable(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
@@ -304,11 +313,11 @@ export class PgLedger implements SettlementLedger {
 
   /** Connects, applies the missing migrations, reads (or creates, once per database) the seller id and loads the totals. */
   static async open(url: string, opts: LedgerOptions = {}): Promise<PgLedger> {
-    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000, query_timeout: 15_000, application_name: 'native-node' });
-    // An idle connection cut by the server must not crash the process: the next query reports it.
-    pool.on('error', () => undefined);
+    const pool = newPool(url);
     try {
-      await migrate(pool);
+      await applyMigrations(pool, MIGRATIONS, MIGRATION_LOCK);
+      // Before anything is written: a role without a grant the node needs is a start-up error, not a failing sweep later.
+      await checkRuntimePrivileges((text, values) => pool.query(text, values));
       const seller = JSON.stringify({ sellerId: randomBytes(8).toString('hex'), createdAt: Date.now() });
       await pool.query(`INSERT INTO ledger_marks (name, value) VALUES ('seller', $1::json) ON CONFLICT (name) DO NOTHING`, [seller]);
       const { rows } = await pool.query<{ value: string }>(`SELECT value::text AS value FROM ledger_marks WHERE name = 'seller'`);
@@ -321,6 +330,26 @@ export class PgLedger implements SettlementLedger {
       if (e instanceof NodeError) throw e;
       if (isUnavailable(e)) throw new NodeError(LedgerErrorCode.UNAVAILABLE, `the ledger database cannot be reached: ${(e as Error).message}`);
       throw e;
+    }
+  }
+
+  /**
+   * Applies the missing migrations (the owner role's job, x402/ledger/pgPrivileges.ts) and, with
+   * `grantTo`, grants that role what a running node needs; writes no payment data.
+   */
+  static async migrate(url: string, opts: { grantTo?: string } = {}): Promise<{ from: number; to: number; grants: string[] }> {
+    const pool = newPool(url);
+    try {
+      const done = await applyMigrations(pool, MIGRATIONS, MIGRATION_LOCK);
+      const schema = (await pool.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s;
+      const grants = opts.grantTo === undefined ? [] : runtimeGrantStatements(opts.grantTo, schema);
+      for (const g of grants) await pool.query(g);
+      return { ...done, grants };
+    } catch (e) {
+      if (isUnavailable(e) && !(e instanceof NodeError)) throw new NodeError(LedgerErrorCode.UNAVAILABLE, `the ledger database cannot be reached: ${(e as Error).message}`);
+      throw e;
+    } finally {
+      await pool.end().catch(() => undefined);
     }
   }
 
@@ -607,30 +636,5 @@ export class PgLedger implements SettlementLedger {
     this.probe = undefined;
     await this.refreshing?.catch(() => undefined);
     await this.pool.end();
-  }
-}
-
-/** Applies the migrations this database lacks, in one transaction under an advisory lock. */
-async function migrate(pool: pg.Pool): Promise<void> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
-    await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await c.query(`CREATE TABLE IF NOT EXISTS ledger_schema (version int PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const { rows } = await c.query<{ v: number | null }>('SELECT max(version) AS v FROM ledger_schema');
-    const current = rows[0]?.v ?? 0;
-    const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version;
-    if (current > latest) throw new NodeError('ledger_schema_newer', `the ledger database has schema version ${current}, newer than this node's ${latest}: upgrade the node`, { current, latest });
-    for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
-      await c.query(m.sql);
-      await c.query('INSERT INTO ledger_schema (version, description) VALUES ($1, $2)', [m.version, m.description]);
-    }
-    await c.query('COMMIT');
-  } catch (e) {
-    await c.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  } finally {
-    c.release();
   }
 }
