@@ -33,6 +33,9 @@ export const emailValidate = defineService({
   inputSchema: { type: 'string', maxLength: 320, pattern: '^[^\\s@]{1,64}@[^\\s@]{1,255}$', description: 'Email address.' },
   precheck,
   run,
-  // The syntax and disposable checks always work; a DNS outage fails single calls (refunded), not the service down.
-  health: async () => 'active',
+  // One state with the pre-payment check: while the resolver cannot find example.com the service shows down, and is refused before any quote.
+  health: async () => {
+    const r = await checkResolver();
+    return r.ok ? 'active' : { status: 'down' as const, reason: { code: 'dns_unavailable', message: `cannot check mail domains now: ${r.reason}` } };
+  },
 });

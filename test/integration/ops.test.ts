@@ -57,7 +57,7 @@ describe('health, readiness and the descriptor alias', () => {
   test('GET /ready: 200 on a standalone node that serves (chain open, not syncing)', async () => {
     const res = await fetch(`${node!.url}/ready`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok', refunds: 'ok' } });
+    expect(await res.json()).toEqual({ ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok', refunds: 'ok', ledger: 'ok' } });
   });
 
   test('GET /.well-known/x402.json is the descriptor of /.well-known/x402', async () => {

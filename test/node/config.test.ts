@@ -173,8 +173,8 @@ describe('chain parameters', () => {
     const again = loadChainParams({ network: 'native-devnet', dataDir }, () => 1_800_000_000);
     expect(again.genesis.time).toBe(1_700_000_000);
     expect(again.chainId).toBe(1337);
-    // The dev wallet and the economy's devnet actors.
-    expect(again.allocations.length).toBe(1 + DEVNET_ACTORS.length);
+    // The dev wallet, the payee's float and the economy's devnet actors.
+    expect(again.allocations.length).toBe(2 + DEVNET_ACTORS.length);
   });
 });
 

@@ -80,6 +80,8 @@ function withoutLookaheads(pattern: string): string {
 
 const zones = Intl.supportedValuesOf('timeZone');
 const countries = (JSON.parse(readFileSync(resolve(PROJECT_ROOT, 'services', 'data', 'compliance', 'iso3166-alpha2.json'), 'utf8')) as { codes: string[] }).codes;
+/** ISO 4217 codes as the documents accept them (the shipped list). */
+const currencies = (JSON.parse(readFileSync(resolve(PROJECT_ROOT, 'services', 'data', 'compliance', 'iso4217.json'), 'utf8')) as { codes: string[] }).codes;
 const anyCase = (s: string) => fc.constantFrom(s, s.toLowerCase(), s.toUpperCase(), s[0] + s.slice(1).toLowerCase());
 const bytes20 = fc.uint8Array({ minLength: 20, maxLength: 20 });
 const nativeAddress = fc.oneof(bytes20.map((b) => encodeAddress(b, eparams.hrp)), fc.constantFrom(...[ealice, ebob, ecarol].map(eaddr)));
@@ -124,7 +126,15 @@ function stringOf(schema: Schema): fc.Arbitrary<string> {
   const max = schema.maxLength ?? 200;
   const fits = (s: string) => s.length <= max && s.length >= (schema.minLength ?? 0);
   if (schema['x-timezone']) return fc.constantFrom(...zones).chain((z) => fc.constantFrom(z, z.toLowerCase()));
-  if (schema['x-date']) return fc.date({ min: new Date('1990-01-01'), max: new Date('2099-12-31'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+  if (schema['x-date']) {
+    // A date the field can take: a payment date not after today, a validity not before it (the documents' own rules), else any.
+    const today = Date.parse(new Date().toISOString().slice(0, 10));
+    const day = 86_400_000;
+    const text = String(schema.description ?? '');
+    const [min, max] = text.includes('not after the issue date') ? [Date.parse('1990-01-01'), today] : text.includes('not before the issue date') ? [today, today + 3650 * day] : [Date.parse('1990-01-01'), Date.parse('2099-12-31')];
+    return fc.integer({ min: min / day, max: max / day }).map((d) => new Date(d * day).toISOString().slice(0, 10));
+  }
+  if (schema['x-currency']) return fc.constantFrom(...currencies);
   if (schema['x-country']) return fc.constantFrom(...countries).chain(anyCase);
   if (schema['x-ip']) return fc.oneof(fc.ipV4(), fc.ipV6());
   if (schema['x-url']) return fc.webUrl({ withQueryParameters: true }).filter(fits);
@@ -176,9 +186,16 @@ const BIAS: Record<string, () => fc.Arbitrary<string>> = {
   'native-service-search': () => fc.array(fc.constantFrom('gas', 'pdf', 'invoice', 'swap', 'token', 'weather', 'price', 'clock'), { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')),
 };
 
+/** A credit note credits: its lines' prices made negative, so the net total is below zero (the service's own rule). */
+function crediting(v: unknown): unknown {
+  const doc = v as { items?: { unitPrice?: number }[] };
+  return doc.items ? { ...doc, items: doc.items.map((i) => ({ ...i, unitPrice: -Math.abs(i.unitPrice ?? 0) - 0.01 })) } : v;
+}
+
 /** The `request` strings of a service: its schema's values (JSON inputs as their JSON text), and the biased ones. */
 function requestsOf(def: ServiceDefinition): fc.Arbitrary<string | undefined> {
-  const fromSchema = arbitraryOf(def.inputSchema).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
+  const values = def.id === 'native-credit-note' ? arbitraryOf(def.inputSchema).map(crediting) : arbitraryOf(def.inputSchema);
+  const fromSchema = values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
   const bias = BIAS[def.id];
   return bias ? fc.oneof({ arbitrary: fromSchema, weight: 1 }, { arbitrary: bias(), weight: 3 }) : fromSchema;
 }
