@@ -289,6 +289,8 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       }
       case 'fleet':
         return await (await import('./fleetCommand.js')).runFleetCommand(rest, out, cenv);
+      case 'receipt':
+        return (await import('./receiptCommand.js')).runReceiptCommand(rest, out);
       case 'usdc-payments': {
         const { values } = parse(rest, CORE_OPTIONS['usdc-payments'], 0);
         const ctx = context(values, out, cenv);

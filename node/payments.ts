@@ -63,6 +63,9 @@ import { createUnhonoredPayments, recordLedgerRestore, type UnhonoredPayments } 
 import { createFacilitator } from '../x402/usdc/facilitator.js';
 import type { NodeConfig } from './config.js';
 import { createX402Router } from './api/x402Routes.js';
+import { createDidRouter } from './api/didRoutes.js';
+import { createOfferSigner, createSellerIdentity, type SellerIdentity } from '../x402/core/offers.js';
+import { createReceiptIssuer } from '../x402/core/receipts.js';
 import { PaymentAuth } from './api/paymentDialects.js';
 import { loadChallengeKeys } from '../x402/core/challengeKeys.js';
 import { SiwxChallenges } from '../x402/usdc/siwx.js';
@@ -162,6 +165,8 @@ export interface Payments {
   readonly errorStatuses: Readonly<Record<string, number>>;
   /** The free discovery surfaces, the MCP endpoint and the health prober (node/api/discovery.ts). */
   readonly discovery: Discovery;
+  /** The seller's signing identity (payee key and offer key, x402/core/offers.ts); undefined without a payee key. */
+  readonly seller: SellerIdentity | undefined;
   /**
    * The node's policy on transactions submitted to it: an agent_invoke paying this node's payee
    * must carry a commitment to this node's ledger (x402/core/wire.ts), or no settle could ever claim
@@ -280,7 +285,11 @@ export async function createPayments(
   // A fleet's ledger gaps are fleet state: found by any node, kept in the shared ledger, honoured by every node
   // (every 2 s a node without the signer lease reads them again, the holder takes in the ones it lacks).
   let gapReload: NodeJS.Timeout | undefined;
-  const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }), unhonored, confirmations: config.confirmations }) : undefined;
+  // The payee signs offers and receipts too (one identity for every node holding the payee wallet: a fleet signs alike).
+  let usdcPayTo: string | undefined;
+  const seller = payee ? createSellerIdentity({ payee, hrp: params.hrp, chainId: params.chainId, sellerId: ledger.sellerId, usdcPayTo: () => usdcPayTo }) : undefined;
+  const receipts = seller && createReceiptIssuer(seller);
+  const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }), unhonored, confirmations: config.confirmations, receipts }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
   // The USDC rail needs both the payee address and a facilitator; with one of them only it stays off.
   // Loaded only then: it brings viem (about 0.3 s of start-up).
@@ -303,8 +312,10 @@ export async function createPayments(
           payTo: config.usdcPayTo!,
           facilitator: createFacilitator({ url: config.facilitatorUrl!, authHeader: config.facilitatorAuthHeader, verifyTimeoutMs: config.facilitatorTimeout, settleTimeoutMs: config.facilitatorTimeout }),
           logger: log.child({ module: 'usdc' }),
+          receipts,
         })
       : undefined;
+  usdcPayTo = usdcSettlement?.payTo;
   if ((config.usdcPayTo === undefined) !== (config.facilitatorUrl === undefined)) log.warn({}, 'the USDC rail needs both --usdc-pay-to and --facilitator-url: it stays off');
   // One paid-call core for every transport: the HTTP routes and MCP are adapters of it.
   const core = createPaidCallCore({
@@ -319,6 +330,7 @@ export async function createPayments(
     context,
     observe: modules.observePaidCall,
     stuckRefunds: refunds && (() => refunds.stuck()),
+    offers: seller && createOfferSigner(seller),
   });
   // Provider services are paid to the payee (escrow) on either rail; a delivered call owes the provider its NATIVE share.
   // A fleet shares its payout records in the ledger's database: any node owes, the lease holder sends (x402/providers/pgPayoutStore.ts).
@@ -401,6 +413,7 @@ export async function createPayments(
   // The Payment dialect's and sign-in's challenge keys come from the ledger: every node sharing it checks the others' challenges.
   const challengeKeys = await loadChallengeKeys(ledger);
   router.use(createX402Router(paidCalls, new PaymentAuth(challengeKeys.paymentAuth), new SiwxChallenges(challengeKeys.siwx), modules.baseUrl).routes());
+  if (seller) router.use(createDidRouter(seller, modules.baseUrl).routes());
   // Discovery needs the registry, the ledger's totals, the price, the core (payees, MCP) and the services' context (health checks).
   const discovery = createDiscovery(
     { version: NODE_VERSION, defaultNodeUrl: DEFAULT_NODE_URL, facilitatorUrl: config.facilitatorUrl, usdcAuthVerified: usdcSettlement !== undefined, baseUrl: modules.baseUrl, mcpMaxBatch: config.mcpMaxBatch },
@@ -418,6 +431,7 @@ export async function createPayments(
     settlement,
     refunds,
     paidCalls,
+    seller,
     unhonored,
     fleet,
     router,

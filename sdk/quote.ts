@@ -60,6 +60,10 @@ export interface AgentReceipt {
   readonly blockHash?: string;
   readonly height?: number;
   readonly network?: string;
+  /** The x402 Offer and Receipt extension's signed receipt (JWS), when the node signs receipts (sdk/receipts.ts verifies it). */
+  readonly offerReceipt?: { readonly format: string; readonly signature: string };
+  /** The payee's hybrid (ML-DSA-87 + Ed25519) receipt over the payment and the result bytes (sdk/receipts.ts verifies it). */
+  readonly hybridReceipt?: Record<string, unknown>;
 }
 
 /** `bad_quote`: the 402 of `serviceId` cannot be paid as it is. */
@@ -149,6 +153,8 @@ export function parseSettlement(json: unknown, quote: AgentQuote, txId: string):
     ...(typeof r.blockHash === 'string' ? { blockHash: r.blockHash } : {}),
     ...(typeof r.height === 'number' ? { height: r.height } : {}),
     ...(typeof r.network === 'string' ? { network: r.network } : {}),
+    ...(isObject(r.offerReceipt) && typeof r.offerReceipt.format === 'string' && typeof r.offerReceipt.signature === 'string' ? { offerReceipt: { format: r.offerReceipt.format, signature: r.offerReceipt.signature } } : {}),
+    ...(isObject(r.hybridReceipt) ? { hybridReceipt: r.hybridReceipt } : {}),
   };
   return { result: json.result, receipt };
 }

@@ -18,10 +18,14 @@
  *   `{"txId"}` on the native rail, the x402 PaymentPayload (what `X-PAYMENT` carries, decoded) on
  *   the USDC rail. A paid answer carries `Payment-Receipt` (base64url JSON). See
  *   docs/agents-guide.md.
+ * - **Signed offers** (x402 Offer and Receipt extension): the JSON body and `PAYMENT-REQUIRED`
+ *   both carry `extensions["offer-receipt"]`, one JWS offer per option shown (x402/core/offers.ts);
+ *   the Payment challenges have no extensions field.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { PaymentRequirements } from '../../x402/core/quote.js';
 import type { PaymentProof } from '../../x402/core/paidCall.js';
+import { canonicalJson } from '../../x402/core/wire.js';
 import { PAYMENT_IDENTIFIER, paymentIdentifierDeclaration, toRequirementsV2, type PaymentRequiredV2, type PaymentRequirementsV2 } from '../../x402/usdc/wire.js';
 
 /** The draft this implements. */
@@ -67,6 +71,9 @@ function requirementsV2(req: PaymentRequirements, request: string | undefined): 
   return { scheme: req.scheme, network: caip2NetworkOf(req), amount: req.maxAmountRequired, asset: req.asset, payTo: req.payTo, maxTimeoutSeconds: req.maxTimeoutSeconds, extra: { ...req.extra, ...requestEcho(request) } };
 }
 
+/** `{extensions}` when there is any. */
+const withExtensions = (e: Record<string, unknown>): { extensions?: Record<string, unknown> } => (Object.keys(e).length > 0 ? { extensions: e } : {});
+
 /** The x402 v2 PaymentRequired of a 402: every option of `accepts` for the call's `request`, with the refusal's code when there is one. */
 export function paymentRequiredV2Of(accepts: readonly PaymentRequirements[], error?: string, extensions?: Record<string, unknown>, request?: string): PaymentRequiredV2 {
   const first = accepts[0];
@@ -75,8 +82,8 @@ export function paymentRequiredV2Of(accepts: readonly PaymentRequirements[], err
     ...(error ? { error } : {}),
     resource: { url: first.resource, description: first.description, mimeType: first.mimeType },
     accepts: accepts.map((a) => requirementsV2(a, request)),
-    // A retry that returns a stored USDC result must carry the id the first call sent (x402/usdc/settle.ts).
-    ...(accepts.some((a) => a.scheme === 'exact') ? { extensions: { [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration(), ...extensions } } : {}),
+    // A retry that returns a stored USDC result must carry the id the first call sent (x402/usdc/settle.ts); signed offers go with every option.
+    ...withExtensions({ ...(accepts.some((a) => a.scheme === 'exact') ? { [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration() } : {}), ...extensions }),
   };
 }
 
@@ -105,16 +112,7 @@ export function nativePaymentOfHeader(header: string): { txId: string; salt?: st
   return { txId: payload.txId, ...(typeof payload.salt === 'string' ? { salt: payload.salt } : {}) };
 }
 
-/** JSON with object keys sorted at every level (RFC 8785 JCS for the strings, integers and objects used here). */
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
-    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
+export { canonicalJson };
 
 const b64url = (s: string): string => Buffer.from(s, 'utf8').toString('base64url');
 const fromB64url = (s: string): string => Buffer.from(s, 'base64url').toString('utf8');

@@ -22,6 +22,7 @@ import type Koa from 'koa';
 import { NodeError } from '../../consensus/errors.js';
 import { PaymentErrorCode } from '../../x402/core/errors.js';
 import { outcomeBody, type PaidCallOutcome } from '../../x402/core/outcome.js';
+import { narrowOfferExtension } from '../../x402/core/offers.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, type PaidCallCore, type PaymentProof } from '../../x402/core/paidCall.js';
 import { checkPaymentPayload, decodePaymentHeader, encodeJsonHeader, paymentResponseHeaders } from '../../x402/usdc/wire.js';
 import { nativePaymentOfHeader, PaymentAuth, paymentReceiptOf, paymentRequiredV2Of } from './paymentDialects.js';
@@ -111,7 +112,9 @@ function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth
     const signIn = usdcOption ? { [SIGN_IN_WITH_X]: siwx.declaration(usdcOption.resource, Date.now()) } : undefined;
     // The native option names the request its payment must commit to (the core's request text).
     const requestText = typeof request === 'string' ? request : request !== undefined && request !== null && typeof request === 'object' ? JSON.stringify(request) : undefined;
-    ctx.set('PAYMENT-REQUIRED', encodeJsonHeader(paymentRequiredV2Of(accepts, o.kind === 'refused' ? o.error.code : undefined, signIn, requestText)));
+    // The signed offers of the options shown (x402 Offer and Receipt extension), as in the JSON body.
+    const offers = narrowOfferExtension(o.quote.extensions, o.quote.accepts, accepts);
+    ctx.set('PAYMENT-REQUIRED', encodeJsonHeader(paymentRequiredV2Of(accepts, o.kind === 'refused' ? o.error.code : undefined, { ...signIn, ...offers }, requestText)));
     ctx.set('WWW-Authenticate', auth.challenges(accepts, realm, Date.now()));
     ctx.set('Access-Control-Expose-Headers', 'PAYMENT-REQUIRED, WWW-Authenticate');
     if (accepts === o.quote.accepts) accepts = undefined;

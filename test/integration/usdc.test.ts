@@ -91,6 +91,8 @@ describeUsdc('USDC rail quotes', () => {
         'payment-identifier': { info: { required: false }, schema: expect.objectContaining({ type: 'object' }) },
         // A sign-in challenge for this resource: the payer's other way to get a stored result again.
         'sign-in-with-x': expect.objectContaining({ info: expect.objectContaining({ uri: endpoint(), version: '1' }), supportedChains: [{ chainId: 'eip155:8453', type: 'eip191' }] }),
+        // Signed offers, one per option (x402 Offer and Receipt extension; test/integration/offerReceipt.test.ts verifies them).
+        'offer-receipt': { info: { offers: [expect.objectContaining({ format: 'jws', acceptIndex: 0 }), expect.objectContaining({ format: 'jws', acceptIndex: 1 })] }, schema: expect.objectContaining({ type: 'object' }) },
       },
     });
     expect(q.headers.get('vary')).toMatch(/prefer/i);

@@ -18,6 +18,7 @@
  */
 import type { Rail } from '../ledger/ledger.js';
 import type { PaidBody, PaymentError, PaymentResponse, PendingBody, QuoteBody, RefundedBody } from './wire.js';
+import { narrowOfferExtension } from './offers.js';
 
 export type { Rail };
 
@@ -101,11 +102,18 @@ export function outcomeBody(o: PaidCallOutcome, accepts?: QuoteBody['accepts']):
     case 'rejected':
       return { error: o.error };
     case 'quote':
-      return { ...o.quote, accepts: accepts ?? o.quote.accepts };
+      return narrowed(o.quote, accepts);
     case 'refused':
-      if (o.status === 402) return { ...o.quote, accepts: accepts ?? o.quote.accepts, error: o.error, ...(o.payer ? { payer: o.payer } : {}) };
+      if (o.status === 402) return { ...narrowed(o.quote, accepts), error: o.error, ...(o.payer ? { payer: o.payer } : {}) };
       return o.rail === 'usdc' ? { paid: false, error: o.error } : { error: o.error };
     default:
       return o.body;
   }
+}
+
+/** The quote with only the options of `accepts` (and their signed offers, re-indexed); the whole quote without. */
+function narrowed(quote: QuoteBody, accepts: QuoteBody['accepts'] | undefined): QuoteBody {
+  if (!accepts || accepts === quote.accepts) return quote;
+  const extensions = narrowOfferExtension(quote.extensions, quote.accepts, accepts);
+  return { ...quote, accepts, ...(extensions ? { extensions } : {}) };
 }

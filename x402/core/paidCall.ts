@@ -36,6 +36,8 @@ import { refusal, type PaidCallOutcome, type Rail } from './outcome.js';
 import { isHonorable, type NativeRail, type NativeUsdSource, type QuoteChain, type ServiceCatalog, type ServiceDefinition, type ServiceRunContext, type UsdcRail } from './ports.js';
 import { buildQuote, type QuoteContext } from './quote.js';
 import { UsdcErrorCode } from './errors.js';
+import { OFFER_RECEIPT } from './wire.js';
+import type { OfferSigner } from './offers.js';
 import type { PaymentError } from './wire.js';
 
 /** Default and largest wait for a native payment's block, seconds (`?wait=` over HTTP). */
@@ -104,6 +106,8 @@ export interface PaidCallModules {
   readonly observe?: (r: PaidCallRecord) => void;
   /** Refunds owed that the payee could not send (its balance): while any, no new quotes (503 `payee_underfunded`). */
   readonly stuckRefunds?: () => { readonly count: number; readonly amountBase: bigint };
+  /** Signs the offers of every 402 (x402 Offer and Receipt extension, x402/core/offers.ts); without it 402s carry none. */
+  readonly offers?: OfferSigner;
 }
 
 /** The paid-call core (see module comment). */
@@ -251,21 +255,30 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
     const behindFleet = m.behindFleet?.();
     if (behindFleet) return refused(p.rail, 503, PaymentErrorCode.NODE_SYNCING, behindFleet);
 
+    const issue = { baseUrl: c.baseUrl, resource: quoteContext.resource };
     if (p.rail === 'usdc') {
-      const out = await m.usdc!.settle(def, request, checked.input, 'header' in p ? p.header : p.payload, usdcOption!, p.provenPayer === undefined ? undefined : { provenPayer: p.provenPayer });
+      const out = await m.usdc!.settle(def, request, checked.input, 'header' in p ? p.header : p.payload, usdcOption!, { issue, ...(p.provenPayer === undefined ? {} : { provenPayer: p.provenPayer }) });
       return { ...out, quote };
     }
     // The wait for the block and the service's own run must both fit in the request's time.
     const waitMs = settleWaitMs(m.requestBudgetMs, def, p.waitMs ?? DEFAULT_WAIT_SECONDS * 1000);
-    const out = await native.settle(def, request, checked.input, { txId: p.txId, ...(p.salt !== undefined ? { salt: p.salt } : {}) }, waitMs);
+    const out = await native.settle(def, request, checked.input, { txId: p.txId, ...(p.salt !== undefined ? { salt: p.salt } : {}) }, waitMs, issue);
     return { ...out, quote };
+  }
+
+  /** A 402 with its signed offers (one per option, from the signer's cache); any other outcome as it is. */
+  async function offered(c: PaidCall): Promise<PaidCallOutcome> {
+    const outcome = await call(c);
+    if (!m.offers || outcome.status !== 402 || !('quote' in outcome)) return outcome;
+    const quote = { ...outcome.quote, extensions: { ...outcome.quote.extensions, [OFFER_RECEIPT]: m.offers.extensionFor(outcome.quote.accepts, c.baseUrl) } };
+    return { ...outcome, quote };
   }
 
   /** `call`, reported to `observe` once per answered call of a known service. */
   async function observedCall(c: PaidCall): Promise<PaidCallOutcome> {
-    if (!m.observe) return call(c);
+    if (!m.observe) return offered(c);
     const started = process.hrtime.bigint();
-    const outcome = await call(c);
+    const outcome = await offered(c);
     if (m.catalog.get(c.serviceId)) {
       const rail = c.payment?.rail ?? ('rail' in outcome ? outcome.rail : undefined);
       m.observe({ serviceId: c.serviceId, paymentPresented: c.payment !== undefined, rail, outcome, seconds: Number(process.hrtime.bigint() - started) / 1e9 });

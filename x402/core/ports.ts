@@ -13,6 +13,7 @@ import type { ChainParams } from '../../consensus/params.js';
 import type { NativeUsdSource, ServiceContext, ServiceDefinition } from '../../services/types.js';
 import type { PaymentRecord } from '../ledger/ledger.js';
 import type { RefusedOutcome, SettleOutcome } from './outcome.js';
+import type { IssueContext } from './receipts.js';
 import type { PaymentRequirements } from './wire.js';
 
 export type { Logger, NativeUsdSource, ServiceContext, ServiceDefinition };
@@ -71,9 +72,10 @@ export interface NativeRail {
   readonly requiredConfirmations: number;
   /**
    * Settles the payment `proof` names for a call of `def` with `request` (validated into
-   * `input`), waiting up to `waitMs` for its block. Refusals are outcomes, never throws.
+   * `input`), waiting up to `waitMs` for its block; `issue` names where the call was sold (its
+   * signed receipts, x402/core/receipts.ts). Refusals are outcomes, never throws.
    */
-  settle(def: ServiceDefinition, request: string | undefined, input: unknown, proof: NativePaymentProof, waitMs: number): Promise<SettleOutcome>;
+  settle(def: ServiceDefinition, request: string | undefined, input: unknown, proof: NativePaymentProof, waitMs: number, issue?: IssueContext): Promise<SettleOutcome>;
   /**
    * A settle at a service that is unknown or not for sale here: the refusal naming the refund of
    * a payment the node will not honour (or 202 / payment_not_found while it is not mined);
@@ -86,6 +88,8 @@ export interface NativeRail {
 export interface UsdcSettleOptions {
   /** An address the caller proved to control (x402 sign-in-with-x, x402/usdc/siwx.ts): the payer's gets a stored result again. */
   readonly provenPayer?: string;
+  /** Where the call was sold: its signed receipts name it (x402/core/receipts.ts). */
+  readonly issue?: IssueContext;
 }
 
 /** The USDC rail as the core uses it (`UsdcSettlement`). */

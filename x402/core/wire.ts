@@ -7,7 +7,7 @@
  *
  * Imports only `consensus/` (hashing): the SDK must be able to use it without the server.
  */
-import { fromHex, isHex, sha256, toHex } from '../../consensus/hash.js';
+import { fromHex, isHex, sha256, taggedHash, toHex } from '../../consensus/hash.js';
 
 /** Where signed transactions are broadcast (the native option's `extra.broadcast`). */
 export const BROADCAST_PATH = '/api/v1/tx';
@@ -145,6 +145,8 @@ export interface QuoteBody {
   x402Version: 1;
   error: 'Payment Required';
   accepts: PaymentRequirements[];
+  /** x402 extensions of the 402: `offer-receipt` (signed offers, one per entry of `accepts`, x402/core/offers.ts). */
+  extensions?: Record<string, unknown>;
 }
 
 /** A coded error of the API: a stable snake_case `code`, a sentence, and context fields. */
@@ -190,4 +192,111 @@ export interface PaymentResponse {
   readonly network: string;
   /** The payer's address. */
   readonly payer: string;
+  /** x402 extensions of the settlement: `offer-receipt` (the signed receipt, x402/core/receipts.ts). */
+  readonly extensions?: Record<string, unknown>;
+}
+
+/**
+ * Signed offers and receipts (the x402 Offer and Receipt extension, JWS form, plus this chain's
+ * hybrid receipt). What both sides need to agree on bytes: the extension's key, the domain tags of
+ * the payee-signed messages, the DID of a node and the canonical JSON they sign.
+ */
+/** Key of the x402 Offer and Receipt extension in `extensions` (402s and settlement responses). */
+export const OFFER_RECEIPT = 'offer-receipt';
+/** Format (and domain tag) of the hybrid receipt: ML-DSA-87 + Ed25519 of the payee over its payload. */
+export const HYBRID_RECEIPT_SCHEME = 'native-x402/hybrid-receipt/v1';
+/** Domain tag of the payee's binding of the offer key (published in did.json, `x402Payee`). */
+export const OFFER_KEY_BINDING_SCHEME = 'native-x402/offer-key-binding/v1';
+
+/** JSON with object keys sorted at every level (RFC 8785 JCS for the strings, integers and objects used in signed payloads). */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/**
+ * The `did:web` of a node's base URL (W3C did:web): the host with its port's colon as `%3A`, then
+ * the path's segments joined by `:`. `https://node.example` → `did:web:node.example` (document at
+ * `/.well-known/did.json`); `https://x.example/node` → `did:web:x.example:node` (at `/node/did.json`).
+ */
+export function didWebOf(baseUrl: string): string {
+  const u = new URL(baseUrl);
+  const segments = u.pathname.split('/').filter((s) => s !== '').map(encodeURIComponent);
+  return ['did:web', encodeURIComponent(u.host.toLowerCase()), ...segments].join(':');
+}
+
+/** What the hybrid receipt signs: one paid call, who was paid, and what was delivered. */
+export interface HybridReceiptPayload {
+  /** Payload version (1). */
+  readonly version: 1;
+  /** The seller (settlement ledger) that settled the call (16 hex characters). */
+  readonly sellerId: string;
+  /** bech32m address of the payee key that signs (the native option's `payTo`). */
+  readonly payee: string;
+  readonly serviceId: string;
+  /** The paid resource URL (the quote's `resource`). */
+  readonly resourceUrl: string;
+  readonly rail: 'native' | 'usdc';
+  /** CAIP-2 network of the payment: `native:<chainId>` or `eip155:8453`. */
+  readonly network: string;
+  /** The payment's transaction (native tx id, or the 0x hash on Base). */
+  readonly txId: string;
+  /** The payer's address. */
+  readonly payer: string;
+  /** Amount paid in atomic units of `asset` (NATIVE base units or USDC atomic units), decimal string. */
+  readonly amount: string;
+  /** `NATIVE` or the token contract. */
+  readonly asset: string;
+  /** Unix seconds when the receipt was issued. */
+  readonly issuedAt: number;
+  /** Hex sha256 of the result bytes as returned: the UTF-8 of `JSON.stringify(result)`, which the 200 body carries verbatim. */
+  readonly resultSha256: string;
+}
+
+/** A hybrid receipt: the payload and the payee's two signatures (base64url) over `hybridReceiptMessage(payload)`. */
+export interface HybridReceipt {
+  readonly format: typeof HYBRID_RECEIPT_SCHEME;
+  readonly payload: HybridReceiptPayload;
+  readonly signature: { readonly mldsa: string; readonly ed25519: string };
+}
+
+/** The 32 bytes the payee signs for a hybrid receipt: taggedHash(HYBRID_RECEIPT_SCHEME, canonical JSON of the payload). */
+export function hybridReceiptMessage(payload: HybridReceiptPayload): Uint8Array {
+  return taggedHash(HYBRID_RECEIPT_SCHEME, new TextEncoder().encode(canonicalJson(payload)));
+}
+
+/** What the payee's key binding states: this Ed25519 key (`kid`, JWK) signs offers and receipts for this payee at this DID. */
+export interface OfferKeyBinding {
+  readonly version: 1;
+  readonly did: string;
+  readonly kid: string;
+  readonly publicKeyJwk: { readonly kty: 'OKP'; readonly crv: 'Ed25519'; readonly x: string };
+  /** bech32m address of the payee (the hybrid key that signs this binding). */
+  readonly payee: string;
+  /** The seller (settlement ledger) id. */
+  readonly sellerId: string;
+  /** CAIP-2 network of the native rail (`native:<chainId>`). */
+  readonly network: string;
+  /** The USDC payee (checksummed EVM address) the binding also authorizes in offers, when the rail is on. */
+  readonly usdcPayTo?: string;
+}
+
+/** The 32 bytes the payee signs for a key binding: taggedHash(OFFER_KEY_BINDING_SCHEME, canonical JSON of the binding). */
+export function offerKeyBindingMessage(binding: OfferKeyBinding): Uint8Array {
+  return taggedHash(OFFER_KEY_BINDING_SCHEME, new TextEncoder().encode(canonicalJson(binding)));
+}
+
+/** Hex sha256 of result bytes (the `resultSha256` of a hybrid receipt). */
+export function resultSha256Of(bytes: Uint8Array): string {
+  return toHex(sha256(bytes));
+}
+
+/** The result bytes a hybrid receipt covers: the UTF-8 of `JSON.stringify(result)` (a missing result is `null`). */
+export function resultBytesOf(result: unknown): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(result === undefined ? null : result));
 }

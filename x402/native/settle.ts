@@ -28,6 +28,7 @@ import { refusal, type PendingOutcome, type RefusedOutcome, type SettleOutcome }
 import type { NativePaymentProof, NativeRail, PaymentChain, PaymentMempool, Refunder, ServiceRunContext } from '../core/ports.js';
 import { nativeNumber } from '../core/pricing.js';
 import { requestCommitment, sellerOfCommitment, SALT_BYTES } from '../core/wire.js';
+import { settlementExtensionsOf, type IssueContext, type ReceiptIssuer } from '../core/receipts.js';
 import type { UnhonoredPayments } from './unhonored.js';
 
 /** Settles woken per turn of the event loop when a block arrives (see `wakeTipWaiters`). */
@@ -51,6 +52,8 @@ export interface NativeSettlementOptions {
   now?: () => number;
   /** The payment watcher: a payment the node will not honour is refunded, not executed (x402/native/unhonored.ts). */
   unhonored?: Pick<UnhonoredPayments, 'refuseIfUnhonored' | 'withRefund' | 'inGap' | 'holdsClaim'>;
+  /** Signs each settled call's receipts (x402/core/receipts.ts), stored with its record. */
+  receipts?: ReceiptIssuer;
 }
 
 /** Settlement of native payments (see module comment). */
@@ -59,6 +62,7 @@ export class NativeSettlement implements NativeRail {
   private readonly confirmations: number;
   private readonly now: () => number;
   private readonly unhonored: NativeSettlementOptions['unhonored'];
+  private readonly receipts: ReceiptIssuer | undefined;
   /** Results and refunds the ledger could not take when they came (x402/ledger/pendingEnds.ts). */
   private readonly ends: PendingEnds;
 
@@ -77,6 +81,7 @@ export class NativeSettlement implements NativeRail {
     this.confirmations = Math.max(1, opts.confirmations ?? 1);
     this.now = opts.now ?? Date.now;
     this.unhonored = opts.unhonored;
+    this.receipts = opts.receipts;
     this.ends = new PendingEnds(this.log);
   }
 
@@ -105,9 +110,9 @@ export class NativeSettlement implements NativeRail {
    * up to `waitMs` for the payment to be mined. A payment that does not prove a purchase of this
    * call is a `refused` outcome with its PaymentErrorCode and status (never a throw).
    */
-  async settle(def: ServiceDefinition, request: string | undefined, input: unknown, proof: NativePaymentProof, waitMs: number): Promise<SettleOutcome> {
+  async settle(def: ServiceDefinition, request: string | undefined, input: unknown, proof: NativePaymentProof, waitMs: number, issue?: IssueContext): Promise<SettleOutcome> {
     try {
-      return await this.settleOrThrow(def, request, input, proof, waitMs);
+      return await this.settleOrThrow(def, request, input, proof, waitMs, issue);
     } catch (e) {
       const status = isNodeError(e) ? PAYMENT_HTTP_STATUS[e.code] : undefined;
       if (!isNodeError(e) || status === undefined) throw e;
@@ -116,7 +121,7 @@ export class NativeSettlement implements NativeRail {
   }
 
   /** `settle`, with the refusals thrown as NodeErrors (each check reads as one line). */
-  private async settleOrThrow(def: ServiceDefinition, request: string | undefined, input: unknown, proof: NativePaymentProof, waitMs: number): Promise<SettleOutcome> {
+  private async settleOrThrow(def: ServiceDefinition, request: string | undefined, input: unknown, proof: NativePaymentProof, waitMs: number, issue: IssueContext | undefined): Promise<SettleOutcome> {
     const { txId, salt } = proof;
     if (!isHex(txId, 32)) throw new NodeError(PaymentErrorCode.INVALID_PAYMENT, 'payment.txId must be the 64-hex-character id of an agent_invoke transaction');
     if (salt !== undefined && !isHex(salt, SALT_BYTES)) throw new NodeError(PaymentErrorCode.INVALID_PAYMENT, `payment.salt must be the ${SALT_BYTES * 2}-hex-character secret the payment's requestHash commits to`);
@@ -150,6 +155,7 @@ export class NativeSettlement implements NativeRail {
     const started = this.now();
     try {
       const result = await executeService(def, this.context, input);
+      const facts = { rail: 'native', serviceId: def.id, network: `native:${this.params.chainId}`, txId: id, payer: caller, amount: invoke.amount.toString(), asset: 'NATIVE', result } as const;
       const receipt = {
         serviceId: def.id,
         caller,
@@ -162,11 +168,12 @@ export class NativeSettlement implements NativeRail {
         network: this.params.network,
         payTo: this.payTo,
         settledAt: this.now(),
+        ...(this.receipts && issue ? this.receipts.sign(facts, issue) : {}),
       };
       // The ledger unreachable: the result is stored once it is back (the payer's retry gets it), not refunded.
       await this.ends.write(id, 'settled', () => this.ledger.settle(id, result, receipt));
       this.log.info({ txId: id, serviceId: def.id, caller, ms: this.now() - started }, 'paid call settled');
-      return { kind: 'paid', status: 200, rail: 'native', body: { paid: true, result, receipt }, response: { success: true, transaction: id, network: this.params.network, payer: caller } };
+      return { kind: 'paid', status: 200, rail: 'native', body: { paid: true, result, receipt }, response: { success: true, transaction: id, network: this.params.network, payer: caller, ...settlementExtensionsOf(receipt) } };
     } catch (e) {
       if ((e as { code?: unknown }).code === LedgerErrorCode.UNAVAILABLE) throw e;
       const error = e instanceof ServiceError ? { code: e.code, message: e.message } : { code: PaymentErrorCode.SERVICE_FAILED, message: 'the service failed' };
@@ -192,7 +199,7 @@ export class NativeSettlement implements NativeRail {
       case 'settled': {
         const receipt = rec.receipt ?? {};
         const network = typeof receipt.network === 'string' ? receipt.network : this.params.network;
-        return { kind: 'paid', status: 200, rail: 'native', body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: rec.id, network, payer: rec.caller } };
+        return { kind: 'paid', status: 200, rail: 'native', body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: rec.id, network, payer: rec.caller, ...settlementExtensionsOf(receipt) } };
       }
       case 'refund_pending':
       case 'refunded':

@@ -48,6 +48,8 @@ import { BASE_USDC } from '../core/quote.js';
 import { FacilitatorUnavailableError, type Facilitator, type FacilitatorRequest } from './facilitator.js';
 import { VALID_BEFORE_MARGIN_SECONDS, verifyUsdcPaymentLocally } from './verify.js';
 import { requestHashOf, type PaymentRequirements } from '../core/wire.js';
+import { settlementExtensionsOf, type IssueContext, type ReceiptIssuer, type SignedReceipts } from '../core/receipts.js';
+import { caip2Of } from '../core/offers.js';
 import { sha256, toHex } from '../../consensus/hash.js';
 import { commitmentSaltOf, sellerOfNonce, usdcCommitmentNonce, withoutCommitmentSalt } from './commitment.js';
 import {
@@ -97,6 +99,8 @@ export interface UsdcSettlementOptions {
    * (x402/usdc/reconcile.ts). Without it such payments become `failed` and the result is dropped.
    */
   readonly reconciler?: Pick<UsdcReconciler, 'track' | 'retryAfter'>;
+  /** Signs each settled call's receipts (x402/core/receipts.ts), stored with its record. */
+  readonly receipts?: ReceiptIssuer;
 }
 
 /** Ledger id of an authorization: EIP-3009 nonces are unique per authorizer and token contract. */
@@ -156,6 +160,7 @@ export class UsdcSettlement implements UsdcRail {
   private readonly now: () => number;
   private readonly facilitator: Facilitator;
   private readonly reconciler: UsdcSettlementOptions['reconciler'];
+  private readonly receipts: ReceiptIssuer | undefined;
   /** Ends the ledger could not take when they came (x402/ledger/pendingEnds.ts). */
   private readonly ends: PendingEnds;
   /** Checksummed payTo. */
@@ -170,6 +175,7 @@ export class UsdcSettlement implements UsdcRail {
     this.payTo = checksumAddress(opts.payTo);
     this.facilitator = opts.facilitator;
     this.reconciler = opts.reconciler;
+    this.receipts = opts.receipts;
     this.log = opts.logger ?? silentLogger;
     this.now = opts.now ?? Date.now;
     this.ends = new PendingEnds(this.log);
@@ -200,10 +206,10 @@ export class UsdcSettlement implements UsdcRail {
   async settle(def: ServiceDefinition, request: string | undefined, input: unknown, payment: string | object, req: PaymentRequirements, opts: UsdcSettleOptions = {}): Promise<UsdcOutcome> {
     const decoded = typeof payment === 'string' ? decodePaymentHeader(payment) : checkPaymentPayload(payment);
     if (!decoded.ok) return refused(402, { code: decoded.code, message: decoded.message });
-    return this.settleDecoded(def, request, input, decoded.payment, req, opts.provenPayer);
+    return this.settleDecoded(def, request, input, decoded.payment, req, opts.provenPayer, opts.issue);
   }
 
-  private async settleDecoded(def: ServiceDefinition, request: string | undefined, input: unknown, payment: UsdcPaymentPayload, req: PaymentRequirements, provenPayer?: string): Promise<UsdcOutcome> {
+  private async settleDecoded(def: ServiceDefinition, request: string | undefined, input: unknown, payment: UsdcPaymentPayload, req: PaymentRequirements, provenPayer?: string, issue?: IssueContext): Promise<UsdcOutcome> {
     const local = await verifyUsdcPaymentLocally(payment, req, Math.floor(this.now() / 1000));
     if (!local.isValid) {
       // An expired authorization the ledger already holds (settled late, or reconciled): once the
@@ -341,7 +347,7 @@ export class UsdcSettlement implements UsdcRail {
       return ambiguous(new FacilitatorUnavailableError('/settle', false, 'the facilitator reported success without a transaction hash'), 'the facilitator reported success without a transaction hash');
     }
 
-    const receipt = receiptOf(settled.transaction);
+    const receipt = { ...receiptOf(settled.transaction), ...this.signedReceipts(def, payer, auth.value, req, settled.transaction, result, issue) };
     // Charged on Base by now: with the ledger unreachable the result is stored once it is back (a retry with the payment identifier gets it).
     try {
       await this.ends.write(id, 'settled', () => (reconciler ? this.ledger.settleReconciled(id, receipt) : this.ledger.settle(id, result, receipt)));
@@ -349,13 +355,19 @@ export class UsdcSettlement implements UsdcRail {
       // A fleet's reconciler found it settled on Base first: its record is the answer.
       const rec = (e as { code?: unknown }).code === LedgerErrorCode.CONFLICT ? await this.ledger.get(id) : undefined;
       if (rec?.status !== 'settled') throw e;
-      return { kind: 'paid', status: 200, rail: 'usdc', paymentId: id, body: { paid: true, result: rec.result, receipt: rec.receipt ?? {} }, response: { success: true, transaction: String(rec.receipt?.txId ?? ''), network: networkOf(payment), payer } };
+      return { kind: 'paid', status: 200, rail: 'usdc', paymentId: id, body: { paid: true, result: rec.result, receipt: rec.receipt ?? {} }, response: { success: true, transaction: String(rec.receipt?.txId ?? ''), network: networkOf(payment), payer, ...settlementExtensionsOf(rec.receipt) } };
     }
     this.log.info({ id, serviceId: def.id, payer, tx: settled.transaction, ms: this.now() - started }, 'usdc call settled');
-    return { kind: 'paid', status: 200, rail: 'usdc', paymentId: id, body: { paid: true, result, receipt }, response: { success: true, transaction: settled.transaction, network: networkOf(payment), payer } };
+    return { kind: 'paid', status: 200, rail: 'usdc', paymentId: id, body: { paid: true, result, receipt }, response: { success: true, transaction: settled.transaction, network: networkOf(payment), payer, ...settlementExtensionsOf(receipt) } };
   }
 
   /** 502/504 for a facilitator that could not be used; the reservation becomes `failed`. */
+  /** The signed receipts of a settled call (none without an issuer or the place it was sold). */
+  private signedReceipts(def: ServiceDefinition, payer: string, value: string, req: PaymentRequirements, txId: string, result: unknown, issue: IssueContext | undefined): SignedReceipts | Record<string, never> {
+    if (!this.receipts || !issue) return {};
+    return this.receipts.sign({ rail: 'usdc', serviceId: def.id, network: caip2Of(req), txId, payer, amount: BigInt(value).toString(), asset: req.asset, result }, issue);
+  }
+
   private async unavailable(id: string, def: ServiceDefinition, payer: string, e: unknown, step: 'verify' | 'settle', consequence: string): Promise<UsdcOutcome> {
     const timedOut = e instanceof FacilitatorUnavailableError && e.timedOut;
     const detail = e instanceof FacilitatorUnavailableError ? e.message : 'unexpected error talking to the facilitator';
@@ -413,7 +425,7 @@ export class UsdcSettlement implements UsdcRail {
           return used('this authorization was already settled; its result goes only to its proven payer: a retry that carries the payment-identifier (x402 extension) the first call sent, the salt of a bound nonce (extensions["request-commitment"]), or signed in as its payer (SIGN-IN-WITH-X); sign a new authorization for a new call');
         }
         const receipt = rec.receipt ?? {};
-        return { kind: 'paid', status: 200, rail: 'usdc', paymentId: rec.id, body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller } };
+        return { kind: 'paid', status: 200, rail: 'usdc', paymentId: rec.id, body: { paid: true, result: rec.result, receipt }, response: { success: true, transaction: String(receipt.txId ?? ''), network: networkOf(payment), payer: rec.caller, ...settlementExtensionsOf(receipt) } };
       }
       case 'settle_pending': {
         // Its node's /settle call is under way (written ahead): as for a claim.

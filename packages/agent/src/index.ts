@@ -59,3 +59,19 @@ export { encodeAddress, tryDecodeAddress } from '../../../consensus/address.js';
 export { formatAmount, parseAmount } from '../../../consensus/amount.js';
 export { decodeTx, encodeTx, encodeUnsignedTx, txSighash, txId } from '../../../consensus/tx.js';
 export { agentInvoke } from '../../../consensus/txTypes/agentInvoke.js';
+export {
+  verifyDidDocument,
+  verifyOffer,
+  verifyReceipt,
+  verifyPaidBody,
+  verifyJws,
+  resultBytesOfBody,
+  type VerifiedSeller,
+  type VerifiedReceipt,
+  type VerifyFailure,
+  type ReceiptExpectations,
+  type OfferPayload,
+  type ReceiptPayload,
+  type OfferedOption,
+} from '../../../sdk/receipts.js';
+export { OFFER_RECEIPT, HYBRID_RECEIPT_SCHEME, OFFER_KEY_BINDING_SCHEME, didWebOf, type HybridReceipt, type HybridReceiptPayload, type OfferKeyBinding } from '../../../x402/core/wire.js';

@@ -1,0 +1,110 @@
+/**
+ * Signed offers and receipts in-process (x402/core/offers.ts, x402/core/receipts.ts) checked with
+ * the SDK's offline verifier (sdk/receipts.ts): the offer cache signs once per option and window,
+ * every tampering or foreign receipt is refused with its reason.
+ */
+import { describe, expect, test } from '@jest/globals';
+import { getDevKeyPair, getDevPayeeKeyPair } from '../../consensus/devnet.js';
+import { TESTNET_HRP } from '../../consensus/address.js';
+import { createOfferSigner, createSellerIdentity, OFFER_WINDOW_SECONDS } from '../../x402/core/offers.js';
+import { createReceiptIssuer } from '../../x402/core/receipts.js';
+import { didWebOf, resultBytesOf, type PaymentRequirements } from '../../x402/core/wire.js';
+import { resultBytesOfBody, verifyDidDocument, verifyOffer, verifyPaidBody, verifyReceipt } from '../../sdk/receipts.js';
+
+const BASE = 'http://127.0.0.1:8402';
+const RESOURCE = `${BASE}/api/x402/native-world-clock`;
+const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
+const T0 = Date.UTC(2026, 10, 27, 12, 0, 0);
+
+const identityOf = (payee = getDevPayeeKeyPair(), sellerId = '0123456789abcdef') => createSellerIdentity({ payee, hrp: TESTNET_HRP, chainId: 1337, sellerId, usdcPayTo: () => USDC_PAY_TO });
+const seller = identityOf();
+const native: PaymentRequirements = { scheme: 'native-x402', network: 'native-devnet', maxAmountRequired: '200000', resource: RESOURCE, description: 'd', mimeType: 'application/json', payTo: seller.payeeAddress, maxTimeoutSeconds: 300, asset: 'NATIVE', extra: { chainId: 1337 } };
+const usdc: PaymentRequirements = { scheme: 'exact', network: 'base', maxAmountRequired: '1000', resource: RESOURCE, description: 'd', mimeType: 'application/json', payTo: USDC_PAY_TO, maxTimeoutSeconds: 60, asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', extra: {} };
+
+describe('the DID document', () => {
+  test('publishes the offer key bound by the payee; a changed binding no longer verifies', () => {
+    const doc = seller.didDocument(BASE);
+    expect(doc.id).toBe('did:web:127.0.0.1%3A8402');
+    expect(didWebOf('https://x.example/node')).toBe('did:web:x.example:node');
+    const v = verifyDidDocument(doc, { baseUrl: BASE });
+    expect(v).toMatchObject({ ok: true, did: doc.id, kid: doc.assertionMethod[0], binding: { payee: seller.payeeAddress, usdcPayTo: USDC_PAY_TO, sellerId: '0123456789abcdef', network: 'native:1337' } });
+    expect(verifyDidDocument(doc, { baseUrl: 'https://other.example' })).toMatchObject({ ok: false, reason: 'did_mismatch' });
+    const forged = { ...doc, x402Payee: { ...doc.x402Payee, binding: { ...doc.x402Payee.binding, usdcPayTo: '0x000000000000000000000000000000000000dEaD' } } };
+    expect(verifyDidDocument(forged)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    // Another payee's public key cannot vouch for this payee's address.
+    const other = identityOf(getDevKeyPair()).didDocument(BASE);
+    expect(verifyDidDocument({ ...doc, x402Payee: { ...doc.x402Payee, publicKey: other.x402Payee.publicKey } })).toMatchObject({ ok: false, reason: 'binding_mismatch' });
+  });
+});
+
+describe('signed offers', () => {
+  test('one JWS per option, matching accepts[], signed once per option and window', () => {
+    let now = T0;
+    const signer = createOfferSigner(seller, () => now);
+    const ext = signer.extensionFor([native, usdc], BASE);
+    expect(ext.info.offers.map((o) => [o.format, o.acceptIndex])).toEqual([['jws', 0], ['jws', 1]]);
+    const doc = seller.didDocument(BASE);
+    const v0 = verifyOffer(ext.info.offers[0], doc, { accepts: [native, usdc], nowMs: now });
+    const v1 = verifyOffer(ext.info.offers[1], doc, { accepts: [native, usdc], nowMs: now });
+    expect(v0).toMatchObject({ ok: true, acceptIndex: 0, payload: { version: 1, resourceUrl: RESOURCE, scheme: 'native-x402', network: 'native:1337', asset: 'NATIVE', payTo: seller.payeeAddress, amount: '200000' } });
+    expect(v1).toMatchObject({ ok: true, acceptIndex: 1, payload: { scheme: 'exact', network: 'eip155:8453', amount: '1000', payTo: USDC_PAY_TO } });
+    const validUntil = (v0 as { payload: { validUntil: number } }).payload.validUntil;
+    expect(validUntil * 1000 - now).toBeGreaterThanOrEqual(OFFER_WINDOW_SECONDS * 1000);
+    expect(signer.signed).toBe(2);
+    // A thousand more quotes of the same options: no signature.
+    for (let i = 0; i < 1000; i++) signer.extensionFor([native, usdc], BASE);
+    expect(signer.signed).toBe(2);
+    // A new USDC price is a new offer; the next window signs afresh.
+    signer.extensionFor([native, { ...usdc, maxAmountRequired: '1001' }], BASE);
+    expect(signer.signed).toBe(3);
+    now += OFFER_WINDOW_SECONDS * 1000;
+    signer.extensionFor([native, usdc], BASE);
+    expect(signer.signed).toBe(5);
+    // Expired, of another price, or tampered: refused.
+    expect(verifyOffer(ext.info.offers[0], doc, { nowMs: (validUntil + 1) * 1000 })).toMatchObject({ ok: false, reason: 'offer_expired' });
+    expect(verifyOffer(ext.info.offers[1], doc, { accepts: [{ ...usdc, maxAmountRequired: '999' }], nowMs: T0 })).toMatchObject({ ok: false, reason: 'offer_mismatch' });
+    const [h, p, s] = ext.info.offers[1].signature.split('.');
+    const cheaper = Buffer.from(Buffer.from(p, 'base64url').toString('utf8').replace('"amount":"1000"', '"amount":"1"')).toString('base64url');
+    expect(verifyOffer({ format: 'jws', signature: `${h}.${cheaper}.${s}` }, doc, { nowMs: T0 })).toMatchObject({ ok: false, reason: 'bad_signature' });
+    // Another seller's document does not know this key.
+    expect(verifyOffer(ext.info.offers[0], identityOf(getDevKeyPair()).didDocument(BASE), { nowMs: T0 })).toMatchObject({ ok: false, reason: 'unknown_key' });
+  });
+});
+
+describe('signed receipts', () => {
+  const result = { timezone: 'Europe/Berlin', time: '13:00', offsets: [1, 2.5, -0] };
+  const facts = { rail: 'native', serviceId: 'native-world-clock', network: 'native:1337', txId: 'ab'.repeat(32), payer: 'tnative1payer', amount: '200000', asset: 'NATIVE', result } as const;
+  const signed = createReceiptIssuer(seller, () => T0).sign(facts, { baseUrl: BASE, resource: RESOURCE });
+  const doc = seller.didDocument(BASE);
+  const body = JSON.stringify({ paid: true, result, receipt: { serviceId: 'native-world-clock', ...signed } });
+
+  test('the JWS and the hybrid receipt verify and cover the result bytes as returned', () => {
+    expect(signed.hybridReceipt.payload).toMatchObject({ version: 1, sellerId: '0123456789abcdef', payee: seller.payeeAddress, serviceId: 'native-world-clock', resourceUrl: RESOURCE, rail: 'native', network: 'native:1337', txId: facts.txId, payer: 'tnative1payer', amount: '200000', asset: 'NATIVE', issuedAt: T0 / 1000 });
+    const bytes = resultBytesOfBody(body)!;
+    expect(Buffer.from(bytes).toString('utf8')).toBe(Buffer.from(resultBytesOf(result)).toString('utf8'));
+    expect(verifyPaidBody(body, doc, { txId: facts.txId, payer: 'tnative1payer', sellerId: '0123456789abcdef' })).toMatchObject({ ok: true, resultVerified: true, receipt: { version: 1, network: 'native:1337', resourceUrl: RESOURCE, payer: 'tnative1payer', issuedAt: T0 / 1000, transaction: facts.txId } });
+  });
+
+  test('one byte of the result changed: the hybrid receipt no longer covers it', () => {
+    const bytes = resultBytesOfBody(body)!;
+    const changed = bytes.slice();
+    changed[changed.indexOf(0x31)] ^= 1; // '1' of 13:00 → '0'
+    expect(verifyReceipt({ ...signed }, doc, { resultBytes: changed })).toMatchObject({ ok: false, reason: 'result_mismatch' });
+    expect(verifyPaidBody(body.replace('13:00', '13:01'), doc)).toMatchObject({ ok: false, reason: 'result_mismatch' });
+  });
+
+  test('a receipt of another payment or another seller is refused; a tampered one fails', () => {
+    expect(verifyReceipt(signed, doc, { expect: { txId: 'cd'.repeat(32) } })).toMatchObject({ ok: false, reason: 'wrong_payment' });
+    expect(verifyReceipt(signed, doc, { expect: { sellerId: 'fedcba9876543210' } })).toMatchObject({ ok: false, reason: 'wrong_seller' });
+    // Another seller (another payee key) verifies its own receipts only.
+    const other = identityOf(getDevKeyPair(), 'fedcba9876543210');
+    expect(verifyReceipt(signed, other.didDocument(BASE))).toMatchObject({ ok: false, reason: 'unknown_key' });
+    const mixed = { offerReceipt: createReceiptIssuer(other, () => T0).sign(facts, { baseUrl: BASE, resource: RESOURCE }).offerReceipt, hybridReceipt: signed.hybridReceipt };
+    expect(verifyReceipt(mixed, other.didDocument(BASE))).toMatchObject({ ok: false, reason: 'wrong_seller' });
+    const more = { ...signed, hybridReceipt: { ...signed.hybridReceipt, payload: { ...signed.hybridReceipt.payload, amount: '1' } } };
+    expect(verifyReceipt(more, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    const [h, , s] = signed.offerReceipt.signature.split('.');
+    const forged = Buffer.from(JSON.stringify({ version: 1, network: 'native:1337', resourceUrl: RESOURCE, payer: 'tnative1someoneelse', issuedAt: T0 / 1000, transaction: facts.txId })).toString('base64url');
+    expect(verifyReceipt({ ...signed, offerReceipt: { format: 'jws', signature: `${h}.${forged}.${s}` } }, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * Signed receipts of paid calls, made by the rails when a call settles and stored with the
+ * settled record's receipt (so a re-settle returns the very same bytes):
+ *
+ * - `offerReceipt`: the x402 Offer and Receipt extension's receipt (JWS, EdDSA, the offer key of
+ *   x402/core/offers.ts), payload `{version: 1, network (CAIP-2), resourceUrl, payer, issuedAt,
+ *   transaction}` — the transaction included, for verifiability. The settlement response carries
+ *   it under `extensions["offer-receipt"].info.receipt`.
+ * - `hybridReceipt`: the payee key's ML-DSA-87 + Ed25519 signatures over the seller id, the
+ *   service, the payment (tx, payer, amount, asset, network), the issue time and the sha256 of the
+ *   result bytes exactly as returned (x402/core/wire.ts `HybridReceiptPayload`).
+ */
+import { signHybrid } from '../../consensus/keys.js';
+import type { SellerIdentity } from './offers.js';
+import { HYBRID_RECEIPT_SCHEME, OFFER_RECEIPT, hybridReceiptMessage, resultBytesOf, resultSha256Of, type HybridReceipt, type HybridReceiptPayload } from './wire.js';
+
+/** The JSON schema of the extension's settlement info (spec §6.7/6.8, JWS form). */
+export const RECEIPT_SCHEMA = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  properties: {
+    receipt: {
+      type: 'object',
+      properties: { format: { type: 'string', const: 'jws' }, signature: { type: 'string', description: 'JWS compact serialization containing the receipt payload' } },
+      required: ['format', 'signature'],
+    },
+  },
+  required: ['receipt'],
+} as const;
+
+/** The extension's signed receipt (JWS form). */
+export interface SignedReceipt {
+  readonly format: 'jws';
+  readonly signature: string;
+}
+
+/** Where a paid call was sold: the rails get it from the core with each settle. */
+export interface IssueContext {
+  /** The node's base URL the call reached (its DID is the did:web of it). */
+  readonly baseUrl: string;
+  /** The paid resource URL (the quote's `resource`). */
+  readonly resource: string;
+}
+
+/** One settled call, as the rail knows it. */
+export interface ReceiptFacts {
+  readonly rail: 'native' | 'usdc';
+  readonly serviceId: string;
+  /** CAIP-2 network of the payment. */
+  readonly network: string;
+  readonly txId: string;
+  readonly payer: string;
+  /** Atomic units of `asset`, decimal string. */
+  readonly amount: string;
+  readonly asset: string;
+  /** The result as the 200 returns it. */
+  readonly result: unknown;
+}
+
+/** The signed parts a settled call's receipt carries. */
+export interface SignedReceipts {
+  readonly offerReceipt: SignedReceipt;
+  readonly hybridReceipt: HybridReceipt;
+}
+
+/** Signs the receipts of settled calls with the seller identity. */
+export interface ReceiptIssuer {
+  sign(facts: ReceiptFacts, at: IssueContext): SignedReceipts;
+}
+
+/** Creates the receipt issuer; `now` is unix ms (injected in tests). */
+export function createReceiptIssuer(identity: SellerIdentity, now: () => number = Date.now): ReceiptIssuer {
+  return {
+    sign(f, at) {
+      const issuedAt = Math.floor(now() / 1000);
+      const offerReceipt: SignedReceipt = {
+        format: 'jws',
+        signature: identity.jws({ version: 1, network: f.network, resourceUrl: at.resource, payer: f.payer, issuedAt, transaction: f.txId }, at.baseUrl),
+      };
+      const payload: HybridReceiptPayload = {
+        version: 1,
+        sellerId: identity.sellerId,
+        payee: identity.payeeAddress,
+        serviceId: f.serviceId,
+        resourceUrl: at.resource,
+        rail: f.rail,
+        network: f.network,
+        txId: f.txId,
+        payer: f.payer,
+        amount: f.amount,
+        asset: f.asset,
+        issuedAt,
+        resultSha256: resultSha256Of(resultBytesOf(f.result)),
+      };
+      const sig = signHybrid(identity.payee, hybridReceiptMessage(payload));
+      const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64url');
+      return { offerReceipt, hybridReceipt: { format: HYBRID_RECEIPT_SCHEME, payload, signature: { mldsa: b64(sig.mldsa), ed25519: b64(sig.ed25519) } } };
+    },
+  };
+}
+
+/** `{extensions}` of a settlement response for a stored receipt: the extension's signed receipt, when the receipt has one. */
+export function settlementExtensionsOf(receipt: Record<string, unknown> | undefined): { extensions?: Record<string, unknown> } {
+  const signed = receipt?.offerReceipt as SignedReceipt | undefined;
+  if (!signed || signed.format !== 'jws' || typeof signed.signature !== 'string') return {};
+  return { extensions: { [OFFER_RECEIPT]: { info: { receipt: signed }, schema: RECEIPT_SCHEMA } } };
+}
