@@ -18,12 +18,6 @@ export const CHAIN_OPTIONS = {
   send: { fee: { type: 'string' }, wait: { type: 'boolean' }, timeout: { type: 'string' } },
 } as const satisfies Record<string, Options>;
 
-/** The chain commands' lines of the global usage. */
-export const STATUS_TX_USAGE = `  status                           the node's network, tip, difficulty, mempool, mining, Stratum workers
-  tx <id> [--wait]                 a transaction, pending or mined`;
-export const SEND_USAGE = `  send <address> <amount> [--fee <NATIVE>] [--wait] [--timeout <s>]
-                                   send NATIVE (decimals, e.g. 1.5) from the wallet`;
-
 export async function send(ctx: Ctx, values: Values, toText: string, amountText: string): Promise<number> {
   const status = await nodeStatus(ctx);
   const to = tryDecodeAddress(toText, status.hrp);

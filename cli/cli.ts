@@ -18,74 +18,16 @@ import { NODE_VERSION } from '../node/version.js';
 import { AGENT_CLI_OPTIONS, agentCliPositionals, runAgentCommand } from './agentCli.js';
 import { CliErrorCode, COMMON, context, devAddress, nodeStatus, optionLines, output, parse, timeoutOption, unlockWallet, waitMined, walletRef, type CliEnv, type Options } from './cliKit.js';
 import { callCommand, parseCallArgs, quoteCommand } from './callCli.js';
-import { commandHelp, startFlagsSummary, startHelp, withFlagSuggestion } from './startHelp.js';
-import { fleetUsage, FLEET_OPTIONS } from './fleetCommand.js';
-import { CHAIN_OPTIONS, SEND_USAGE, STATUS_TX_USAGE, send, status, txCommand } from './chainCommands.js';
-import { runWalletCommand, WALLET_OPTIONS, WALLET_USAGE } from './walletCommand.js';
-import { PAY_OPTIONS, PAY_USAGE, payCommand } from './payCommand.js';
+import { startHelp, withFlagSuggestion } from './startHelp.js';
+import { listenErrorOneLine } from './listenError.js';
+import { FLEET_OPTIONS } from './fleetCommand.js';
+import { CHAIN_OPTIONS, send, status, txCommand } from './chainCommands.js';
+import { runWalletCommand, WALLET_OPTIONS } from './walletCommand.js';
+import { PAY_OPTIONS, payCommand } from './payCommand.js';
+import { COMMAND_DOCS, commandHelpText, commandNames, flagDoc, nearest, topHelpText } from './commandDocs.js';
 
 /** The command line's codes, environment and kit (cliKit.ts), re-exported for its users. */
 export { CliErrorCode, cliKit, type CliEnv } from './cliKit.js';
-
-const USAGE = `native-node ${NODE_VERSION}
-
-Usage: native-node <command> [options]
-
-Commands:
-  start [flags]                    run a node; native-node start --help describes every flag:
-${startFlagsSummary()}
-  devnet [--nodes N]               a local network of N connected, mining devnet nodes
-      [--data-dir <dir>] [--http-port <base>] [--p2p-port <base>] [--mine-threads <n>] [--no-mine]
-${STATUS_TX_USAGE}
-${WALLET_USAGE}
-${SEND_USAGE}
-  quote <serviceId> [request]      the price of a paid call (the node's 402 quote); no payment
-  call <serviceId> [request] [--max-price <NATIVE>] [--timeout <s>] [--tx <id> [--salt <hex>]]
-                                   pay a service from the wallet (agent_invoke), wait for the
-                                   block, print the result and the receipt; --tx settles an
-                                   earlier payment instead of paying again (broadcasting it
-                                   again, same tx id, if the node lost it); --salt: the salt
-                                   the call printed (needed once the payment has settled)
-${PAY_USAGE}
-  agent register|update <name> --description <text> [--capabilities a,b] [--payout <addr>] [--contact <c>]
-  agent show [--name <name>]       an agent and its services (default: the wallet's)
-  agent serve --service <id> (--exec "<command>" | --forward http://127.0.0.1:PORT/path)
-                                   sell a service: take paid jobs from the node's inbox, answer them
-  service register|update <id> --name <n> --description <d> --category <c> --price <NATIVE>
-      [--tags a,b] [--request-format <text>] [--request-required] [--json-input] [--schema <JSON|@file>] [--job-timeout <s>]
-  service retire <id> | service list
-  moderate approve|suspend|reject <serviceId> [--reason <text>] | moderate label <address> <label>
-                                   (signed by a moderator key; on the devnet, the dev wallet)
-                                   agent/service/moderate take --wait to wait for the block
-  rdap-bootstrap [--out <file>]    refresh the IANA RDAP bootstrap registry of native-domain-info
-                                   (default: the snapshot in services/web/rdapBootstrap.json)
-  sanctions update [--ofac-url <u>] [--un-url <u>] [--eu-url <u>]
-                                   download the official OFAC, UN and EU sanctions lists into
-                                   <data dir>/sanctions (validated, swapped atomically; a failed
-                                   list keeps the one the node has)
-  data status | data install <pack>
-                                   data packs of services, installed on demand (packs/<pack>,
-                                   npm ci from a lock pinning each tarball's sha512): geoip
-                                   (native-geo-ip, 191 MB; the service is down without it)
-  usdc-payments [--status <s>]     list the ledger's USDC payments (settled, settle_pending,
-                                   expired_unsettled, failed); run with the node stopped
-${fleetUsage()}
-  ledger gap [--refund|--forget]   stretches of chain the payment ledger never judged (restored
-                                   backup, new ledger): list them, or have the node refund their
-                                   payments at its next start, or forget them; node stopped
-  token issue|mint|burn|send|flags|back|info|list, pool create|add|remove|list|info,
-  swap "100 NATIVE -> USDN" [--max-slippage 1%], stake, unstake, stable mint|redeem,
-  bridge record, simulate --node <url> [--rate N]   the chain's economy (docs/economy.md)
-  version                          print the version
-  help                             show this help
-
-Options:
-  --node <url>       node to talk to (default ${DEFAULT_NODE_URL})
-  --wallet <file>    wallet file (default: the dev wallet on the devnet, else ~/.native-node/wallet.json)
-  --network <name>, --dev, --data-dir <dir>   where the dev wallet lives, which network a new wallet is for
-  --json             machine-readable output
-
-The wallet passphrase is read from NATIVE_WALLET_PASSPHRASE or asked on the terminal.`;
 
 /** The options each command dispatched here accepts beyond the common ones (the chain and wallet families declare theirs in their files): its parser reads this table, and so does its --help. */
 const CORE_OPTIONS = {
@@ -126,20 +68,28 @@ export async function commandOptionTables(): Promise<Record<string, Options>> {
   return tables;
 }
 
-/** `native-node <command> [sub] --help`: the usage's lines of the command, then every flag its parser accepts (of that subcommand, or of all of them). */
+/**
+ * `native-node <command> [sub] --help`: for a command or subcommand, its usage, sentence, every
+ * flag of its parser's table described, and an example (commandDocs.ts); for a family named
+ * alone (`token --help`), its subcommands and the flags of all of them.
+ */
 async function helpOf(cmd: string, sub: string | undefined): Promise<string | undefined> {
-  const usage = commandHelp(USAGE, cmd);
-  if (!usage) return undefined;
+  if (cmd === 'start') return startHelp();
   const tables = await commandOptionTables();
-  const key = sub !== undefined && tables[`${cmd} ${sub}`] ? `${cmd} ${sub}` : undefined;
-  const own = key ? [key] : Object.keys(tables).filter((k) => k === cmd || k.startsWith(`${cmd} `));
-  if (own.length === 0) return usage;
+  const key = sub !== undefined && (tables[`${cmd} ${sub}`] || COMMAND_DOCS[`${cmd} ${sub}`]) ? `${cmd} ${sub}` : cmd;
+  if (tables[key] || COMMAND_DOCS[key]) return commandHelpText(key, tables[key] ?? {});
+  const subs = Object.keys(COMMAND_DOCS).filter((k) => k.startsWith(`${cmd} `));
+  if (subs.length === 0) return undefined;
   const flags: Options = {};
-  for (const k of own) Object.assign(flags, tables[k]);
-  return `${usage}
-
-Flags of native-node ${key ?? cmd} (every one its parser accepts):
-${optionLines(flags).join('\n')}`;
+  for (const k of subs) Object.assign(flags, tables[k]);
+  const lines = [`Usage: npx native-node ${cmd} <${subs.map((k) => k.split(' ')[1]).join('|')}> … [flags]`, ''];
+  for (const k of subs) lines.push(`  npx native-node ${k} ${COMMAND_DOCS[k].args}`.trimEnd(), `      ${COMMAND_DOCS[k].summary}`);
+  lines.push('', `Flags (npx native-node ${cmd} <subcommand> --help: the flags of one subcommand, with an example):`);
+  for (const [name, spec] of Object.entries(flags)) {
+    const d = subs.map((k) => flagDoc(k, name)).find(Boolean);
+    lines.push(`  --${name}${spec.type === 'string' ? ` <${d?.value ?? 'value'}>` : ''}`, `      ${d ? `${d.description}${d.default ? ` (default: ${d.default})` : ''}` : ''}`);
+  }
+  return lines.join('\n');
 }
 
 /** `quote` and `call` take a service id and an optional request (`--` before a request that starts with a dash). */
@@ -151,7 +101,7 @@ async function start(args: string[], cenv: CliEnv): Promise<number> {
     await runNode(config, log);
   } catch (e) {
     log.fatal({ err: e, code: isNodeError(e) ? e.code : undefined }, 'node failed');
-    throw e;
+    throw listenErrorOneLine(e, config);
   }
   return 0;
 }
@@ -162,9 +112,9 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
   const out = output(json);
   const [cmd, ...rest] = argv;
   try {
-    // `<command> --help`: that command's lines of the usage (start has its own, from the option table).
+    // `<command> [sub] --help`: that command's usage, flags and example (start's from its option table).
     const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest; // a request after `--` may be anything
-    if (cmd !== undefined && cmd !== 'start' && (flags.includes('--help') || flags.includes('-h'))) {
+    if (cmd !== undefined && (flags.includes('--help') || flags.includes('-h'))) {
       const help = await helpOf(cmd, rest[0]);
       if (help) {
         process.stdout.write(`${help}\n`);
@@ -176,17 +126,13 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       case 'help':
       case '--help':
       case '-h':
-        process.stdout.write(`${USAGE}\n`);
+        process.stdout.write(`${topHelpText(NODE_VERSION)}\n`);
         return 0;
       case 'version':
       case '--version':
         out.print(NODE_VERSION, { version: NODE_VERSION });
         return 0;
       case 'start':
-        if (rest.includes('--help') || rest.includes('-h')) {
-          process.stdout.write(`${startHelp()}\n`);
-          return 0;
-        }
         return await start(rest.filter((a) => a !== '--json'), cenv).catch((e: unknown) => Promise.reject(withFlagSuggestion(e)));
       case 'devnet':
         return await (await import('./devnet.js')).runDevnet(rest, cenv.cwd);
@@ -282,7 +228,7 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
           const { values } = parse(args, CORE_OPTIONS['ledger migrate'], 0);
           return await (await import('./ledgerMigrateCommand.js')).ledgerMigrateCommand(context(values, out, cenv).config, out, { grant: values.grant as string | undefined });
         }
-        if (sub !== 'gap') throw new NodeError(CliErrorCode.USAGE, 'usage: native-node ledger gap [--refund | --forget] | ledger migrate --ledger postgres://owner@… [--grant <role>]');
+        if (sub !== 'gap') throw new NodeError(CliErrorCode.USAGE, 'usage: npx native-node ledger gap [--refund | --forget] | ledger migrate --ledger postgres://owner@… [--grant <role>]');
         const { values } = parse(args, CORE_OPTIONS['ledger gap'], 0);
         const ctx = context(values, out, cenv);
         return await (await import('./ledgerGapCommand.js')).ledgerGapCommand(ctx.config, ctx.out, { refund: values.refund === true, forget: values.forget === true });
@@ -296,12 +242,19 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         const ctx = context(values, out, cenv);
         return await (await import('./usdcPaymentsCommand.js')).usdcPaymentsCommand(ctx.config, ctx.out, values.status as string | undefined);
       }
-      default:
-        throw new NodeError(CliErrorCode.UNKNOWN_COMMAND, `unknown command ${cmd}; see native-node help`);
+      default: {
+        const near = nearest(cmd, commandNames());
+        throw new NodeError(CliErrorCode.UNKNOWN_COMMAND, `unknown command ${cmd}${near ? ` (did you mean ${near}?)` : ''}; npx native-node help lists the commands`);
+      }
     }
   } catch (e) {
     const code = isNodeError(e) ? e.code : 'internal_error';
-    const message = e instanceof Error ? e.message : String(e);
+    let message = e instanceof Error ? e.message : String(e);
+    // A refused flag names the help that lists the command's flags.
+    if (cmd && cmd !== 'start' && /^(unknown flag --|--[\w-]+ (needs a value|takes no value))/.test(message)) {
+      const sub = rest[0] !== undefined && COMMAND_DOCS[`${cmd} ${rest[0]}`] ? ` ${rest[0]}` : '';
+      message = `${message}; npx native-node ${cmd}${sub} --help lists its flags`;
+    }
     if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
     else process.stderr.write(`error ${code}: ${message}\n`);
     if (code === 'internal_error' && e instanceof Error && e.stack && cenv.env.NATIVE_DEBUG) process.stderr.write(`${e.stack}\n`);

@@ -80,7 +80,7 @@ export function parse(args: string[], extra: Options, positionals: number | { re
   }
   const n = parsed.positionals.length;
   if (typeof positionals === 'number' ? n !== positionals : n < positionals.min || n > positionals.max) {
-    throw new NodeError(CliErrorCode.USAGE, typeof positionals === 'number' ? `expected ${positionals} argument(s), got ${n}; see native-node help` : `expected ${positionals.usage}, got ${n} argument(s)`);
+    throw new NodeError(CliErrorCode.USAGE, typeof positionals === 'number' ? `expected ${positionals} argument(s), got ${n}; see npx native-node help` : `expected ${positionals.usage}, got ${n} argument(s)`);
   }
   return parsed;
 }

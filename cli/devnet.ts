@@ -18,7 +18,9 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync, 
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { NodeError } from '../consensus/errors.js';
-import { createDevnetChainParams } from '../consensus/devnet.js';
+import { createDevnetChainParams, DEVNET_ADDRESSES } from '../consensus/devnet.js';
+import { encodeAddress, TESTNET_HRP } from '../consensus/address.js';
+import { fromHex } from '../consensus/hash.js';
 import { paramsToJson } from '../consensus/params.js';
 import { CONFIG_OPTIONS } from '../node/config.js';
 import { DEVNET_GENESIS_FILE } from '../node/chainParams.js';
@@ -66,7 +68,7 @@ interface DevnetOptions {
 }
 
 function usage(message: string): NodeError {
-  return new NodeError(DevnetErrorCode.USAGE, `${message}; usage: native-node devnet [--nodes N] [--data-dir <dir>] [--http-port <base>] [--p2p-port <base>] [--mine-threads <n>] [--no-mine] [--json]`);
+  return new NodeError(DevnetErrorCode.USAGE, `${message}; usage: npx native-node devnet [--nodes N] [--data-dir <dir>] [--http-port <base>] [--p2p-port <base>] [--mine-threads <n>] [--no-mine] [--json]`);
 }
 
 function intOption(raw: unknown, name: string, min: number, max: number, dflt: number): number {
@@ -93,7 +95,8 @@ function parseDevnetArgs(args: string[], cwd: string): DevnetOptions {
   try {
     ({ values } = parseArgs({ args, options: DEVNET_OPTIONS, strict: true, allowPositionals: false, allowNegative: true }) as { values: Record<string, string | boolean | undefined> });
   } catch (e) {
-    throw usage(withSuggestion((e as Error).message, DEVNET_OPTIONS));
+    // One plain line; the command line adds which --help lists the flags.
+    throw new NodeError(DevnetErrorCode.USAGE, withSuggestion((e as Error).message, DEVNET_OPTIONS));
   }
   const nodes = intOption(values.nodes, 'nodes', 1, MAX_DEVNET_NODES, 3);
   const httpBase = intOption(values['http-port'], 'http-port', 0, 65535 - 10 * (nodes - 1), 8402);
@@ -136,8 +139,12 @@ function prepareGenesis(dir: string, nodeDirs: readonly string[]): string {
 
 /** Starts one node and resolves with its URL and p2p addresses once it logs "listening". */
 function startChild(name: string, dataDir: string, args: string[], logFile: WriteStream): Promise<DevnetNode> {
-  const child = spawn(process.execPath, [BIN, 'start', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  // Its own process group: a Ctrl-C in the terminal reaches the devnet alone, which stops each node
+  // with one SIGTERM (a node that also got the terminal's SIGINT would take SIGTERM as a second signal).
+  const child = spawn(process.execPath, [BIN, 'start', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env, detached: true });
   child.stderr!.pipe(logFile, { end: false });
+  let stderrTail = '';
+  child.stderr!.on('data', (d: Buffer) => (stderrTail = (stderrTail + d.toString('utf8')).slice(-4000)));
   return new Promise((resolvePromise, reject) => {
     let p2p: string[] = [];
     let peerId = '';
@@ -148,7 +155,9 @@ function startChild(name: string, dataDir: string, args: string[], logFile: Writ
     }, START_TIMEOUT_MS);
     const onExit = (code: number | null) => {
       clearTimeout(timer);
-      reject(new NodeError(DevnetErrorCode.NODE_FAILED, `${name} exited with ${code} while starting (see ${logFile.path})`));
+      // The node's own one-line error (`error <code>: …`), when it printed one.
+      const said = /^error \S+: .*$/m.exec(stderrTail)?.[0];
+      reject(new NodeError(DevnetErrorCode.NODE_FAILED, `${name} exited with ${code} while starting${said ? `: ${said.slice(6)}` : ''} (see ${logFile.path})`));
     };
     child.once('exit', onExit);
     child.stdout!.on('data', (d: Buffer) => {
@@ -270,9 +279,9 @@ function printNodes(o: DevnetOptions, nodes: readonly DevnetNode[], genesis: str
     '',
     'Try:',
     ...(o.ledger ? [`  npx native-node fleet status --ledger ${masked(o.ledger)}`] : []),
-    `  native-node status --node ${nodes[0].url}`,
+    `  npx native-node status --node ${nodes[0].url}`,
     `  curl ${nodes[0].url}/api/v1/peers`,
-    `  native-node send <address> 1.5 --wait --node ${nodes[nodes.length - 1].url} --data-dir ${rel(nodes[nodes.length - 1].dataDir)}`,
+    `  npx native-node send ${encodeAddress(fromHex(DEVNET_ADDRESSES.payee), TESTNET_HRP)} 1.5 --wait --node ${nodes[nodes.length - 1].url} --data-dir ${rel(nodes[nodes.length - 1].dataDir)}`,
     '',
     'Ctrl-C stops every node.',
   ];

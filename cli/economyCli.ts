@@ -6,10 +6,11 @@
  * take --wait [--timeout s] and --fee. Refusals carry the consensus codes (docs/economy.md).
  */
 import { parseArgs } from 'node:util';
+import { nearest } from './commandDocs.js';
 import { getAmountOut } from '../consensus/amm.js';
 import { parseAmount, parsePositiveAmount, formatAmount } from '../consensus/amount.js';
 import { tryDecodeAddress } from '../consensus/address.js';
-import { NodeError } from '../consensus/errors.js';
+import { NodeError, isNodeError } from '../consensus/errors.js';
 import { fromHex, isHex } from '../consensus/hash.js';
 import { NATIVE } from '../consensus/ledger.js';
 import { poolId, TokenFlag, TokenKind } from '../consensus/economyState.js';
@@ -44,6 +45,7 @@ export const EconomyCliErrorCode = {
   INVALID_AMOUNT: 'invalid_amount',
   INVALID_ADDRESS: 'invalid_address',
   NO_ROUTE: 'swap_no_route',
+  TOKEN_NOT_FOUND: 'token_not_found',
 } as const;
 
 type Out = ReturnType<typeof cliKit.output>;
@@ -51,7 +53,7 @@ type Values = Record<string, string | boolean | (string | boolean)[] | undefined
 type Ctx = ReturnType<typeof cliKit.context>;
 
 function usage(msg: string): NodeError {
-  return new NodeError(EconomyCliErrorCode.USAGE, `${msg}; see docs/economy.md or native-node help`);
+  return new NodeError(EconomyCliErrorCode.USAGE, `${msg}; see docs/economy.md or npx native-node help`);
 }
 
 /** Parses a decimal amount of an asset with `decimals` places into smallest units. */
@@ -70,10 +72,18 @@ export function parseSwapSpec(spec: string): { amount: string; from: string; to:
   return { amount: m[1], from: m[2].toUpperCase(), to: m[3].toUpperCase() };
 }
 
+/** Decimals of an asset; a token the chain does not have is `token_not_found`, naming the nearest symbol it has. */
 async function decimalsOf(ctx: Ctx, asset: string): Promise<number> {
   if (asset === NATIVE) return 8;
-  const r = await ctx.client.request<{ token: { decimals: number } }>('GET', `/api/v1/token/${asset}`);
-  return r.token.decimals;
+  try {
+    const r = await ctx.client.request<{ token: { decimals: number } }>('GET', `/api/v1/token/${encodeURIComponent(asset)}`);
+    return r.token.decimals;
+  } catch (e) {
+    if (!isNodeError(e, 'token_not_found') && !isNodeError(e, 'invalid_symbol')) throw e;
+    const known = await ctx.client.request<{ tokens: { symbol: string }[] }>('GET', '/api/v1/tokens').then((r) => r.tokens.map((t) => t.symbol), () => [] as string[]);
+    const near = nearest(asset, [NATIVE, ...known]);
+    throw new NodeError(EconomyCliErrorCode.TOKEN_NOT_FOUND, `no token ${asset} on this chain${near ? ` (did you mean ${near}?)` : ''}; npx native-node token list lists them`, { symbol: asset });
+  }
 }
 
 function address(text: string, hrp: string): Uint8Array {
@@ -83,7 +93,15 @@ function address(text: string, hrp: string): Uint8Array {
 }
 
 /** Signs a transaction of `mod` with the wallet, submits it, waits when asked and prints it. */
-async function submit<P>(ctx: Ctx, values: Values, mod: TxTypeModule<P>, payload: P, summary: Record<string, unknown>): Promise<number> {
+async function submit<P>(
+  ctx: Ctx,
+  values: Values,
+  mod: TxTypeModule<P>,
+  payload: P,
+  summary: Record<string, unknown>,
+  /** What to add once mined (a swap's amount received). */
+  minedExtra?: (mined: { txId: string; height: number }) => Promise<{ line: string; data: Record<string, unknown> }>,
+): Promise<number> {
   const status = await cliKit.nodeStatus(ctx);
   const wallet = await cliKit.unlockWallet(ctx, cliKit.walletRef(ctx, status.network), status.network);
   const acc = await ctx.client.account(wallet.address);
@@ -96,7 +114,9 @@ async function submit<P>(ctx: Ctx, values: Values, mod: TxTypeModule<P>, payload
     if (!ctx.out.json) process.stderr.write(`sent ${res.txId} (${mod.name}), waiting for a block…\n`);
     const mined = await cliKit.waitMined(ctx, res.txId, cliKit.timeoutOption(values));
     Object.assign(data, { status: 'mined', height: mined.height, blockHash: mined.blockHash });
-    ctx.out.print(`${res.txId}\n${mod.name} mined in block ${mined.height}`, data);
+    const extra = minedExtra && mined.height !== null ? await minedExtra({ txId: res.txId, height: mined.height }) : undefined;
+    Object.assign(data, extra?.data);
+    ctx.out.print(`${res.txId}\n${mod.name} mined in block ${mined.height}${extra ? `: ${extra.line}` : ''}`, data);
   } else ctx.out.print(`${res.txId}\n${mod.name} sent (pending)`, data);
   return 0;
 }
@@ -135,7 +155,8 @@ function parse(args: string[], options: EconomyOptions, min: number, max = min):
   try {
     parsed = parseArgs({ args, options, strict: true, allowPositionals: true }) as { values: Values; positionals: string[] };
   } catch (e) {
-    throw usage(cliKit.withSuggestion((e as Error).message, options));
+    // One plain line; the command line adds which --help lists the flags.
+    throw new NodeError(EconomyCliErrorCode.USAGE, cliKit.withSuggestion((e as Error).message, options));
   }
   if (parsed.positionals.length < min || parsed.positionals.length > max) throw usage(`expected ${min === max ? min : `${min}-${max}`} argument(s), got ${parsed.positionals.length}`);
   return parsed;
@@ -241,6 +262,8 @@ async function swapCommand(args: string[], out: Out, cenv: CliEnv): Promise<numb
   if (!sm) throw usage('--max-slippage is a percentage below 100, e.g. 0.5%');
   const slipBp = BigInt(Math.round(Number(sm[1]) * 100));
   const amountIn = parseUnits(spec.amount, await decimalsOf(ctx, spec.from));
+  // Both tokens exist before any route is looked for: an unknown one is named as such, not as "no route".
+  const outDec = await decimalsOf(ctx, spec.to);
   const fetchPool = async (x: string, y: string) => {
     try {
       return (await ctx.client.request<{ pool: { a: string; reserveA: string; reserveB: string } }>('GET', `/api/v1/pool/${poolId(x, y)}`)).pool;
@@ -260,8 +283,16 @@ async function swapCommand(args: string[], out: Out, cenv: CliEnv): Promise<numb
   const minOut = (amount * (10_000n - slipBp)) / 10_000n;
   const status = await cliKit.nodeStatus(ctx);
   const expiryHeight = status.height + (typeof values.expiry === 'string' ? Number(values.expiry) : 20);
-  const outDec = await decimalsOf(ctx, spec.to);
-  return submit(ctx, values, swap, { path, amountIn, minOut, expiryHeight }, { path, amountIn: spec.amount, expectedOut: formatUnits(amount, outDec), minOut: formatUnits(minOut, outDec), expiryHeight });
+  const summary = { path, amountIn: spec.amount, expectedOut: formatUnits(amount, outDec), minOut: formatUnits(minOut, outDec), expiryHeight };
+  return submit(ctx, values, swap, { path, amountIn, minOut, expiryHeight }, summary, async (mined) => {
+    // What the swap gave, from the chain's swap log at its block: the last hop's output.
+    const log = await ctx.client.request<{ swaps: { tx: string; assetOut: string; amountOut: string }[] }>('GET', `/api/v1/swaps?since=${mined.height}&limit=1000`).catch(() => undefined);
+    const hops = log?.swaps.filter((s) => s.tx === mined.txId && s.assetOut === spec.to) ?? [];
+    const got = hops.at(-1);
+    return got
+      ? { line: `swapped ${spec.amount} ${spec.from} for ${formatUnits(got.amountOut, outDec)} ${spec.to} (quoted ${summary.expectedOut}, at least ${summary.minOut})`, data: { amountOut: formatUnits(got.amountOut, outDec), amountOutBase: got.amountOut } }
+      : { line: `expected ${summary.expectedOut} ${spec.to} (at least ${summary.minOut})`, data: {} };
+  });
 }
 
 async function simulateCommand(args: string[], out: Out, cenv: CliEnv): Promise<number> {

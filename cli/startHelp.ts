@@ -1,5 +1,5 @@
 /**
- * `native-node start --help` and the start section of the global help, generated from
+ * `native-node start --help`, generated from
  * CONFIG_OPTIONS (node/config.ts), the table `start`'s parser, the config file and the
  * environment read: every flag is listed, none can drift. Unknown flags get the nearest one
  * suggested (`nearestFlag`).
@@ -30,7 +30,7 @@ function wrap(text: string, width: number, indent: string): string[] {
 /** `native-node start --help`: every option with its description, environment variable, config key and default. */
 export function startHelp(): string {
   const out = [
-    'Usage: native-node start [flags]',
+    'Usage: npx native-node start [flags]',
     '',
     'Runs a node. Every flag is also an environment variable and a key of the JSON config file',
     '(--config); the command line wins over the environment, which wins over the file.',
@@ -42,22 +42,8 @@ export function startHelp(): string {
     out.push(`  ${flagUsage(o)}`);
     out.push(...wrap(`${o.description}. Env ${o.env}, config "${o.key}", default: ${o.defaultText}.`, 100, '      '));
   }
-  out.push('  -h, --help', '      show this help');
+  out.push('  -h, --help', '      show this help', '', 'Example:', `  ${START_EXAMPLE}`);
   return out.join('\n');
-}
-
-/** The start section of the global help: every flag, wrapped. */
-export function startFlagsSummary(indent = '      '): string {
-  const lines: string[] = [];
-  let line = '';
-  for (const unit of CONFIG_OPTIONS.map(flagUsage)) {
-    if (line && indent.length + line.length + 2 + unit.length > 100) {
-      lines.push(indent + line);
-      line = unit;
-    } else line = line ? `${line}  ${unit}` : unit;
-  }
-  if (line) lines.push(indent + line);
-  return lines.join('\n');
 }
 
 /** The known flag nearest to an unknown one (at most 3 edits, or a prefix), for "did you mean". */
@@ -74,44 +60,35 @@ export function nearestFlag(unknown: string, flags: readonly string[] = CONFIG_O
 }
 
 /**
- * parseArgs' message, with "did you mean --x?" when it is an unknown option and one of `options`
- * is near (nearestFlag: a few edits, or a prefix): every command's parser words its refusals so.
+ * parseArgs' refusal in plain words: `unknown flag --x (did you mean --y?)` when one of `options`
+ * is near (nearestFlag: a few edits, or a prefix), `--x needs a value`, `--x takes no value`;
+ * every command's parser words its refusals so (the command line adds which --help to read).
  */
 export function withSuggestion(message: string, options: Readonly<Record<string, unknown>>): string {
+  const missing = /^Option '(--?[\w-]+)(?: <value>)?' argument missing/.exec(message);
+  if (missing) return `${missing[1]} needs a value`;
+  const extra = /^Option '(--?[\w-]+)' does not take an argument/.exec(message);
+  if (extra) return `${extra[1]} takes no value`;
   const m = /Unknown option '(--?[^']+)'/.exec(message);
   if (!m) return message;
   const near = nearestFlag(m[1], Object.keys(options));
-  if (!near) return message;
+  if (!near) return `unknown flag ${m[1]}`;
   // --no-mien → --no-mine: a negated boolean stays negated.
   const negated = m[1].startsWith('--no-') && (options[near] as { type?: string } | undefined)?.type === 'boolean';
-  return `${message} (did you mean --${negated ? 'no-' : ''}${near}?)`;
+  return `unknown flag ${m[1]} (did you mean --${negated ? 'no-' : ''}${near}?)`;
 }
 
-/** `e` with "did you mean --x?" added when it is parseArgs' "Unknown option '--y'" and a flag is near. */
+/** `e` in plain words when it is parseArgs' refusal of a start flag, with "did you mean --x?" when a flag is near. */
 export function withFlagSuggestion(e: unknown): unknown {
-  const m = e instanceof Error ? /Unknown option '(--?[^']+)'/.exec(e.message) : null;
+  if (!(e instanceof Error) || !/^(Unknown option|Option ')/.test(e.message)) return e;
+  const m = /Unknown option '(--?[^']+)'/.exec(e.message);
   const near = m ? nearestFlag(m[1]) : undefined;
-  if (e instanceof Error && near) e.message = `${e.message} (did you mean --${near}? native-node start --help lists every flag)`;
-  else if (e instanceof Error && m) e.message = `${e.message} (native-node start --help lists every flag)`;
+  const negated = near && m![1].startsWith('--no-') && CONFIG_OPTIONS.find((o) => o.flag === near)?.kind === 'boolean';
+  e.message = m
+    ? `unknown flag ${m[1]}${near ? ` (did you mean --${negated ? 'no-' : ''}${near}?)` : ''}; npx native-node start --help lists every flag`
+    : `${withSuggestion(e.message, {})}; npx native-node start --help lists every flag`;
   return e;
 }
 
-/**
- * `native-node <command> --help` for the commands other than `start`: the global usage's lines
- * of that command (its entry and the lines indented under it) and the common options; undefined
- * for a command the usage does not list.
- */
-export function commandHelp(usage: string, command: string): string | undefined {
-  const lines = usage.split('\n');
-  const out: string[] = [];
-  let inCmd = false;
-  for (const l of lines) {
-    const entry = /^ {2}(\S.*)$/.exec(l);
-    if (entry) inCmd = new RegExp(`(^|[ ,|])${command.replace(/[-/\\^$*+?.()|[\]{}]/g, '\\$&')}( |$|\\||,)`).test(entry[1].split(/ {2,}/)[0]);
-    else if (!/^ {4,}\S/.test(l)) inCmd = false;
-    if (inCmd) out.push(l);
-  }
-  if (out.length === 0) return undefined;
-  const options = lines.slice(lines.findIndex((l) => l === 'Options:'));
-  return [`Usage: native-node ${command} …`, '', ...out, '', ...options].join('\n');
-}
+/** The example at the end of `start --help`. */
+export const START_EXAMPLE = 'npx native-node start --dev --http-port 8402';

@@ -16,11 +16,6 @@ export const WALLET_OPTIONS = {
   'wallet balance': {},
 } as const satisfies Record<string, Options>;
 
-/** The wallet commands' lines of the global usage. */
-export const WALLET_USAGE = `  wallet new                       create an encrypted wallet and print its address
-  wallet show                      print the wallet's address
-  wallet balance                   the wallet's balance and nonce, from the node`;
-
 async function walletNew(ctx: Ctx): Promise<number> {
   const { network, source } = await chooseNetwork(ctx);
   const path = ctx.config.wallet ?? defaultWalletPath(ctx.env.home);

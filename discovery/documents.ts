@@ -84,7 +84,7 @@ export function howToPay(snap: Pick<CatalogSnapshot, 'baseUrl' | 'usdc'>): strin
     `Native rail: POST ${snap.baseUrl}/api/x402/{serviceId} with {"request": "…"} → 402 quote; sign an agent_invoke for exactly the quoted ` +
     `maxAmountRequired (NATIVE base units) to the quoted payTo, its requestHash the commitment of extra.commitment (seller id, service, request and a 32-byte secret salt of yours), broadcast it with POST ${snap.baseUrl}${BROADCAST_PATH}, ` +
     `wait for the block (about 3 s), then POST the same request again with {"payment": {"txId": "…", "salt": "…"}} → 200 {paid, result, receipt}. ` +
-    '`native-node call <serviceId> [request]` does all of it.';
+    '`npx native-node call <serviceId> [request]` (in the node\'s folder) does all of it.';
   const usdc = snap.usdc
     ? ` USDC rail: pay the 402's exact/base option (maxAmountRequired USDC atomic units to payTo) with an EIP-3009 authorization in the X-PAYMENT header, settled by ${snap.usdc.facilitatorUrl}.`
     : ' The USDC rail (exact on base) is not enabled on this node.';

@@ -51,7 +51,7 @@ const EXAMPLES: Readonly<Record<string, string | ((n: { payTo?: string }) => str
   'native-x402-validation': 'https://example.com',
   'native-invoice-pdf': JSON.stringify({ invoiceNumber: 'INV-1001', buyer: { name: 'Acme GmbH', address: 'Hauptstr. 1, Berlin' }, items: sampleItems, vatRate: 19 }),
   'native-invoice-proforma': JSON.stringify({ proformaNumber: 'PF-1001', buyer: { name: 'Acme GmbH', address: 'Hauptstr. 1, Berlin' }, items: sampleItems, vatRate: 19, validUntil: '2030-12-31', currency: 'EUR' }),
-  'native-receipt-payment': JSON.stringify({ receiptNumber: 'RC-1001', buyer: { name: 'Acme GmbH' }, items: sampleItems, payment: { method: 'card', reference: 'ch_123', paidOn: '2030-01-15' }, vatRate: 19 }),
+  'native-receipt-payment': JSON.stringify({ receiptNumber: 'RC-1001', buyer: { name: 'Acme GmbH' }, items: sampleItems, payment: { method: 'card', reference: 'ch_123', paidOn: '2025-01-15' }, vatRate: 19 }),
   'native-credit-note': JSON.stringify({ creditNoteNumber: 'CN-1001', buyer: { name: 'Acme GmbH' }, originalInvoice: 'INV-1001', items: [{ description: 'Refund, one hour', qty: 1, unitPrice: -120 }], vatRate: 19 }),
   'native-quote-estimate': JSON.stringify({ quoteNumber: 'Q-1001', buyer: { name: 'Acme GmbH', address: 'Hauptstr. 1, Berlin' }, items: sampleItems, vatRate: 19, validUntil: '2030-12-31' }),
   'native-crypto-price-feed': 'bitcoin',
@@ -96,6 +96,6 @@ export function exampleCalls(def: ServiceDefinition, baseUrl: string, node: { pa
     ...(request === undefined ? {} : { request }),
     curlQuote: curl(url, body),
     curlPaid: curl(`${url}?wait=30`, paidBody),
-    cli: `native-node call${nodeFlag} ${def.id}${request === undefined ? '' : ` ${request.startsWith('-') ? '-- ' : ''}${shellQuote(request)}`}`,
+    cli: `npx native-node call${nodeFlag} ${def.id}${request === undefined ? '' : ` ${request.startsWith('-') ? '-- ' : ''}${shellQuote(request)}`}`,
   };
 }

@@ -95,7 +95,7 @@ ${inCat.map((s) => serviceCard(s, byId.get(s.serviceId) as ServiceDefinition, v)
     }
   }
 
-  const devnet = snap.network !== 'native-mainnet' ? `<p class="muted">This is a ${esc(snap.network)} node: <code>native-node call</code> pays from the funded dev wallet that <code>npm start</code> writes, so the example of every active service below works as shown.</p>` : '';
+  const devnet = snap.network !== 'native-mainnet' ? `<p class="muted">This is a ${esc(snap.network)} node: <code>npx native-node call</code> (in the node's folder, after <code>npm ci</code>) pays from the funded dev wallet that <code>npm start</code> writes, so the example of every active service below works as shown.</p>` : '';
   const body = `<h1>Marketplace</h1>
 <p class="lead">${defs.length} paid services for software agents, sold per call with x402. No account, no API key: the payment is the authentication. An unpaid call answers 402 with the price; pay it on-chain${snap.usdc ? ' or with USDC on Base' : ''} and call again.</p>
 <ul class="stats" aria-label="Catalog summary">

@@ -278,7 +278,7 @@ export function formatHashrate(hps: number): string {
 
 /** `GET /api/v1/mining` as the CLI reads it (the parts it prints). */
 export interface MiningResponse {
-  readonly stratum: { readonly enabled: boolean; readonly url: string | null; readonly connections: number; readonly lastNotifyLatencyMs?: number | null };
+  readonly stratum: { readonly enabled: boolean; readonly url: string | null; readonly connections: number; readonly lastNotifyLatencyMs?: number | null; readonly listenError?: string };
   readonly rpc: { readonly enabled: boolean };
   readonly totals: MiningTotals;
   readonly workers: readonly WorkerSnapshot[];
@@ -289,7 +289,7 @@ export interface MiningResponse {
 export function formatMiningLines(m: MiningResponse): string[] {
   const t = m.totals;
   const lines = [
-    `stratum    ${m.stratum.enabled ? `${m.stratum.url ?? 'starting'}, ${m.stratum.connections} connection(s), ${t.connectedWorkers} worker(s) online, ${formatHashrate(t.hashrate)}` : 'off'}`,
+    `stratum    ${m.stratum.enabled ? `${m.stratum.url ?? 'starting'}, ${m.stratum.connections} connection(s), ${t.connectedWorkers} worker(s) online, ${formatHashrate(t.hashrate)}` : m.stratum.listenError ? `off (${m.stratum.listenError}; set --stratum-port)` : 'off'}`,
     `shares     ${t.accepted} accepted, ${t.rejected} rejected, ${t.stale} stale; ${t.blocksFound} block(s) found by this node`,
     `rpc        ${m.rpc.enabled ? 'getblocktemplate/submitblock at POST /rpc' : 'off (set --rpc-user and --rpc-password)'}`,
   ];

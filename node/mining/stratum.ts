@@ -109,6 +109,8 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   private server?: Server;
   private boundPort?: number;
   private running = false;
+  /** Set when the port could not be had and Stratum stays off (see `start`). */
+  private listenError?: string;
   private readonly conns = new Map<number, Connection>();
   private nextConnId = 1;
   /** Block submissions, one after the other (see `inBlockLane`). */
@@ -187,6 +189,7 @@ export class StratumServer extends EventEmitter<StratumEvents> {
       const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
       const message = `cannot listen for Stratum on ${this.opts.host}:${this.opts.port}: ${code}`;
       if (this.opts.required) throw new NodeError(StratumErrorCode.LISTEN_FAILED, message, { host: this.opts.host, port: this.opts.port });
+      this.listenError = message;
       this.log.warn({ host: this.opts.host, port: this.opts.port, err: code }, `${message}; Stratum is off (set --stratum-port)`);
       return;
     }
@@ -223,8 +226,9 @@ export class StratumServer extends EventEmitter<StratumEvents> {
   info(): StratumInfo {
     const cur = this.book.current;
     return {
-      enabled: true,
+      enabled: this.listenError === undefined,
       listening: this.listening,
+      ...(this.listenError ? { listenError: this.listenError } : {}),
       host: this.opts.host,
       port: this.boundPort ?? null,
       url: this.url ?? null,

@@ -175,6 +175,8 @@ export const LIMIT_KEYS = ['maxConnections', 'maxConnectionsPerAddress', 'reserv
 export interface StratumInfo {
   readonly enabled: boolean;
   readonly listening: boolean;
+  /** Why Stratum could not listen (its port taken, and no --stratum-port asked for it): then it stays off. */
+  readonly listenError?: string;
   readonly host: string;
   readonly port: number | null;
   readonly url: string | null;

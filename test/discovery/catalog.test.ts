@@ -298,13 +298,13 @@ describe('examples', () => {
   test('copyable calls: curl quote, curl paid, CLI; --node only off the default URL', () => {
     const def = registry.get('native-world-clock')!;
     const ex = exampleCalls(def, 'http://127.0.0.1:8402', { payTo: PAY_TO, defaultNodeUrl: 'http://127.0.0.1:8402' });
-    expect(ex.cli).toBe('native-node call native-world-clock Europe/Berlin');
+    expect(ex.cli).toBe('npx native-node call native-world-clock Europe/Berlin');
     expect(ex.curlQuote).toBe(`curl -s -X POST http://127.0.0.1:8402/api/x402/native-world-clock -H 'content-type: application/json' -d '{"request":"Europe/Berlin"}'`);
     expect(ex.curlPaid).toContain(`"payment":{"txId":"<txId>","salt":"<salt>"}`);
     const other = exampleCalls(registry.get('native-token-launch-check')!, 'http://10.0.0.5:9000', { payTo: PAY_TO, defaultNodeUrl: 'http://127.0.0.1:8402' });
-    expect(other.cli).toBe(`native-node call --node http://10.0.0.5:9000 native-token-launch-check 'SILVR|Silver Token|8|21000000'`);
+    expect(other.cli).toBe(`npx native-node call --node http://10.0.0.5:9000 native-token-launch-check 'SILVR|Silver Token|8|21000000'`);
     const none = exampleCalls(registry.get('native-network-stats')!, 'http://127.0.0.1:8402', { defaultNodeUrl: 'http://127.0.0.1:8402' });
-    expect(none.cli).toBe('native-node call native-network-stats');
+    expect(none.cli).toBe('npx native-node call native-network-stats');
     expect(none.curlQuote).toContain(`-d '{}'`);
   });
 });

@@ -140,7 +140,7 @@ describe('discovery surfaces over HTTP (real node)', () => {
     const page = await get('/marketplace');
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.text).not.toMatch(/<script/i);
-    expect(page.text).toContain(`native-node call --node ${url} native-world-clock Europe/Berlin`);
+    expect(page.text).toContain(`npx native-node call --node ${url} native-world-clock Europe/Berlin`);
     const bad = await get('/marketplace?category=nope');
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('role="alert"');
@@ -181,7 +181,7 @@ describe('marketplace page in headless Chromium', () => {
         const clock = page.locator('#svc-native-world-clock');
         await expect(clock.locator('dd').first().textContent()).resolves.toContain('0.002 NATIVE');
         await expect(clock.locator('.health').textContent()).resolves.toBe('active');
-        await expect(clock.locator('pre.cli').textContent()).resolves.toBe(`native-node call --node ${url} native-world-clock Europe/Berlin`);
+        await expect(clock.locator('pre.cli').textContent()).resolves.toBe(`npx native-node call --node ${url} native-world-clock Europe/Berlin`);
         await page.screenshot({ path: join(ARTIFACTS, 'marketplace.png'), fullPage: false });
 
         // Search: the form is a plain GET, so the browser navigates without any script.

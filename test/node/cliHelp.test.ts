@@ -1,8 +1,8 @@
-/** Help on the command line: start's help and the global help come from the option table the parser reads; every command answers --help. */
+/** Help on the command line: a short grouped top-level help; each command's usage, sentence, flags (from the table its parser reads, each described) and example; plain refusals with "did you mean". */
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import { CONFIG_OPTIONS } from '../../node/config.js';
 import { commandOptionTables, main } from '../../cli/cli.js';
-import { optionUsage } from '../../cli/cliKit.js';
+import { COMMAND_DOCS, commandNames, nearest } from '../../cli/commandDocs.js';
 import { flagUsage, nearestFlag, startHelp } from '../../cli/startHelp.js';
 
 /** Runs the CLI, returning its exit code and what it wrote to stdout and stderr. */
@@ -25,7 +25,7 @@ afterEach(() => {
 });
 
 describe('command-line help', () => {
-  test('start --help and -h list every option the parser accepts, with its variable and default', async () => {
+  test('start --help and -h list every option the parser accepts, with its variable and default, and an example', async () => {
     for (const flag of ['--help', '-h']) {
       const r = await run(['start', flag]);
       expect(r.code).toBe(0);
@@ -33,53 +33,75 @@ describe('command-line help', () => {
         expect(r.out).toContain(`  ${flagUsage(o)}\n`);
         expect(r.out.replace(/\s+/g, ' ')).toContain(`Env ${o.env}, config "${o.key}"`);
       }
+      expect(r.out).toContain('Example:\n  npx native-node start --dev');
     }
     expect(startHelp()).toContain('--[no-]economy');
   });
 
-  test('the global help lists every start flag, --economy included', async () => {
+  test('the top-level help is short and grouped: node, wallet, pay and call, economy, agents, fleet, data', async () => {
     for (const argv of [['help'], ['--help'], []]) {
       const r = await run(argv);
       expect(r.code).toBe(0);
-      const flat = r.out.replace(/\s+/g, ' ');
-      for (const o of CONFIG_OPTIONS) expect({ flag: o.flag, listed: flat.includes(` ${flagUsage(o)} `) }).toEqual({ flag: o.flag, listed: true });
+      const lines = r.out.trimEnd().split('\n');
+      expect(lines.length).toBeLessThan(80);
+      expect(lines.filter((l) => /^\S.*:$/.test(l))).toEqual(['Node:', 'Wallet:', 'Pay and call:', 'Economy:', 'Agents:', 'Fleet:', 'Data:']);
+      // quote and call come before any start flag: start's flags are in start --help only.
+      expect(r.out).not.toContain('--http-port');
+      for (const cmd of ['start', 'devnet', 'status', 'tx', 'wallet', 'send', 'quote', 'call', 'pay', 'token', 'pool', 'swap', 'stake', 'stable', 'bridge', 'simulate', 'agent', 'service', 'moderate', 'fleet', 'data', 'sanctions', 'rdap-bootstrap', 'ledger', 'usdc-payments']) {
+        expect({ cmd, listed: new RegExp(`^  ${cmd}\\b`, 'm').test(r.out) }).toEqual({ cmd, listed: true });
+      }
     }
   });
 
-  test('every command answers --help with its usage and exit 0', async () => {
-    const commands = ['devnet', 'status', 'tx', 'wallet', 'send', 'quote', 'call', 'agent', 'service', 'moderate', 'rdap-bootstrap', 'sanctions', 'data', 'usdc-payments', 'ledger', 'token', 'pool', 'swap', 'stake', 'unstake', 'stable', 'bridge', 'simulate', 'version', 'help'];
-    for (const cmd of commands) {
-      const r = await run([cmd, '--help']);
-      expect({ cmd, code: r.code, err: r.err }).toEqual({ cmd, code: 0, err: '' });
-      expect({ cmd, named: r.out.includes(cmd) }).toEqual({ cmd, named: true });
-    }
-  });
-
-  test('<command> [sub] --help lists every option its parser accepts, for every command and subcommand', async () => {
+  test('every command and subcommand: usage, a sentence, every flag its parser accepts with a description, an example', async () => {
     const tables = await commandOptionTables();
-    // Every command of the global usage has a table (or takes no options: version, help).
-    const commands = new Set(Object.keys(tables).map((k) => k.split(' ')[0]));
-    for (const cmd of ['devnet', 'status', 'tx', 'wallet', 'send', 'quote', 'call', 'agent', 'service', 'moderate', 'rdap-bootstrap', 'sanctions', 'data', 'usdc-payments', 'ledger', 'fleet', 'token', 'pool', 'swap', 'stake', 'unstake', 'stable', 'bridge', 'simulate']) expect({ cmd, table: commands.has(cmd) }).toEqual({ cmd, table: true });
-    expect(Object.keys(tables).length).toBeGreaterThanOrEqual(45);
-    for (const [key, options] of Object.entries(tables)) {
+    const keys = new Set([...Object.keys(tables), ...Object.keys(COMMAND_DOCS).filter((k) => k !== 'start')]);
+    // Every command with a parser is documented, and every documented command has a parser (or takes no flags).
+    for (const key of Object.keys(tables)) expect({ key, documented: COMMAND_DOCS[key] !== undefined }).toEqual({ key, documented: true });
+    expect(keys.size).toBeGreaterThanOrEqual(50);
+    for (const key of keys) {
       const r = await run([...key.split(' '), '--help']);
       expect({ key, code: r.code, err: r.err }).toEqual({ key, code: 0, err: '' });
-      expect({ key, header: r.out.includes(`Flags of native-node ${key} `) }).toEqual({ key, header: true });
-      for (const [name, spec] of Object.entries(options)) expect({ key, flag: name, listed: r.out.includes(`  ${optionUsage(name, spec)}\n`) || r.out.endsWith(`  ${optionUsage(name, spec)}\n`) }).toEqual({ key, flag: name, listed: true });
+      const lines = r.out.split('\n');
+      expect({ key, usage: lines[0].startsWith(`Usage: npx native-node ${key}`) }).toEqual({ key, usage: true });
+      expect({ key, sentence: /^[A-Z].*[.)]$/.test(lines[2] ?? '') || /^[A-Z]/.test(lines[2] ?? '') }).toEqual({ key, sentence: true });
+      const example = lines[lines.indexOf('Example:') + 1] ?? '';
+      expect({ key, example: example.startsWith(`  npx native-node ${key.split(' ')[0]}`) }).toEqual({ key, example: true });
+      for (const [name, spec] of Object.entries(tables[key] ?? {})) {
+        const i = lines.findIndex((l) => l === `  --${name}` || l.startsWith(`  --${name} <`));
+        const described = i >= 0 && /^ {6}\S/.test(lines[i + 1] ?? '') && (spec.type === 'boolean' || lines[i].endsWith('>'));
+        expect({ key, flag: name, described }).toEqual({ key, flag: name, described: true });
+      }
     }
-    // A command's own --help (no subcommand) lists the flags of all its subcommands.
+    // A family named alone lists its subcommands and the flags of all of them, each described.
     const token = await run(['token', '--help']);
-    for (const name of ['hidden', 'stable', 'to', 'frozen', 'fee', 'wait']) expect(token.out).toContain(`--${name}`);
+    for (const sub of ['issue', 'mint', 'burn', 'send', 'flags', 'back', 'info', 'list']) expect(token.out).toContain(`npx native-node token ${sub}`);
+    for (const name of ['hidden', 'stable', 'to', 'frozen', 'fee', 'wait']) expect(token.out).toMatch(new RegExp(`\\n  --${name}( <[^>]+>)?\\n {6}\\S`));
+    // status --help is status's, not data status's nor fleet status's.
+    const status = await run(['status', '--help']);
+    expect(status.out).not.toMatch(/data status|fleet status/);
   });
 
-  test('an unknown flag of any command names the nearest one its parser accepts', async () => {
+  test('an unknown flag of any command is one plain line naming the nearest flag and the help to read', async () => {
     const tables = await commandOptionTables();
     for (const [key, options] of Object.entries(tables)) {
       // One of the command's own flags with a letter too many: parseArgs refuses it before anything runs.
       const name = Object.keys(options).filter((n) => n !== 'json' && n !== 'node').pop() ?? 'json';
       const r = await run([...key.split(' '), `--${name}x`]);
-      expect({ key, code: r.code, unknown: r.err.includes(`Unknown option '--${name}x'`), suggests: r.err.includes(`(did you mean --${name}?)`) }).toEqual({ key, code: 2, unknown: true, suggests: true });
+      const help = `; npx native-node ${key} --help lists its flags`;
+      expect({ key, code: r.code, err: r.err }).toEqual({ key, code: 2, err: expect.stringContaining(`: unknown flag --${name}x (did you mean --${name}?)${help}\n`) });
+      expect({ key, parseArgsText: /Unknown option|positional argument/.test(r.err), oneLine: r.err.trimEnd().split('\n').length }).toEqual({ key, parseArgsText: false, oneLine: 1 });
     }
+    const missing = await run(['send', 'tnative1x', '1', '--fee']);
+    expect(missing.err).toBe('error cli_usage: --fee needs a value; npx native-node send --help lists its flags\n');
+  });
+
+  test('an unknown command names the nearest one', async () => {
+    const r = await run(['stauts']);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('error cli_unknown_command: unknown command stauts (did you mean status?); npx native-node help lists the commands\n');
+    expect(nearest('tokn', commandNames())).toBe('token');
+    expect(nearest('zzzzzz', commandNames())).toBeUndefined();
   });
 
   test('an unknown start flag names the nearest one', async () => {
@@ -89,6 +111,6 @@ describe('command-line help', () => {
     expect(nearestFlag('--wiat', ['wait', 'timeout', 'fee'])).toBe('wait');
     const r = await run(['start', '--ecnomy']);
     expect(r.code).toBe(2);
-    expect(r.err).toContain("Unknown option '--ecnomy' (did you mean --economy?");
+    expect(r.err).toBe('error config_invalid: unknown flag --ecnomy (did you mean --economy?); npx native-node start --help lists every flag\n');
   });
 });
