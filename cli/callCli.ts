@@ -4,11 +4,12 @@
  * progress lines on stderr and the receipt on stdout).
  */
 import { dirname, join } from 'node:path';
-import { NodeError } from '../consensus/errors.js';
+import { NodeError, isNodeError } from '../consensus/errors.js';
 import { isHex } from '../consensus/hash.js';
 import { parseAmount, formatAmount } from '../consensus/amount.js';
 import { ClientErrorCode } from '../node/client.js';
 import { startWaitLine, type WaitLine } from './waitLine.js';
+import { nearest } from './commandDocs.js';
 import { createAgentClient, isAgentClientError, type AgentCallResult, type AgentEvent, type AgentQuote } from '../sdk/client.js';
 import { createFilePaymentStore } from '../sdk/pendingPayments.js';
 import { defaultWalletPath } from '../node/wallet.js';
@@ -58,8 +59,21 @@ function quoteJson(q: AgentQuote): Record<string, unknown> {
   };
 }
 
+/** `e` with "did you mean" when the node has no such service and one of its ids is near. */
+async function withServiceSuggestion(ctx: Ctx, e: unknown, serviceId: string): Promise<unknown> {
+  if (!isNodeError(e, 'unknown_service')) return e;
+  const ids = await ctx.client
+    .request<{ resources: { serviceId: string }[] }>('GET', '/api/x402/bazaar?limit=100')
+    .then((r) => r.resources.map((s) => s.serviceId), () => [] as string[]);
+  // People drop the native- prefix too: "world-clock" is native-world-clock.
+  const near = nearest(serviceId, ids) ?? ids.find((id) => id === `native-${serviceId}`);
+  return near ? new NodeError('unknown_service', `no service ${serviceId} on this node (did you mean ${near}?); ${ctx.client.baseUrl}/marketplace lists them`, { serviceId, suggestion: near }) : e;
+}
+
 export async function quoteCommand(ctx: Ctx, serviceId: string, request: string | undefined): Promise<number> {
-  const q = await createAgentClient({ nodeUrl: ctx.client.baseUrl }).quote(serviceId, request);
+  const q = await createAgentClient({ nodeUrl: ctx.client.baseUrl })
+    .quote(serviceId, request)
+    .catch(async (e: unknown) => Promise.reject(await withServiceSuggestion(ctx, e, serviceId)));
   ctx.out.print(quoteLines(q).join('\n'), quoteJson(q));
   return 0;
 }
@@ -124,7 +138,8 @@ export async function callCommand(ctx: Ctx, values: Values, serviceId: string, r
     ].join('\n');
     ctx.out.print(human, { serviceId, result: r.result, receipt: rc, txId: r.txId, salt: r.salt, price: r.quote.priceNative, priceBase: r.quote.amount.toString(), fee: formatAmount(r.feeBase), feeBase: r.feeBase.toString() });
     return 0;
-  } catch (e) {
+  } catch (caught) {
+    const e = await withServiceSuggestion(ctx, caught, serviceId);
     // With --json, keep what the caller needs to recover (txId to settle again, refundTxId).
     if (!ctx.out.json || !isAgentClientError(e)) throw e;
     const { status: httpStatus, ...rest } = e.payload;

@@ -10,6 +10,7 @@
  * Size (~520 lines): mostly `CONFIG_OPTIONS`, the table of every option, kept in one place so a
  * new option is one entry; the merge and validation around it are short.
  */
+import { distance } from 'fastest-levenshtein';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -349,8 +350,19 @@ function validateLayer(layer: ConfigLayer, source: ConfigSource, where: string):
   const key = err.keyword === 'additionalProperties' ? String((err.params as { additionalProperty: string }).additionalProperty) : err.instancePath.replace(/^\//, '');
   const opt = CONFIG_OPTIONS.find((o) => o.key === key);
   const name = source === 'flag' && opt ? `--${opt.flag}` : source === 'env' && opt ? opt.env : key;
-  const message = err.keyword === 'additionalProperties' ? `unknown option "${key}" in ${where}` : `${name} (${where}) ${err.message}${err.keyword === 'enum' ? `: ${(err.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` : ''}`;
+  const near = err.keyword === 'additionalProperties' ? nearestKey(key) : undefined;
+  const message = err.keyword === 'additionalProperties' ? `unknown option "${key}" in ${where}${near ? ` (did you mean "${near}"?)` : ''}` : `${name} (${where}) ${err.message}${err.keyword === 'enum' ? `: ${(err.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` : ''}`;
   throw new NodeError(ConfigErrorCode.INVALID, message, { option: key, source });
+}
+
+/** The config key nearest to an unknown one (a few edits, any case), for "did you mean". */
+function nearestKey(key: string): string | undefined {
+  let best: { k: string; d: number } | undefined;
+  for (const o of CONFIG_OPTIONS) {
+    const d = distance(key.toLowerCase(), o.key.toLowerCase());
+    if (!best || d < best.d) best = { k: o.key, d };
+  }
+  return best && best.d <= Math.min(3, Math.max(1, Math.floor(key.length / 3))) ? best.k : undefined;
 }
 
 function invalid(option: string, source: ConfigSource, message: string): NodeError {

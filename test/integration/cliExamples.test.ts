@@ -84,6 +84,13 @@ describe('the examples the node serves, run as printed', () => {
     expect(unknown.err).toBe('error token_not_found: no token USDX on this chain (did you mean USDN?); npx native-node token list lists them\n');
   }, 60_000);
 
+  test('a mistyped service id is answered with the nearest one', async () => {
+    for (const [cmd, id] of [['call', 'native-wrld-clock'], ['quote', 'world-clock']]) {
+      const r = await sh(`npx native-node ${cmd} ${id} UTC --node ${url}`);
+      expect({ cmd, code: r.code, err: r.err }).toEqual({ cmd, code: 2, err: `error unknown_service: no service ${id} on this node (did you mean native-world-clock?); ${url}/marketplace lists them\n` });
+    }
+  }, 30_000);
+
   test('status says Stratum is off when it is off', async () => {
     const r = await sh(`npx native-node status --node ${url}`);
     expect(r.code).toBe(0);

@@ -1,5 +1,8 @@
 /** Help on the command line: a short grouped top-level help; each command's usage, sentence, flags (from the table its parser reads, each described) and example; plain refusals with "did you mean". */
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CONFIG_OPTIONS } from '../../node/config.js';
 import { commandOptionTables, main } from '../../cli/cli.js';
 import { COMMAND_DOCS, commandNames, nearest } from '../../cli/commandDocs.js';
@@ -102,6 +105,18 @@ describe('command-line help', () => {
     expect(r.err).toBe('error cli_unknown_command: unknown command stauts (did you mean status?); npx native-node help lists the commands\n');
     expect(nearest('tokn', commandNames())).toBe('token');
     expect(nearest('zzzzzz', commandNames())).toBeUndefined();
+  });
+
+  test('an unknown key of the config file names the nearest one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'native-cli-config-'));
+    try {
+      writeFileSync(join(dir, 'c.json'), '{"httpPrt": 8402}');
+      const r = await run(['start', '--dev', '--config', join(dir, 'c.json')]);
+      expect(r.code).toBe(2);
+      expect(r.err).toBe(`error config_invalid: unknown option "httpPrt" in config file ${join(dir, 'c.json')} (did you mean "httpPort"?)\n`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('an unknown start flag names the nearest one', async () => {
