@@ -3,12 +3,12 @@
  * keep-alive pool, the statistics, signing a payment ahead of time, and one paid call the whole
  * native way (quote, submit, settle with the block wait).
  */
-import { createPrivateKey, randomBytes, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createMLDSA87 } from '@oqs/liboqs-js/sig';
+import { createFastSigner } from '../consensus/fastSign.js';
 import { fromHex, toHex } from '../consensus/hash.js';
 import { type HybridKeyPair } from '../consensus/keys.js';
 import { encodeTx, txId, txSighash, TxType, TX_VERSION } from '../consensus/tx.js';
@@ -23,8 +23,6 @@ export const ZONES = ['Europe/Berlin', 'Asia/Tokyo', 'America/New_York', 'UTC', 
 
 /** A payment accepted but still unmined this long after its submit is reported, not awaited further. */
 const SETTLE_GIVE_UP_MS = 180_000;
-/** PKCS#8 DER of an Ed25519 private key, before its 32-byte seed. */
-const PKCS8_ED25519_PREFIX = '302e020100300506032b657004220420';
 
 // ---------------------------------------------------------------- HTTP (keep-alive, no fetch overhead)
 
@@ -86,19 +84,10 @@ export const codeOf = (a: Answer): string => {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/**
- * The bench agents' hybrid signer: liboqs ML-DSA-87, and Ed25519 through node:crypto (OpenSSL:
- * the same deterministic RFC 8032 signature as @noble's, 20× faster), each key imported once.
- */
+/** The bench agents' hybrid signer: the node's fast one (consensus/fastSign.ts), in the bench's argument order. */
 export async function fastSigner(): Promise<Signer> {
-  const oqs = await createMLDSA87();
-  const edKeys = new Map<HybridKeyPair, KeyObject>();
-  const edKey = (kp: HybridKeyPair) => {
-    let k = edKeys.get(kp);
-    if (!k) edKeys.set(kp, (k = createPrivateKey({ key: Buffer.concat([Buffer.from(PKCS8_ED25519_PREFIX, 'hex'), kp.ed25519Secret]), format: 'der', type: 'pkcs8' })));
-    return k;
-  };
-  return (msg, kp) => ({ mldsa: oqs.sign(msg, kp.mldsaSecret), ed25519: new Uint8Array(cryptoSign(null, msg, edKey(kp))) });
+  const sign = await createFastSigner();
+  return (msg, kp) => sign(kp, msg);
 }
 
 // ---------------------------------------------------------------- statistics

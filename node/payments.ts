@@ -66,6 +66,7 @@ import { createX402Router } from './api/x402Routes.js';
 import { createDidRouter } from './api/didRoutes.js';
 import { createOfferSigner, createSellerIdentity, type SellerIdentity } from '../x402/core/offers.js';
 import { createReceiptIssuer } from '../x402/core/receipts.js';
+import { createFastSigner } from '../consensus/fastSign.js';
 import { PaymentAuth } from './api/paymentDialects.js';
 import { loadChallengeKeys } from '../x402/core/challengeKeys.js';
 import { SiwxChallenges } from '../x402/usdc/siwx.js';
@@ -288,7 +289,8 @@ export async function createPayments(
   // The payee signs offers and receipts too (one identity for every node holding the payee wallet: a fleet signs alike).
   let usdcPayTo: string | undefined;
   const seller = payee ? createSellerIdentity({ payee, hrp: params.hrp, chainId: params.chainId, sellerId: ledger.sellerId, usdcPayTo: () => usdcPayTo }) : undefined;
-  const receipts = seller && createReceiptIssuer(seller);
+  // Receipts are signed per settled call: ML-DSA-87 through liboqs (about 0.6 ms, not @noble's ~13 ms).
+  const receipts = seller && createReceiptIssuer(seller, Date.now, await createFastSigner());
   const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }), unhonored, confirmations: config.confirmations, receipts }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
   // The USDC rail needs both the payee address and a facilitator; with one of them only it stays off.

@@ -11,6 +11,7 @@
  *   result bytes exactly as returned (x402/core/wire.ts `HybridReceiptPayload`).
  */
 import { signHybrid } from '../../consensus/keys.js';
+import type { HybridSigner } from '../../consensus/fastSign.js';
 import type { SellerIdentity } from './offers.js';
 import { HYBRID_RECEIPT_SCHEME, OFFER_RECEIPT, hybridReceiptMessage, resultBytesOf, resultSha256Of, type HybridReceipt, type HybridReceiptPayload } from './wire.js';
 
@@ -68,8 +69,8 @@ export interface ReceiptIssuer {
   sign(facts: ReceiptFacts, at: IssueContext): SignedReceipts;
 }
 
-/** Creates the receipt issuer; `now` is unix ms (injected in tests). */
-export function createReceiptIssuer(identity: SellerIdentity, now: () => number = Date.now): ReceiptIssuer {
+/** Creates the receipt issuer; `now` is unix ms (injected in tests); `sign`: the hybrid signer (the node passes the fast one, consensus/fastSign.ts). */
+export function createReceiptIssuer(identity: SellerIdentity, now: () => number = Date.now, sign: HybridSigner = signHybrid): ReceiptIssuer {
   return {
     sign(f, at) {
       const issuedAt = Math.floor(now() / 1000);
@@ -92,7 +93,7 @@ export function createReceiptIssuer(identity: SellerIdentity, now: () => number 
         issuedAt,
         resultSha256: resultSha256Of(resultBytesOf(f.result)),
       };
-      const sig = signHybrid(identity.payee, hybridReceiptMessage(payload));
+      const sig = sign(identity.payee, hybridReceiptMessage(payload));
       const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64url');
       return { offerReceipt, hybridReceipt: { format: HYBRID_RECEIPT_SCHEME, payload, signature: { mldsa: b64(sig.mldsa), ed25519: b64(sig.ed25519) } } };
     },
