@@ -64,6 +64,7 @@ export async function commandOptionTables(): Promise<Record<string, Options>> {
   const { ECONOMY_OPTIONS } = await import('./economyCli.js');
   for (const [k, o] of Object.entries(ECONOMY_OPTIONS)) tables[k] = o as Options;
   tables.devnet = (await import('./devnet.js')).DEVNET_OPTIONS as Options;
+  tables['receipt verify'] = { ...COMMON, ...(await import('./receiptCommand.js')).RECEIPT_OPTIONS };
   tables['fleet status'] = { ...COMMON, ...Object.fromEntries(FLEET_OPTIONS.map((o) => [o.flag, { type: o.value ? ('string' as const) : ('boolean' as const) }])) };
   return tables;
 }

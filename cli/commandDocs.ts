@@ -105,6 +105,13 @@ export const COMMAND_DOCS: Readonly<Record<string, CommandDoc>> = {
       'fee-rate': { value: 'n', description: 'fee rate in base units per byte (offline)', default: "the node's minimum" },
     },
   },
+  'receipt verify': {
+    group: 'pay and call',
+    args: '<file>',
+    summary: "Checks, offline, a paid call's signed receipts against the seller's DID document and that they cover the result (exit 0 valid, 1 not).",
+    example: 'npx native-node receipt verify answer.json --did did.json',
+    flags: { did: { value: 'did.json', description: "the seller's /.well-known/did.json, when the file is the 200 body alone", default: "the bundle's didDocument" } },
+  },
   'agent register': {
     group: 'agents',
     args: '<name> --description <text>',

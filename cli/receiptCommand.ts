@@ -13,6 +13,9 @@ import { NodeError } from '../consensus/errors.js';
 import { verifyPaidBody } from '../sdk/receipts.js';
 import { CliErrorCode, parse, type Out } from './cliKit.js';
 
+/** The flags `receipt verify`'s parser accepts beyond the common ones (its --help lists them from here). */
+export const RECEIPT_OPTIONS = { did: { type: 'string' } } as const;
+
 /** Usage of the receipt command. */
 export const RECEIPT_USAGE = 'usage: npx native-node receipt verify <file> [--did <did.json>] [--json]';
 
@@ -29,7 +32,7 @@ function readJson(path: string): unknown {
 export function runReceiptCommand(rest: string[], out: Out): number {
   const [sub, ...args] = rest;
   if (sub !== 'verify') throw new NodeError(CliErrorCode.USAGE, RECEIPT_USAGE);
-  const { values, positionals } = parse(args, { did: { type: 'string' } }, { min: 1, max: 1, usage: 'one receipt file' });
+  const { values, positionals } = parse(args, RECEIPT_OPTIONS, { min: 1, max: 1, usage: 'one receipt file' });
   const file = positionals[0];
   let text: string;
   try {

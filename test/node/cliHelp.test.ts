@@ -50,7 +50,7 @@ describe('command-line help', () => {
       expect(lines.filter((l) => /^\S.*:$/.test(l))).toEqual(['Node:', 'Wallet:', 'Pay and call:', 'Economy:', 'Agents:', 'Fleet:', 'Data:']);
       // quote and call come before any start flag: start's flags are in start --help only.
       expect(r.out).not.toContain('--http-port');
-      for (const cmd of ['start', 'devnet', 'status', 'tx', 'wallet', 'send', 'quote', 'call', 'pay', 'token', 'pool', 'swap', 'stake', 'stable', 'bridge', 'simulate', 'agent', 'service', 'moderate', 'fleet', 'data', 'sanctions', 'rdap-bootstrap', 'ledger', 'usdc-payments']) {
+      for (const cmd of ['start', 'devnet', 'status', 'tx', 'wallet', 'send', 'quote', 'call', 'pay', 'receipt', 'token', 'pool', 'swap', 'stake', 'stable', 'bridge', 'simulate', 'agent', 'service', 'moderate', 'fleet', 'data', 'sanctions', 'rdap-bootstrap', 'ledger', 'usdc-payments']) {
         expect({ cmd, listed: new RegExp(`^  ${cmd}\\b`, 'm').test(r.out) }).toEqual({ cmd, listed: true });
       }
     }
