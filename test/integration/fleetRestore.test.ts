@@ -11,10 +11,15 @@ import pg from 'pg';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { createAgentClient, isAgentClientError, type AgentClient } from '../../sdk/client.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { createP2PCluster, stopProc, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
+import { join } from 'node:path';
+import { createP2PCluster, stopProc, writeSharedGenesis, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
+import { DEVNET_POW_LIMIT_BITS } from '../../consensus/params.js';
+
+/** A devnet genesis for interval mining at one block a second. */
+const PACED = { targetSpacing: 1, genesisBits: DEVNET_POW_LIMIT_BITS, powLimitBits: DEVNET_POW_LIMIT_BITS };
 
 const SERVICE = 'native-world-clock';
-const WINDOW_S = 15;
+const WINDOW_S = 6;
 
 let server: TestPostgres;
 let url: string;
@@ -26,6 +31,8 @@ beforeAll(async () => {
   server = await startPostgres();
   url = await server.createDatabase('fleet');
   cluster = createP2PCluster('native-fleet-restore-', ['a', 'b']);
+  // Interval mining, a block a second (the genesis --block-time 1 needs): calls settle within the short window.
+  writeSharedGenesis(['a', 'b'].map((n) => join(cluster.dir, n)), PACED);
 }, 90_000);
 
 afterAll(async () => {
@@ -44,7 +51,7 @@ async function waitFor(what: string, ok: () => Promise<boolean>, ms = 60_000): P
 }
 
 async function startFleet(): Promise<[P2PProc, P2PProc]> {
-  a = await cluster.start('a', ['--mine', '--ledger', url, '--refund-window', String(WINDOW_S)]);
+  a = await cluster.start('a', ['--mine', '--block-time', '1', '--ledger', url, '--refund-window', String(WINDOW_S)]);
   b = await cluster.start('b', ['--no-mine', '--bootstrap', a.addr, '--ledger', url, '--refund-window', String(WINDOW_S)]);
   const [na, nb] = [a, b];
   await waitFor('b to follow a', async () => ((await getJson(nb.url, '/api/v1/status')).height as number) >= ((await getJson(na.url, '/api/v1/status')).height as number) - 1);

@@ -13,10 +13,14 @@ import { join } from 'node:path';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { createAgentClient, isAgentClientError, type AgentClient } from '../../sdk/client.js';
 import { runCli } from '../helpers/nodeProcess.js';
-import { createP2PCluster, stopProc, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
+import { createP2PCluster, stopProc, writeSharedGenesis, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
+import { DEVNET_POW_LIMIT_BITS } from '../../consensus/params.js';
+
+/** A devnet genesis for interval mining at one block a second. */
+const PACED = { targetSpacing: 1, genesisBits: DEVNET_POW_LIMIT_BITS, powLimitBits: DEVNET_POW_LIMIT_BITS };
 
 const SERVICE = 'native-world-clock';
-const WINDOW_S = 15;
+const WINDOW_S = 6;
 
 let cluster: P2PCluster;
 let miner: P2PProc;
@@ -26,9 +30,11 @@ let outsideWitness: string;
 
 beforeAll(async () => {
   cluster = createP2PCluster('native-ledger-restore-', ['miner', 'seller']);
+  // Interval mining, a block a second (the genesis --block-time 1 needs): calls settle within the short window.
+  writeSharedGenesis(['miner', 'seller'].map((n) => join(cluster.dir, n)), PACED);
   sellerDir = join(cluster.dir, 'seller');
   outsideWitness = join(cluster.dir, 'elsewhere', 'seller-witness.json');
-  miner = await cluster.start('miner', ['--mine']);
+  miner = await cluster.start('miner', ['--mine', '--block-time', '1']);
 }, 120_000);
 
 afterAll(async () => {
