@@ -9,7 +9,7 @@
  *   GET /explorer/mempool             pending transactions, highest fee rate first
  *   GET /explorer/address/:address    balances, tokens, LP positions, stakes, pending transactions and
  *                                     the whole history (economy activity, paid calls, refunds,
- *                                     payouts, block rewards), 50 rows a page (?before=<cursor>)
+ *                                     payouts, block rewards), 50 rows a page (?before=<cursor>&limit=)
  *   GET /explorer/tokens, /explorer/pools  every token, every pool
  *   GET /explorer/swaps?pool=&before= swaps newest first, paged by height
  *   GET /explorer/token/:symbol       token page (supply, holders, pools)
@@ -337,7 +337,9 @@ export function createExplorer(m: ExplorerModules): Explorer {
     if (!id) return notFound(ctx, address, `${address} is not a ${params.network} address (${params.hrp}1…).`, 400);
     const e = eco();
     const before = typeof ctx.query.before === 'string' && /^\d{10}:\d{5}:\d+$/.test(ctx.query.before) ? ctx.query.before : undefined;
-    const [acc, dec, econ, activity] = await Promise.all([chain.getAccount(id), decimalsMap(), e?.account(id), e?.history(id, { before, limit: ACTIVITY_PAGE })]);
+    const l = Number(ctx.query.limit);
+    const limit = Number.isInteger(l) && l >= 1 && l <= 200 ? l : ACTIVITY_PAGE;
+    const [acc, dec, econ, activity] = await Promise.all([chain.getAccount(id), decimalsMap(), e?.account(id), e?.history(id, { before, limit })]);
     const pools = new Map<string, { a: string; b: string }>();
     for (const p of econ?.lp ?? []) {
       const [a, b] = p.pool.split('-');
@@ -403,7 +405,7 @@ export function createExplorer(m: ExplorerModules): Explorer {
         stakes: (econ?.stakes ?? []).map((s) => ({ ...s, amount: formatAmount(BigInt(s.amount)), accruedReward: formatAmount(BigInt(s.accruedReward)) })),
         activity: (activity ?? []).map((r) => ({ height: Number(r.height), time: Number(r.time), tx: String(r.tx ?? ''), text: text(r) })),
         pending: before ? undefined : pendingOf(id),
-        older: activity && activity.length === ACTIVITY_PAGE ? `/explorer/address/${encodeURIComponent(address)}?before=${String(activity.at(-1)!.cursor)}` : undefined,
+        older: activity && activity.length === limit ? `/explorer/address/${encodeURIComponent(address)}?before=${String(activity.at(-1)!.cursor)}${limit === ACTIVITY_PAGE ? '' : `&limit=${limit}`}` : undefined,
         paged: before !== undefined,
       }),
     );
