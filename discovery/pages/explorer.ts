@@ -34,8 +34,11 @@ button.copy{font-size:.8rem;padding:.05rem .4rem;margin-left:.3rem;background:va
 .banner{margin:.75rem 0;padding:.6rem .9rem;border-radius:6px;border:2px solid #b3261e;background:#fdecea;color:#8e1b1b}
 .banner ul{margin:.3rem 0 0;padding-left:1.2rem}
 .banner.warnonly{border-color:#7a4100;background:#fff4e5;color:#5a3000}
+main{overflow-wrap:anywhere}
 th{white-space:nowrap}
 td time{white-space:nowrap}
+td.mono.full{white-space:normal}
+dl.facts{grid-template-columns:auto minmax(0,1fr)}
 @media (prefers-color-scheme: dark){
 :root{color-scheme:dark;--fg:#e6e6e6;--muted:#a8a8a8;--line:#3a3f45;--bg:#121416;--soft:#1d2125;--accent:#8ab4f8}
 input,select{background:#1d2125;color:var(--fg);border-color:#5f6368}

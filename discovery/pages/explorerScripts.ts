@@ -2,7 +2,8 @@
  * The explorer's one script, served as `/explorer/assets/live.js` (plain ES2017, no build step).
  * On every page it keeps relative ages current (`.age[data-t]`) and shows the copy buttons
  * (`button.copy[data-copy]`). On the home page it follows `/explorer/events` (server-sent events
- * from the chain's connect and disconnect) and keeps the figures and the latest-blocks and
+ * from the chain's connect and disconnect) and keeps the figures (the mempool's also read every
+ * 5 s from /api/v1/status) and the latest-blocks and
  * latest-transactions tables current; a pending row leaves the list when its transaction is mined
  * (it is listed once, with its block). A block that left the best chain stays in the list, struck
  * through and labelled, and the status line announces the reorganisation to screen readers. Rows
@@ -52,6 +53,12 @@ export const EXPLORER_LIVE_JS = `(function () {
   function utc(sec) { return new Date(sec * 1000).toISOString().replace('T', ' ').slice(0, 19); }
   // The newest block the page shows: the stream first sends the ones mined since it was rendered.
   var top = blocks.rows[0] && blocks.rows[0].cells[0] ? Number(blocks.rows[0].cells[0].textContent) : NaN;
+  // The mempool changes between blocks: its figure is read every 5 s.
+  setInterval(function () {
+    fetch('/api/v1/status', { cache: 'no-store' }).then(function (r) { return r.json(); }).then(function (st) {
+      if (st && st.mempool && typeof st.mempool.count === 'number') setText('fig-mempool', st.mempool.count + ' tx');
+    }, function () {});
+  }, 5000);
   var es = new EventSource('/explorer/events' + (top >= 0 ? '?since=' + top : ''));
   es.addEventListener('open', function () { say('Live: new blocks appear as they are mined.'); });
   es.addEventListener('error', function () { say('Live updates interrupted; reconnecting\\u2026'); });
