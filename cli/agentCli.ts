@@ -150,7 +150,7 @@ export async function runAgentCommand(group: 'agent' | 'service' | 'moderate', s
       const reg = await ctx.client.request<RegistryView>('GET', '/api/v1/registry');
       const me = str(ctx.values, 'name') ?? (await ctx.wallet()).address;
       const agent = reg.agents.find((a) => a.name === me || a.address === me);
-      if (!agent) throw new NodeError(AgentCliErrorCode.NOT_FOUND, `no agent ${me} on this chain (native-node agent register <name> --description …)`);
+      if (!agent) throw new NodeError(AgentCliErrorCode.NOT_FOUND, `no agent ${me} on this chain (npx native-node agent register <name> --description …)`);
       const services = reg.services.filter((s) => s.agent === agent.name);
       const lines = [`${agent.name}  ${agent.address}  ${agent.online ? 'online' : 'offline'}`, agent.description, `payout ${agent.payout}`, ...services.map((s) => `  ${s.serviceId}  ${s.status}${s.listed ? ' (listed)' : ''}  ${formatAmount(BigInt(s.priceBase))} NATIVE`)];
       ctx.out.print(lines.join('\n'), { ...agent, services });

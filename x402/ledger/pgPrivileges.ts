@@ -112,7 +112,7 @@ export async function checkRuntimePrivileges(q: Query): Promise<void> {
   if (missing.length === 0) return;
   throw new NodeError(
     LedgerErrorCode.PRIVILEGE_MISSING,
-    `the ledger database's role "${role}" lacks ${missing.join(', ')}, which a running node needs; as the database's owner run: ${grants.join(' ')} (or \`native-node ledger migrate --ledger postgres://<owner>@… --grant ${role}\`; the operator's guide lists every grant under Fleet mode, "Database roles")`,
+    `the ledger database's role "${role}" lacks ${missing.join(', ')}, which a running node needs; as the database's owner run: ${grants.join(' ')} (or \`npx native-node ledger migrate --ledger postgres://<owner>@… --grant ${role}\`; the operator's guide lists every grant under Fleet mode, "Database roles")`,
     { role, schema, missing, grants },
   );
 }
@@ -120,7 +120,7 @@ export async function checkRuntimePrivileges(q: Query): Promise<void> {
 function migrationRequired(role: string, schema: string | null, current: number, latest: number, why: string): NodeError {
   return new NodeError(
     LedgerErrorCode.MIGRATION_REQUIRED,
-    `the ledger database has schema version ${current} and this node needs ${latest}, but role "${role}" ${why}: apply the migrations once as the role that owns the ledger (\`native-node ledger migrate --ledger postgres://<owner>@…\`, or start one node under that role), then start the nodes again`,
+    `the ledger database has schema version ${current} and this node needs ${latest}, but role "${role}" ${why}: apply the migrations once as the role that owns the ledger (\`npx native-node ledger migrate --ledger postgres://<owner>@…\`, or start one node under that role), then start the nodes again`,
     { role, schema, current, latest },
   );
 }

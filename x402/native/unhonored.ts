@@ -237,7 +237,7 @@ export class UnhonoredPayments {
         await ledger.putMark(GAPS_MARK, this.gaps);
         this.log.warn(
           { from: gap.from, to: gap.to, invokes: gap.invokes, amountBase: gap.amountBase, cause: gap.cause },
-          `the payment ledger has no record of heights ${gap.from}-${gap.to} (${gap.cause === 'ledger_behind_chain' ? 'restored from a backup?' : 'a new ledger on a chain with payments to this payee'}): ${gap.invokes} payment(s) there are neither served nor refunded until you choose: stop the node and run \`native-node ledger gap --refund\` or \`--forget\``,
+          `the payment ledger has no record of heights ${gap.from}-${gap.to} (${gap.cause === 'ledger_behind_chain' ? 'restored from a backup?' : 'a new ledger on a chain with payments to this payee'}): ${gap.invokes} payment(s) there are neither served nor refunded until you choose: stop the node and run \`npx native-node ledger gap --refund\` or \`--forget\``,
         );
       }
       start = tip + 1;

@@ -239,7 +239,7 @@ export async function authenticateInboxRequest(req: SignedRequest, opts: { requi
   if (!ok) throw unauthorized('the signature does not verify for this method, path, body, timestamp and node');
   // Remembered until it could no longer pass the clock check; two requests with one signature: one wins.
   if (!(await c.seen.add(seenKey, Number(timestamp)))) throw replay();
-  if (opts.requireAgent !== false && !c.keys.isAgent(id)) throw new InboxError(InboxErrorCode.NOT_AGENT, 'this key has not registered an agent (native-node agent register)');
+  if (opts.requireAgent !== false && !c.keys.isAgent(id)) throw new InboxError(InboxErrorCode.NOT_AGENT, 'this key has not registered an agent (npx native-node agent register)');
   return toHex(id);
 }
 
