@@ -70,7 +70,8 @@ describe('explorer events', () => {
     const events = frames.map((f) => /event: (\w+)\ndata: (.*)/.exec(f)).filter((m) => m !== null).map((m) => [m![1], JSON.parse(m![2])]);
     expect(events).toEqual([
       ['hello', { height: 7, hash: 'aa'.repeat(32) }],
-      ['block', { height: 8, hash: 'bb'.repeat(32), time: 1_800_000_008, txCount: 0, size: 120, txs: [] }],
+      // The live figures ride along: the block's difficulty, the hashrate estimate, the mempool's size, and every mined id (a pending row leaves the list).
+      ['block', { height: 8, hash: 'bb'.repeat(32), time: 1_800_000_008, txCount: 0, size: 120, txs: [], ids: [], difficulty: expect.any(Number), hashrate: expect.any(Number), mempool: 0 }],
       ['disconnect', { height: 8, hash: 'bb'.repeat(32) }],
     ]);
     await reader.cancel();
