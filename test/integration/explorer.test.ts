@@ -283,6 +283,12 @@ describe('explorer and dashboard in headless Chromium', () => {
         expect(await page.locator('.uchart canvas').count()).toBe(9);
         const callsSummary = (await page.locator('#sum-calls').textContent()) ?? '';
         expect(Number(/native rail: now [^,]+, highest ([\d.]+)/.exec(callsSummary)?.[1])).toBeGreaterThan(0);
+        // Rates per minute, in the call count's order (three settled calls: at most 3 a minute, not 36).
+        expect(Number(/native rail: now [^,]+, highest ([\d.]+)\/min/.exec(callsSummary)?.[1])).toBeLessThanOrEqual(4);
+        // Each chart in its unit: latency in ms or s (never a bare "k"), hashrate in H/s.
+        expect(await page.locator('#sum-settle').textContent()).toMatch(/highest [\d.]+ (ms|s)\./);
+        expect(await page.locator('#sum-hashrate').textContent()).toMatch(/H\/s/);
+        expect(await page.locator('#chart-calls').getAttribute('data-empty-shown')).toBe('false');
         await expect(page.locator('#services tbody').textContent()).resolves.toContain('native-world-clock');
         await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
         await page.getByRole('button', { name: 'Last day' }).click();
