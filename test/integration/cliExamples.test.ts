@@ -71,7 +71,7 @@ describe('the examples the node serves, run as printed', () => {
     }
     expect(failed).toEqual([]);
     expect(offline.length).toBeLessThan(10);
-  }, 300_000);
+  }, 480_000);
 
   test('swap prints what it received; an unknown token is named, with the nearest symbol', async () => {
     const ok = await sh(`npx native-node swap "1 NATIVE -> USDN" --wait --node ${url}`);
