@@ -180,7 +180,7 @@ export function createViews(m: ViewsModules): Views {
       mempool: m.mempool.count,
       peers: m.peers?.() ?? 0,
       syncing: m.syncing?.() ?? false,
-      p2p: m.p2p,
+      p2p: m.p2p && { ...m.p2p, devnet: m.params.network === 'native-devnet' },
       miner: miner && { running: miner.running, hashrate: miner.hashrate },
       stratum: st && { listening: st.listening, url: st.url, connections: st.connections, workers: last.at(-1)?.workers ?? st.connections, acceptedPerMin: sharesPerMin('sharesAccepted'), rejectedPerMin: sharesPerMin('sharesRejected') },
       services: { total: defs.length, down },

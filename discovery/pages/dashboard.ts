@@ -51,8 +51,8 @@ export interface DashboardNow {
   readonly mempool: number;
   readonly peers: number;
   readonly syncing: boolean;
-  /** p2p on (undefined: --no-p2p) and whether bootstrap peers are configured. */
-  readonly p2p?: { readonly bootstrap: number };
+  /** p2p on (undefined: --no-p2p): the bootstrap peers configured, and whether the chain is a devnet (a standalone devnet node has no peers by design). */
+  readonly p2p?: { readonly bootstrap: number; readonly devnet?: boolean };
   /** The built-in miner (undefined: off). */
   readonly miner?: { readonly running: boolean; readonly hashrate: number };
   /** Stratum (undefined: off). */
@@ -99,7 +99,7 @@ export function dashboardAlerts(n: DashboardNow): DashboardAlert[] {
   if (n.stratum && n.stratum.rejectedPerMin > 0 && n.stratum.rejectedPerMin >= n.stratum.acceptedPerMin) {
     out.push({ level: 'warn', code: 'stratum_rejects', message: `Stratum rejects as many shares as it accepts (${n.stratum.rejectedPerMin} rejected, ${n.stratum.acceptedPerMin} accepted per minute).` });
   }
-  if (n.p2p && n.peers === 0 && (n.p2p.bootstrap > 0 || n.syncing)) out.push({ level: 'warn', code: 'no_peers', message: 'No peers: this node neither receives nor relays blocks and transactions.' });
+  if (n.p2p && n.peers === 0 && (n.p2p.bootstrap > 0 || n.p2p.devnet === false || n.syncing)) out.push({ level: 'warn', code: 'no_peers', message: 'No peers: this node neither receives nor relays blocks and transactions.' });
   if (n.refundsStuck > 0) out.push({ level: 'error', code: 'refunds_stuck', message: `${n.refundsStuck} refund${n.refundsStuck === 1 ? '' : 's'} stuck for the payee's balance: fund the payee; nothing new is sold until then.` });
   else if (n.refundsPending > 0) out.push({ level: 'warn', code: 'refunds_pending', message: `${n.refundsPending} refund${n.refundsPending === 1 ? '' : 's'} signed and not mined yet.` });
   if (n.services.down.length > 0) {

@@ -42,8 +42,9 @@ describe('dashboard alerts', () => {
     expect(codes({ miner: { running: false, hashrate: 0 }, stratum: { ...healthy.stratum!, workers: 0 }, peers: 0, p2p: undefined })).toEqual(['not_mining']);
     expect(codes({ stratum: { ...healthy.stratum!, listening: false, url: null } })).toEqual(['stratum_down']);
     expect(codes({ stratum: { ...healthy.stratum!, acceptedPerMin: 2, rejectedPerMin: 3 } })).toEqual(['stratum_rejects']);
-    // A standalone devnet node (no bootstrap peers) is not alone by mistake.
-    expect(codes({ peers: 0, p2p: { bootstrap: 0 } })).toEqual([]);
+    // A standalone devnet node (no bootstrap peers) is not alone by mistake; a mainnet node is.
+    expect(codes({ peers: 0, p2p: { bootstrap: 0, devnet: true } })).toEqual([]);
+    expect(codes({ peers: 0, p2p: { bootstrap: 0, devnet: false } })).toEqual(['no_peers']);
   });
 
   test('refunds and services', () => {
