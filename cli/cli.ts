@@ -122,6 +122,12 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         return 0;
       }
     }
+    // A family's subcommand mistyped (`token isue`): named, with the nearest one.
+    const subs = cmd === undefined ? [] : Object.keys(COMMAND_DOCS).filter((k) => k.startsWith(`${cmd} `)).map((k) => k.split(' ')[1]);
+    if (subs.length > 0 && rest[0] !== undefined && !rest[0].startsWith('-') && !subs.includes(rest[0])) {
+      const near = nearest(rest[0], subs);
+      throw new NodeError(CliErrorCode.USAGE, `unknown ${cmd} command ${rest[0]}${near ? ` (did you mean ${cmd} ${near}?)` : ''}; try: ${subs.map((x) => `${cmd} ${x}`).join(' | ')}`);
+    }
     switch (cmd) {
       case undefined:
       case 'help':

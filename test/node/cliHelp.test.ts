@@ -104,6 +104,8 @@ describe('command-line help', () => {
     expect(r.code).toBe(2);
     expect(r.err).toBe('error cli_unknown_command: unknown command stauts (did you mean status?); npx native-node help lists the commands\n');
     expect(nearest('tokn', commandNames())).toBe('token');
+    const sub = await run(['token', 'isue', 'X']);
+    expect(sub.err).toBe('error cli_usage: unknown token command isue (did you mean token issue?); try: token list | token info | token issue | token mint | token burn | token back | token send | token flags\n');
     expect(nearest('zzzzzz', commandNames())).toBeUndefined();
   });
 
