@@ -10,7 +10,7 @@ import { EconomyErrorCode, NodeError } from '../../consensus/errors.js';
 import { poolAssets } from '../../consensus/economyState.js';
 import { SYMBOL_RE } from '../../consensus/txTypes/economyRules.js';
 import type { ChainParams } from '../../consensus/params.js';
-import type { EconomyReader } from '../../chain/economyReader.js';
+import type { EconomyReader, SwapView } from '../../chain/economyReader.js';
 import { HttpErrorCode, type ErrorStatuses } from './app.js';
 import { formatUnits } from './economyAccount.js';
 
@@ -72,12 +72,28 @@ export function createEconomyRouter(eco: EconomyReader, params: ChainParams): Ro
     const [vol, swaps, lastCandles] = await Promise.all([eco.volume24h(id), eco.swaps({ pool: id, limit: 20 }), eco.recentCandles(id, 24)]);
     ctx.body = { pool, volume24h: { a: vol.a.toString(), b: vol.b.toString(), swaps: vol.swaps }, recentSwaps: swaps, candles: lastCandles };
   });
+  /**
+   * Each swap row is one pool's leg; a transaction that swaps through several pools is one swap,
+   * its `route` (what went in, what came out, through which pools, as the explorer and the
+   * services describe it), and `leg` is the row's place in it.
+   */
+  const withRoutes = async (swaps: readonly SwapView[]) => {
+    const byHeight = new Map<number, Awaited<ReturnType<typeof eco.blockEvents>>['swaps']>();
+    for (const h of new Set(swaps.map((s) => s.height))) byHeight.set(h, (await eco.blockEvents(h)).swaps);
+    return swaps.map((s) => {
+      const legs = (byHeight.get(s.height) ?? []).filter((l) => l.tx === s.tx);
+      const first = legs[0] ?? s;
+      const last = legs[legs.length - 1] ?? s;
+      const leg = Math.max(0, legs.findIndex((l) => l.pool === s.pool && l.assetIn === s.assetIn && l.amountIn === s.amountIn));
+      return { ...s, leg, route: { assetIn: first.assetIn, assetOut: last.assetOut, amountIn: first.amountIn, amountOut: last.amountOut, hops: Math.max(1, legs.length), pools: legs.length ? legs.map((l) => l.pool) : [s.pool] } };
+    });
+  };
   router.get('/api/v1/swaps', async (ctx) => {
     const pool = typeof ctx.query.pool === 'string' && ctx.query.pool ? poolParam(ctx.query.pool) : undefined;
     const since = intQuery(ctx.query.since, 'since');
     const limit = intQuery(ctx.query.limit, 'limit', 1000);
     const swaps = await eco.swaps({ ...(pool ? { pool } : {}), ...(since !== undefined ? { since } : {}), ...(limit !== undefined ? { limit } : {}) });
-    ctx.body = { pool: pool ?? null, since: since ?? null, count: swaps.length, swaps };
+    ctx.body = { pool: pool ?? null, since: since ?? null, count: swaps.length, swaps: await withRoutes(swaps) };
   });
   router.get('/api/v1/bridge', async (ctx) => {
     const network = typeof ctx.query.network === 'string' && ctx.query.network ? ctx.query.network.toLowerCase() : undefined;

@@ -40,12 +40,14 @@ describe('a port already taken', () => {
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
     const port = String((taken.address() as { port: number }).port);
     try {
+      // Every other listener on a free port (or off): the default ports may be taken by other suites running beside this one.
+      const p2p = ['--p2p-host', '127.0.0.1', '--p2p-port', '0'];
       const cases: [string, string[], string][] = [
-        ['HTTP', ['--http-port', port], 'http'],
-        ['peers', ['--http-port', '0', '--p2p-host', '127.0.0.1', '--p2p-port', port], 'p2p'],
-        ['metrics', ['--http-port', '0', '--metrics-port', port], 'metrics'],
-        ['getblocktemplate RPC', ['--http-port', '0', '--rpc-port', port, '--rpc-user', 'u', '--rpc-password', 'p'], 'rpc'],
-        ['Stratum', ['--http-port', '0', '--stratum-port', port], 'stratum'],
+        ['HTTP', ['--http-port', port, ...p2p, '--no-stratum'], 'http'],
+        ['peers', ['--http-port', '0', '--p2p-host', '127.0.0.1', '--p2p-port', port, '--no-stratum'], 'p2p'],
+        ['metrics', ['--http-port', '0', ...p2p, '--no-stratum', '--metrics-port', port], 'metrics'],
+        ['getblocktemplate RPC', ['--http-port', '0', ...p2p, '--no-stratum', '--rpc-port', port, '--rpc-user', 'u', '--rpc-password', 'p'], 'rpc'],
+        ['Stratum', ['--http-port', '0', ...p2p, '--stratum-port', port], 'stratum'],
       ];
       for (const [what, args, flag] of cases) {
         const r = await run(process.execPath, [BIN, 'start', '--dev', '--no-mine', '--data-dir', join(dir, flag), ...args]);

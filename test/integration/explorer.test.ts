@@ -245,7 +245,9 @@ describe('explorer and dashboard in headless Chromium', () => {
         // A swap: what for what at which price.
         await page.goto(`${url}/explorer/tx/${swap.tx}`);
         const sentence = (await page.locator('#tx-sentence').textContent()) ?? '';
-        expect(sentence).toMatch(new RegExp(`swapped [\\d,.]+ ${swap.assetIn} for [\\d,.]+ ${swap.assetOut} at 1 ${swap.assetIn} = [\\d,.e-]+ ${swap.assetOut}`));
+        // The page describes the whole swap, its route (a leg of a multi-hop swap is one row of /api/v1/swaps).
+        expect(sentence).toMatch(new RegExp(`swapped [\\d,.]+ ${swap.route.assetIn} for [\\d,.]+ ${swap.route.assetOut} at 1 ${swap.route.assetIn} = [\\d,.e-]+ ${swap.route.assetOut}`));
+        expect(sentence).toContain(swap.route.hops > 1 ? `through ${swap.route.hops} pools` : 'in pool');
         await page.screenshot({ path: join(ARTIFACTS, 'explorer-swap.png') });
 
         // A settled invoke: the service, the price, settled.
