@@ -672,7 +672,9 @@ describeFleet('a fleet of three nodes on one PostgreSQL ledger, under kills and 
           const o = await open();
           return o.rows.length === 0 && o.unrecorded.length === 0 && Object.keys(o.mempools).length === 0;
         },
-        60_000,
+        // A USDC settlement left ambiguous (the facilitator's /settle failed without a reason) is decided by Base
+        // at the latest when its authorization's validBefore (120 s after signing) has passed: wait that long.
+        150_000,
         async () => JSON.stringify({ ...(await open()), kills, holder: await holderName(), warnings: nodes.flatMap((n) => n.runs.flatMap((r) => r.lines.filter((l) => l.level !== 'info').map((l) => ({ node: n.name, ...l })))).slice(-40) }),
       );
     } finally {
