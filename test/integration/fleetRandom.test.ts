@@ -856,5 +856,5 @@ describeFleet('a fleet of three nodes on one PostgreSQL ledger, under kills and 
       await db2.end();
       await chain.close();
     }
-  }, 240_000);
+  }, 360_000);
 });
