@@ -181,6 +181,7 @@ describe('native-email-validate', () => {
     const { localContext, registry } = await import('./local.js');
     const def = registry.get('native-email-validate')!;
     expect(await precheckRefusal(def, 'dave@no-such-domain-here.com', localContext() as never)).toBeUndefined();
+    expect(await def.health!(localContext() as never)).toBe('active');
     const broken = await startDns({ nxdomainForAll: true });
     configureEmailDns({ servers: [`127.0.0.1:${broken.port}`] });
     try {
@@ -190,6 +191,8 @@ describe('native-email-validate', () => {
         await expect(callLocal<Json>('native-email-validate', email)).rejects.toMatchObject({ code: 'dns_unavailable' });
         expect(await precheckRefusal(def, email, localContext() as never)).toMatchObject({ code: 'service_unavailable', reason: 'dns_unavailable', message: expect.stringContaining('example.com') });
       }
+      // One state with the bazaar: the service's health says down for the same reason.
+      expect(await def.health!(localContext() as never)).toMatchObject({ status: 'down', reason: { code: 'dns_unavailable' } });
     } finally {
       configureEmailDns({ servers: [`127.0.0.1:${dns.port}`] });
       broken.socket.close();

@@ -299,7 +299,8 @@ describe('native-agent-roster', () => {
 describe('health probes', () => {
   test('every implemented service has a cheap probe that answers active on a working node', async () => {
     // Services that reach outside the node are probed in their own tests (they need the outbound client and providers).
-    const outbound = new Set(['native-web-fetch', 'native-url-meta', 'native-rss-read', 'native-web-search', 'native-domain-info', 'native-x402-validation']);
+    // native-email-validate's asks the resolver for example.com (test/services/identity.test.ts, against a DNS server on 127.0.0.1).
+    const outbound = new Set(['native-web-fetch', 'native-url-meta', 'native-rss-read', 'native-web-search', 'native-domain-info', 'native-x402-validation', 'native-email-validate']);
     // The provider-backed services' probes are tested against their providers' fakes (test/services/providers/).
     for (const id of ['native-weather', 'native-fx-rates', 'native-crypto-prices', 'native-crypto-price', 'native-crypto-price-feed', 'native-gas-price', 'native-evm-balance', 'native-ens-resolve', 'native-llm-chat', 'native-translate', 'native-image-gen']) outbound.add(id);
     for (const def of registry.list().filter((d) => registry.isAvailable(d) && !outbound.has(d.id))) {
