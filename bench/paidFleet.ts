@@ -183,8 +183,8 @@ export async function runFleet(args: string[]): Promise<void> {
   const ledgerSeconds = int(values['ledger-seconds'], 10);
   const ledgerWorkers = int(values['ledger-workers'], 32);
   const ledgerPools = int(values['ledger-pools'], 4);
-  // Enough payments for both phases at up to 150 calls/s.
-  const presign = Math.ceil((150 * 2 * seconds) / agentCount) + inflight;
+  // Enough payments for both phases at up to 400 calls/s (one node sold 255 calls/s on 2026-11-28: the 150 of before ran the second phase dry).
+  const presign = Math.ceil((400 * 2 * seconds) / agentCount) + inflight;
 
   console.log(`paid-call fleet benchmark: ${availableParallelism()} cores, Node ${process.version}, ${new Date().toISOString()}`);
   console.log(`command: npm run bench -- paid ${args.join(' ')}`);
