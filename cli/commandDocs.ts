@@ -7,6 +7,7 @@
  */
 import { distance } from 'fastest-levenshtein';
 import type { Options } from './cliKit.js';
+import { wrap } from './startHelp.js';
 
 /** The flags every command's table starts with (cliKit's COMMON), listed apart in a help. */
 const COMMON_FLAGS = ['json', 'node', 'config', 'dev', 'network', 'data-dir', 'wallet'];
@@ -231,18 +232,6 @@ export function flagDoc(command: string, flag: string): FlagDoc | undefined {
   return COMMAND_DOCS[command]?.flags?.[flag] ?? FAMILY_FLAGS[flag] ?? SHARED_FLAGS[flag];
 }
 
-function wrap(text: string, width: number, indent: string): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (line && indent.length + line.length + 1 + word.length > width) {
-      lines.push(indent + line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  if (line) lines.push(indent + line);
-  return lines;
-}
 
 /** `native-node <command> --help`: usage, the sentence, every flag of its parser's table with its description and default, an example. */
 export function commandHelpText(command: string, options: Options): string {

@@ -14,7 +14,7 @@ export function flagUsage(o: ConfigOption): string {
 }
 
 /** Wraps `text` at `width` columns with `indent` before every line. */
-function wrap(text: string, width: number, indent: string): string[] {
+export function wrap(text: string, width: number, indent: string): string[] {
   const lines: string[] = [];
   let line = '';
   for (const word of text.split(/\s+/).filter(Boolean)) {
