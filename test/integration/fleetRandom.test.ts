@@ -665,10 +665,17 @@ describeFleet('a fleet of three nodes on one PostgreSQL ledger, under kills and 
       }
       return { rows, unrecorded, mempools };
     };
+    let lastBaseBlock = 0;
     try {
       await waitFor(
         'the ledger to settle down and the mempools to empty',
         async () => {
+          // Base makes a block every 2 s whatever happens; anvil mines only on transactions: a block now lets the
+          // reconciler see time pass an unused authorization's validBefore (its expiry is judged by a block's timestamp).
+          if (Date.now() - lastBaseBlock >= 2_000) {
+            lastBaseBlock = Date.now();
+            await anvil!.rpc('evm_mine').catch(() => undefined);
+          }
           const o = await open();
           return o.rows.length === 0 && o.unrecorded.length === 0 && Object.keys(o.mempools).length === 0;
         },

@@ -115,7 +115,8 @@ describe('a fleet of two nodes on one PostgreSQL ledger', () => {
     expect(human).toContain(a!.url);
 
     const metricsUrl = String(a!.lines.find((l) => l.msg === 'metrics listening')?.url);
-    const metrics = await (await fetch(metricsUrl)).text();
+    // Node a's own view of the fleet follows its next beat (b's view above may be a beat ahead).
+    const metrics = await until(async () => (await fetch(metricsUrl)).text(), (t) => /^native_fleet_nodes 2$/m.test(t), 10_000);
     expect(metrics).toMatch(/^native_fleet_nodes 2$/m);
     expect(metrics).toMatch(new RegExp(`^native_fleet_lease_holder ${holderId === ids.a ? 1 : 0}$`, 'm'));
     expect(metrics).toMatch(/^native_fleet_ledger_rows\{table="payments"\} \d+$/m);
