@@ -90,6 +90,8 @@ export class LedgerWitness {
   private wanted = 0;
   private last: WitnessRecord['last'];
   private writing: Promise<void> | undefined;
+  /** Whether the files' folders were made (once: the first write). */
+  private dirsMade = false;
   /** The chain's tip height (set once the chain is open; 0 before). */
   tip: () => number = () => 0;
 
@@ -118,10 +120,13 @@ export class LedgerWitness {
     this.tipFloor = Math.max(this.tipFloor, this.tip());
     const body = JSON.stringify({ sellerId: this.sellerId, seq, tip: this.tipFloor, at: Date.now(), ...(this.last ? { last: this.last } : {}) } satisfies WitnessRecord);
     try {
+      if (!this.dirsMade) {
+        await Promise.all(this.paths.map((p) => mkdir(dirname(p), { recursive: true })));
+        this.dirsMade = true;
+      }
       await Promise.all(
         this.paths.map(async (p) => {
           const tmp = `${p}.tmp`;
-          await mkdir(dirname(p), { recursive: true });
           await writeFile(tmp, body);
           await rename(tmp, p);
         }),

@@ -225,8 +225,13 @@ export class UnhonoredPayments {
     let start = Math.max(1, (stored?.height ?? 1) - RESCAN_MARGIN);
     const judged = stored ? (stored.scanned ?? stored.height) : 1;
     // A restored ledger's stretch (found by its witness) is counted in the blocks present now; the rest as they connect.
-    for (const [i, g] of this.gaps.entries()) if (g.cause === 'ledger_restored' && g.resolution === undefined && (g.countedTo ?? 0) < g.to) this.gaps[i] = await this.countMore(g);
-    if (this.gaps.some((g) => g.cause === 'ledger_restored')) await ledger.putMark(GAPS_MARK, this.gaps);
+    let counted = false;
+    for (const [i, g] of this.gaps.entries()) {
+      if (g.cause !== 'ledger_restored' || g.resolution !== undefined || (g.countedTo ?? 0) >= g.to) continue;
+      this.gaps[i] = await this.countMore(g);
+      counted = true;
+    }
+    if (counted) await ledger.putMark(GAPS_MARK, this.gaps);
     const legacyBehind = this.modules.legacyLedger === true && tip - judged > LEGACY_GAP_TOLERANCE_BLOCKS;
     if (legacyBehind || (!stored && tip > 0)) {
       // Restored from a backup, or new on a chain that already holds blocks: never judged here.
@@ -462,12 +467,7 @@ export class UnhonoredPayments {
     for (const [id, a] of this.awaited) if (a.height >= entry.height) this.awaited.delete(id);
     // Settled payments of the block: served on the strength of a block that is gone; watched until mined again or lost.
     const ids = (block?.txs ?? []).flatMap((tx, i) => (this.watchedInvoke(tx) ? [toHex(txIds?.[i] ?? computeTxId(encodeTx(tx)))] : []));
-    const known = await this.modules.ledger.hasMany(ids);
-    for (const [i, id] of ids.entries()) {
-      if (!known[i]) continue;
-      const rec = await this.modules.ledger.get(id);
-      if (rec?.status === 'settled') this.unminedServed.set(id, entry.height);
-    }
+    for (const id of ids) if ((await this.modules.ledger.get(id))?.status === 'settled') this.unminedServed.set(id, entry.height);
     this.scanned = Math.min(this.scanned, entry.height);
     await this.saveMark();
   }
