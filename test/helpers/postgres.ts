@@ -23,6 +23,8 @@ export interface TestPostgres {
   readonly port: number;
   /** Creates a fresh database and answers its URL (one per test keeps ledgers apart). */
   createDatabase(name: string): Promise<string>;
+  /** Runs one statement on the server's own database (`CREATE DATABASE … TEMPLATE …`, grants). */
+  sql(text: string): Promise<void>;
   /** Stops the server (fast shutdown: open connections are cut) and keeps its data. */
   halt(): Promise<void>;
   /** Starts it again on the same port and data directory (after `halt`). */
@@ -123,19 +125,23 @@ export async function startPostgres(): Promise<TestPostgres> {
     clearTimeout(timer);
   };
   await launch();
+  const sql = async (text: string): Promise<void> => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      await c.query(text);
+    } finally {
+      await c.end();
+    }
+  };
   return {
     url,
     port,
     async createDatabase(name) {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      try {
-        await c.query(`CREATE DATABASE "${name.replace(/"/g, '')}"`);
-      } finally {
-        await c.end();
-      }
+      await sql(`CREATE DATABASE "${name.replace(/"/g, '')}"`);
       return `postgres://postgres@127.0.0.1:${port}/${encodeURIComponent(name)}`;
     },
+    sql,
     halt,
     resume: launch,
     async stop() {

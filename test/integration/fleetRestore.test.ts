@@ -7,12 +7,12 @@
  * three payments is refunded past the window.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import pg from 'pg';
 import { getDevKeyPair } from '../../consensus/devnet.js';
-import { createAgentClient, isAgentClientError, type AgentClient } from '../../sdk/client.js';
+import { createAgentClient } from '../../sdk/client.js';
+import { settleCode } from '../helpers/settleCode.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { join } from 'node:path';
-import { createP2PCluster, stopProc, writeSharedGenesis, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
+import { createP2PCluster, getJson, stopProc, waitUntil, writeSharedGenesis, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
 import { DEVNET_POW_LIMIT_BITS } from '../../consensus/params.js';
 
 /** A devnet genesis for interval mining at one block a second. */
@@ -40,21 +40,11 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const getJson = async (base: string, path: string) => (await (await fetch(`${base}${path}`)).json()) as Record<string, any>;
-
-async function waitFor(what: string, ok: () => Promise<boolean>, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 async function startFleet(): Promise<[P2PProc, P2PProc]> {
   a = await cluster.start('a', ['--mine', '--block-time', '1', '--ledger', url, '--refund-window', String(WINDOW_S)]);
   b = await cluster.start('b', ['--no-mine', '--bootstrap', a.addr, '--ledger', url, '--refund-window', String(WINDOW_S)]);
   const [na, nb] = [a, b];
-  await waitFor('b to follow a', async () => ((await getJson(nb.url, '/api/v1/status')).height as number) >= ((await getJson(na.url, '/api/v1/status')).height as number) - 1);
+  await waitUntil(async () => ((await getJson(nb.url, '/api/v1/status')).height as number) >= ((await getJson(na.url, '/api/v1/status')).height as number) - 1, 60_000, 'b to follow a');
   return [na, nb];
 }
 
@@ -65,31 +55,12 @@ async function stopFleet(): Promise<void> {
   await stopProc(pa);
 }
 
-async function sql(text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: server.url });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
-
-/** A settle of `txId` (with its salt) at `node`; resolves to the error code, or 'served'. */
-async function settleAgain(client: AgentClient, query: string, txId: string, salt: string): Promise<string> {
-  const q = await client.quote(SERVICE, query);
-  return client.settle(q, txId, { timeoutMs: 20_000, salt }).then(
-    () => 'served',
-    (e: unknown) => (isAgentClientError(e) ? e.code : String(e)),
-  );
-}
-
 describe('a fleet ledger restored from a backup', () => {
   test('every node honours the gap: nothing served again at another node, nothing refunded', async () => {
     const key = getDevKeyPair();
     await startFleet();
     await stopFleet();
-    await sql('CREATE DATABASE fleet_backup TEMPLATE fleet');
+    await server.sql('CREATE DATABASE fleet_backup TEMPLATE fleet');
 
     // After the backup: a call served at each node, one payment left unsettled.
     let [na, nb] = await startFleet();
@@ -99,26 +70,26 @@ describe('a fleet ledger restored from a backup', () => {
     const servedB = await atB.call(SERVICE, 'Asia/Tokyo', { timeoutMs: 60_000 });
     const q = await atA.quote(SERVICE, 'UTC');
     const unsettled = await atA.pay(q);
-    await waitFor('the unsettled payment to be mined at b', async () => (await getJson(nb.url, `/api/v1/tx/${unsettled}`)).status === 'mined');
+    await waitUntil(async () => (await getJson(nb.url, `/api/v1/tx/${unsettled}`)).status === 'mined', 60_000, 'the unsettled payment to be mined at b');
     await stopFleet();
 
     // The operator restores the backup.
-    await sql('DROP DATABASE fleet');
-    await sql('CREATE DATABASE fleet TEMPLATE fleet_backup');
+    await server.sql('DROP DATABASE fleet');
+    await server.sql('CREATE DATABASE fleet TEMPLATE fleet_backup');
     [na, nb] = await startFleet();
     const gapsOf = async (n: P2PProc) => (await getJson(n.url, '/api/v1/status')).payments.ledgerGaps as { from: number; to: number; cause: string; resolution?: string }[];
     // Each node whose last write the backup lacks records what it may have forgotten; one gap covering another is not added.
-    await waitFor('both nodes to list the same gaps', async () => (await gapsOf(na)).length > 0 && JSON.stringify((await gapsOf(na)).map((g) => [g.from, g.to])) === JSON.stringify((await gapsOf(nb)).map((g) => [g.from, g.to])), 30_000).catch(async (e: Error) => {
+    await waitUntil(async () => (await gapsOf(na)).length > 0 && JSON.stringify((await gapsOf(na)).map((g) => [g.from, g.to])) === JSON.stringify((await gapsOf(nb)).map((g) => [g.from, g.to])), 30_000, 'both nodes to list the same gaps').catch(async (e: Error) => {
       throw new Error(`${e.message}: a lists ${JSON.stringify(await gapsOf(na))}, b ${JSON.stringify(await gapsOf(nb))}; log lines ${JSON.stringify([...na.lines, ...nb.lines].filter((l) => /witness|gap|restor/.test(String(l.msg))).map((l) => l.msg))}`);
     });
     for (const g of await gapsOf(na)) expect(g).toMatchObject({ cause: 'ledger_restored' });
     const clientA = createAgentClient({ nodeUrl: na.url, key });
     const clientB = createAgentClient({ nodeUrl: nb.url, key });
     // Each call served before the restore is refused at the other node (and at its own).
-    expect(await settleAgain(clientB, 'Europe/Berlin', servedA.txId, servedA.salt!)).toBe('payment_in_ledger_gap');
-    expect(await settleAgain(clientA, 'Asia/Tokyo', servedB.txId, servedB.salt!)).toBe('payment_in_ledger_gap');
-    expect(await settleAgain(clientB, 'UTC', unsettled, q.salt!)).toBe('payment_in_ledger_gap');
-    expect(await settleAgain(clientA, 'UTC', unsettled, q.salt!)).toBe('payment_in_ledger_gap');
+    expect(await settleCode(clientB, SERVICE, 'Europe/Berlin', servedA.txId, servedA.salt!)).toBe('payment_in_ledger_gap');
+    expect(await settleCode(clientA, SERVICE, 'Asia/Tokyo', servedB.txId, servedB.salt!)).toBe('payment_in_ledger_gap');
+    expect(await settleCode(clientB, SERVICE, 'UTC', unsettled, q.salt!)).toBe('payment_in_ledger_gap');
+    expect(await settleCode(clientA, SERVICE, 'UTC', unsettled, q.salt!)).toBe('payment_in_ledger_gap');
     // New calls sell at both; past the window none of the three is refunded.
     expect((await clientB.call(SERVICE, 'Africa/Cairo', { timeoutMs: 60_000 })).receipt.serviceId).toBe(SERVICE);
     await new Promise((r) => setTimeout(r, (WINDOW_S + 3) * 1000));

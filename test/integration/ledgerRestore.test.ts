@@ -11,9 +11,10 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { cpSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { getDevKeyPair } from '../../consensus/devnet.js';
-import { createAgentClient, isAgentClientError, type AgentClient } from '../../sdk/client.js';
+import { createAgentClient } from '../../sdk/client.js';
+import { settleCode } from '../helpers/settleCode.js';
 import { runCli } from '../helpers/nodeProcess.js';
-import { createP2PCluster, stopProc, writeSharedGenesis, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
+import { createP2PCluster, getJson, stopProc, waitUntil, writeSharedGenesis, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
 import { DEVNET_POW_LIMIT_BITS } from '../../consensus/params.js';
 
 /** A devnet genesis for interval mining at one block a second. */
@@ -41,21 +42,11 @@ afterAll(async () => {
   await cluster.stop();
 });
 
-const getJson = async (url: string, path: string) => (await (await fetch(`${url}${path}`)).json()) as Record<string, any>;
-
-async function waitFor(what: string, ok: () => Promise<boolean>, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 async function startSeller(): Promise<P2PProc> {
   seller = await cluster.start('seller', ['--no-mine', '--bootstrap', miner.addr, '--refund-window', String(WINDOW_S), '--ledger-witness', outsideWitness]);
   const s = seller;
   // Caught up with the miner before it sells (a chain downloaded again arrives block by block).
-  await waitFor('the seller to reach the miner\'s tip', async () => ((await getJson(s.url, '/api/v1/status')).height as number) >= ((await getJson(miner.url, '/api/v1/status')).height as number) - 1);
+  await waitUntil(async () => ((await getJson(s.url, '/api/v1/status')).height as number) >= ((await getJson(miner.url, '/api/v1/status')).height as number) - 1, 60_000, "the seller to reach the miner's tip");
   return s;
 }
 
@@ -65,22 +56,17 @@ async function stopSeller(): Promise<void> {
   await stopProc(s);
 }
 
-/** A settle of `txId` (with its salt) at the seller; resolves to the error code, or 'served'. */
-async function settleAgain(client: AgentClient, query: string, txId: string, salt: string): Promise<string> {
-  const q = await client.quote(SERVICE, query);
-  return client.settle(q, txId, { timeoutMs: 20_000, salt }).then(
-    () => 'served',
-    (e: unknown) => (isAgentClientError(e) ? e.code : String(e)),
-  );
-}
-
 /** Waits until the status lists one gap of `invokes` payments (a chain downloaded again is counted as it arrives). */
 async function waitForGap(url: string, invokes: number): Promise<void> {
   let last: unknown;
-  await waitFor(`${invokes} payments counted in the gap`, async () => {
-    last = (await getJson(url, '/api/v1/status')).payments.ledgerGaps;
-    return (last as { invokes?: number }[])[0]?.invokes === invokes;
-  }).catch((e: Error) => {
+  await waitUntil(
+    async () => {
+      last = (await getJson(url, '/api/v1/status')).payments.ledgerGaps;
+      return (last as { invokes?: number }[])[0]?.invokes === invokes;
+    },
+    60_000,
+    `${invokes} payments counted in the gap`,
+  ).catch((e: Error) => {
     throw new Error(`${e.message}; the status lists ${JSON.stringify(last)}`);
   });
 }
@@ -106,7 +92,7 @@ describe('a restored ledger, found by its witness', () => {
     const served = await client.call(SERVICE, 'Europe/Berlin', { timeoutMs: 60_000 });
     const q = await client.quote(SERVICE, 'Asia/Tokyo');
     const unsettled = await client.pay(q);
-    await waitFor('the unsettled payment to be mined at the seller', async () => (await getJson(s.url, `/api/v1/tx/${unsettled}`)).status === 'mined');
+    await waitUntil(async () => (await getJson(s.url, `/api/v1/tx/${unsettled}`)).status === 'mined', 60_000, 'the unsettled payment to be mined at the seller');
     await stopSeller();
 
     // (a) The ledger alone restored, the chain deleted (downloaded again from the miner).
@@ -119,8 +105,8 @@ describe('a restored ledger, found by its witness', () => {
     expect(s.lines.some((l) => String(l.msg).includes('behind its witness'))).toBe(false); // found by the command already, recorded once
     await waitForGap(s.url, 2);
     client = createAgentClient({ nodeUrl: s.url, key });
-    expect(await settleAgain(client, 'Europe/Berlin', served.txId, served.salt!)).toBe('payment_in_ledger_gap');
-    expect(await settleAgain(client, 'Asia/Tokyo', unsettled, q.salt!)).toBe('payment_in_ledger_gap');
+    expect(await settleCode(client, SERVICE, 'Europe/Berlin', served.txId, served.salt!)).toBe('payment_in_ledger_gap');
+    expect(await settleCode(client, SERVICE, 'Asia/Tokyo', unsettled, q.salt!)).toBe('payment_in_ledger_gap');
     // New calls sell as usual; past the window neither payment is refunded.
     const utc = await client.call(SERVICE, 'UTC', { timeoutMs: 60_000 });
     expect(utc.receipt.serviceId).toBe(SERVICE);
@@ -136,8 +122,8 @@ describe('a restored ledger, found by its witness', () => {
     // The snapshot knows none of the three payments made since: the two of before and the one served in (a).
     await waitForGap(s.url, 3);
     client = createAgentClient({ nodeUrl: s.url, key });
-    expect(await settleAgain(client, 'Europe/Berlin', served.txId, served.salt!)).toBe('payment_in_ledger_gap');
-    expect(await settleAgain(client, 'UTC', utc.txId, utc.salt!)).toBe('payment_in_ledger_gap');
+    expect(await settleCode(client, SERVICE, 'Europe/Berlin', served.txId, served.salt!)).toBe('payment_in_ledger_gap');
+    expect(await settleCode(client, SERVICE, 'UTC', utc.txId, utc.salt!)).toBe('payment_in_ledger_gap');
     await new Promise((r) => setTimeout(r, (WINDOW_S + 2) * 1000));
     expect((await getJson(s.url, '/api/v1/status')).payments.refunded).toBe(0);
     await stopSeller();

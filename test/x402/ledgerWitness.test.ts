@@ -7,7 +7,6 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
-import pg from 'pg';
 import { LevelLedger, openLedger, type SettlementLedger } from '../../x402/ledger/open.js';
 import { GAPS_MARK, recordLedgerRestore, type LedgerGap } from '../../x402/native/unhonored.js';
 import { readWitness, witnessLedgerWrites } from '../../x402/ledger/witness.js';
@@ -27,16 +26,6 @@ async function openWitnessed(location: string, witnessPath: string, nodeId: stri
   found.witness.tip = () => tip;
   const ledger = opened instanceof LevelLedger ? opened : witnessLedgerWrites(opened, found.witness, found.seen?.seq ?? 0);
   return found.gap ? { ledger, gap: found.gap } : { ledger };
-}
-
-async function sql(url: string, text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
 }
 
 describe('a LevelDB ledger', () => {
@@ -82,15 +71,15 @@ describe('a PostgreSQL ledger shared by two nodes', () => {
     await a.ledger.claim(rec('0a'.repeat(32)));
     await Promise.all([a.ledger.close(), b.ledger.close()]);
     // The operator's snapshot of the database, then node a serves the claimed call.
-    await sql(pgServer.server.url, 'CREATE DATABASE witnessed_snapshot TEMPLATE witnessed');
+    await pgServer.server.sql('CREATE DATABASE witnessed_snapshot TEMPLATE witnessed');
     a = await openWitnessed(url, witnessA, 'a');
     expect(a.gap).toBeUndefined();
     await a.ledger.settle('0a'.repeat(32), { ok: 'a' }, {});
     expect((await readWitness(witnessA))!.last).toEqual({ id: '0a'.repeat(32), status: 'settled' });
     await a.ledger.close();
     // Restored: the snapshot holds a's claim but not its result.
-    await sql(pgServer.server.url, 'DROP DATABASE witnessed');
-    await sql(pgServer.server.url, 'CREATE DATABASE witnessed TEMPLATE witnessed_snapshot');
+    await pgServer.server.sql('DROP DATABASE witnessed');
+    await pgServer.server.sql('CREATE DATABASE witnessed TEMPLATE witnessed_snapshot');
     b = await openWitnessed(url, witnessB, 'b');
     expect(b.gap).toBeUndefined(); // b's last write is there as it left it
     a = await openWitnessed(url, witnessA, 'a');
