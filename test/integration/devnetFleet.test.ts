@@ -6,12 +6,13 @@
  * heartbeat rows marked stopped) and the command exits 0. `fleet --help` lists `--ledger`.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFleetStatus } from '../../cli/fleetCommand.js';
-import { BIN, childEnv, loadFactor } from '../helpers/nodeProcess.js';
+import { BIN, childEnv } from '../helpers/nodeProcess.js';
+import { spawnDevnet } from '../helpers/devnetProcess.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { getJson, waitUntil } from '../p2p/helpers/processes.js';
 
@@ -44,27 +45,10 @@ afterAll(async () => {
 
 function startDevnet(): Promise<DevnetInfo> {
   // No mining: the fleet is what is tested here, not the chain (p2p-devnet.test.ts mines).
-  child = spawn(process.execPath, [BIN, 'devnet', '--nodes', '3', '--ledger', ledger, '--data-dir', join(dir, 'net'), '--http-port', '0', '--p2p-port', '0', '--no-mine', '--json'], { cwd: dir, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  exited = new Promise((r) => child!.once('exit', (code) => r(code)));
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    const limitMs = Math.round(90_000 * Math.min(loadFactor(), 2.5));
-    const timer = setTimeout(() => reject(new Error(`devnet did not print its nodes in ${limitMs / 1000} s; stderr: ${err}`)), limitMs);
-    child!.stdout!.on('data', (d: Buffer) => {
-      out += d.toString('utf8');
-      const line = out.split('\n').find((l) => l.startsWith('{"devnet"'));
-      if (line) {
-        clearTimeout(timer);
-        resolve((JSON.parse(line) as { devnet: DevnetInfo }).devnet);
-      }
-    });
-    void exited!.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`devnet exited with ${code}; stderr: ${err}`));
-    });
-  });
+  const d = spawnDevnet<DevnetInfo>(['--nodes', '3', '--ledger', ledger, '--data-dir', join(dir, 'net'), '--http-port', '0', '--p2p-port', '0', '--no-mine'], dir);
+  child = d.child;
+  exited = d.exited;
+  return d.info;
 }
 
 describe('native-node devnet --nodes 3 --ledger postgres://…', () => {

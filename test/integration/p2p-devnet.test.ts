@@ -4,11 +4,11 @@
  * exits 0.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, childEnv, loadFactor } from '../helpers/nodeProcess.js';
+import { spawnDevnet } from '../helpers/devnetProcess.js';
 import { getJson, status, waitUntil } from '../p2p/helpers/processes.js';
 
 interface DevnetInfo {
@@ -30,29 +30,10 @@ afterAll(async () => {
 });
 
 function startDevnet(): Promise<DevnetInfo> {
-  child = spawn(process.execPath, [BIN, 'devnet', '--nodes', '3', '--data-dir', join(dir, 'net'), '--http-port', '0', '--p2p-port', '0', '--json'], { cwd: dir, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  exited = new Promise((r) => child!.once('exit', (code) => r(code)));
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    // Three node processes start at once (each compiles its sources through tsx in a test run):
-    // 90 s on a quiet machine, scaled by the load like every process start of the tests.
-    const limitMs = Math.round(90_000 * Math.min(loadFactor(), 2.5));
-    const timer = setTimeout(() => reject(new Error(`devnet did not print its nodes in ${limitMs / 1000} s; stderr: ${err}`)), limitMs);
-    child!.stdout!.on('data', (d: Buffer) => {
-      out += d.toString('utf8');
-      const line = out.split('\n').find((l) => l.startsWith('{"devnet"'));
-      if (line) {
-        clearTimeout(timer);
-        resolve((JSON.parse(line) as { devnet: DevnetInfo }).devnet);
-      }
-    });
-    void exited!.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`devnet exited with ${code}; stderr: ${err}`));
-    });
-  });
+  const d = spawnDevnet<DevnetInfo>(['--nodes', '3', '--data-dir', join(dir, 'net'), '--http-port', '0', '--p2p-port', '0'], dir);
+  child = d.child;
+  exited = d.exited;
+  return d.info;
 }
 
 describe('native-node devnet --nodes 3', () => {
