@@ -12,17 +12,15 @@
  * /usr/bin/chromium.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEVNET_POW_LIMIT_BITS } from '../../consensus/params.js';
 import { ROOT } from '../helpers/nodeProcess.js';
 import { startP2PNode, stopProc, writeSharedGenesis, type P2PProc } from '../p2p/helpers/processes.js';
+import { CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = process.env.ARTIFACTS_DIR ?? join(ROOT, 'tmp', 'artifacts');
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`dashboard browser test skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
 
 /** Target seconds between blocks of the shared genesis. */

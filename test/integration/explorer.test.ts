@@ -12,12 +12,13 @@
  * Screenshots go to tmp/artifacts/ (ARTIFACTS_DIR overrides). Skipped only without /usr/bin/chromium.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { createAgentClient, type AgentCallResult } from '../../sdk/client.js';
 import { ROOT, startNode, type NodeProc } from '../helpers/nodeProcess.js';
+import { CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
 
 
 /**
@@ -33,10 +34,7 @@ async function pollPage(page: { evaluate(expr: string): Promise<unknown> }, expr
   }
 }
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = process.env.ARTIFACTS_DIR ?? join(ROOT, 'tmp', 'artifacts');
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`explorer browser test skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
 
 let dir: string;

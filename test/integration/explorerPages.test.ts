@@ -13,18 +13,16 @@
  * /usr/bin/chromium.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { createAgentClient } from '../../sdk/client.js';
 import { ROOT, startNode, type NodeProc } from '../helpers/nodeProcess.js';
+import { CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = process.env.ARTIFACTS_DIR ?? join(ROOT, 'tmp', 'artifacts');
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`explorer pages browser test skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
 
 let dir: string;

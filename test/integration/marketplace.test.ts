@@ -13,17 +13,15 @@
  * kept in test/artifacts/. Skipped, with a message, only when /usr/bin/chromium is absent.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CATALOG } from '../../services/index.js';
 import { ROOT, startNode, type NodeProc } from '../helpers/nodeProcess.js';
 import { DEVNET, specValidators } from '../discovery/schemas.js';
+import { CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = join(ROOT, 'test', 'artifacts');
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`marketplace browser test skipped: ${CHROMIUM} not found (install the Debian package: apt-get install -y chromium; .ci/run does it)`);
 
 const validate = specValidators(DEVNET);
