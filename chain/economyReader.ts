@@ -105,6 +105,10 @@ export interface SwapView {
 export type EconomyDb = Pick<Level<string, Uint8Array>, 'get' | 'getMany' | 'iterator' | 'keys'>;
 
 const td = new TextDecoder();
+/** The key part of a block's (or one of its transactions') events in the height-ordered logs. */
+const blockPart = (height: number, txIndex?: number) => `${econKeys.heightPart(height)}:${txIndex === undefined ? '' : `${String(txIndex).padStart(5, '0')}:`}`;
+/** The transaction index in such a key (`<log>:<height>:<txIndex>:…`). */
+const txIndexOf = (k: string) => Number(k.split(':')[2]);
 const parse = <T>(v: Uint8Array): T => JSON.parse(td.decode(v)) as T;
 
 /** A transfer of the index (`et:`), account ids as hex. */
@@ -402,13 +406,15 @@ export class EconomyReader {
    * (the explorer's block and transaction pages).
    */
   async blockEvents(height: number, txIndex?: number): Promise<{ swaps: (SwapView & { txIndex: number })[]; transfers: (TransferRow & { txIndex: number })[] }> {
-    const part = `${econKeys.heightPart(height)}:${txIndex === undefined ? '' : `${String(txIndex).padStart(5, '0')}:`}`;
-    const idx = (k: string) => Number(k.split(':')[2]);
-    const [swaps, transfers] = await Promise.all([this.scan(`eS:${part}`, `eS:${part}~`), this.scan(`et:${part}`, `et:${part}~`)]);
-    return {
-      swaps: swaps.map(([k, v]) => ({ ...parse<SwapView>(v), txIndex: idx(k) })),
-      transfers: transfers.map(([k, v]) => ({ ...parse<TransferRow>(v), txIndex: idx(k) })),
-    };
+    const part = blockPart(height, txIndex);
+    const [swaps, transfers] = await Promise.all([this.blockSwaps(height, txIndex), this.scan(`et:${part}`, `et:${part}~`)]);
+    return { swaps, transfers: transfers.map(([k, v]) => ({ ...parse<TransferRow>(v), txIndex: txIndexOf(k) })) };
+  }
+
+  /** The swaps of one block (or of one of its transactions), in order: one bounded range scan of the all-pools swap log. */
+  async blockSwaps(height: number, txIndex?: number): Promise<(SwapView & { txIndex: number })[]> {
+    const part = blockPart(height, txIndex);
+    return (await this.scan(`eS:${part}`, `eS:${part}~`)).map(([k, v]) => ({ ...parse<SwapView>(v), txIndex: txIndexOf(k) }));
   }
 
   /** Hourly candles of a pool with hour starts in [fromTime, toTime] (Unix seconds), oldest first. */

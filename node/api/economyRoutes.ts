@@ -78,8 +78,8 @@ export function createEconomyRouter(eco: EconomyReader, params: ChainParams): Ro
    * services describe it), and `leg` is the row's place in it.
    */
   const withRoutes = async (swaps: readonly SwapView[]) => {
-    const byHeight = new Map<number, Awaited<ReturnType<typeof eco.blockEvents>>['swaps']>();
-    for (const h of new Set(swaps.map((s) => s.height))) byHeight.set(h, (await eco.blockEvents(h)).swaps);
+    const byHeight = new Map<number, readonly SwapView[]>();
+    for (const h of new Set(swaps.map((s) => s.height))) byHeight.set(h, await eco.blockSwaps(h));
     return swaps.map((s) => {
       const legs = (byHeight.get(s.height) ?? []).filter((l) => l.tx === s.tx);
       const first = legs[0] ?? s;
