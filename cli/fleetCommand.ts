@@ -36,18 +36,6 @@ export const FLEET_OPTIONS: readonly FleetOption[] = [
   { flag: 'json', description: 'the view as one JSON object' },
 ];
 
-/** The command's entry in the global usage (and so in `native-node fleet --help`). */
-export function fleetUsage(): string {
-  const flags = FLEET_OPTIONS.map((o) => `[--${o.flag}${o.value ? ` ${o.value}` : ''}]`).join(' ');
-  return [
-    `  fleet status ${flags}`,
-    '                                   the nodes of a fleet on one PostgreSQL ledger (their',
-    '                                   heartbeats): URL, version, tip and lag behind the best',
-    '                                   tip, the signer lease holder, nodes gone, ledger size',
-    ...FLEET_OPTIONS.map((o) => `      --${o.flag}${o.value ? ` ${o.value}` : ''}: ${o.description}`),
-  ].join('\n');
-}
-
 const mb = (n: number) => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MB` : `${(n / 1024).toFixed(0)} kB`);
 const short = (h: string | null) => (h ? `${h.slice(0, 16)}…` : '-');
 

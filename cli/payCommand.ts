@@ -28,12 +28,6 @@ export const PAY_OPTIONS = {
   },
 } as const satisfies Record<string, Options>;
 
-/** The command's lines of the global usage. */
-export const PAY_USAGE = `  pay --quote-file <q.json> [--request <text>] [--print] [--nonce <n> [--include-key] [--fee-rate <n>]]
-                                   sign the agent_invoke paying a saved 402 quote, committed to
-                                   the request with a fresh salt; print its hex, tx id and salt
-                                   (--print: without broadcasting, for curl or another language)`;
-
 const uint = (v: unknown, flag: string): bigint => {
   if (typeof v !== 'string' || !/^\d{1,19}$/.test(v)) throw new NodeError(CliErrorCode.USAGE, `${flag} takes a non-negative integer`);
   return BigInt(v);
