@@ -65,7 +65,7 @@ import type { NodeConfig } from './config.js';
 import { createX402Router } from './api/x402Routes.js';
 import { createDidRouter } from './api/didRoutes.js';
 import { createOfferSigner, createSellerIdentity, type SellerIdentity } from '../x402/core/offers.js';
-import { createReceiptIssuer } from '../x402/core/receipts.js';
+import { createReceiptIssuer, type ReceiptIssuer } from '../x402/core/receipts.js';
 import { createFastSigner } from '../consensus/fastSign.js';
 import { PaymentAuth } from './api/paymentDialects.js';
 import { loadChallengeKeys } from '../x402/core/challengeKeys.js';
@@ -168,6 +168,8 @@ export interface Payments {
   readonly discovery: Discovery;
   /** The seller's signing identity (payee key and offer key, x402/core/offers.ts); undefined without a payee key. */
   readonly seller: SellerIdentity | undefined;
+  /** Hybrid receipt signatures made and the receipts they covered (batches, x402/core/receipts.ts); undefined without a payee key. */
+  readonly receiptStats: ReceiptIssuer['stats'] | undefined;
   /**
    * The node's policy on transactions submitted to it: an agent_invoke paying this node's payee
    * must carry a commitment to this node's ledger (x402/core/wire.ts), or no settle could ever claim
@@ -434,6 +436,7 @@ export async function createPayments(
     refunds,
     paidCalls,
     seller,
+    receiptStats: receipts ? receipts.stats : undefined,
     unhonored,
     fleet,
     router,

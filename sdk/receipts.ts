@@ -29,6 +29,7 @@ import {
   type HybridReceiptPayload,
   type OfferKeyBinding,
 } from '../x402/core/wire.js';
+import { RECEIPT_BATCH_SCHEME, receiptBatchMessage, receiptBatchRootOf, type ReceiptBatchProof } from '../x402/core/receiptBatch.js';
 
 /** A failed check: a stable snake_case reason and a sentence. */
 export interface VerifyFailure {
@@ -209,11 +210,19 @@ export function verifyReceipt(receipt: unknown, didDocument: unknown, opts: { re
   if (!underDid(r.resourceUrl, seller.did)) return fail('unauthorized_signer', `${r.resourceUrl} is not a resource of ${seller.did}`);
   const h = receipt.hybridReceipt as unknown as HybridReceipt;
   const p = h.payload;
-  if (h.format !== HYBRID_RECEIPT_SCHEME || !isObject(p) || p.version !== 1) return fail('unsupported_format', `the hybrid receipt is not ${HYBRID_RECEIPT_SCHEME}`);
+  if ((h.format !== HYBRID_RECEIPT_SCHEME && h.format !== RECEIPT_BATCH_SCHEME) || !isObject(p) || p.version !== 1) return fail('unsupported_format', `the hybrid receipt is neither ${HYBRID_RECEIPT_SCHEME} nor ${RECEIPT_BATCH_SCHEME}`);
   if (p.payee !== seller.binding.payee || p.sellerId !== seller.binding.sellerId) return fail('wrong_seller', `the hybrid receipt is of seller ${String(p.sellerId)} (payee ${String(p.payee)}), not ${seller.binding.sellerId}`);
   const sigM = fromB64url(h.signature?.mldsa);
   const sigE = fromB64url(h.signature?.ed25519);
-  if (!sigM || !sigE || !verifyHybridReference(seller.payeePublicKey, hybridReceiptMessage(p), { mldsa: sigM, ed25519: sigE })) return fail('bad_signature', 'the hybrid receipt\'s signatures do not verify under the payee key');
+  // v1: signed over the receipt's own message; batch: over the root its audit path leads to.
+  let signed: Uint8Array | undefined = hybridReceiptMessage(p);
+  if (h.format === RECEIPT_BATCH_SCHEME) {
+    const proof = h.batch as ReceiptBatchProof | undefined;
+    const root = isObject(proof) ? receiptBatchRootOf(signed, proof) : undefined;
+    signed = root && proof ? receiptBatchMessage(root, proof.size) : undefined;
+    if (!signed) return fail('bad_batch_proof', 'the hybrid receipt\'s batch proof is malformed');
+  }
+  if (!sigM || !sigE || !verifyHybridReference(seller.payeePublicKey, signed, { mldsa: sigM, ed25519: sigE })) return fail('bad_signature', 'the hybrid receipt\'s signatures do not verify under the payee key');
   if (r.transaction !== p.txId || r.payer !== p.payer || r.network !== p.network || r.resourceUrl !== p.resourceUrl || r.issuedAt !== p.issuedAt) return fail('receipt_mismatch', 'the JWS receipt and the hybrid receipt name different payments');
   const e = opts.expect ?? {};
   if (e.sellerId !== undefined && e.sellerId !== p.sellerId) return fail('wrong_seller', `the receipt is of seller ${p.sellerId}, not ${e.sellerId}`);

@@ -44,6 +44,8 @@ export interface MetricsSources {
   readonly mining?: () => { connections: number; accepted: number; rejected: number; stale: number; hashrate: number };
   /** The fleet on a PostgreSQL ledger (x402/fleet/fleet.ts); its gauges exist only with it (undefined: no recent view). */
   readonly fleet?: () => FleetMetrics | undefined;
+  /** Hybrid receipt signatures made and the receipts they covered (x402/core/receipts.ts). */
+  readonly receiptSigning?: () => { readonly signatures: number; readonly receipts: number } | undefined;
   /** Unix seconds (tests). */
   readonly nowSeconds?: () => number;
 }
@@ -126,6 +128,24 @@ export class NodeMetrics {
         const m = sources.mining?.();
         this.reset();
         for (const result of ['accepted', 'rejected', 'stale'] as const) this.inc({ result }, m?.[result] ?? 0);
+      },
+    });
+    new Counter({
+      name: 'native_x402_receipt_signatures_total',
+      help: 'Hybrid (ML-DSA-87 + Ed25519) signatures of paid-call receipts; the calls settled in one turn of the event loop share one.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.receiptSigning?.()?.signatures ?? 0);
+      },
+    });
+    new Counter({
+      name: 'native_x402_receipts_signed_total',
+      help: 'Paid-call receipts signed (each covered by one of native_x402_receipt_signatures_total).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.receiptSigning?.()?.receipts ?? 0);
       },
     });
     new Gauge({

@@ -25,6 +25,7 @@ import { createAgentClient } from '../../sdk/client.js';
 import { loadWallet } from '../../sdk/walletFile.js';
 import { preferRail, registerNativeScheme } from '../../sdk/x402Scheme.js';
 import { verifyDidDocument, verifyOffer, verifyPaidBody } from '../../sdk/receipts.js';
+import type { HybridReceipt } from '../../x402/core/wire.js';
 
 const reference = await loadReference();
 if (!reference.ok) console.warn(`SKIPPED: the official x402 client tests need reference/ installed (npm ci --prefix reference): ${reference.reason}`);
@@ -169,6 +170,27 @@ describeWithClients('signed receipts', () => {
     expect(verifyPaidBody(tampered, didDocument)).toMatchObject({ ok: false, reason: 'result_mismatch' });
     const refused = await runCli(['receipt', 'verify', bad, '--did', join(dir, 'did.json'), '--json'], { cwd: dir });
     expect({ code: refused.code, reason: refused.json?.reason }).toEqual({ code: 1, reason: 'result_mismatch' });
+  }, 120_000);
+
+  test('calls settled together: every receipt verifies offline, batched or not, and the batch members share one signature', async () => {
+    const { key } = await loadWallet(join(dir, 'data', 'dev-wallet.json'));
+    const agent = createAgentClient({ nodeUrl: node.url, key });
+    const zones = ['Asia/Tokyo', 'America/Chicago', 'Africa/Cairo', 'Australia/Sydney', 'Europe/Madrid', 'Asia/Kolkata'];
+    const paid = await Promise.all(zones.map((z) => agent.call(SERVICE, z, { maxPriceBase: 10_000_000n })));
+    const formats: string[] = [];
+    const hybridOf = (c: (typeof paid)[number]) => c.receipt.hybridReceipt as unknown as HybridReceipt;
+    for (const [i, call] of paid.entries()) {
+      const res = await fetch(`${endpoint()}?wait=0`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: zones[i], payment: { txId: call.txId, salt: call.salt } }) });
+      const text = await res.text();
+      expect(res.status).toBe(200);
+      expect(verifyPaidBody(text, didDocument, { txId: call.txId })).toMatchObject({ ok: true, resultVerified: true });
+      formats.push(hybridOf(call).format);
+    }
+    const batched = paid.map(hybridOf).filter((h) => h.format === 'native-x402/hybrid-receipt-batch/v1');
+    const bySignature = new Map<string, number>();
+    for (const h of batched) bySignature.set(h.signature.mldsa, (bySignature.get(h.signature.mldsa) ?? 0) + 1);
+    for (const h of batched) expect(bySignature.get(h.signature.mldsa)).toBe(h.batch!.size);
+    console.log(`receipts of ${zones.length} concurrent calls: ${formats.join(', ')}`);
   }, 120_000);
 
   test('@x402/fetch with the native scheme pays the native rail with offers in the 402 and gets the signed receipt', async () => {

@@ -127,6 +127,9 @@ describe('GET /metrics', () => {
     expect(sample(after, 'native_x402_quotes_total', { service: 'native-world-clock' }) - sample(before, 'native_x402_quotes_total', { service: 'native-world-clock' })).toBeGreaterThanOrEqual(2);
     const settled = { service: 'native-world-clock', rail: 'native', outcome: 'settled' };
     expect(sample(after, 'native_x402_paid_calls_total', settled) - sample(before, 'native_x402_paid_calls_total', settled)).toBe(1);
+    // Its receipt was signed: one more receipt, covered by one more signature (alone, it is a batch of one).
+    expect(sample(after, 'native_x402_receipts_signed_total', {}) - sample(before, 'native_x402_receipts_signed_total', {})).toBe(1);
+    expect(sample(after, 'native_x402_receipt_signatures_total', {}) - sample(before, 'native_x402_receipt_signatures_total', {})).toBe(1);
     expect(after.get('native_x402_settle_duration_seconds')!.type).toBe('HISTOGRAM');
     // The parser merges the label sets of a histogram into one sample, so its series are read from the text.
     const series = (suffix: 'count' | 'sum' | 'bucket', extra = '') => histogramSeries(lastText, 'native_x402_settle_duration_seconds', suffix, `${extra}rail="native",outcome="settled"`);

@@ -3,11 +3,13 @@
  * the SDK's offline verifier (sdk/receipts.ts): the offer cache signs once per option and window,
  * every tampering or foreign receipt is refused with its reason.
  */
-import { describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import { getDevKeyPair, getDevPayeeKeyPair } from '../../consensus/devnet.js';
 import { TESTNET_HRP } from '../../consensus/address.js';
 import { createOfferSigner, createSellerIdentity, OFFER_WINDOW_SECONDS } from '../../x402/core/offers.js';
-import { createReceiptIssuer } from '../../x402/core/receipts.js';
+import { createReceiptIssuer, type SignedReceipts } from '../../x402/core/receipts.js';
+import { RECEIPT_BATCH_SCHEME, receiptBatchRootOf, receiptBatchTree } from '../../x402/core/receiptBatch.js';
+import { sha256 } from '../../consensus/hash.js';
 import { didWebOf, resultBytesOf, type PaymentRequirements } from '../../x402/core/wire.js';
 import { resultBytesOfBody, verifyDidDocument, verifyOffer, verifyPaidBody, verifyReceipt } from '../../sdk/receipts.js';
 
@@ -74,9 +76,18 @@ describe('signed offers', () => {
 describe('signed receipts', () => {
   const result = { timezone: 'Europe/Berlin', time: '13:00', offsets: [1, 2.5, -0] };
   const facts = { rail: 'native', serviceId: 'native-world-clock', network: 'native:1337', txId: 'ab'.repeat(32), payer: 'tnative1payer', amount: '200000', asset: 'NATIVE', result } as const;
-  const signed = createReceiptIssuer(seller, () => T0).sign(facts, { baseUrl: BASE, resource: RESOURCE });
+  let signed: SignedReceipts;
+  let body: string;
   const doc = seller.didDocument(BASE);
-  const body = JSON.stringify({ paid: true, result, receipt: { serviceId: 'native-world-clock', ...signed } });
+  beforeAll(async () => {
+    signed = await createReceiptIssuer(seller, () => T0).sign(facts, { baseUrl: BASE, resource: RESOURCE });
+    body = JSON.stringify({ paid: true, result, receipt: { serviceId: 'native-world-clock', ...signed } });
+  });
+
+  test('a lone receipt is signed on its own (v1), with no batch', () => {
+    expect(signed.hybridReceipt.format).toBe('native-x402/hybrid-receipt/v1');
+    expect(signed.hybridReceipt.batch).toBeUndefined();
+  });
 
   test('the JWS and the hybrid receipt verify and cover the result bytes as returned', () => {
     expect(signed.hybridReceipt.payload).toMatchObject({ version: 1, sellerId: '0123456789abcdef', payee: seller.payeeAddress, serviceId: 'native-world-clock', resourceUrl: RESOURCE, rail: 'native', network: 'native:1337', txId: facts.txId, payer: 'tnative1payer', amount: '200000', asset: 'NATIVE', issuedAt: T0 / 1000 });
@@ -93,18 +104,68 @@ describe('signed receipts', () => {
     expect(verifyPaidBody(body.replace('13:00', '13:01'), doc)).toMatchObject({ ok: false, reason: 'result_mismatch' });
   });
 
-  test('a receipt of another payment or another seller is refused; a tampered one fails', () => {
+  test('a receipt of another payment or another seller is refused; a tampered one fails', async () => {
     expect(verifyReceipt(signed, doc, { expect: { txId: 'cd'.repeat(32) } })).toMatchObject({ ok: false, reason: 'wrong_payment' });
     expect(verifyReceipt(signed, doc, { expect: { sellerId: 'fedcba9876543210' } })).toMatchObject({ ok: false, reason: 'wrong_seller' });
     // Another seller (another payee key) verifies its own receipts only.
     const other = identityOf(getDevKeyPair(), 'fedcba9876543210');
     expect(verifyReceipt(signed, other.didDocument(BASE))).toMatchObject({ ok: false, reason: 'unknown_key' });
-    const mixed = { offerReceipt: createReceiptIssuer(other, () => T0).sign(facts, { baseUrl: BASE, resource: RESOURCE }).offerReceipt, hybridReceipt: signed.hybridReceipt };
+    const mixed = { offerReceipt: (await createReceiptIssuer(other, () => T0).sign(facts, { baseUrl: BASE, resource: RESOURCE })).offerReceipt, hybridReceipt: signed.hybridReceipt };
     expect(verifyReceipt(mixed, other.didDocument(BASE))).toMatchObject({ ok: false, reason: 'wrong_seller' });
     const more = { ...signed, hybridReceipt: { ...signed.hybridReceipt, payload: { ...signed.hybridReceipt.payload, amount: '1' } } };
     expect(verifyReceipt(more, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
     const [h, , s] = signed.offerReceipt.signature.split('.');
     const forged = Buffer.from(JSON.stringify({ version: 1, network: 'native:1337', resourceUrl: RESOURCE, payer: 'tnative1someoneelse', issuedAt: T0 / 1000, transaction: facts.txId })).toString('base64url');
     expect(verifyReceipt({ ...signed, offerReceipt: { format: 'jws', signature: `${h}.${forged}.${s}` } }, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
+
+  test('the calls settled in one turn share one signature: each receipt verifies through its audit path, and only its own', async () => {
+    const issuer = createReceiptIssuer(seller, () => T0);
+    const txIds = Array.from({ length: 7 }, (_, i) => toHex2(i));
+    const batch = await Promise.all(txIds.map((txId) => issuer.sign({ ...facts, txId, result: { ...result, n: txId } }, { baseUrl: BASE, resource: RESOURCE })));
+    expect(issuer.stats).toEqual({ signatures: 1, receipts: 7 });
+    const sigs = new Set(batch.map((r) => r.hybridReceipt.signature.mldsa));
+    expect(sigs.size).toBe(1);
+    batch.forEach((r, i) => {
+      expect(r.hybridReceipt).toMatchObject({ format: RECEIPT_BATCH_SCHEME, batch: { size: 7, index: i } });
+      const b = JSON.stringify({ paid: true, result: { ...result, n: txIds[i] }, receipt: r });
+      expect(verifyPaidBody(b, doc, { txId: txIds[i] })).toMatchObject({ ok: true, resultVerified: true });
+    });
+    const [r0, r1] = batch;
+    const h0 = r0.hybridReceipt;
+    // Another receipt's path, a changed index, a shortened path, a changed payload, the batch dropped: refused.
+    expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, batch: r1.hybridReceipt.batch } }, doc)).toMatchObject({ ok: false });
+    expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, batch: { ...h0.batch!, index: 1 } } }, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, batch: { ...h0.batch!, path: h0.batch!.path.slice(1) } } }, doc)).toMatchObject({ ok: false });
+    expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, payload: { ...h0.payload, amount: '1' } } }, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, format: 'native-x402/hybrid-receipt/v1', batch: undefined } }, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, batch: { size: 7, index: 0, path: ['zz'] } } }, doc)).toMatchObject({ ok: false, reason: 'bad_batch_proof' });
+    // The next turn is a new batch (here of one: v1 again).
+    const later = await issuer.sign(facts, { baseUrl: BASE, resource: RESOURCE });
+    expect(later.hybridReceipt.format).toBe('native-x402/hybrid-receipt/v1');
+    expect(issuer.stats).toEqual({ signatures: 2, receipts: 8 });
+  });
+});
+
+/** 64 hex characters of a small number (a tx id). */
+const toHex2 = (i: number): string => Buffer.from(sha256(new Uint8Array([i]))).toString('hex');
+
+describe('receipt batch trees (RFC 9162 audit paths)', () => {
+  test('for every size up to 33, each leaf\'s path leads to the root, and no other leaf\'s', () => {
+    for (let n = 2; n <= 33; n++) {
+      const leaves = Array.from({ length: n }, (_, i) => sha256(new Uint8Array([n, i])));
+      const { root, paths } = receiptBatchTree(leaves);
+      // RFC 9162: a path is at most ceil(log2 n) hashes long.
+      expect(Math.max(...paths.map((p) => p.length))).toBe(Math.ceil(Math.log2(n)));
+      for (let i = 0; i < n; i++) {
+        const proof = { size: n, index: i, path: paths[i].map((h) => Buffer.from(h).toString('hex')) };
+        expect(Buffer.from(receiptBatchRootOf(leaves[i], proof)!).equals(Buffer.from(root))).toBe(true);
+        const j = (i + 1) % n;
+        expect(Buffer.from(receiptBatchRootOf(leaves[j], proof) ?? new Uint8Array()).equals(Buffer.from(root))).toBe(false);
+        // The same path under another size or index does not lead to the root.
+        const other = receiptBatchRootOf(leaves[i], { ...proof, index: j });
+        expect(other !== undefined && Buffer.from(other).equals(Buffer.from(root))).toBe(false);
+      }
+    }
   });
 });

@@ -15,6 +15,7 @@
  * `{alg: "EdDSA", kid}`, payload JCS. A signature is made once per service × price × option ×
  * validity window (`OFFER_WINDOW_SECONDS`) and served from a cache: a 402 costs no signature.
  */
+import { createPrivateKey, sign as cryptoSign } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { hkdf } from '@noble/hashes/hkdf.js';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
@@ -135,6 +136,9 @@ export function createSellerIdentity(o: SellerIdentityOptions): SellerIdentity {
   const payeeAddress = encodeAddress(o.payee.address, o.hrp);
   const nativeNetwork = `native:${o.chainId}`;
   const jwk = { kty: 'OKP', crv: 'Ed25519', x: b64url(publicKey) } as const;
+  // Signing goes through node:crypto (OpenSSL, the key imported once): the same deterministic
+  // RFC 8032 signature as @noble's, without deriving the key again for every JWS.
+  const signingKey = createPrivateKey({ key: { ...jwk, d: b64url(secret) }, format: 'jwk' });
   const kids = new Map<string, string>();
   const documents = new Map<string, DidDocument>();
   const kidOf = (baseUrl: string): string => {
@@ -179,7 +183,7 @@ export function createSellerIdentity(o: SellerIdentityOptions): SellerIdentity {
     jws(payload, baseUrl) {
       // The header as the reference writes it (JSON.stringify of {alg, kid}), the payload in JCS.
       const signingInput = `${b64url(JSON.stringify({ alg: 'EdDSA', kid: kidOf(baseUrl) }))}.${b64url(canonicalJson(payload))}`;
-      return `${signingInput}.${b64url(ed25519.sign(new TextEncoder().encode(signingInput), secret))}`;
+      return `${signingInput}.${b64url(cryptoSign(null, Buffer.from(signingInput), signingKey))}`;
     },
   };
 }

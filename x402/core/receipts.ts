@@ -9,10 +9,17 @@
  * - `hybridReceipt`: the payee key's ML-DSA-87 + Ed25519 signatures over the seller id, the
  *   service, the payment (tx, payer, amount, asset, network), the issue time and the sha256 of the
  *   result bytes exactly as returned (x402/core/wire.ts `HybridReceiptPayload`).
+ *
+ * The hybrid signature is the expensive part (an ML-DSA-87 signature costs about as much as the
+ * rest of a paid call), so the calls that settle in the same turn of the event loop share one: the
+ * issuer queues their receipts and signs, once the turn's I/O is done (setImmediate), the root of
+ * their Merkle tree (receiptBatch.ts); each receipt carries its audit path. A lone receipt is
+ * signed on its own (the v1 format), so an idle node's receipts look as they always did.
  */
 import { signHybrid } from '../../consensus/keys.js';
 import type { HybridSigner } from '../../consensus/fastSign.js';
 import type { SellerIdentity } from './offers.js';
+import { MAX_RECEIPT_BATCH, RECEIPT_BATCH_SCHEME, pathHex, receiptBatchMessage, receiptBatchTree } from './receiptBatch.js';
 import { HYBRID_RECEIPT_SCHEME, OFFER_RECEIPT, hybridReceiptMessage, resultBytesOf, resultSha256Of, type HybridReceipt, type HybridReceiptPayload } from './wire.js';
 
 /** The JSON schema of the extension's settlement info (spec §6.7/6.8, JWS form). */
@@ -66,12 +73,52 @@ export interface SignedReceipts {
 
 /** Signs the receipts of settled calls with the seller identity. */
 export interface ReceiptIssuer {
-  sign(facts: ReceiptFacts, at: IssueContext): SignedReceipts;
+  /** The receipts of one settled call; resolves once its batch is signed (the same turn's calls share a signature). */
+  sign(facts: ReceiptFacts, at: IssueContext): Promise<SignedReceipts>;
+  /** Hybrid signatures made so far, and the receipts they covered. */
+  readonly stats: { readonly signatures: number; readonly receipts: number };
 }
+
+interface Queued {
+  readonly offerReceipt: SignedReceipt;
+  readonly payload: HybridReceiptPayload;
+  readonly leaf: Uint8Array;
+  readonly resolve: (r: SignedReceipts) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64url');
 
 /** Creates the receipt issuer; `now` is unix ms (injected in tests); `sign`: the hybrid signer (the node passes the fast one, consensus/fastSign.ts). */
 export function createReceiptIssuer(identity: SellerIdentity, now: () => number = Date.now, sign: HybridSigner = signHybrid): ReceiptIssuer {
+  let queue: Queued[] = [];
+  const stats = { signatures: 0, receipts: 0 };
+  const flush = (): void => {
+    const batch = queue.slice(0, MAX_RECEIPT_BATCH);
+    queue = queue.slice(batch.length);
+    if (queue.length > 0) setImmediate(flush);
+    if (batch.length === 0) return;
+    try {
+      stats.signatures++;
+      stats.receipts += batch.length;
+      if (batch.length === 1) {
+        const [q] = batch;
+        const sig = sign(identity.payee, q.leaf);
+        q.resolve({ offerReceipt: q.offerReceipt, hybridReceipt: { format: HYBRID_RECEIPT_SCHEME, payload: q.payload, signature: { mldsa: b64(sig.mldsa), ed25519: b64(sig.ed25519) } } });
+        return;
+      }
+      const { root, paths } = receiptBatchTree(batch.map((q) => q.leaf));
+      const sig = sign(identity.payee, receiptBatchMessage(root, batch.length));
+      const signature = { mldsa: b64(sig.mldsa), ed25519: b64(sig.ed25519) };
+      batch.forEach((q, index) =>
+        q.resolve({ offerReceipt: q.offerReceipt, hybridReceipt: { format: RECEIPT_BATCH_SCHEME, payload: q.payload, signature, batch: { size: batch.length, index, path: pathHex(paths[index]) } } }),
+      );
+    } catch (e) {
+      for (const q of batch) q.reject(e);
+    }
+  };
   return {
+    stats,
     sign(f, at) {
       const issuedAt = Math.floor(now() / 1000);
       const offerReceipt: SignedReceipt = {
@@ -93,9 +140,10 @@ export function createReceiptIssuer(identity: SellerIdentity, now: () => number 
         issuedAt,
         resultSha256: resultSha256Of(resultBytesOf(f.result)),
       };
-      const sig = sign(identity.payee, hybridReceiptMessage(payload));
-      const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64url');
-      return { offerReceipt, hybridReceipt: { format: HYBRID_RECEIPT_SCHEME, payload, signature: { mldsa: b64(sig.mldsa), ed25519: b64(sig.ed25519) } } };
+      return new Promise<SignedReceipts>((resolve, reject) => {
+        if (queue.length === 0) setImmediate(flush);
+        queue.push({ offerReceipt, payload, leaf: hybridReceiptMessage(payload), resolve, reject });
+      });
     },
   };
 }

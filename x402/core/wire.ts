@@ -5,9 +5,10 @@
  * native payment to one request, one seller and one secret of the payer. Plain types and pure
  * functions; amounts are strings of base or atomic units, as on the wire.
  *
- * Imports only `consensus/` (hashing): the SDK must be able to use it without the server.
+ * Imports only `consensus/` (hashing) and receiptBatch.ts (likewise): the SDK must be able to use it without the server.
  */
 import { fromHex, isHex, sha256, taggedHash, toHex } from '../../consensus/hash.js';
+import { RECEIPT_BATCH_SCHEME, type ReceiptBatchProof } from './receiptBatch.js';
 
 /** Where signed transactions are broadcast (the native option's `extra.broadcast`). */
 export const BROADCAST_PATH = '/api/v1/tx';
@@ -258,11 +259,17 @@ export interface HybridReceiptPayload {
   readonly resultSha256: string;
 }
 
-/** A hybrid receipt: the payload and the payee's two signatures (base64url) over `hybridReceiptMessage(payload)`. */
+/**
+ * A hybrid receipt: the payload and the payee's two signatures (base64url). In the v1 format they
+ * are over `hybridReceiptMessage(payload)`; in the batch format (receiptBatch.ts) over the batch's
+ * signed message, `batch` leading from `hybridReceiptMessage(payload)` to its root.
+ */
 export interface HybridReceipt {
-  readonly format: typeof HYBRID_RECEIPT_SCHEME;
+  readonly format: typeof HYBRID_RECEIPT_SCHEME | typeof RECEIPT_BATCH_SCHEME;
   readonly payload: HybridReceiptPayload;
   readonly signature: { readonly mldsa: string; readonly ed25519: string };
+  /** Batch format only: the receipt's place in the batch the signatures cover. */
+  readonly batch?: ReceiptBatchProof;
 }
 
 /** The 32 bytes the payee signs for a hybrid receipt: taggedHash(HYBRID_RECEIPT_SCHEME, canonical JSON of the payload). */

@@ -168,7 +168,7 @@ export class NativeSettlement implements NativeRail {
         network: this.params.network,
         payTo: this.payTo,
         settledAt: this.now(),
-        ...(this.receipts && issue ? this.receipts.sign(facts, issue) : {}),
+        ...(this.receipts && issue ? await this.receipts.sign(facts, issue) : {}),
       };
       // The ledger unreachable: the result is stored once it is back (the payer's retry gets it), not refunded.
       await this.ends.write(id, 'settled', () => this.ledger.settle(id, result, receipt));

@@ -347,7 +347,7 @@ export class UsdcSettlement implements UsdcRail {
       return ambiguous(new FacilitatorUnavailableError('/settle', false, 'the facilitator reported success without a transaction hash'), 'the facilitator reported success without a transaction hash');
     }
 
-    const receipt = { ...receiptOf(settled.transaction), ...this.signedReceipts(def, payer, auth.value, req, settled.transaction, result, issue) };
+    const receipt = { ...receiptOf(settled.transaction), ...(await this.signedReceipts(def, payer, auth.value, req, settled.transaction, result, issue)) };
     // Charged on Base by now: with the ledger unreachable the result is stored once it is back (a retry with the payment identifier gets it).
     try {
       await this.ends.write(id, 'settled', () => (reconciler ? this.ledger.settleReconciled(id, receipt) : this.ledger.settle(id, result, receipt)));
@@ -361,13 +361,13 @@ export class UsdcSettlement implements UsdcRail {
     return { kind: 'paid', status: 200, rail: 'usdc', paymentId: id, body: { paid: true, result, receipt }, response: { success: true, transaction: settled.transaction, network: networkOf(payment), payer, ...settlementExtensionsOf(receipt) } };
   }
 
-  /** 502/504 for a facilitator that could not be used; the reservation becomes `failed`. */
   /** The signed receipts of a settled call (none without an issuer or the place it was sold). */
-  private signedReceipts(def: ServiceDefinition, payer: string, value: string, req: PaymentRequirements, txId: string, result: unknown, issue: IssueContext | undefined): SignedReceipts | Record<string, never> {
+  private async signedReceipts(def: ServiceDefinition, payer: string, value: string, req: PaymentRequirements, txId: string, result: unknown, issue: IssueContext | undefined): Promise<SignedReceipts | Record<string, never>> {
     if (!this.receipts || !issue) return {};
     return this.receipts.sign({ rail: 'usdc', serviceId: def.id, network: caip2Of(req), txId, payer, amount: BigInt(value).toString(), asset: req.asset, result }, issue);
   }
 
+  /** 502/504 for a facilitator that could not be used; the reservation becomes `failed`. */
   private async unavailable(id: string, def: ServiceDefinition, payer: string, e: unknown, step: 'verify' | 'settle', consequence: string): Promise<UsdcOutcome> {
     const timedOut = e instanceof FacilitatorUnavailableError && e.timedOut;
     const detail = e instanceof FacilitatorUnavailableError ? e.message : 'unexpected error talking to the facilitator';

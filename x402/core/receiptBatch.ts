@@ -1,0 +1,98 @@
+/**
+ * Batches of hybrid receipts: one ML-DSA-87 + Ed25519 signature over the root of a Merkle tree of
+ * the receipts settled together, each receipt carrying its audit path — the signed-tree-head idea of
+ * Certificate Transparency, with the tree and its audit paths exactly as RFC 9162 §2.1 defines them
+ * (largest power of two to the left; the verification algorithm of §2.1.3.2).
+ *
+ * - Leaves are the receipts' own messages, `hybridReceiptMessage(payload)` (already a tagged hash:
+ *   `taggedHash("native-x402/hybrid-receipt/v1", JCS(payload))`), used as the leaf hashes.
+ * - An inner node is `taggedHash(RECEIPT_BATCH_SCHEME + "/node", left ‖ right)`: a domain of its
+ *   own, so no inner node can pass for a leaf nor a leaf for an inner node.
+ * - The payee signs `taggedHash(RECEIPT_BATCH_SCHEME, uint32be(size) ‖ root)`.
+ *
+ * A batch of one is not a batch: its receipt is a plain `native-x402/hybrid-receipt/v1`, signed
+ * over its own message. Pure: the node builds trees, agents verify paths offline.
+ */
+import { fromHex, taggedHash, toHex } from '../../consensus/hash.js';
+
+/** Format of a batched hybrid receipt (and the domain tag of its signed message). */
+export const RECEIPT_BATCH_SCHEME = 'native-x402/hybrid-receipt-batch/v1';
+const NODE_TAG = `${RECEIPT_BATCH_SCHEME}/node`;
+/** Most receipts one signature covers (audit paths of at most 12 hashes). */
+export const MAX_RECEIPT_BATCH = 4096;
+
+/** Where one receipt sits in its batch: the tree's size, its index, and its audit path (hex, leaf level first). */
+export interface ReceiptBatchProof {
+  readonly size: number;
+  readonly index: number;
+  readonly path: readonly string[];
+}
+
+const nodeHash = (left: Uint8Array, right: Uint8Array): Uint8Array => {
+  const both = new Uint8Array(64);
+  both.set(left, 0);
+  both.set(right, 32);
+  return taggedHash(NODE_TAG, both);
+};
+
+/** Largest power of two strictly below `n` (n ≥ 2). */
+const splitOf = (n: number): number => {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+};
+
+/** The tree of `leaves` (32-byte hashes): its root and each leaf's audit path (RFC 9162 PATH(m, D[n])). */
+export function receiptBatchTree(leaves: readonly Uint8Array[]): { root: Uint8Array; paths: Uint8Array[][] } {
+  if (leaves.length === 0 || leaves.length > MAX_RECEIPT_BATCH) throw new RangeError(`a receipt batch holds 1 to ${MAX_RECEIPT_BATCH} receipts, not ${leaves.length}`);
+  const paths: Uint8Array[][] = leaves.map(() => []);
+  // MTH(D[lo:hi]); the deeper siblings are pushed first, so each path runs from the leaf up.
+  const mth = (lo: number, hi: number): Uint8Array => {
+    if (hi - lo === 1) return leaves[lo];
+    const mid = lo + splitOf(hi - lo);
+    const left = mth(lo, mid);
+    const right = mth(mid, hi);
+    for (let i = lo; i < mid; i++) paths[i].push(right);
+    for (let i = mid; i < hi; i++) paths[i].push(left);
+    return nodeHash(left, right);
+  };
+  return { root: mth(0, leaves.length), paths };
+}
+
+/** The 32 bytes the payee signs for a batch of `size` receipts with this root. */
+export function receiptBatchMessage(root: Uint8Array, size: number): Uint8Array {
+  const msg = new Uint8Array(36);
+  new DataView(msg.buffer).setUint32(0, size);
+  msg.set(root, 4);
+  return taggedHash(RECEIPT_BATCH_SCHEME, msg);
+}
+
+/** The root an audit path leads to from `leaf` (RFC 9162 §2.1.3.2), or undefined when the proof is malformed. */
+export function receiptBatchRootOf(leaf: Uint8Array, proof: ReceiptBatchProof): Uint8Array | undefined {
+  const { size, index, path } = proof;
+  if (!Number.isSafeInteger(size) || !Number.isSafeInteger(index) || size < 2 || size > MAX_RECEIPT_BATCH || index < 0 || index >= size || !Array.isArray(path)) return undefined;
+  let fn = index;
+  let sn = size - 1;
+  let r = leaf;
+  for (const hex of path) {
+    const p = typeof hex === 'string' && /^[0-9a-f]{64}$/.test(hex) ? fromHex(hex) : undefined;
+    if (!p || sn === 0) return undefined;
+    if (fn % 2 === 1 || fn === sn) {
+      r = nodeHash(p, r);
+      if (fn % 2 === 0) {
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2);
+          sn = Math.floor(sn / 2);
+        }
+      }
+    } else {
+      r = nodeHash(r, p);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 ? r : undefined;
+}
+
+/** Hex of the path of one leaf, for the receipt's JSON. */
+export const pathHex = (path: readonly Uint8Array[]): string[] => path.map(toHex);
