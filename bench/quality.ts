@@ -22,6 +22,9 @@
  *      every ordered pair of assets at three sizes through native-swap-quote, against the best
  *      output over every 1-3-hop path the chain's swap accepts (revisits included), enumerated by
  *      brute force and priced with consensus's AMM.
+ *   4. Summaries: native-summarize's sentence choice against human reference summaries (BBC News
+ *      Summary, XSum; bench/quality-data/summarize/README.md) with ROUGE-1/2/L, beside the LEAD-3
+ *      and TextRank baselines, per source (bench/summarizeQuality.ts).
  *
  * Options: `--json` prints the figures as one JSON object as well.
  */
@@ -45,6 +48,7 @@ import { precheckRefusal } from '../x402/core/paidCall.js';
 import { analyseSentiment } from '../services/text/analyse.js';
 import { detectLanguage } from '../services/text/nlp.js';
 import { PROJECT_ROOT } from '../services/projectRoot.js';
+import { summarizeQuality } from './summarizeQuality.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 
@@ -286,6 +290,8 @@ export async function run(args: string[]): Promise<void> {
   const language = await languageIdentification();
   const sentimentFigures = await sentiment();
   const swaps = await swapRoutes();
-  console.log(`\ntargets: language identification >= 95 % (all 38 languages: ${language.eldAccuracy >= 0.95 ? 'met' : 'MISSED'}; the serve-or-refuse decision: ${language.serveOrRefuseAccuracy >= 0.95 ? 'met' : 'MISSED'}); binary sentiment >= 80 % (${sentimentFigures.accuracy >= 0.8 ? 'met' : 'MISSED'}); swap routes = best path (${swaps.equal === swaps.cases ? 'met' : 'MISSED'}); ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  if (values.json) console.log(JSON.stringify({ language, sentiment: sentimentFigures, swaps }, null, 1));
+  const summaries = await summarizeQuality();
+  const news = summaries['bbc-test'].systems;
+  console.log(`\ntargets: language identification >= 95 % (all 38 languages: ${language.eldAccuracy >= 0.95 ? 'met' : 'MISSED'}; the serve-or-refuse decision: ${language.serveOrRefuseAccuracy >= 0.95 ? 'met' : 'MISSED'}); binary sentiment >= 80 % (${sentimentFigures.accuracy >= 0.8 ? 'met' : 'MISSED'}); swap routes = best path (${swaps.equal === swaps.cases ? 'met' : 'MISSED'}); summaries >= LEAD-3 in ROUGE-1/2/L F1 on the held-out BBC news (${(['r1', 'r2', 'rl'] as const).every((k) => news['service top-3'][k].f >= news['LEAD-3'][k].f) ? 'met' : 'MISSED'}); ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  if (values.json) console.log(JSON.stringify({ language, sentiment: sentimentFigures, swaps, summaries }, null, 1));
 }
