@@ -31,14 +31,18 @@ type Vader = typeof import('vader-sentiment').SentimentIntensityAnalyzer;
 let vaderLoad: Promise<Vader> | undefined;
 let vaderLoaded: Vader | undefined;
 
-/** Loads the engines `read` uses (wink-nlp and its model, VADER), each once, at the first analysis. */
-async function loadEngines(): Promise<void> {
+/**
+ * Loads the engines `read` uses (wink-nlp and its model, VADER, the sentiment classifier), each
+ * once. The services' prechecks call it, so a node's first paid text call does not spend its run
+ * time budget loading models (about a second on a quiet machine, far more on a busy one).
+ */
+export async function loadTextEngines(): Promise<void> {
   vaderLoad ??= import('vader-sentiment').then((m) => (vaderLoaded = m.SentimentIntensityAnalyzer));
   vaderLoad.catch(() => (vaderLoad = undefined));
   await Promise.all([loadWinkNlp(), vaderLoad, loadSentimentModel()]);
 }
 
-/** VADER's analyzer (`loadEngines()` must have resolved). */
+/** VADER's analyzer (`loadTextEngines()` must have resolved). */
 function vaderScores(text: string): { compound: number } {
   if (!vaderLoaded) throw new Error('vader-sentiment is not loaded yet');
   return vaderLoaded.polarity_scores(text);
@@ -202,7 +206,7 @@ function unserved(language: LanguageGuess, what: string): ServiceError {
 export async function analyseSentiment(text: string) {
   const language = await detectLanguage(text);
   if (!language.english) throw unserved(language, 'native-sentiment');
-  await loadEngines();
+  await loadTextEngines();
   const { sentences, overall } = read(text);
   const limitations: string[] = [];
   const label = labelOf(overall);
@@ -252,7 +256,7 @@ function keywordCounts(sentences: readonly SentenceView[]): { words: Map<string,
 export async function analyseKeywords(text: string) {
   const language = await detectLanguage(text);
   if (!language.english) throw unserved(language, 'native-keywords');
-  await loadEngines();
+  await loadTextEngines();
   const { sentences, entities } = read(text);
   const { words, phrases, nouns } = keywordCounts(sentences);
   const max = Math.max(1, ...words.values());
@@ -400,7 +404,7 @@ export function scoreSentences(sentences: readonly SentenceView[], weights: Sent
 
 /** The sentences of `text` as native-summarize scores them (`scoreSentences`), in text order. */
 export async function rankSentences(text: string, weights: SentenceWeights = SENTENCE_WEIGHTS): Promise<ReturnType<typeof scoreSentences>> {
-  await loadEngines();
+  await loadTextEngines();
   return scoreSentences(read(text).sentences, weights);
 }
 

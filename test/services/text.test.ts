@@ -3,7 +3,8 @@
  * with entities and topics, extractive summaries, language detection and what non-English text
  * does not get, and the inputs refused before payment (text to summarise shorter than 80 characters).
  */
-import { describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
+import { loadTextEngines } from '../../services/text/analyse.js';
 import { OutboundError } from '../../services/outbound/types.js';
 import { executeService, ServiceError, type ServiceContext } from '../../services/index.js';
 import { callLocal, localContext, refusal, registry } from './local.js';
@@ -20,6 +21,10 @@ async function precheckRefusal(id: string, text: string): Promise<string | undef
 const NEWS = 'Acme Robotics announced on March 3, 2026 that it raised $12 million to expand its warehouse robots in Berlin. Chief executive Maria Schmidt said the team was thrilled and proud of the launch. Customers in Germany and France reported that the robots were reliable and easy to use. However, some workers were worried about job losses, and one union called the plan unfair. Contact press@acme.example or visit https://acme.example/news for details. The company expects to hire 40 engineers next year.';
 
 type Json = Record<string, any>;
+
+// The models load once, as a node's precheck loads them before the first paid call: a run's 5 s
+// budget is the service's, not the first load's (which takes far longer on a busy machine).
+beforeAll(() => loadTextEngines(), 60_000);
 
 describe('native-sentiment', () => {
   test('per sentence and overall, with emotions and the method', async () => {
