@@ -63,7 +63,8 @@
  * --rate N total calls/s (open loop; default: the closed loop), --block-time S (interval mining),
  * --wait N settle long-poll seconds (10), --presign N payments per agent (default: enough for
  * 600 calls/s), --usdc-seconds N (20; 0 skips), --usdc-connections N (64), --cpu-prof DIR
- * (writes the node's V8 CPU profile there), --node-arg ARG (extra node flag, repeatable).
+ * (writes the node's V8 CPU profile there and prints the counted window's main-thread time by part:
+ * bench/cpuProfile.ts), --node-arg ARG (extra node flag, repeatable).
  * --fleet N: one node vs N nodes on one PostgreSQL ledger instead (bench/paidFleet.ts, its own options).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -85,6 +86,7 @@ import { openLedger } from '../x402/ledger/open.js';
 import { FacilitatorControl, startFacilitatorProcess, type FacilitatorProcess } from '../test/helpers/facilitator.js';
 import { BIN, childEnv, ROOT } from '../test/helpers/nodeProcess.js';
 import { cpuDelta, splitCpu, threadCpu, type ThreadCpu } from './threadCpu.js';
+import { newestProfile, profileParts, type ProfileParts } from './cpuProfile.js';
 import { type Agent, type CallRecord, SERVICE, type Signed, type Terms, ZONES, codeOf, f0, f1, f2, fastSigner, load, logLines, paidCall, request, signPayment, sleep, summary, waitMined, httpAgent, quoteOf, quoteRetryReasons, type Answer } from './paidKit.js';
 
 /** The USDC payee of the node's 402 (any checksummed EVM address). */
@@ -225,11 +227,12 @@ export async function run(args: string[]): Promise<void> {
   const usdcConnections = int(values['usdc-connections'], 64);
   const nodeArgs = [...(values['node-arg'] ?? [])];
   const nodeFlags = blockTime ? ['--block-time', String(blockTime)] : [];
-  if (values['cpu-prof']) {
-    const dir = resolve(values['cpu-prof']);
-    await mkdir(dir, { recursive: true });
-    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', dir);
+  const profDir = values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined;
+  if (profDir) {
+    await mkdir(profDir, { recursive: true });
+    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', profDir);
   }
+  const profWindow: { fromUs: number; toUs: number; mainMsPerCall?: number } = { fromUs: 0, toUs: 0 };
 
   console.log(`paid-call benchmark: ${availableParallelism()} cores, Node ${process.version}, ${new Date().toISOString()}`);
   console.log(`load average before: ${load()}`);
@@ -344,8 +347,8 @@ export async function run(args: string[]): Promise<void> {
           last = h;
         }
         const now = performance.now();
-        if (!cpuWarm && now >= tWarm) [cpuWarm, heightWarm, agentsCpuWarm] = [await threadCpu(pid), last, process.cpuUsage()];
-        if (!cpuEnd && now >= tEnd) [cpuEnd, heightEnd, agentsCpuEnd] = [await threadCpu(pid), last, process.cpuUsage(agentsCpuWarm)];
+        if (!cpuWarm && now >= tWarm) [cpuWarm, heightWarm, agentsCpuWarm, profWindow.fromUs] = [await threadCpu(pid), last, process.cpuUsage(), monotonicUs()];
+        if (!cpuEnd && now >= tEnd) [cpuEnd, heightEnd, agentsCpuEnd, profWindow.toUs] = [await threadCpu(pid), last, process.cpuUsage(agentsCpuWarm), monotonicUs()];
         await sleep(50);
       }
     })();
@@ -461,7 +464,8 @@ export async function run(args: string[]): Promise<void> {
       const total = notMiner + miner;
       console.log(`| node CPU s in the window (${span} s): total | ${f1(total)} (${f2(total / span)} cores) |`);
       console.log(`| … main thread / miner thread / two busiest other threads (verify pool) / rest | ${f1(main)} / ${f1(miner)} / ${f1(pool)} / ${f1(rest)} |`);
-      console.log(`| … main thread CPU ms per settled call | ${f2((main * 1000) / Math.max(1, inWindow.length))} |`);
+      profWindow.mainMsPerCall = (main * 1000) / Math.max(1, inWindow.length);
+      console.log(`| … main thread CPU ms per settled call | ${f2(profWindow.mainMsPerCall)} |`);
       console.log(`| … all node threads but the miner, CPU ms per settled call | ${f2(((total - miner) * 1000) / Math.max(1, inWindow.length))} |`);
     }
     if (agentsCpuEnd) {
@@ -515,4 +519,23 @@ export async function run(args: string[]): Promise<void> {
     httpAgent.destroy();
     await rm(dir, { recursive: true, force: true });
   }
+  // The node wrote its profile as it stopped: the counted window's main-thread time by part.
+  if (profDir && profWindow.toUs && profWindow.mainMsPerCall !== undefined) {
+    const profile = await newestProfile(profDir);
+    if (profile) printProfileParts(profileParts(profile, profWindow.fromUs, profWindow.toUs), profWindow.mainMsPerCall);
+  }
+}
+
+/** Monotonic µs (CLOCK_MONOTONIC, as the node's V8 profile timestamps its samples). */
+const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
+
+/** The native round's main-thread profile by part: share of the busy time, and that share of the measured CPU ms per settled call. */
+function printProfileParts(p: ProfileParts, mainMsPerCall: number): void {
+  console.log('');
+  console.log(`## Node main thread in the counted window, by part (V8 CPU profile: ${f1(p.busyMs / 1000)} s busy, ${f1(p.idleMs / 1000)} s idle)`);
+  console.log('');
+  console.log('| part | share of busy time | ≈ ms per settled call |');
+  console.log('|---|---|---|');
+  for (const { part, ms } of p.parts) console.log(`| ${part} | ${f1((100 * ms) / p.busyMs)} % | ${f2((mainMsPerCall * ms) / p.busyMs)} |`);
+  console.log(`| all | 100 % | ${f2(mainMsPerCall)} |`);
 }
