@@ -26,12 +26,14 @@
  * here on first use), not in the root install.
  *
  * Options: `--seconds N` per autocannon round (default 10), `--connections N` (default 64),
- * `--payments N` (default 110; 0 skips part 2), `--generator process|in-process` (default process).
+ * `--payments N` (default 110; 0 skips part 2), `--generator process|in-process` (default process),
+ * `--cpu-prof DIR` (the node that answers the quote rounds and the settles writes a V8 CPU profile
+ * there when it stops: `node --cpu-prof`; the profiler's own cost slows it a little).
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { encodeAddress, TESTNET_HRP } from '../consensus/address.js';
@@ -56,8 +58,9 @@ const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 /** Keeps only the node's per-call settle timings out of its log during the load rounds. */
 const keepSettled = (l: Record<string, unknown>) => l.msg === 'paid call settled';
 
-function startNode(dataDir: string, mine: boolean, minerAddress: string): Promise<NodeProc> {
-  const args = [BIN, 'start', '--dev', '--data-dir', dataDir, '--http-port', '0', '--no-p2p', '--no-stratum', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9', '--miner-address', minerAddress,
+/** Starts the node; `nodeArgs` go to node itself, before the script (`--cpu-prof …`). */
+function startNode(dataDir: string, mine: boolean, minerAddress: string, nodeArgs: readonly string[] = []): Promise<NodeProc> {
+  const args = [...nodeArgs, BIN, 'start', '--dev', '--data-dir', dataDir, '--http-port', '0', '--no-p2p', '--no-stratum', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9', '--miner-address', minerAddress,
     // The load comes from one address: the per-address limit of the expensive endpoints is off for the bench.
     '--http-expensive-rate', '0'];
   return spawnJsonReady(mine ? [...args, '--mine', '--mine-threads', '1'] : [...args, '--no-mine'], { cwd: ROOT, keep: keepSettled, timeoutMs: 30_000 });
@@ -244,7 +247,7 @@ const f3 = (n: number) => n.toFixed(3);
 
 /** Runs the benchmark (see module comment). */
 export async function run(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { seconds: { type: 'string' }, connections: { type: 'string' }, payments: { type: 'string' }, generator: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ args, options: { seconds: { type: 'string' }, connections: { type: 'string' }, payments: { type: 'string' }, generator: { type: 'string' }, 'cpu-prof': { type: 'string' } }, strict: true });
   const generator = (values.generator ?? 'process') as Generator;
   if (generator !== 'process' && generator !== 'in-process') throw new RangeError('--generator is process or in-process');
   const seconds = Number(values.seconds ?? 10);
@@ -252,6 +255,12 @@ export async function run(args: string[]): Promise<void> {
   const payments = Number(values.payments ?? 110);
   if (![seconds, connections].every((n) => Number.isInteger(n) && n > 0) || !(Number.isInteger(payments) && payments >= 0)) throw new RangeError('--seconds and --connections are positive integers, --payments a non-negative one');
   const warm = Math.min(10, Math.floor(payments / 4));
+  const nodeArgs: string[] = [];
+  if (values['cpu-prof']) {
+    const profDir = resolve(values['cpu-prof']);
+    await mkdir(profDir, { recursive: true });
+    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', profDir);
+  }
 
   console.log(`x402 benchmark: ${availableParallelism()} cores, Node ${process.version}, ${new Date().toISOString()}`);
   console.log(`load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
@@ -272,7 +281,7 @@ export async function run(args: string[]): Promise<void> {
     }
 
     // --- the same chain, miner off: nothing else competes for the cores
-    const node = await startNode(dataDir, false, minerAddress);
+    const node = await startNode(dataDir, false, minerAddress, nodeArgs);
     procs.push(node);
     const endpoint = `${node.url}/api/x402/${SERVICE}`;
     const quoteMs: number[] = [];

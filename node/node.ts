@@ -184,6 +184,7 @@ export class FullNode {
               ledgerGapPayments: () => (payments!.unhonored?.gapList() ?? []).reduce((n, g) => n + (g.invokes ?? 0), 0),
               servedThenLost: () => payments!.unhonored?.servedLostList().total ?? 0,
               paymentStatuses: () => payments!.ledger.counts(),
+              quoteCache: () => payments?.quoteAnswers.stats(),
               receiptSigning: () => payments?.receiptStats,
               ...(config.ledger !== undefined && isPostgresLocation(config.ledger) ? { fleet: () => payments?.fleet?.metrics() } : {}),
               mining: () => {

@@ -63,6 +63,7 @@ import { createUnhonoredPayments, recordLedgerRestore, type UnhonoredPayments } 
 import { createFacilitator } from '../x402/usdc/facilitator.js';
 import type { NodeConfig } from './config.js';
 import { createX402Router } from './api/x402Routes.js';
+import { QuoteAnswers } from './api/quoteAnswers.js';
 import { createDidRouter } from './api/didRoutes.js';
 import { createOfferSigner, createSellerIdentity, type SellerIdentity } from '../x402/core/offers.js';
 import { createReceiptIssuer, type ReceiptIssuer } from '../x402/core/receipts.js';
@@ -162,6 +163,8 @@ export interface Payments {
   /** The fleet's heartbeat (PostgreSQL ledger only): this node's row, the fleet's view, its lag (x402/fleet/fleet.ts). */
   readonly fleet: FleetHeartbeat | undefined;
   readonly router: Router;
+  /** The kept 402 answers of the paid endpoints (node/api/quoteAnswers.ts). */
+  readonly quoteAnswers: QuoteAnswers;
   /** HTTP statuses of the payment error codes, for the app's error middleware. */
   readonly errorStatuses: Readonly<Record<string, number>>;
   /** The free discovery surfaces, the MCP endpoint and the health prober (node/api/discovery.ts). */
@@ -416,7 +419,11 @@ export async function createPayments(
   // Quotes, documents and MCP name the node's public base URL (node/api/publicUrl.ts), never the request's Host.
   // The Payment dialect's and sign-in's challenge keys come from the ledger: every node sharing it checks the others' challenges.
   const challengeKeys = await loadChallengeKeys(ledger);
-  router.use(createX402Router(paidCalls, new PaymentAuth(challengeKeys.paymentAuth), new SiwxChallenges(challengeKeys.siwx), modules.baseUrl).routes());
+  const paymentAuth = new PaymentAuth(challengeKeys.paymentAuth);
+  const siwx = new SiwxChallenges(challengeKeys.siwx);
+  // The 402s of plain quotes are rendered once and served again while their quote holds (node/api/quoteAnswers.ts).
+  const quoteAnswers = new QuoteAnswers(paymentAuth, siwx);
+  router.use(createX402Router(paidCalls, paymentAuth, siwx, modules.baseUrl, { answers: quoteAnswers }).routes());
   if (seller) router.use(createDidRouter(seller, modules.baseUrl).routes());
   // Discovery needs the registry, the ledger's totals, the price, the core (payees, MCP) and the services' context (health checks).
   const discovery = createDiscovery(
@@ -440,6 +447,7 @@ export async function createPayments(
     unhonored,
     fleet,
     router,
+    quoteAnswers,
     errorStatuses: { ...PAYMENT_HTTP_STATUS, ...INBOX_HTTP_STATUS, ...BOARD_HTTP_STATUS, [AdmissionErrorCode.COMMITMENT_MISSING]: 422, [AdmissionErrorCode.WRONG_SELLER]: 422, [LedgerErrorCode.UNAVAILABLE]: 503, [LedgerErrorCode.CONFLICT]: 409 },
     admitTx(bytes) {
       if (!payee) return;

@@ -22,6 +22,7 @@ import type { ChainEntry, Logger } from '../../chain/types.js';
 import { createRouterServer, type HttpServer } from './app.js';
 import type { PaidCallRecord } from '../../x402/core/paidCall.js';
 import type { FleetMetrics } from '../../x402/fleet/fleet.js';
+import type { QuoteAnswerStats } from './quoteAnswers.js';
 
 /** What the metrics read at scrape time. */
 export interface MetricsSources {
@@ -46,6 +47,8 @@ export interface MetricsSources {
   readonly fleet?: () => FleetMetrics | undefined;
   /** Hybrid receipt signatures made and the receipts they covered (x402/core/receipts.ts). */
   readonly receiptSigning?: () => { readonly signatures: number; readonly receipts: number } | undefined;
+  /** The kept 402 answers of plain quotes (node/api/quoteAnswers.ts): hits, misses, entries, bytes. */
+  readonly quoteCache?: () => QuoteAnswerStats | undefined;
   /** Unix seconds (tests). */
   readonly nowSeconds?: () => number;
 }
@@ -148,6 +151,21 @@ export class NodeMetrics {
         this.inc(sources.receiptSigning?.()?.receipts ?? 0);
       },
     });
+    const quoteCacheCounter = (name: string, help: string, read: (s: QuoteAnswerStats) => number) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          const q = sources.quoteCache?.();
+          this.inc(q ? read(q) : 0);
+        },
+      });
+    quoteCacheCounter('native_x402_quote_cache_hits_total', '402 answers to calls without payment served from a kept rendering (same quote, base URL, request and option choice).', (q) => q.hits);
+    quoteCacheCounter('native_x402_quote_cache_misses_total', '402 answers to calls without payment rendered anew (first of their kind, a changed price or offer window, or not kept).', (q) => q.misses);
+    gauge('native_x402_quote_cache_entries', 'Rendered 402 answers kept.', () => sources.quoteCache?.()?.entries ?? 0);
+    gauge('native_x402_quote_cache_bytes', 'Bytes of the rendered 402 answers kept (bodies, headers, keys).', () => sources.quoteCache?.()?.bytes ?? 0);
     new Gauge({
       name: 'native_payments',
       help: 'Payments in the ledger by status (settle_pending: USDC settlement being reconciled from Base; expired_unsettled: never used before validBefore).',

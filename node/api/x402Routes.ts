@@ -11,7 +11,8 @@
  * `exact`/Base option), which `@x402/fetch` 2.x reads first. A client that cannot parse our
  * native option (the legacy `x402-fetch` 1.2.0 validates every `accepts` entry strictly) asks
  * for the USDC option alone with `?rail=usdc` or `Prefer: rail=usdc` (RFC 7240); see
- * docs/usdc-rail.md.
+ * docs/usdc-rail.md. The 402 of a call without payment is rendered once and served again, byte for
+ * byte what a fresh rendering would write, while its quote holds (node/api/quoteAnswers.ts).
  *
  * A thin adapter of the paid-call core (x402/core/paidCall.ts): it reads the body and the payment
  * headers into a `PaidCall`, and writes the core's outcome back as status, body and headers.
@@ -22,12 +23,14 @@ import type Koa from 'koa';
 import { NodeError } from '../../consensus/errors.js';
 import { PaymentErrorCode } from '../../x402/core/errors.js';
 import { outcomeBody, type PaidCallOutcome } from '../../x402/core/outcome.js';
+import type { QuoteBody } from '../../x402/core/quote.js';
 import { narrowOfferExtension } from '../../x402/core/offers.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, type PaidCallCore, type PaymentProof } from '../../x402/core/paidCall.js';
 import { checkPaymentPayload, decodePaymentHeader, encodeJsonHeader, paymentResponseHeaders } from '../../x402/usdc/wire.js';
 import { nativePaymentOfHeader, PaymentAuth, paymentReceiptOf, paymentRequiredV2Of } from './paymentDialects.js';
 import { SIGN_IN_WITH_X, SiwxChallenges } from '../../x402/usdc/siwx.js';
 import { localBaseUrl } from './publicUrl.js';
+import { EXPOSED_402_HEADERS, QuoteAnswers, realmOf, renderQuoteAnswer, secondOf } from './quoteAnswers.js';
 
 interface CallBody {
   serviceId?: unknown;
@@ -54,9 +57,9 @@ function waitMsOf(ctx: Koa.Context): number | { code: string; message: string } 
  * The payment of a request: a USDC header (`PAYMENT-SIGNATURE`, x402 v2, or `X-PAYMENT`, v1), or
  * `payment.txId` in the body (native); undefined when none.
  */
-function paymentOf(ctx: Koa.Context, body: CallBody, auth: PaymentAuth, resource: string): PaymentProof | undefined {
+function paymentOf(ctx: Koa.Context, body: CallBody, auth: PaymentAuth, resource: string, now: () => number): PaymentProof | undefined {
   // The "Payment" HTTP auth scheme (paymentDialects.ts) carries either rail's payment.
-  const viaAuth = ctx.get('authorization') ? auth.proofOf(ctx.get('authorization'), resource, Date.now()) : undefined;
+  const viaAuth = ctx.get('authorization') ? auth.proofOf(ctx.get('authorization'), resource, now()) : undefined;
   if (viaAuth) {
     if (ctx.get('payment-signature') || ctx.get('x-payment') || (body.payment !== undefined && body.payment !== null)) {
       return { malformed: { code: PaymentErrorCode.INVALID_REQUEST, message: 'send one payment: an Authorization: Payment credential, a payment header or payment.txId' } };
@@ -95,11 +98,45 @@ function usdcOnlyPreference(ctx: Koa.Context): 'query' | 'prefer' | undefined {
   return undefined;
 }
 
+/** What the answers of the paid endpoints are written with. */
+interface AnswerDeps {
+  readonly auth: PaymentAuth;
+  readonly siwx: SiwxChallenges;
+  /** The kept 402 answers of plain quotes; undefined: rendered each time. */
+  readonly answers: QuoteAnswers | undefined;
+  /** Unix ms. */
+  readonly now: () => number;
+}
+
+/** The JSON type koa gives an object body; a kept body is bytes and says it itself. */
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The request text a 402 names (the native option's v2 `extra.request`): the core's request text. */
+function requestTextOf(request: unknown): string | undefined {
+  return typeof request === 'string' ? request : request !== undefined && request !== null && typeof request === 'object' ? JSON.stringify(request) : undefined;
+}
+
+/** Writes the 402 of a plain quote (no payment presented): kept or rendered (quoteAnswers.ts), the same bytes either way. */
+function answerQuote(ctx: Koa.Context, quote: QuoteBody, d: AnswerDeps, baseUrl: string, request: unknown): void {
+  const only = quote.accepts.some((a) => a.scheme === 'exact') ? usdcOnlyPreference(ctx) : undefined;
+  const input = { quote, baseUrl, requestText: requestTextOf(request), only };
+  const a = d.answers ? d.answers.answer(input, d.now()) : renderQuoteAnswer(input, d.auth, d.siwx, d.now());
+  if (a.varyPrefer) ctx.vary('Prefer');
+  if (only === 'prefer') ctx.set('Preference-Applied', 'rail=usdc');
+  ctx.set('PAYMENT-REQUIRED', a.paymentRequired);
+  ctx.set('WWW-Authenticate', a.wwwAuthenticate as string[]);
+  ctx.set('Access-Control-Expose-Headers', EXPOSED_402_HEADERS);
+  ctx.status = 402;
+  ctx.set('Content-Type', JSON_TYPE);
+  ctx.body = a.body;
+}
+
 /** Writes an outcome as the HTTP answer: status, body, and the headers of every 402 dialect or of the settlement. */
-function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth: boolean, siwx: SiwxChallenges, realm: string, request: unknown, viaHeader: boolean): void {
+function answer(ctx: Koa.Context, o: PaidCallOutcome, d: AnswerDeps, viaAuth: boolean, baseUrl: string, request: unknown, viaHeader: boolean): void {
+  if (o.kind === 'quote') return answerQuote(ctx, o.quote, d, baseUrl, request);
   let accepts;
   if (o.status === 402 && 'quote' in o) {
-    // A 402: the quote (only the USDC option when asked for), the x402 v2 header and the Payment challenges of the same options.
+    // A refused payment's 402: the quote (only the USDC option when asked for), the x402 v2 header and the Payment challenges of the same options.
     accepts = o.quote.accepts;
     const usdcOption = o.quote.accepts.find((a) => a.scheme === 'exact');
     if (usdcOption) {
@@ -108,21 +145,21 @@ function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth
       if (only) accepts = [usdcOption];
       if (only === 'prefer') ctx.set('Preference-Applied', 'rail=usdc');
     }
+    const now = d.now();
     // With the USDC rail, a sign-in challenge too: a payer that lost its payment identifier proves itself with it on a retry.
-    const signIn = usdcOption ? { [SIGN_IN_WITH_X]: siwx.declaration(usdcOption.resource, Date.now()) } : undefined;
-    // The native option names the request its payment must commit to (the core's request text).
-    const requestText = typeof request === 'string' ? request : request !== undefined && request !== null && typeof request === 'object' ? JSON.stringify(request) : undefined;
+    const signIn = usdcOption ? { [SIGN_IN_WITH_X]: d.siwx.declaration(usdcOption.resource, now) } : undefined;
     // The signed offers of the options shown (x402 Offer and Receipt extension), as in the JSON body.
     const offers = narrowOfferExtension(o.quote.extensions, o.quote.accepts, accepts);
-    ctx.set('PAYMENT-REQUIRED', encodeJsonHeader(paymentRequiredV2Of(accepts, o.kind === 'refused' ? o.error.code : undefined, { ...signIn, ...offers }, requestText)));
-    ctx.set('WWW-Authenticate', auth.challenges(accepts, realm, Date.now()));
-    ctx.set('Access-Control-Expose-Headers', 'PAYMENT-REQUIRED, WWW-Authenticate');
+    // The native option names the request its payment must commit to (the core's request text).
+    ctx.set('PAYMENT-REQUIRED', encodeJsonHeader(paymentRequiredV2Of(accepts, o.kind === 'refused' ? o.error.code : undefined, { ...signIn, ...offers }, requestTextOf(request))));
+    ctx.set('WWW-Authenticate', d.auth.challenges(accepts, realmOf(baseUrl), secondOf(now)));
+    ctx.set('Access-Control-Expose-Headers', EXPOSED_402_HEADERS);
     if (accepts === o.quote.accepts) accepts = undefined;
   }
   // A USDC settlement, or a native one whose payment came in a payment header (an x402 client reads the answer there).
   if (o.kind === 'paid' && (o.rail === 'usdc' || viaHeader)) ctx.set(paymentResponseHeaders(o.response));
   if (o.kind === 'paid' && viaAuth) {
-    ctx.set('Payment-Receipt', paymentReceiptOf(o.rail, o.response.transaction, Date.now()));
+    ctx.set('Payment-Receipt', paymentReceiptOf(o.rail, o.response.transaction, d.now()));
     ctx.append('Access-Control-Expose-Headers', 'Payment-Receipt');
     ctx.set('Cache-Control', 'private');
   }
@@ -135,30 +172,43 @@ function answer(ctx: Koa.Context, o: PaidCallOutcome, auth: PaymentAuth, viaAuth
   ctx.body = outcomeBody(o, accepts);
 }
 
+/** Options of the paid endpoints' router. */
+export interface X402RouterOptions {
+  /**
+   * The kept 402 answers of plain quotes (node/api/quoteAnswers.ts); default: a set of its own
+   * with the default limits; `null`: every 402 rendered anew.
+   */
+  readonly answers?: QuoteAnswers | null;
+  /** Unix ms (tests). */
+  readonly now?: () => number;
+}
+
 /**
  * Builds the router of the paid endpoints over the paid-call core. `baseUrl` is the node's public
  * base URL (node/api/publicUrl.ts): the quote's `resource`, the sign-in challenge and the Payment
  * realm name it, never the request's Host; default: the address the connection reached.
  */
-export function createX402Router(core: PaidCallCore, auth: PaymentAuth = new PaymentAuth(), siwx: SiwxChallenges = new SiwxChallenges(), publicBaseUrl?: () => string): Router {
+export function createX402Router(core: PaidCallCore, auth: PaymentAuth = new PaymentAuth(), siwx: SiwxChallenges = new SiwxChallenges(), publicBaseUrl?: () => string, opts: X402RouterOptions = {}): Router {
   const router = new Router();
+  const now = opts.now ?? Date.now;
+  const deps: AnswerDeps = { auth, siwx, answers: opts.answers === null ? undefined : (opts.answers ?? new QuoteAnswers(auth, siwx)), now };
   const call = async (ctx: Koa.Context, serviceId: unknown, body: CallBody) => {
     if (typeof serviceId !== 'string' || serviceId.length === 0) throw new NodeError(PaymentErrorCode.INVALID_REQUEST, 'serviceId (string) is required');
     const baseUrl = publicBaseUrl?.() ?? localBaseUrl(ctx);
     const resource = `${baseUrl}/api/x402/${serviceId}`;
-    let payment = paymentOf(ctx, body, auth, resource);
+    let payment = paymentOf(ctx, body, auth, resource, now);
     // A USDC retry signed in as its payer (x402 sign-in-with-x) for this very payment: the proven
     // address goes with the payment. A sign-in that proves nothing is ignored: the call is
     // answered as without one, so it tells nothing about the payment.
     const signIn = ctx.get(SIGN_IN_WITH_X);
     if (signIn && payment?.rail === 'usdc' && !('malformed' in payment)) {
       const decoded = 'header' in payment ? decodePaymentHeader(payment.header) : checkPaymentPayload(payment.payload);
-      const proven = decoded.ok ? await siwx.verify(signIn, resource, Date.now(), { nonce: decoded.payment.payload.authorization.nonce }) : undefined;
+      const proven = decoded.ok ? await siwx.verify(signIn, resource, now(), { nonce: decoded.payment.payload.authorization.nonce }) : undefined;
       if (proven?.ok) payment = { ...payment, provenPayer: proven.address };
     }
     const viaAuth = /^Payment(\s|$)/i.test(ctx.get('authorization'));
     const viaHeader = Boolean(ctx.get('payment-signature') || ctx.get('x-payment'));
-    answer(ctx, await core.call({ serviceId, request: body.request, baseUrl, payment }), auth, viaAuth, siwx, new URL(baseUrl).host, body.request, viaHeader);
+    answer(ctx, await core.call({ serviceId, request: body.request, baseUrl, payment }), deps, viaAuth, baseUrl, body.request, viaHeader);
   };
   router.post('/api/x402/:serviceId', async (ctx) => {
     const body = bodyOf(ctx);

@@ -120,6 +120,9 @@ describe('GET /metrics', () => {
     const before = await scrape();
     const quote = await fetch(`${node!.url}/api/x402/native-world-clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'UTC' }) });
     expect(quote.status).toBe(402);
+    // The same call again: its 402 comes from the kept rendering.
+    const again = await fetch(`${node!.url}/api/x402/native-world-clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'UTC' }) });
+    expect(again.status).toBe(402);
     const r = await cli(['call', 'native-world-clock', 'Europe/Berlin', '--json']);
     expect(r.code).toBe(0);
     const after = await scrape();
@@ -136,6 +139,8 @@ describe('GET /metrics', () => {
     expect(series('count')).toBeGreaterThanOrEqual(1);
     expect(series('bucket', 'le="+Inf",')).toBe(series('count'));
     expect(series('sum')).toBeGreaterThan(0);
+    expect(sample(after, 'native_x402_quote_cache_hits_total', {}) - sample(before, 'native_x402_quote_cache_hits_total', {})).toBeGreaterThanOrEqual(1);
+    expect(sample(after, 'native_x402_quote_cache_entries', {})).toBeGreaterThanOrEqual(1);
     const route = { method: 'POST', route: '/api/x402/:serviceId', status: '402' };
     expect(sample(after, 'native_http_requests_total', route) - sample(before, 'native_http_requests_total', route)).toBeGreaterThanOrEqual(2);
     expect(sample(after, 'native_http_requests_total', { route: '/api/v1/tx', status: '200' })).toBeGreaterThanOrEqual(1);

@@ -17,8 +17,9 @@
  *      shown `down` by the catalog (503 `service_unavailable`, `reason` the catalog's) — all
  *      before any quote; a call carrying a native payment (already on chain) skips the
  *      pre-payment check: it settles, and a failing run is refunded;
- *   4. the quote, built once per call (both rails' options; the native one names the seller id
- *      and the commitment scheme a payment's requestHash follows, x402/core/wire.ts);
+ *   4. the quote (both rails' options; the native one names the seller id and the commitment
+ *      scheme a payment's requestHash follows, x402/core/wire.ts), the same object as the last
+ *      call's while nothing it is built from changed (x402/core/quoteMemo.ts);
  *   5. no payment → 402 with the quote (503 `payee_underfunded` instead while the payee cannot
  *      cover the refunds it owes); a payment the transport could not read → refused;
  *      a USDC payment while the rail is off → 402 `unsupported_scheme`; while the node is far
@@ -34,9 +35,9 @@ import { ServiceError } from '../../services/types.js';
 import { PAYMENT_HTTP_STATUS, PaymentErrorCode } from './errors.js';
 import { refusal, type PaidCallOutcome, type Rail } from './outcome.js';
 import { isHonorable, type NativeRail, type NativeUsdSource, type QuoteChain, type ServiceCatalog, type ServiceDefinition, type ServiceRunContext, type UsdcRail } from './ports.js';
-import { buildQuote, type QuoteContext } from './quote.js';
+import type { QuoteContext } from './quote.js';
+import { createQuoteMemo } from './quoteMemo.js';
 import { UsdcErrorCode } from './errors.js';
-import { OFFER_RECEIPT } from './wire.js';
 import type { OfferSigner } from './offers.js';
 import type { PaymentError } from './wire.js';
 
@@ -194,6 +195,7 @@ export function decorateCall(core: PaidCallCore, call: PaidCallCore['call']): Pa
 export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
   const isForSale = (def: ServiceDefinition) => m.native !== undefined && m.catalog.isAvailable(def);
   const rejected = (code: string, message: string, extra?: Record<string, unknown>): PaidCallOutcome => ({ kind: 'rejected', status: statusOf(code), error: error(code, message, extra) });
+  const quotes = createQuoteMemo();
 
   /** The answer to a native payment presented at a service that is unknown or not for sale (see NativeRail.settleRefused). */
   async function refusedPayment(def: ServiceDefinition | undefined, p: PaymentProof | undefined): Promise<PaidCallOutcome | undefined> {
@@ -237,7 +239,7 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
       // Provider services too: the node is paid (escrow) and pays the provider its NATIVE share (x402/providers/payouts.ts).
       usdc: m.usdc ? { payTo: m.usdc.payTo } : undefined,
     };
-    const quote = buildQuote(def, quoteContext);
+    const quote = quotes.quoteOf(def, quoteContext, c.baseUrl);
     const p = c.payment;
     if (!p) {
       const stuck = m.stuckRefunds?.();
@@ -270,8 +272,7 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
   async function offered(c: PaidCall): Promise<PaidCallOutcome> {
     const outcome = await call(c);
     if (!m.offers || outcome.status !== 402 || !('quote' in outcome)) return outcome;
-    const quote = { ...outcome.quote, extensions: { ...outcome.quote.extensions, [OFFER_RECEIPT]: m.offers.extensionFor(outcome.quote.accepts, c.baseUrl) } };
-    return { ...outcome, quote };
+    return { ...outcome, quote: quotes.offeredOf(outcome.quote, c.baseUrl, m.offers) };
   }
 
   /** `call`, reported to `observe` once per answered call of a known service. */
