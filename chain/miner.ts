@@ -165,7 +165,7 @@ class CpuMiner extends EventEmitter<MinerEvents> implements Miner {
     if (this.ownFeed) await this.feed.start();
     else this.takeLatest();
     await Promise.all(ready);
-    this.log.info({ threads: this.threads, height: this.template?.height, hashers: this.slots.map((s) => s.hasher) }, 'miner started');
+    this.log.info({ threads: this.threads, height: this.template?.height, hashers: this.slots.map((s) => s.hasher), nice: this.slots.map((s) => s.nice) }, 'miner started');
   }
 
   async stop(): Promise<void> {

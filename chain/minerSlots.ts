@@ -1,7 +1,7 @@
 /**
- * The CPU miner's worker threads (miner.ts): starting one per slot (the hasher it reports, its
- * readiness), restarting one that exits, giving up on one that keeps failing, and stopping them
- * gracefully. What the workers are given to do is the miner's.
+ * The CPU miner's worker threads (miner.ts): starting one per slot (the hasher and the thread
+ * priority it reports, its readiness), restarting one that exits, giving up on one that keeps
+ * failing, and stopping them gracefully. What the workers are given to do is the miner's.
  */
 import type { Worker } from 'node:worker_threads';
 import { createTsWorker, siblingModuleUrl } from './tsWorker.js';
@@ -19,6 +19,8 @@ export interface Slot {
   worker?: Worker;
   ready: boolean;
   hasher?: HasherKind;
+  /** The worker thread's nice value, when it could set its own (minerWorker.ts lowerThreadPriority). */
+  nice?: number;
   exited?: Promise<void>;
   /** Exits since the worker was last ready (a worker that cannot start is not restarted forever). */
   failures: number;
@@ -54,6 +56,10 @@ export function spawnSlot(slot: Slot, data: MinerWorkerData, h: SlotHandlers): P
     if (msg.type === 'ready') {
       slot.ready = true;
       slot.hasher = msg.hasher;
+      if ('error' in msg.priority) {
+        slot.nice = undefined;
+        h.log.debug({ worker: slot.index, reason: msg.priority.error }, 'miner worker keeps the process priority');
+      } else slot.nice = msg.priority.nice;
       slot.failures = 0;
       settle();
     }

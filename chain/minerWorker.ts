@@ -11,15 +11,23 @@
  * Protocol (structured-clone messages, plus a shared Int32 generation counter):
  *   main → worker  `job`  {gen, jobId, header(80), nonceStart, nonceEnd (inclusive), target (32 bytes LE)}
  *                  `stop`
- *   worker → main  `ready` {hasher}, `ack` {gen, jobId, at}, `found` {gen, jobId, nonce},
+ *   worker → main  `ready` {hasher, priority}, `ack` {gen, jobId, at}, `found` {gen, jobId, nonce},
  *                  `exhausted` {gen, jobId}
  * The worker works on a job while the shared generation equals the job's; it checks every
  * `CHECK_INTERVAL` hashes and yields to its event loop in between, so a bumped generation stops
  * stale work within a few milliseconds and the next job message is read at once. Hash counts go
  * to a shared BigInt64 slot per worker (the main thread derives the hashrate from them).
+ *
+ * Priority: on Linux each worker lowers its own thread to nice 19 (HASHING_NICE) before it hashes,
+ * so on busy cores the node's other threads (HTTP, settlement, signature checks) run first and
+ * the hashing gets what they leave, while an idle machine's spare CPU still all goes to hashing.
+ * Elsewhere (or without /proc) the thread keeps the process's priority; the 'ready' message says
+ * which.
  */
 import { createHash } from 'node:crypto';
 import * as nodeCrypto from 'node:crypto';
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 
 /** Marker in `workerData` that this module runs as a miner worker. */
@@ -39,6 +47,48 @@ export interface MinerWorkerData {
   readonly counters: SharedArrayBuffer;
   /** Force the `node:crypto` hasher (benchmarks, fallback tests). */
   readonly hasher?: HasherKind;
+}
+
+/**
+ * Nice value each hashing thread gives itself (Linux): the lowest scheduling priority. Node
+ * cannot reach SCHED_IDLE; at nice 19 a thread gets about 1/68 of the CPU of a nice-0 thread it
+ * competes with (the kernel's weights 15 against 1,024), and all of a core nobody else wants.
+ */
+export const HASHING_NICE = 19;
+
+/** The outcome of lowerThreadPriority: this thread's id and nice value, or why it kept its priority. */
+export type ThreadPriority = { readonly tid: number; readonly nice: number } | { readonly error: string };
+
+/** What lowerThreadPriority uses from the system (tests stub it). */
+export interface ThreadPrioritySystem {
+  readonly platform: NodeJS.Platform;
+  readonly pid: number;
+  /** readlink(2); `/proc/thread-self` links to `<pid>/task/<tid>`. */
+  readlink(path: string): string;
+  /** setpriority(PRIO_PROCESS, tid, nice): on Linux it sets that one thread's nice value. */
+  setPriority(tid: number, nice: number): void;
+  getPriority(tid: number): number;
+}
+
+const nodeSystem: ThreadPrioritySystem = { platform: process.platform, pid: process.pid, readlink: (p) => readlinkSync(p), setPriority, getPriority };
+
+/**
+ * Sets the calling thread's nice value to `nice` (Linux only: the nice value is per thread there,
+ * so the process's other threads keep theirs). Never throws and never touches the main thread
+ * (whose thread id is the process id): where that is impossible it returns the reason.
+ */
+export function lowerThreadPriority(nice: number, sys: ThreadPrioritySystem = nodeSystem): ThreadPriority {
+  if (sys.platform !== 'linux') return { error: `per-thread priority needs Linux (platform ${sys.platform})` };
+  try {
+    const m = /^(\d+)\/task\/(\d+)$/.exec(sys.readlink('/proc/thread-self'));
+    if (!m || Number(m[1]) !== sys.pid) return { error: 'unexpected /proc/thread-self link' };
+    const tid = Number(m[2]);
+    if (tid === sys.pid) return { error: 'called on the main thread' };
+    sys.setPriority(tid, nice);
+    return { tid, nice: sys.getPriority(tid) };
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
 }
 
 /** Which SHA-256d implementation grinds. */
@@ -63,7 +113,7 @@ export type MainToWorker = MinerJobMessage | { readonly type: 'stop' };
 
 /** Messages a worker sends. */
 export type WorkerToMain =
-  | { readonly type: 'ready'; readonly hasher: HasherKind }
+  | { readonly type: 'ready'; readonly hasher: HasherKind; readonly priority: ThreadPriority }
   | { readonly type: 'ack'; readonly gen: number; readonly jobId: number; /** performance.timeOrigin + now(), ms. */ readonly at: number }
   | { readonly type: 'found'; readonly gen: number; readonly jobId: number; readonly nonce: number }
   | { readonly type: 'exhausted'; readonly gen: number; readonly jobId: number };
@@ -251,6 +301,8 @@ function now(): number {
 /** The worker's main loop (only when started by the miner). */
 function runWorker(data: MinerWorkerData): void {
   const port = parentPort!;
+  // First, before the self-test hashes: from here on the node's other threads come first.
+  const priority = lowerThreadPriority(HASHING_NICE);
   const control = new Int32Array(data.control);
   const counters = new BigInt64Array(data.counters);
   const useMidstate = data.hasher !== 'node' && selfTest();
@@ -322,7 +374,7 @@ function runWorker(data: MinerWorkerData): void {
       schedule();
     }
   });
-  post({ type: 'ready', hasher: useMidstate ? 'midstate' : 'node' });
+  post({ type: 'ready', hasher: useMidstate ? 'midstate' : 'node', priority });
 }
 
 const data = workerData as Partial<MinerWorkerData> | undefined;

@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { EventEmitter } from 'node:events';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { type Chain } from '../../chain/chain.js';
 import { type Mempool } from '../../chain/mempool.js';
 import { createMiner, MinerErrorCode, type Miner, type MinerChain, type MinerJobEvent, type MinerMempool } from '../../chain/miner.js';
-import { createMidstateHasher, createNodeHasher, meetsTarget, scanNonces, selfTest, targetLimbs, wordsToHash } from '../../chain/minerWorker.js';
+import { createMidstateHasher, createNodeHasher, HASHING_NICE, lowerThreadPriority, meetsTarget, scanNonces, selfTest, targetLimbs, wordsToHash } from '../../chain/minerWorker.js';
 import { createBlockTemplate, encodeTemplateBlock, templateHeaderBytes } from '../../chain/template.js';
 import { createJobFeed } from '../../chain/jobFeed.js';
 import type { Logger, MempoolEntry } from '../../chain/types.js';
@@ -371,5 +373,82 @@ describe('createMiner', () => {
     const { chain, pool } = await setup();
     expect(() => createMiner(chain, pool, params, { threads: 1, address: 'native1nope' })).toThrow(expect.objectContaining({ code: MinerErrorCode.BAD_ADDRESS }));
     expect(() => createMiner(chain, pool, params, { threads: 0, address: minerAddress })).toThrow(expect.objectContaining({ code: MinerErrorCode.BAD_OPTIONS }));
+  });
+});
+
+/** Nice value (field 19 of /proc/…/stat) and CPU ticks (utime + stime) of every thread of this process. */
+function threadStats(): Map<number, { nice: number; ticks: number }> {
+  const out = new Map<number, { nice: number; ticks: number }>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread exited in between
+    }
+    // The fields after the command name, which is in parentheses: state is field 3.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(Number(tid), { nice: Number(f[19 - 3]), ticks: Number(f[14 - 3]) + Number(f[15 - 3]) });
+  }
+  return out;
+}
+
+/** The threads that appeared since `before`, busiest first. */
+function newThreads(before: Map<number, unknown>): { tid: number; nice: number; ticks: number }[] {
+  return [...threadStats()].filter(([tid]) => !before.has(tid)).map(([tid, s]) => ({ tid, ...s })).sort((a, b) => b.ticks - a.ticks);
+}
+
+const perThreadNice = process.platform === 'linux' && existsSync('/proc/thread-self');
+
+describe('hashing thread priority', () => {
+  (perThreadNice ? test : test.skip)('the hashing thread runs at nice 19, the main thread keeps its priority', async () => {
+    const { chain, pool } = await setup();
+    const mainNice = getPriority();
+    const before = threadStats();
+    const miner = startMiner(chain, pool, { params: hardParams, threads: 1 });
+    await miner.start();
+    // Busy on work it cannot solve: the hashing thread is the new thread that uses the CPU (0.2 s of it).
+    for (let i = 0; i < 200 && !(newThreads(before)[0]?.ticks > 20); i++) await sleep(50);
+    const [hasher] = newThreads(before);
+    expect(hasher.ticks).toBeGreaterThan(20);
+    expect(hasher.nice).toBe(HASHING_NICE);
+    expect(HASHING_NICE).toBe(19);
+    // The main thread (thread id = process id) and the threads that were there before keep theirs.
+    const after = threadStats();
+    expect(after.get(process.pid)!.nice).toBe(mainNice);
+    expect(getPriority()).toBe(mainNice);
+    for (const [tid, s] of before) if (after.has(tid)) expect(after.get(tid)!.nice).toBe(s.nice);
+  });
+
+  test('an idle node still mines at that priority: proof-of-work blocks arrive', async () => {
+    // About 65,536 hashes a block (no difficulty adjustment): real work, on an otherwise idle process.
+    const moderate = createDevnetChainParams({ genesisBits: 0x1f00ffff, asertHalfLife: 2 ** 30 });
+    const clock = (): number => moderate.genesis.time + 1_000_000;
+    const { chain, pool, close } = await openChainAndPool(moderate, { now: clock });
+    cleanups.push(close);
+    const before = threadStats();
+    const miner = createMiner(chain, pool, moderate, { threads: 1, address: minerKey.address, now: clock });
+    cleanups.push(() => miner.stop());
+    const connected: number[] = [];
+    miner.on('block', (e) => e.status === 'connected' && connected.push(e.height));
+    await miner.start();
+    await waitUntil(() => connected.length >= 3, 60_000);
+    expect(connected.slice(0, 3)).toEqual([1, 2, 3]);
+    if (perThreadNice) expect(newThreads(before).map((t) => t.nice)).toContain(HASHING_NICE);
+  });
+
+  test('lowerThreadPriority sets the calling thread only, and falls back with a reason, never a throw', () => {
+    const calls: [number, number][] = [];
+    const linux = { platform: 'linux' as const, pid: 100, readlink: () => '100/task/123', setPriority: (tid: number, nice: number) => void calls.push([tid, nice]), getPriority: () => 19 };
+    expect(lowerThreadPriority(19, linux)).toEqual({ tid: 123, nice: 19 });
+    expect(calls).toEqual([[123, 19]]);
+    calls.length = 0;
+    expect(lowerThreadPriority(19, { ...linux, platform: 'darwin' })).toEqual({ error: expect.stringContaining('Linux') });
+    expect(lowerThreadPriority(19, { ...linux, readlink: () => { throw new Error('ENOENT: no such file or directory'); } })).toEqual({ error: expect.stringContaining('ENOENT') });
+    // Never the main thread (its thread id is the process id: setpriority there would renice it).
+    expect(lowerThreadPriority(19, { ...linux, readlink: () => '100/task/100' })).toEqual({ error: expect.any(String) });
+    expect(lowerThreadPriority(19, { ...linux, readlink: () => 'garbage' })).toEqual({ error: expect.any(String) });
+    expect(calls).toEqual([]);
+    expect(lowerThreadPriority(19, { ...linux, setPriority: () => { throw new Error('EACCES'); } })).toEqual({ error: 'EACCES' });
   });
 });
