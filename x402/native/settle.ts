@@ -85,10 +85,11 @@ export class NativeSettlement implements NativeRail {
     this.ends = new PendingEnds(this.log);
   }
 
-  /** This node's payee address on the native rail. */
+  /** This node's payee address on the native rail (encoded once: every quote and receipt names it). */
   get payTo(): string {
-    return encodeAddress(this.payee.address, this.params.hrp);
+    return (this.payToText ??= encodeAddress(this.payee.address, this.params.hrp));
   }
+  private payToText: string | undefined;
 
   /** The seller id payments commit to: the ledger's. */
   get sellerId(): string {
