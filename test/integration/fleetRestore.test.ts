@@ -14,6 +14,7 @@ import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { join } from 'node:path';
 import { createP2PCluster, getJson, stopProc, waitUntil, writeSharedGenesis, type P2PCluster, type P2PProc } from '../p2p/helpers/processes.js';
 import { DEVNET_POW_LIMIT_BITS } from '../../consensus/params.js';
+import { LEGACY_GAP_TOLERANCE_BLOCKS } from '../../x402/native/unhonored.js';
 
 /** A devnet genesis for interval mining at one block a second. */
 const PACED = { targetSpacing: 1, genesisBits: DEVNET_POW_LIMIT_BITS, powLimitBits: DEVNET_POW_LIMIT_BITS };
@@ -58,7 +59,8 @@ async function stopFleet(): Promise<void> {
 describe('a fleet ledger restored from a backup', () => {
   test('every node honours the gap: nothing served again at another node, nothing refunded', async () => {
     const key = getDevKeyPair();
-    await startFleet();
+    const [first] = await startFleet();
+    const backupHeight = (await getJson(first.url, '/api/v1/status')).height as number;
     await stopFleet();
     await server.sql('CREATE DATABASE fleet_backup TEMPLATE fleet');
 
@@ -71,6 +73,9 @@ describe('a fleet ledger restored from a backup', () => {
     const q = await atA.quote(SERVICE, 'UTC');
     const unsettled = await atA.pay(q);
     await waitUntil(async () => (await getJson(nb.url, `/api/v1/tx/${unsettled}`)).status === 'mined', 60_000, 'the unsettled payment to be mined at b');
+    // More blocks after the backup than a ledger without a write count tolerates behind the chain
+    // (as on a busy machine): the witness's gap alone must cover them, not a second gap of another cause.
+    await waitUntil(async () => ((await getJson(na.url, '/api/v1/status')).height as number) > backupHeight + LEGACY_GAP_TOLERANCE_BLOCKS + 2, 60_000, 'more blocks than the tolerance after the backup');
     await stopFleet();
 
     // The operator restores the backup.
@@ -82,7 +87,7 @@ describe('a fleet ledger restored from a backup', () => {
     await waitUntil(async () => (await gapsOf(na)).length > 0 && JSON.stringify((await gapsOf(na)).map((g) => [g.from, g.to])) === JSON.stringify((await gapsOf(nb)).map((g) => [g.from, g.to])), 30_000, 'both nodes to list the same gaps').catch(async (e: Error) => {
       throw new Error(`${e.message}: a lists ${JSON.stringify(await gapsOf(na))}, b ${JSON.stringify(await gapsOf(nb))}; log lines ${JSON.stringify([...na.lines, ...nb.lines].filter((l) => /witness|gap|restor/.test(String(l.msg))).map((l) => l.msg))}`);
     });
-    for (const g of await gapsOf(na)) expect(g).toMatchObject({ cause: 'ledger_restored' });
+    expect((await gapsOf(na)).map((g) => g.cause)).toEqual(['ledger_restored']);
     const clientA = createAgentClient({ nodeUrl: na.url, key });
     const clientB = createAgentClient({ nodeUrl: nb.url, key });
     // Each call served before the restore is refused at the other node (and at its own).
