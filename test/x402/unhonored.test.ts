@@ -31,7 +31,7 @@ import { WITNESS_FILE } from '../../x402/ledger/witness.js';
 import { RefundManager } from '../../x402/native/refunds.js';
 import { NativeSettlement } from '../../x402/native/settle.js';
 import type { RefusedOutcome, SettleOutcome } from '../../x402/core/outcome.js';
-import { createUnhonoredPayments, recordLedgerRestore, type UnhonoredPayments } from '../../x402/native/unhonored.js';
+import { createUnhonoredPayments, GAPS_MARK, LEGACY_GAP_TOLERANCE_BLOCKS, recordLedgerRestore, type LedgerGap, type UnhonoredPayments } from '../../x402/native/unhonored.js';
 import { createReferencePriceSource } from '../../x402/core/pricing.js';
 import { testKey } from '../helpers/keys.js';
 import { CountingVerifier } from '../helpers/verifier.js';
@@ -80,7 +80,7 @@ interface Env {
   clock: { t: number };
 }
 
-async function setup(o: { dir?: string; reuse?: Env; start?: boolean } = {}): Promise<Env> {
+async function setup(o: { dir?: string; reuse?: Env; start?: boolean; legacy?: boolean } = {}): Promise<Env> {
   const d = o.dir ?? o.reuse?.dir ?? (await tmpDir());
   const verifier = new CountingVerifier();
   const chain = o.reuse?.chain ?? (await openChain({ dataDir: join(d, 'chain'), params, verifier, now: chainNow }));
@@ -100,7 +100,7 @@ async function setup(o: { dir?: string; reuse?: Env; start?: boolean } = {}): Pr
   if (ledger instanceof LevelLedger) (await recordLedgerRestore(ledger, [join(d, WITNESS_FILE)])).witness.tip = () => chain.tip.height;
   let watcherRef: UnhonoredPayments | undefined;
   const refunds = new RefundManager(chain, pool, ledger, payee, params, { retryMs: 60_000, holdsClaim: (id) => watcherRef?.holdsClaim(id) ?? false });
-  const watcher = createUnhonoredPayments({ chain, ledger, catalog, payees: [{ address: payee.address, refunds }], params, mempool: pool }, { windowMs: WINDOW_MS, checkMs: 60_000, now: () => clock.t, logger: silentLogger });
+  const watcher = createUnhonoredPayments({ chain, ledger, catalog, payees: [{ address: payee.address, refunds }], params, mempool: pool, legacyLedger: o.legacy }, { windowMs: WINDOW_MS, checkMs: 60_000, now: () => clock.t, logger: silentLogger });
   watcherRef = watcher;
   await watcher.load();
   const context: Omit<ServiceContext, 'signal'> = { chain, mempool: pool, params, now: Date.now, log: silentLogger, registry: { list: () => [...catalog.byId.values()], get: catalog.get }, nativeUsd: createReferencePriceSource(params), usage: ledger };
@@ -576,6 +576,25 @@ describe('the ledger never judges what it has not seen', () => {
     expect(await refundsOnChain(after.chain, p3.id)).toBe(0);
     expect((await errorOf(settleAt(after, 'native-echo', p1.id, 'a'))).code).toBe('payment_refunded');
     await teardown(after);
+  });
+
+  test('a ledger without a write count (as PostgreSQL) found behind the chain gets its gap, even while an older restore\'s gap is open', async () => {
+    const e = await setup();
+    await mine(e);
+    await teardown(e, false); // the watcher's mark: the tip now
+    // Blocks the ledger never judged: a payment, then more than the tolerance.
+    const bare = await setup({ reuse: e, start: false });
+    const p = await invoke(bare, { serviceId: 'native-echo', request: 'x' });
+    await mineEmpty(bare, LEGACY_GAP_TOLERANCE_BLOCKS + 2);
+    // An older restore's gap, not decided yet, ending long before the tip: it covers none of them.
+    const older: LedgerGap = { from: 1, to: 1, foundAt: 0, cause: 'ledger_restored', countedTo: 1, invokes: 0, amountBase: '0' };
+    await bare.ledger.putMark(GAPS_MARK, [older]);
+    await teardown(bare, false);
+    const legacy = await setup({ reuse: e, legacy: true });
+    expect(legacy.watcher.gapList().map((g) => g.cause)).toEqual(['ledger_restored', 'ledger_behind_chain']);
+    expect(legacy.watcher.gapList()[1]).toMatchObject({ to: legacy.chain.tip.height, invokes: 1 });
+    expect((await errorOf(settleAt(legacy, 'native-echo', p.id, 'x'))).code).toBe('payment_in_ledger_gap');
+    await teardown(legacy);
   });
 
   test('a claim the restored ledger holds (the lost one settled it) is neither refunded at start nor served; --refund refunds it once', async () => {

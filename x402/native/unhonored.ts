@@ -233,9 +233,11 @@ export class UnhonoredPayments {
     }
     if (counted) await ledger.putMark(GAPS_MARK, this.gaps);
     // A ledger without a write count of its own (PostgreSQL) is judged behind by its watcher's mark,
-    // unless its witness already found the restore: that gap covers the stretch (a second one, of
-    // another cause, listed the same payments twice when more than the tolerance was mined after the backup).
-    const witnessed = stored !== undefined && this.gaps.some((g) => g.cause === 'ledger_restored' && g.resolution === undefined && g.from <= Math.max(1, stored.height));
+    // unless its witness already found this restore: an open gap from the mark to within the
+    // tolerance of the tip covers the stretch (a second one, of another cause, listed the same
+    // payments twice when more than the tolerance was mined after the backup). A gap that stops
+    // short of the tip (an older restore, or another fleet node's later blocks) covers nothing more.
+    const witnessed = stored !== undefined && this.gaps.some((g) => g.cause === 'ledger_restored' && g.resolution === undefined && g.from <= Math.max(1, stored.height) && g.to >= tip - LEGACY_GAP_TOLERANCE_BLOCKS);
     const legacyBehind = this.modules.legacyLedger === true && !witnessed && tip - judged > LEGACY_GAP_TOLERANCE_BLOCKS;
     if (legacyBehind || (!stored && tip > 0)) {
       // Restored from a backup, or new on a chain that already holds blocks: never judged here.
