@@ -295,7 +295,7 @@ export async function createPayments(
   let usdcPayTo: string | undefined;
   const seller = payee ? createSellerIdentity({ payee, hrp: params.hrp, chainId: params.chainId, sellerId: ledger.sellerId, usdcPayTo: () => usdcPayTo }) : undefined;
   // Receipts are signed per settled call: ML-DSA-87 through liboqs (about 0.6 ms, not @noble's ~13 ms).
-  const receipts = seller && createReceiptIssuer(seller, Date.now, await createFastSigner());
+  const receipts = seller && createReceiptIssuer(seller, Date.now, await createFastSigner(), log.child({ module: 'receipts' }));
   const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }), unhonored, confirmations: config.confirmations, receipts }) : undefined;
   if (!payee) log.warn({}, 'no payee key (--payee-wallet): paid calls answer 503 until one is configured');
   // The USDC rail needs both the payee address and a facilitator; with one of them only it stays off.

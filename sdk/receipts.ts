@@ -29,7 +29,7 @@ import {
   type HybridReceiptPayload,
   type OfferKeyBinding,
 } from '../x402/core/wire.js';
-import { RECEIPT_BATCH_SCHEME, receiptBatchMessage, receiptBatchRootOf, type ReceiptBatchProof } from '../x402/core/receiptBatch.js';
+import { RECEIPT_BATCH_SCHEME, receiptBatchSignedMessage, type ReceiptBatchProof } from '../x402/core/receiptBatch.js';
 
 /** A failed check: a stable snake_case reason and a sentence. */
 export interface VerifyFailure {
@@ -214,12 +214,11 @@ export function verifyReceipt(receipt: unknown, didDocument: unknown, opts: { re
   if (p.payee !== seller.binding.payee || p.sellerId !== seller.binding.sellerId) return fail('wrong_seller', `the hybrid receipt is of seller ${String(p.sellerId)} (payee ${String(p.payee)}), not ${seller.binding.sellerId}`);
   const sigM = fromB64url(h.signature?.mldsa);
   const sigE = fromB64url(h.signature?.ed25519);
-  // v1: signed over the receipt's own message; batch: over the root its audit path leads to.
+  // v1: signed over the receipt's own message; batch: over the root its salted leaf's audit path leads to, and the batch's size.
   let signed: Uint8Array | undefined = hybridReceiptMessage(p);
   if (h.format === RECEIPT_BATCH_SCHEME) {
     const proof = h.batch as ReceiptBatchProof | undefined;
-    const root = isObject(proof) ? receiptBatchRootOf(signed, proof) : undefined;
-    signed = root && proof ? receiptBatchMessage(root, proof.size) : undefined;
+    signed = isObject(proof) ? receiptBatchSignedMessage(signed, proof) : undefined;
     if (!signed) return fail('bad_batch_proof', 'the hybrid receipt\'s batch proof is malformed');
   }
   if (!sigM || !sigE || !verifyHybridReference(seller.payeePublicKey, signed, { mldsa: sigM, ed25519: sigE })) return fail('bad_signature', 'the hybrid receipt\'s signatures do not verify under the payee key');

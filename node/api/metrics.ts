@@ -46,7 +46,7 @@ export interface MetricsSources {
   /** The fleet on a PostgreSQL ledger (x402/fleet/fleet.ts); its gauges exist only with it (undefined: no recent view). */
   readonly fleet?: () => FleetMetrics | undefined;
   /** Hybrid receipt signatures made and the receipts they covered (x402/core/receipts.ts). */
-  readonly receiptSigning?: () => { readonly signatures: number; readonly receipts: number } | undefined;
+  readonly receiptSigning?: () => { readonly signatures: number; readonly receipts: number; readonly failures: number } | undefined;
   /** The kept 402 answers of plain quotes (node/api/quoteAnswers.ts): hits, misses, entries, bytes. */
   readonly quoteCache?: () => QuoteAnswerStats | undefined;
   /** Unix seconds (tests). */
@@ -149,6 +149,15 @@ export class NodeMetrics {
       collect() {
         this.reset();
         this.inc(sources.receiptSigning?.()?.receipts ?? 0);
+      },
+    });
+    new Counter({
+      name: 'native_x402_receipt_failures_total',
+      help: 'Paid calls answered without a signed receipt part because signing it failed (the result is stored and returned all the same; the error is in the log).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.receiptSigning?.()?.failures ?? 0);
       },
     });
     const quoteCacheCounter = (name: string, help: string, read: (s: QuoteAnswerStats) => number) =>

@@ -8,8 +8,10 @@ import { getDevKeyPair, getDevPayeeKeyPair } from '../../consensus/devnet.js';
 import { TESTNET_HRP } from '../../consensus/address.js';
 import { createOfferSigner, createSellerIdentity, OFFER_WINDOW_SECONDS } from '../../x402/core/offers.js';
 import { createReceiptIssuer, type SignedReceipts } from '../../x402/core/receipts.js';
-import { RECEIPT_BATCH_SCHEME, receiptBatchRootOf, receiptBatchTree } from '../../x402/core/receiptBatch.js';
+import { RECEIPT_BATCH_SCHEME, receiptBatchLeaf, receiptBatchRootOf, receiptBatchTree } from '../../x402/core/receiptBatch.js';
+import { hybridReceiptMessage } from '../../x402/core/wire.js';
 import { sha256 } from '../../consensus/hash.js';
+import { signHybrid } from '../../consensus/keys.js';
 import { didWebOf, resultBytesOf, type PaymentRequirements } from '../../x402/core/wire.js';
 import { resultBytesOfBody, verifyDidDocument, verifyOffer, verifyPaidBody, verifyReceipt } from '../../sdk/receipts.js';
 
@@ -76,11 +78,11 @@ describe('signed offers', () => {
 describe('signed receipts', () => {
   const result = { timezone: 'Europe/Berlin', time: '13:00', offsets: [1, 2.5, -0] };
   const facts = { rail: 'native', serviceId: 'native-world-clock', network: 'native:1337', txId: 'ab'.repeat(32), payer: 'tnative1payer', amount: '200000', asset: 'NATIVE', result } as const;
-  let signed: SignedReceipts;
+  let signed: Required<SignedReceipts>;
   let body: string;
   const doc = seller.didDocument(BASE);
   beforeAll(async () => {
-    signed = await createReceiptIssuer(seller, () => T0).sign(facts, { baseUrl: BASE, resource: RESOURCE });
+    signed = (await createReceiptIssuer(seller, () => T0).sign(facts, { baseUrl: BASE, resource: RESOURCE })) as Required<SignedReceipts>;
     body = JSON.stringify({ paid: true, result, receipt: { serviceId: 'native-world-clock', ...signed } });
   });
 
@@ -110,7 +112,7 @@ describe('signed receipts', () => {
     // Another seller (another payee key) verifies its own receipts only.
     const other = identityOf(getDevKeyPair(), 'fedcba9876543210');
     expect(verifyReceipt(signed, other.didDocument(BASE))).toMatchObject({ ok: false, reason: 'unknown_key' });
-    const mixed = { offerReceipt: (await createReceiptIssuer(other, () => T0).sign(facts, { baseUrl: BASE, resource: RESOURCE })).offerReceipt, hybridReceipt: signed.hybridReceipt };
+    const mixed = { offerReceipt: (await createReceiptIssuer(other, () => T0).sign(facts, { baseUrl: BASE, resource: RESOURCE })).offerReceipt!, hybridReceipt: signed.hybridReceipt };
     expect(verifyReceipt(mixed, other.didDocument(BASE))).toMatchObject({ ok: false, reason: 'wrong_seller' });
     const more = { ...signed, hybridReceipt: { ...signed.hybridReceipt, payload: { ...signed.hybridReceipt.payload, amount: '1' } } };
     expect(verifyReceipt(more, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
@@ -122,8 +124,8 @@ describe('signed receipts', () => {
   test('the calls settled in one turn share one signature: each receipt verifies through its audit path, and only its own', async () => {
     const issuer = createReceiptIssuer(seller, () => T0);
     const txIds = Array.from({ length: 7 }, (_, i) => toHex2(i));
-    const batch = await Promise.all(txIds.map((txId) => issuer.sign({ ...facts, txId, result: { ...result, n: txId } }, { baseUrl: BASE, resource: RESOURCE })));
-    expect(issuer.stats).toEqual({ signatures: 1, receipts: 7 });
+    const batch = (await Promise.all(txIds.map((txId) => issuer.sign({ ...facts, txId, result: { ...result, n: txId } }, { baseUrl: BASE, resource: RESOURCE })))) as Required<SignedReceipts>[];
+    expect(issuer.stats).toEqual({ signatures: 1, receipts: 7, failures: 0 });
     const sigs = new Set(batch.map((r) => r.hybridReceipt.signature.mldsa));
     expect(sigs.size).toBe(1);
     batch.forEach((r, i) => {
@@ -139,11 +141,50 @@ describe('signed receipts', () => {
     expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, batch: { ...h0.batch!, path: h0.batch!.path.slice(1) } } }, doc)).toMatchObject({ ok: false });
     expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, payload: { ...h0.payload, amount: '1' } } }, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
     expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, format: 'native-x402/hybrid-receipt/v1', batch: undefined } }, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
-    expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, batch: { size: 7, index: 0, path: ['zz'] } } }, doc)).toMatchObject({ ok: false, reason: 'bad_batch_proof' });
+    expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, batch: { ...h0.batch!, path: ['zz'] } } }, doc)).toMatchObject({ ok: false, reason: 'bad_batch_proof' });
+    expect(verifyReceipt({ ...r0, hybridReceipt: { ...h0, batch: { ...h0.batch!, salt: '00'.repeat(32) } } }, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    // RFC 9162 paths do not fix the size: the last leaf's path also leads to the root under other
+    // sizes and indexes. The size is signed, so a changed one fails.
+    const last = batch[6].hybridReceipt;
+    const leaf = receiptBatchLeaf(hybridReceiptMessage(last.payload), Buffer.from(last.batch!.salt, 'hex'));
+    const root = receiptBatchRootOf(leaf, last.batch!)!;
+    const other = [...Array(40).keys()].flatMap((size) => [...Array(size).keys()].map((index) => ({ size, index }))).find(({ size, index }) => size !== 7 && Buffer.from(receiptBatchRootOf(leaf, { ...last.batch!, size, index }) ?? []).equals(Buffer.from(root)));
+    expect(other).toBeDefined();
+    expect(verifyReceipt({ ...batch[6], hybridReceipt: { ...last, batch: { ...last.batch!, ...other! } } }, doc)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    // The leaves are salted: the path shows no neighbour's own message.
+    const neighbours = batch.slice(1).map((r) => Buffer.from(hybridReceiptMessage(r.hybridReceipt.payload)).toString('hex'));
+    expect(h0.batch!.path.filter((x) => neighbours.includes(x))).toEqual([]);
     // The next turn is a new batch (here of one: v1 again).
     const later = await issuer.sign(facts, { baseUrl: BASE, resource: RESOURCE });
-    expect(later.hybridReceipt.format).toBe('native-x402/hybrid-receipt/v1');
-    expect(issuer.stats).toEqual({ signatures: 2, receipts: 8 });
+    expect(later.hybridReceipt!.format).toBe('native-x402/hybrid-receipt/v1');
+    expect(issuer.stats).toEqual({ signatures: 2, receipts: 8, failures: 0 });
+  });
+});
+
+describe('receipt signing that fails', () => {
+  const facts = { rail: 'native', serviceId: 'native-world-clock', network: 'native:1337', payer: 'tnative1payer', amount: '200000', asset: 'NATIVE', result: { ok: 1 } } as const;
+  const at = { baseUrl: BASE, resource: RESOURCE };
+
+  test('a batch that cannot be signed: each receipt is signed alone; when that fails too, the call keeps its JWS receipt and the failure is counted, never thrown', async () => {
+    let calls = 0;
+    const firstFails = createReceiptIssuer(seller, Date.now, (kp, msg) => {
+      if (calls++ === 0) throw new Error('out of memory');
+      return signHybrid(kp, msg);
+    });
+    const three = await Promise.all(['01', '02', '03'].map((b) => firstFails.sign({ ...facts, txId: b.repeat(32) }, at)));
+    expect(three.map((r) => r.hybridReceipt?.format)).toEqual(['native-x402/hybrid-receipt/v1', 'native-x402/hybrid-receipt/v1', 'native-x402/hybrid-receipt/v1']);
+    for (const r of three) expect(verifyReceipt(r, seller.didDocument(BASE))).toMatchObject({ ok: true });
+    expect(firstFails.stats).toEqual({ signatures: 3, receipts: 3, failures: 0 });
+
+    const never = createReceiptIssuer(seller, Date.now, () => {
+      throw new Error('the signer is gone');
+    });
+    const both = await Promise.all(['04', '05'].map((b) => never.sign({ ...facts, txId: b.repeat(32) }, at)));
+    for (const r of both) {
+      expect(r.hybridReceipt).toBeUndefined();
+      expect(r.offerReceipt?.format).toBe('jws');
+    }
+    expect(never.stats).toEqual({ signatures: 0, receipts: 0, failures: 2 });
   });
 });
 
@@ -162,7 +203,7 @@ describe('receipt batch trees (RFC 9162 audit paths)', () => {
         expect(Buffer.from(receiptBatchRootOf(leaves[i], proof)!).equals(Buffer.from(root))).toBe(true);
         const j = (i + 1) % n;
         expect(Buffer.from(receiptBatchRootOf(leaves[j], proof) ?? new Uint8Array()).equals(Buffer.from(root))).toBe(false);
-        // The same path under another size or index does not lead to the root.
+        // The same path under another index does not lead to the root (another size may: see the batch test above).
         const other = receiptBatchRootOf(leaves[i], { ...proof, index: j });
         expect(other !== undefined && Buffer.from(other).equals(Buffer.from(root))).toBe(false);
       }

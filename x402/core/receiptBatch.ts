@@ -4,11 +4,15 @@
  * Certificate Transparency, with the tree and its audit paths exactly as RFC 9162 §2.1 defines them
  * (largest power of two to the left; the verification algorithm of §2.1.3.2).
  *
- * - Leaves are the receipts' own messages, `hybridReceiptMessage(payload)` (already a tagged hash:
- *   `taggedHash("native-x402/hybrid-receipt/v1", JCS(payload))`), used as the leaf hashes.
- * - An inner node is `taggedHash(RECEIPT_BATCH_SCHEME + "/node", left ‖ right)`: a domain of its
- *   own, so no inner node can pass for a leaf nor a leaf for an inner node.
- * - The payee signs `taggedHash(RECEIPT_BATCH_SCHEME, uint32be(size) ‖ root)`.
+ * - A leaf is `taggedHash(RECEIPT_BATCH_SCHEME + "/leaf", salt ‖ hybridReceiptMessage(payload))`,
+ *   `salt` 32 random bytes given to that receipt only: the audit path shows a receipt's holder
+ *   its neighbours' leaves, and unsalted they would let the holder confirm a guess of another
+ *   payer's payment and result.
+ * - An inner node is `taggedHash(RECEIPT_BATCH_SCHEME + "/node", left ‖ right)`: leaves, inner
+ *   nodes and the signed message each have a domain of their own.
+ * - The payee signs `taggedHash(RECEIPT_BATCH_SCHEME, uint32be(size) ‖ root)`. RFC 9162 paths do
+ *   not fix the tree's size (a path can lead to the same root under another size and index), so
+ *   the size is part of what is signed.
  *
  * A batch of one is not a batch: its receipt is a plain `native-x402/hybrid-receipt/v1`, signed
  * over its own message. Pure: the node builds trees, agents verify paths offline.
@@ -18,14 +22,26 @@ import { fromHex, taggedHash, toHex } from '../../consensus/hash.js';
 /** Format of a batched hybrid receipt (and the domain tag of its signed message). */
 export const RECEIPT_BATCH_SCHEME = 'native-x402/hybrid-receipt-batch/v1';
 const NODE_TAG = `${RECEIPT_BATCH_SCHEME}/node`;
+const LEAF_TAG = `${RECEIPT_BATCH_SCHEME}/leaf`;
+/** Bytes of a leaf's salt. */
+export const RECEIPT_SALT_BYTES = 32;
 /** Most receipts one signature covers (audit paths of at most 12 hashes). */
 export const MAX_RECEIPT_BATCH = 4096;
 
-/** Where one receipt sits in its batch: the tree's size, its index, and its audit path (hex, leaf level first). */
+/** Where one receipt sits in its batch: its leaf's salt (hex), the tree's size, its index, and its audit path (hex, leaf level first). */
 export interface ReceiptBatchProof {
+  readonly salt: string;
   readonly size: number;
   readonly index: number;
   readonly path: readonly string[];
+}
+
+/** The leaf of a receipt whose message (`hybridReceiptMessage(payload)`) is `message`. */
+export function receiptBatchLeaf(message: Uint8Array, salt: Uint8Array): Uint8Array {
+  const both = new Uint8Array(salt.length + message.length);
+  both.set(salt, 0);
+  both.set(message, salt.length);
+  return taggedHash(LEAF_TAG, both);
 }
 
 const nodeHash = (left: Uint8Array, right: Uint8Array): Uint8Array => {
@@ -42,7 +58,7 @@ const splitOf = (n: number): number => {
   return k;
 };
 
-/** The tree of `leaves` (32-byte hashes): its root and each leaf's audit path (RFC 9162 PATH(m, D[n])). */
+/** The tree of `leaves` (receiptBatchLeaf): its root and each leaf's audit path (RFC 9162 PATH(m, D[n])). */
 export function receiptBatchTree(leaves: readonly Uint8Array[]): { root: Uint8Array; paths: Uint8Array[][] } {
   if (leaves.length === 0 || leaves.length > MAX_RECEIPT_BATCH) throw new RangeError(`a receipt batch holds 1 to ${MAX_RECEIPT_BATCH} receipts, not ${leaves.length}`);
   const paths: Uint8Array[][] = leaves.map(() => []);
@@ -68,7 +84,7 @@ export function receiptBatchMessage(root: Uint8Array, size: number): Uint8Array 
 }
 
 /** The root an audit path leads to from `leaf` (RFC 9162 §2.1.3.2), or undefined when the proof is malformed. */
-export function receiptBatchRootOf(leaf: Uint8Array, proof: ReceiptBatchProof): Uint8Array | undefined {
+export function receiptBatchRootOf(leaf: Uint8Array, proof: Omit<ReceiptBatchProof, 'salt'>): Uint8Array | undefined {
   const { size, index, path } = proof;
   if (!Number.isSafeInteger(size) || !Number.isSafeInteger(index) || size < 2 || size > MAX_RECEIPT_BATCH || index < 0 || index >= size || !Array.isArray(path)) return undefined;
   let fn = index;
@@ -96,3 +112,10 @@ export function receiptBatchRootOf(leaf: Uint8Array, proof: ReceiptBatchProof): 
 
 /** Hex of the path of one leaf, for the receipt's JSON. */
 export const pathHex = (path: readonly Uint8Array[]): string[] => path.map(toHex);
+
+/** The message a batched receipt's signatures cover (its leaf from `message` and the proof's salt, up the path), or undefined when the proof is malformed. */
+export function receiptBatchSignedMessage(message: Uint8Array, proof: ReceiptBatchProof): Uint8Array | undefined {
+  if (typeof proof.salt !== 'string' || !new RegExp(`^[0-9a-f]{${RECEIPT_SALT_BYTES * 2}}$`).test(proof.salt)) return undefined;
+  const root = receiptBatchRootOf(receiptBatchLeaf(message, fromHex(proof.salt)), proof);
+  return root && receiptBatchMessage(root, proof.size);
+}

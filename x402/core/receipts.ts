@@ -19,7 +19,10 @@
 import { signHybrid } from '../../consensus/keys.js';
 import type { HybridSigner } from '../../consensus/fastSign.js';
 import type { SellerIdentity } from './offers.js';
-import { MAX_RECEIPT_BATCH, RECEIPT_BATCH_SCHEME, pathHex, receiptBatchMessage, receiptBatchTree } from './receiptBatch.js';
+import { randomBytes } from 'node:crypto';
+import { silentLogger, type Logger } from '../../chain/types.js';
+import { toHex } from '../../consensus/hash.js';
+import { MAX_RECEIPT_BATCH, RECEIPT_BATCH_SCHEME, RECEIPT_SALT_BYTES, pathHex, receiptBatchLeaf, receiptBatchMessage, receiptBatchTree } from './receiptBatch.js';
 import { HYBRID_RECEIPT_SCHEME, OFFER_RECEIPT, hybridReceiptMessage, resultBytesOf, resultSha256Of, type HybridReceipt, type HybridReceiptPayload } from './wire.js';
 
 /** The JSON schema of the extension's settlement info (spec §6.7/6.8, JWS form). */
@@ -65,66 +68,98 @@ export interface ReceiptFacts {
   readonly result: unknown;
 }
 
-/** The signed parts a settled call's receipt carries. */
+/**
+ * The signed parts a settled call's receipt carries. Either may be missing when its signing
+ * failed: a receipt is evidence for the payer, never a condition of the payment's outcome (the
+ * result is stored and returned all the same, and the failure is logged and counted).
+ */
 export interface SignedReceipts {
-  readonly offerReceipt: SignedReceipt;
-  readonly hybridReceipt: HybridReceipt;
+  readonly offerReceipt?: SignedReceipt;
+  readonly hybridReceipt?: HybridReceipt;
 }
 
 /** Signs the receipts of settled calls with the seller identity. */
 export interface ReceiptIssuer {
-  /** The receipts of one settled call; resolves once its batch is signed (the same turn's calls share a signature). */
+  /** The receipts of one settled call; resolves once its batch is signed (the same turn's calls share a signature). Never rejects. */
   sign(facts: ReceiptFacts, at: IssueContext): Promise<SignedReceipts>;
-  /** Hybrid signatures made so far, and the receipts they covered. */
-  readonly stats: { readonly signatures: number; readonly receipts: number };
+  /** Hybrid signatures made so far, the receipts they covered, and receipts left without one (signing failed). */
+  readonly stats: { readonly signatures: number; readonly receipts: number; readonly failures: number };
 }
 
 interface Queued {
-  readonly offerReceipt: SignedReceipt;
+  readonly offerReceipt: SignedReceipt | undefined;
   readonly payload: HybridReceiptPayload;
-  readonly leaf: Uint8Array;
+  /** `hybridReceiptMessage(payload)`. */
+  readonly message: Uint8Array;
   readonly resolve: (r: SignedReceipts) => void;
-  readonly reject: (e: unknown) => void;
 }
 
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64url');
 
-/** Creates the receipt issuer; `now` is unix ms (injected in tests); `sign`: the hybrid signer (the node passes the fast one, consensus/fastSign.ts). */
-export function createReceiptIssuer(identity: SellerIdentity, now: () => number = Date.now, sign: HybridSigner = signHybrid): ReceiptIssuer {
+/**
+ * Creates the receipt issuer; `now` is unix ms (injected in tests); `sign`: the hybrid signer (the
+ * node passes the fast one, consensus/fastSign.ts); `salt`: a leaf's random salt (tests fix it).
+ */
+export function createReceiptIssuer(
+  identity: SellerIdentity,
+  now: () => number = Date.now,
+  sign: HybridSigner = signHybrid,
+  log: Logger = silentLogger,
+  salt: () => Uint8Array = () => randomBytes(RECEIPT_SALT_BYTES),
+): ReceiptIssuer {
   let queue: Queued[] = [];
-  const stats = { signatures: 0, receipts: 0 };
+  const stats = { signatures: 0, receipts: 0, failures: 0 };
+  const signature = (msg: Uint8Array) => {
+    const sig = sign(identity.payee, msg);
+    stats.signatures++;
+    return { mldsa: b64(sig.mldsa), ed25519: b64(sig.ed25519) };
+  };
+  /** One receipt on its own (v1); without a hybrid receipt when that fails too. */
+  const alone = (q: Queued): void => {
+    try {
+      const hybridReceipt: HybridReceipt = { format: HYBRID_RECEIPT_SCHEME, payload: q.payload, signature: signature(q.message) };
+      stats.receipts++;
+      q.resolve({ ...(q.offerReceipt ? { offerReceipt: q.offerReceipt } : {}), hybridReceipt });
+    } catch (e) {
+      stats.failures++;
+      log.error({ err: e, txId: q.payload.txId, serviceId: q.payload.serviceId }, 'hybrid receipt not signed: the call is answered without it');
+      q.resolve(q.offerReceipt ? { offerReceipt: q.offerReceipt } : {});
+    }
+  };
   const flush = (): void => {
     const batch = queue.slice(0, MAX_RECEIPT_BATCH);
     queue = queue.slice(batch.length);
     if (queue.length > 0) setImmediate(flush);
     if (batch.length === 0) return;
+    if (batch.length === 1) return alone(batch[0]);
+    let signed: { salts: Uint8Array[]; paths: Uint8Array[][]; signature: HybridReceipt['signature'] };
     try {
-      stats.signatures++;
-      stats.receipts += batch.length;
-      if (batch.length === 1) {
-        const [q] = batch;
-        const sig = sign(identity.payee, q.leaf);
-        q.resolve({ offerReceipt: q.offerReceipt, hybridReceipt: { format: HYBRID_RECEIPT_SCHEME, payload: q.payload, signature: { mldsa: b64(sig.mldsa), ed25519: b64(sig.ed25519) } } });
-        return;
-      }
-      const { root, paths } = receiptBatchTree(batch.map((q) => q.leaf));
-      const sig = sign(identity.payee, receiptBatchMessage(root, batch.length));
-      const signature = { mldsa: b64(sig.mldsa), ed25519: b64(sig.ed25519) };
-      batch.forEach((q, index) =>
-        q.resolve({ offerReceipt: q.offerReceipt, hybridReceipt: { format: RECEIPT_BATCH_SCHEME, payload: q.payload, signature, batch: { size: batch.length, index, path: pathHex(paths[index]) } } }),
-      );
+      const salts = batch.map(() => salt());
+      const { root, paths } = receiptBatchTree(batch.map((q, i) => receiptBatchLeaf(q.message, salts[i])));
+      signed = { salts, paths, signature: signature(receiptBatchMessage(root, batch.length)) };
     } catch (e) {
-      for (const q of batch) q.reject(e);
+      // The batch could not be signed: each receipt is tried on its own.
+      log.warn({ err: e, receipts: batch.length }, 'receipt batch not signed: signing its receipts one by one');
+      for (const q of batch) alone(q);
+      return;
     }
+    stats.receipts += batch.length;
+    batch.forEach((q, index) => {
+      const proof = { salt: toHex(signed.salts[index]), size: batch.length, index, path: pathHex(signed.paths[index]) };
+      q.resolve({ ...(q.offerReceipt ? { offerReceipt: q.offerReceipt } : {}), hybridReceipt: { format: RECEIPT_BATCH_SCHEME, payload: q.payload, signature: signed.signature, batch: proof } });
+    });
   };
   return {
     stats,
     sign(f, at) {
       const issuedAt = Math.floor(now() / 1000);
-      const offerReceipt: SignedReceipt = {
-        format: 'jws',
-        signature: identity.jws({ version: 1, network: f.network, resourceUrl: at.resource, payer: f.payer, issuedAt, transaction: f.txId }, at.baseUrl),
-      };
+      let offerReceipt: SignedReceipt | undefined;
+      try {
+        offerReceipt = { format: 'jws', signature: identity.jws({ version: 1, network: f.network, resourceUrl: at.resource, payer: f.payer, issuedAt, transaction: f.txId }, at.baseUrl) };
+      } catch (e) {
+        stats.failures++;
+        log.error({ err: e, txId: f.txId, serviceId: f.serviceId }, 'JWS receipt not signed: the call is answered without it');
+      }
       const payload: HybridReceiptPayload = {
         version: 1,
         sellerId: identity.sellerId,
@@ -140,9 +175,9 @@ export function createReceiptIssuer(identity: SellerIdentity, now: () => number 
         issuedAt,
         resultSha256: resultSha256Of(resultBytesOf(f.result)),
       };
-      return new Promise<SignedReceipts>((resolve, reject) => {
+      return new Promise<SignedReceipts>((resolve) => {
         if (queue.length === 0) setImmediate(flush);
-        queue.push({ offerReceipt, payload, leaf: hybridReceiptMessage(payload), resolve, reject });
+        queue.push({ offerReceipt, payload, message: hybridReceiptMessage(payload), resolve });
       });
     },
   };

@@ -75,3 +75,4 @@ export {
   type OfferedOption,
 } from '../../../sdk/receipts.js';
 export { OFFER_RECEIPT, HYBRID_RECEIPT_SCHEME, OFFER_KEY_BINDING_SCHEME, didWebOf, type HybridReceipt, type HybridReceiptPayload, type OfferKeyBinding } from '../../../x402/core/wire.js';
+export { RECEIPT_BATCH_SCHEME, type ReceiptBatchProof } from '../../../x402/core/receiptBatch.js';
