@@ -165,8 +165,9 @@ export class QuoteAnswers {
       this.misses++;
       return renderQuoteAnswer(a, this.auth, this.siwx, nowMs);
     }
-    // No request and the empty one differ (the v2 native option says `request: null` or `""`).
-    const key = `${a.only ?? '-'}\n${a.baseUrl}\n${a.requestText === undefined ? '\u0000' : `=${a.requestText}`}`;
+    // One slot per resource (the service), base URL, option choice and request; no request and
+    // the empty one differ (the v2 native option says `request: null` or `""`).
+    const key = `${a.only ?? '-'}\n${a.baseUrl}\n${a.quote.accepts[0]?.resource ?? ''}\n${a.requestText === undefined ? '\u0000' : `=${a.requestText}`}`;
     let e = this.entries.get(key);
     if (e && e.quote === a.quote) {
       this.hits++;

@@ -198,6 +198,18 @@ describe('kept 402 answers', () => {
     await expectSame(withRail);
   });
 
+  test('services asked in turn with the same request each keep their own answer', async () => {
+    baseUrl = 'http://127.0.0.1:7402';
+    const turns: Call[] = [];
+    for (let i = 0; i < 5; i++) turns.push(['/api/x402/native-echo', { request: 'UTC' }], ['/api/x402/native-cheap', { request: 'UTC' }], ['/api/x402/native-echo', {}], ['/api/x402/native-cheap', {}]);
+    const before = withRail.answers.stats();
+    for (const c of turns) expect(await post(withRail.kept, ...c)).toEqual(await post(withRail.fresh, ...c));
+    const after = withRail.answers.stats();
+    // The first round renders four answers; every later call is a kept one.
+    expect(after.misses - before.misses).toBe(4);
+    expect(after.hits - before.hits).toBe(turns.length - 4);
+  });
+
   test('stay within their limits of entries and bytes', async () => {
     const few = new QuoteAnswers(auth, siwx, { maxEntries: 3, maxBytes: 1 << 20, maxRequestBytes: 2048 });
     const p = await pair(true, few);
