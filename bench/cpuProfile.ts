@@ -44,9 +44,9 @@ export interface ProfileParts {
   readonly parts: readonly { readonly part: string; readonly ms: number }[];
 }
 
-/** Reads the newest `.cpuprofile` in `dir`. */
-export async function newestProfile(dir: string): Promise<Profile | undefined> {
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile')).sort();
+/** Reads the newest profile of process `pid`'s main thread in `dir` (Node names them `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`, thread 0 the main one). */
+export async function newestProfile(dir: string, pid: number): Promise<Profile | undefined> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile') && f.includes(`.${pid}.0.`)).sort();
   const last = files.at(-1);
   return last ? (JSON.parse(await readFile(join(dir, last), 'utf8')) as Profile) : undefined;
 }

@@ -232,7 +232,7 @@ export async function run(args: string[]): Promise<void> {
     await mkdir(profDir, { recursive: true });
     nodeArgs.push('--cpu-prof', '--cpu-prof-dir', profDir);
   }
-  const profWindow: { fromUs: number; toUs: number; mainMsPerCall?: number } = { fromUs: 0, toUs: 0 };
+  const profWindow: { fromUs: number; toUs: number; pid: number; mainMsPerCall?: number } = { fromUs: 0, toUs: 0, pid: 0 };
 
   console.log(`paid-call benchmark: ${availableParallelism()} cores, Node ${process.version}, ${new Date().toISOString()}`);
   console.log(`load average before: ${load()}`);
@@ -279,6 +279,7 @@ export async function run(args: string[]): Promise<void> {
     procs.push({ stop: () => stopNode(node) });
     const url = node.url;
     const pid = node.child.pid!;
+    profWindow.pid = pid;
 
     // ---- the node's quotes must be the terms the payments were signed for
     const status = (await request('GET', `${url}/api/v1/status`)).json;
@@ -521,7 +522,7 @@ export async function run(args: string[]): Promise<void> {
   }
   // The node wrote its profile as it stopped: the counted window's main-thread time by part.
   if (profDir && profWindow.toUs && profWindow.mainMsPerCall !== undefined) {
-    const profile = await newestProfile(profDir);
+    const profile = await newestProfile(profDir, profWindow.pid);
     if (profile) printProfileParts(profileParts(profile, profWindow.fromUs, profWindow.toUs), profWindow.mainMsPerCall);
   }
 }
