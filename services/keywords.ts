@@ -1,14 +1,14 @@
 /** native-keywords: keywords and key phrases with scores, named and pattern entities, topics (services/text/analyse.ts: wink-nlp + compromise). */
 import { defineService } from './define.js';
 import { textInput } from './inputs.js';
-import { analyseKeywords, loadTextEngines } from './text/analyse.js';
+import { analyseKeywords, warmTextEngines } from './text/analyse.js';
 import { refuseUnservedLanguage, textHealth } from './text/nlp.js';
 import { refuseInput } from './outbound/index.js';
 import type { ServiceContext } from './types.js';
 
 /** English only (the lexicons and model are English): another language is a 400 before payment. */
 async function precheck(_ctx: ServiceContext, input: unknown): Promise<void> {
-  await loadTextEngines().catch(() => undefined); // warmed before payment; a failed load is the run's to report
+  await warmTextEngines();
   const why = await refuseUnservedLanguage(input as string, ['en'], 'native-keywords');
   if (why) throw refuseInput('language_not_served', why);
 }

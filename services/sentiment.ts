@@ -1,14 +1,14 @@
 /** native-sentiment: sentiment label, polarity score, confidence and emotion labels, per sentence and overall (services/text/analyse.ts: wink-nlp + the project's emotion lexicon). */
 import { defineService } from './define.js';
 import { textInput } from './inputs.js';
-import { analyseSentiment, loadTextEngines } from './text/analyse.js';
+import { analyseSentiment, warmTextEngines } from './text/analyse.js';
 import { refuseUnservedLanguage, textHealth } from './text/nlp.js';
 import { refuseInput } from './outbound/index.js';
 import type { ServiceContext } from './types.js';
 
 /** English only (the lexicons and model are English): another language is a 400 before payment. */
 async function precheck(_ctx: ServiceContext, input: unknown): Promise<void> {
-  await loadTextEngines().catch(() => undefined); // warmed before payment; a failed load is the run's to report
+  await warmTextEngines();
   const why = await refuseUnservedLanguage(input as string, ['en'], 'native-sentiment');
   if (why) throw refuseInput('language_not_served', why);
 }

@@ -9,7 +9,7 @@
 import { defineService, EXTERNAL_TIMEOUT_MS } from './define.js';
 import { isHttpUrl } from './inputs.js';
 import { precheckPublicUrl } from './outbound/index.js';
-import { loadTextEngines, summarizeText } from './text/analyse.js';
+import { warmTextEngines, summarizeText } from './text/analyse.js';
 import { textHealth } from './text/nlp.js';
 import { ServiceError } from './types.js';
 import { asServiceError, fetchReadableText, outboundOf, requireUpstreamOk } from './web/readable.js';
@@ -38,7 +38,7 @@ export const summarize = defineService({
   inputSchema: { type: 'string', minLength: 1, maxLength: 20_000, 'x-text-or-url': MIN_SUMMARY_TEXT, description: 'Text of at least 80 characters, or a public http(s) URL whose readable text is summarised.' },
   // A URL is checked like every caller URL before any quote; text needs nothing more than the schema.
   precheck: async (ctx, input) => {
-    await loadTextEngines().catch(() => undefined); // warmed before payment; a failed load is the run's to report
+    await warmTextEngines();
     const url = urlOf(input as string);
     if (url !== undefined) await precheckPublicUrl(ctx, url);
   },

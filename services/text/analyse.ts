@@ -42,6 +42,11 @@ export async function loadTextEngines(): Promise<void> {
   await Promise.all([loadWinkNlp(), vaderLoad, loadSentimentModel()]);
 }
 
+/** `loadTextEngines` for a precheck: warmed before payment; a failed load is the run's to report. */
+export function warmTextEngines(): Promise<void> {
+  return loadTextEngines().catch(() => undefined);
+}
+
 /** VADER's analyzer (`loadTextEngines()` must have resolved). */
 function vaderScores(text: string): { compound: number } {
   if (!vaderLoaded) throw new Error('vader-sentiment is not loaded yet');
@@ -412,8 +417,7 @@ export async function rankSentences(text: string, weights: SentenceWeights = SEN
 export async function summarizeText(text: string) {
   const language = await detectLanguage(text);
   const sentences = await rankSentences(text);
-  const scored = sentences;
-  const ranked = [...scored].sort((a, b) => b.score - a.score || a.i - b.i);
+  const ranked = [...sentences].sort((a, b) => b.score - a.score || a.i - b.i);
   const best = ranked[0];
   const tldr = best?.text ?? '';
   // Key points: the next best sentences that carry a key term, have at least KEY_POINT_SHARE of the best's support (the priors rank, they are no evidence) and repeat no chosen one, in text order.
@@ -428,7 +432,7 @@ export async function summarizeText(text: string) {
   // A text that names its subject with pronouns and synonyms links few sentences: one that shares
   // nothing with any other is no evidence of an aside, so the longest of those (never a short
   // one, "Lunch was pizza.") fill up to the 3 key points the service promises.
-  for (const s of [...scored].sort((a, b) => b.words - a.words || a.i - b.i)) {
+  for (const s of [...sentences].sort((a, b) => b.words - a.words || a.i - b.i)) {
     if (chosen.length > 3) break;
     if (s.isolated && s.words >= SHORT_SENTENCE && !chosen.includes(s)) chosen.push(s);
   }

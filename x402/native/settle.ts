@@ -83,13 +83,11 @@ export class NativeSettlement implements NativeRail {
     this.unhonored = opts.unhonored;
     this.receipts = opts.receipts;
     this.ends = new PendingEnds(this.log);
+    this.payTo = encodeAddress(payee.address, params.hrp);
   }
 
   /** This node's payee address on the native rail (encoded once: every quote and receipt names it). */
-  get payTo(): string {
-    return (this.payToText ??= encodeAddress(this.payee.address, this.params.hrp));
-  }
-  private payToText: string | undefined;
+  readonly payTo: string;
 
   /** The seller id payments commit to: the ledger's. */
   get sellerId(): string {
