@@ -244,14 +244,38 @@ function shownOptions(quote: QuoteBody, only: UsdcOnly): { accepts: QuoteBody['a
   return { accepts, offers: narrowOfferExtension(quote.extensions, quote.accepts, accepts), usdcOption };
 }
 
-/** The 402 answer of a plain quote rendered from scratch at `nowMs` (what `QuoteAnswers` keeps, and the reference its tests compare with). */
-export function renderQuoteAnswer(a: QuoteAnswerInput, auth: PaymentAuth, siwx: SiwxChallenges, nowMs: number): QuoteAnswer {
+/** The headers of a 402 and the options it shows. */
+export interface QuoteHeaders {
+  /** The options shown: the quote's own array, or only its USDC option when asked for. */
+  readonly accepts: QuoteBody['accepts'];
+  readonly varyPrefer: boolean;
+  readonly paymentRequired: string;
+  readonly wwwAuthenticate: readonly string[];
+}
+
+/**
+ * The headers of a 402 for `a` at `nowMs`: the x402 v2 `PAYMENT-REQUIRED` (with the sign-in
+ * declaration and the shown options' signed offers; `error`: the code of a refused payment) and
+ * the Payment challenges of the same options. Plain quotes and refused payments' 402s both.
+ */
+export function quoteHeaders(a: QuoteAnswerInput, error: string | undefined, auth: PaymentAuth, siwx: SiwxChallenges, nowMs: number): QuoteHeaders {
   const { accepts, offers, usdcOption } = shownOptions(a.quote, a.only);
   const signIn = usdcOption ? { [SIGN_IN_WITH_X]: siwx.declaration(usdcOption.resource, nowMs) } : undefined;
   return {
+    accepts,
     varyPrefer: usdcOption !== undefined,
-    paymentRequired: Buffer.from(JSON.stringify(paymentRequiredV2Of(accepts, undefined, { ...signIn, ...offers }, a.requestText)), 'utf8').toString('base64'),
+    paymentRequired: Buffer.from(JSON.stringify(paymentRequiredV2Of(accepts, error, { ...signIn, ...offers }, a.requestText)), 'utf8').toString('base64'),
     wwwAuthenticate: auth.challenges(accepts, realmOf(a.baseUrl), secondOf(nowMs)),
+  };
+}
+
+/** The 402 answer of a plain quote rendered from scratch at `nowMs` (what `QuoteAnswers` keeps, and the reference its tests compare with). */
+export function renderQuoteAnswer(a: QuoteAnswerInput, auth: PaymentAuth, siwx: SiwxChallenges, nowMs: number): QuoteAnswer {
+  const { accepts, varyPrefer, paymentRequired, wwwAuthenticate } = quoteHeaders(a, undefined, auth, siwx, nowMs);
+  return {
+    varyPrefer,
+    paymentRequired,
+    wwwAuthenticate,
     body: Buffer.from(JSON.stringify(outcomeBody({ kind: 'quote', status: 402, quote: a.quote }, accepts === a.quote.accepts ? undefined : accepts)), 'utf8'),
   };
 }

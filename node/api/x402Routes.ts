@@ -24,13 +24,12 @@ import { NodeError } from '../../consensus/errors.js';
 import { PaymentErrorCode } from '../../x402/core/errors.js';
 import { outcomeBody, type PaidCallOutcome } from '../../x402/core/outcome.js';
 import type { QuoteBody } from '../../x402/core/quote.js';
-import { narrowOfferExtension } from '../../x402/core/offers.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, type PaidCallCore, type PaymentProof } from '../../x402/core/paidCall.js';
-import { checkPaymentPayload, decodePaymentHeader, encodeJsonHeader, paymentResponseHeaders } from '../../x402/usdc/wire.js';
-import { nativePaymentOfHeader, PaymentAuth, paymentReceiptOf, paymentRequiredV2Of } from './paymentDialects.js';
+import { checkPaymentPayload, decodePaymentHeader, paymentResponseHeaders } from '../../x402/usdc/wire.js';
+import { nativePaymentOfHeader, PaymentAuth, paymentReceiptOf } from './paymentDialects.js';
 import { SIGN_IN_WITH_X, SiwxChallenges } from '../../x402/usdc/siwx.js';
 import { localBaseUrl } from './publicUrl.js';
-import { EXPOSED_402_HEADERS, QuoteAnswers, realmOf, renderQuoteAnswer, secondOf } from './quoteAnswers.js';
+import { EXPOSED_402_HEADERS, QuoteAnswers, quoteHeaders, renderQuoteAnswer } from './quoteAnswers.js';
 
 interface CallBody {
   serviceId?: unknown;
@@ -136,25 +135,18 @@ function answer(ctx: Koa.Context, o: PaidCallOutcome, d: AnswerDeps, viaAuth: bo
   if (o.kind === 'quote') return answerQuote(ctx, o.quote, d, baseUrl, request);
   let accepts;
   if (o.status === 402 && 'quote' in o) {
-    // A refused payment's 402: the quote (only the USDC option when asked for), the x402 v2 header and the Payment challenges of the same options.
-    accepts = o.quote.accepts;
-    const usdcOption = o.quote.accepts.find((a) => a.scheme === 'exact');
-    if (usdcOption) {
-      ctx.vary('Prefer');
-      const only = usdcOnlyPreference(ctx);
-      if (only) accepts = [usdcOption];
-      if (only === 'prefer') ctx.set('Preference-Applied', 'rail=usdc');
-    }
-    const now = d.now();
-    // With the USDC rail, a sign-in challenge too: a payer that lost its payment identifier proves itself with it on a retry.
-    const signIn = usdcOption ? { [SIGN_IN_WITH_X]: d.siwx.declaration(usdcOption.resource, now) } : undefined;
-    // The signed offers of the options shown (x402 Offer and Receipt extension), as in the JSON body.
-    const offers = narrowOfferExtension(o.quote.extensions, o.quote.accepts, accepts);
-    // The native option names the request its payment must commit to (the core's request text).
-    ctx.set('PAYMENT-REQUIRED', encodeJsonHeader(paymentRequiredV2Of(accepts, o.kind === 'refused' ? o.error.code : undefined, { ...signIn, ...offers }, requestTextOf(request))));
-    ctx.set('WWW-Authenticate', d.auth.challenges(accepts, realmOf(baseUrl), secondOf(now)));
+    // A refused payment's 402: the quote (only the USDC option when asked for), the x402 v2 header
+    // (its error, the sign-in declaration a payer that lost its payment identifier proves itself
+    // with, the shown options' signed offers, the request the native payment commits to) and the
+    // Payment challenges of the same options: as a plain quote's, rendered each time.
+    const only = o.quote.accepts.some((a) => a.scheme === 'exact') ? usdcOnlyPreference(ctx) : undefined;
+    const h = quoteHeaders({ quote: o.quote, baseUrl, requestText: requestTextOf(request), only }, o.kind === 'refused' ? o.error.code : undefined, d.auth, d.siwx, d.now());
+    if (h.varyPrefer) ctx.vary('Prefer');
+    if (only === 'prefer') ctx.set('Preference-Applied', 'rail=usdc');
+    ctx.set('PAYMENT-REQUIRED', h.paymentRequired);
+    ctx.set('WWW-Authenticate', h.wwwAuthenticate as string[]);
     ctx.set('Access-Control-Expose-Headers', EXPOSED_402_HEADERS);
-    if (accepts === o.quote.accepts) accepts = undefined;
+    if (h.accepts !== o.quote.accepts) accepts = h.accepts;
   }
   // A USDC settlement, or a native one whose payment came in a payment header (an x402 client reads the answer there).
   if (o.kind === 'paid' && (o.rail === 'usdc' || viaHeader)) ctx.set(paymentResponseHeaders(o.response));
