@@ -17,7 +17,7 @@
  * A batch of one is not a batch: its receipt is a plain `native-x402/hybrid-receipt/v1`, signed
  * over its own message. Pure: the node builds trees, agents verify paths offline.
  */
-import { fromHex, taggedHash, toHex } from '../../consensus/hash.js';
+import { concatBytes, fromHex, isHex, taggedHash } from '../../consensus/hash.js';
 
 /** Format of a batched hybrid receipt (and the domain tag of its signed message). */
 export const RECEIPT_BATCH_SCHEME = 'native-x402/hybrid-receipt-batch/v1';
@@ -38,18 +38,10 @@ export interface ReceiptBatchProof {
 
 /** The leaf of a receipt whose message (`hybridReceiptMessage(payload)`) is `message`. */
 export function receiptBatchLeaf(message: Uint8Array, salt: Uint8Array): Uint8Array {
-  const both = new Uint8Array(salt.length + message.length);
-  both.set(salt, 0);
-  both.set(message, salt.length);
-  return taggedHash(LEAF_TAG, both);
+  return taggedHash(LEAF_TAG, concatBytes(salt, message));
 }
 
-const nodeHash = (left: Uint8Array, right: Uint8Array): Uint8Array => {
-  const both = new Uint8Array(64);
-  both.set(left, 0);
-  both.set(right, 32);
-  return taggedHash(NODE_TAG, both);
-};
+const nodeHash = (left: Uint8Array, right: Uint8Array): Uint8Array => taggedHash(NODE_TAG, concatBytes(left, right));
 
 /** Largest power of two strictly below `n` (n ≥ 2). */
 const splitOf = (n: number): number => {
@@ -91,15 +83,13 @@ export function receiptBatchRootOf(leaf: Uint8Array, proof: Omit<ReceiptBatchPro
   let sn = size - 1;
   let r = leaf;
   for (const hex of path) {
-    const p = typeof hex === 'string' && /^[0-9a-f]{64}$/.test(hex) ? fromHex(hex) : undefined;
-    if (!p || sn === 0) return undefined;
+    if (!isHex(hex, 32) || hex !== hex.toLowerCase() || sn === 0) return undefined;
+    const p = fromHex(hex);
     if (fn % 2 === 1 || fn === sn) {
       r = nodeHash(p, r);
-      if (fn % 2 === 0) {
-        while (fn % 2 === 0 && fn !== 0) {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        }
+      while (fn % 2 === 0 && fn !== 0) {
+        fn = Math.floor(fn / 2);
+        sn = Math.floor(sn / 2);
       }
     } else {
       r = nodeHash(r, p);
@@ -110,12 +100,9 @@ export function receiptBatchRootOf(leaf: Uint8Array, proof: Omit<ReceiptBatchPro
   return sn === 0 ? r : undefined;
 }
 
-/** Hex of the path of one leaf, for the receipt's JSON. */
-export const pathHex = (path: readonly Uint8Array[]): string[] => path.map(toHex);
-
 /** The message a batched receipt's signatures cover (its leaf from `message` and the proof's salt, up the path), or undefined when the proof is malformed. */
 export function receiptBatchSignedMessage(message: Uint8Array, proof: ReceiptBatchProof): Uint8Array | undefined {
-  if (typeof proof.salt !== 'string' || !new RegExp(`^[0-9a-f]{${RECEIPT_SALT_BYTES * 2}}$`).test(proof.salt)) return undefined;
+  if (!isHex(proof.salt, RECEIPT_SALT_BYTES) || proof.salt !== proof.salt.toLowerCase()) return undefined;
   const root = receiptBatchRootOf(receiptBatchLeaf(message, fromHex(proof.salt)), proof);
   return root && receiptBatchMessage(root, proof.size);
 }

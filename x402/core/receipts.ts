@@ -22,7 +22,7 @@ import type { SellerIdentity } from './offers.js';
 import { randomBytes } from 'node:crypto';
 import { silentLogger, type Logger } from '../../chain/types.js';
 import { toHex } from '../../consensus/hash.js';
-import { MAX_RECEIPT_BATCH, RECEIPT_BATCH_SCHEME, RECEIPT_SALT_BYTES, pathHex, receiptBatchLeaf, receiptBatchMessage, receiptBatchTree } from './receiptBatch.js';
+import { MAX_RECEIPT_BATCH, RECEIPT_BATCH_SCHEME, RECEIPT_SALT_BYTES, receiptBatchLeaf, receiptBatchMessage, receiptBatchTree } from './receiptBatch.js';
 import { HYBRID_RECEIPT_SCHEME, OFFER_RECEIPT, hybridReceiptMessage, resultBytesOf, resultSha256Of, type HybridReceipt, type HybridReceiptPayload } from './wire.js';
 
 /** The JSON schema of the extension's settlement info (spec §6.7/6.8, JWS form). */
@@ -87,7 +87,8 @@ export interface ReceiptIssuer {
 }
 
 interface Queued {
-  readonly offerReceipt: SignedReceipt | undefined;
+  /** The receipt as far as it is signed: the JWS part, when that signing worked. */
+  readonly signed: SignedReceipts;
   readonly payload: HybridReceiptPayload;
   /** `hybridReceiptMessage(payload)`. */
   readonly message: Uint8Array;
@@ -119,11 +120,11 @@ export function createReceiptIssuer(
     try {
       const hybridReceipt: HybridReceipt = { format: HYBRID_RECEIPT_SCHEME, payload: q.payload, signature: signature(q.message) };
       stats.receipts++;
-      q.resolve({ ...(q.offerReceipt ? { offerReceipt: q.offerReceipt } : {}), hybridReceipt });
+      q.resolve({ ...q.signed, hybridReceipt });
     } catch (e) {
       stats.failures++;
       log.error({ err: e, txId: q.payload.txId, serviceId: q.payload.serviceId }, 'hybrid receipt not signed: the call is answered without it');
-      q.resolve(q.offerReceipt ? { offerReceipt: q.offerReceipt } : {});
+      q.resolve(q.signed);
     }
   };
   const flush = (): void => {
@@ -132,11 +133,11 @@ export function createReceiptIssuer(
     if (queue.length > 0) setImmediate(flush);
     if (batch.length === 0) return;
     if (batch.length === 1) return alone(batch[0]);
-    let signed: { salts: Uint8Array[]; paths: Uint8Array[][]; signature: HybridReceipt['signature'] };
+    let tree: { salts: Uint8Array[]; paths: Uint8Array[][]; signature: HybridReceipt['signature'] };
     try {
       const salts = batch.map(() => salt());
       const { root, paths } = receiptBatchTree(batch.map((q, i) => receiptBatchLeaf(q.message, salts[i])));
-      signed = { salts, paths, signature: signature(receiptBatchMessage(root, batch.length)) };
+      tree = { salts, paths, signature: signature(receiptBatchMessage(root, batch.length)) };
     } catch (e) {
       // The batch could not be signed: each receipt is tried on its own.
       log.warn({ err: e, receipts: batch.length }, 'receipt batch not signed: signing its receipts one by one');
@@ -145,8 +146,8 @@ export function createReceiptIssuer(
     }
     stats.receipts += batch.length;
     batch.forEach((q, index) => {
-      const proof = { salt: toHex(signed.salts[index]), size: batch.length, index, path: pathHex(signed.paths[index]) };
-      q.resolve({ ...(q.offerReceipt ? { offerReceipt: q.offerReceipt } : {}), hybridReceipt: { format: RECEIPT_BATCH_SCHEME, payload: q.payload, signature: signed.signature, batch: proof } });
+      const proof = { salt: toHex(tree.salts[index]), size: batch.length, index, path: tree.paths[index].map(toHex) };
+      q.resolve({ ...q.signed, hybridReceipt: { format: RECEIPT_BATCH_SCHEME, payload: q.payload, signature: tree.signature, batch: proof } });
     });
   };
   return {
@@ -177,7 +178,7 @@ export function createReceiptIssuer(
       };
       return new Promise<SignedReceipts>((resolve) => {
         if (queue.length === 0) setImmediate(flush);
-        queue.push({ offerReceipt, payload, message: hybridReceiptMessage(payload), resolve });
+        queue.push({ signed: offerReceipt ? { offerReceipt } : {}, payload, message: hybridReceiptMessage(payload), resolve });
       });
     },
   };
