@@ -90,6 +90,17 @@ export class NodeMetrics {
           this.set(read());
         },
       });
+    /** A counter whose total is read at scrape time from the part that counts. */
+    const counter = (name: string, help: string, read: () => number) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
     gauge('native_chain_height', 'Height of the best block.', () => sources.chain.tip.height);
     gauge('native_chain_tip_age_seconds', 'Seconds since the timestamp of the best block.', () => Math.max(0, now() - sources.chain.tip.header.time));
     gauge('native_chain_difficulty', 'Difficulty of the best block (1 = 2^32 hashes).', () => difficultyOfBits(sources.chain.tip.header.bits));
@@ -133,46 +144,12 @@ export class NodeMetrics {
         for (const result of ['accepted', 'rejected', 'stale'] as const) this.inc({ result }, m?.[result] ?? 0);
       },
     });
-    new Counter({
-      name: 'native_x402_receipt_signatures_total',
-      help: 'Hybrid (ML-DSA-87 + Ed25519) signatures of paid-call receipts; the calls settled in one turn of the event loop share one.',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(sources.receiptSigning?.()?.signatures ?? 0);
-      },
-    });
-    new Counter({
-      name: 'native_x402_receipts_signed_total',
-      help: 'Paid-call receipts signed (each covered by one of native_x402_receipt_signatures_total).',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(sources.receiptSigning?.()?.receipts ?? 0);
-      },
-    });
-    new Counter({
-      name: 'native_x402_receipt_failures_total',
-      help: 'Paid calls answered without a signed receipt part because signing it failed (the result is stored and returned all the same; the error is in the log).',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(sources.receiptSigning?.()?.failures ?? 0);
-      },
-    });
-    const quoteCacheCounter = (name: string, help: string, read: (s: QuoteAnswerStats) => number) =>
-      new Counter({
-        name,
-        help,
-        registers,
-        collect() {
-          this.reset();
-          const q = sources.quoteCache?.();
-          this.inc(q ? read(q) : 0);
-        },
-      });
-    quoteCacheCounter('native_x402_quote_cache_hits_total', '402 answers to calls without payment served from a kept rendering (same quote, base URL, request and option choice).', (q) => q.hits);
-    quoteCacheCounter('native_x402_quote_cache_misses_total', '402 answers to calls without payment rendered anew (first of their kind, a changed price or offer window, or not kept).', (q) => q.misses);
+    const receipts = () => sources.receiptSigning?.();
+    counter('native_x402_receipt_signatures_total', 'Hybrid (ML-DSA-87 + Ed25519) signatures of paid-call receipts; the calls settled in one turn of the event loop share one.', () => receipts()?.signatures ?? 0);
+    counter('native_x402_receipts_signed_total', 'Paid-call receipts signed (each covered by one of native_x402_receipt_signatures_total).', () => receipts()?.receipts ?? 0);
+    counter('native_x402_receipt_failures_total', 'Paid calls answered without a signed receipt part because signing it failed (the result is stored and returned all the same; the error is in the log).', () => receipts()?.failures ?? 0);
+    counter('native_x402_quote_cache_hits_total', '402 answers to calls without payment served from a kept rendering (same quote, base URL, request and option choice).', () => sources.quoteCache?.()?.hits ?? 0);
+    counter('native_x402_quote_cache_misses_total', '402 answers to calls without payment rendered anew (first of their kind, a changed price or offer window, or not kept).', () => sources.quoteCache?.()?.misses ?? 0);
     gauge('native_x402_quote_cache_entries', 'Rendered 402 answers kept.', () => sources.quoteCache?.()?.entries ?? 0);
     gauge('native_x402_quote_cache_bytes', 'Bytes of the rendered 402 answers kept (bodies, headers, keys).', () => sources.quoteCache?.()?.bytes ?? 0);
     new Gauge({
