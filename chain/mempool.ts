@@ -38,8 +38,8 @@ import type { HybridPublicKey } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from './chain.js';
 import { IndexedHeap } from './indexedHeap.js';
-import { applyEntry, applyRun, checkAffordable, checkReadyFunds, decodeForAdmission, defaultMempoolOptions, feeAbove, KNOWN_KEYS_MAX, MAX_TIP_RETRIES, MempoolErrorCode, packageScore } from './mempoolPolicy.js';
-import type { AddResult, DecodedTx, Entry, MempoolOptions, SenderTxs, SignatureJob } from './mempoolPolicy.js';
+import { applyEntry, applyRun, checkAffordable, checkReadyFunds, decodeForAdmission, defaultMempoolOptions, KNOWN_KEYS_MAX, MAX_TIP_RETRIES, MempoolErrorCode, mempoolFullError, packageScore, pickCandidates } from './mempoolPolicy.js';
+import type { AddResult, Arrival, DecodedTx, Entry, MempoolOptions, SenderTxs, SharedView, SignatureJob } from './mempoolPolicy.js';
 
 export { defaultMempoolOptions, MempoolErrorCode, type AddResult, type MempoolOptions } from './mempoolPolicy.js';
 import { silentLogger, type ChainEntry, type Logger, type MempoolEntry, type MempoolReader, type MempoolStats, type SignatureVerifier } from './types.js';
@@ -56,6 +56,8 @@ export class Mempool extends EventEmitter implements MempoolReader {
   private totalBytes = 0;
   private queuedBytes = 0;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Transactions that arrived since the admission queue last took them. */
+  private arrivals: Arrival[] = [];
   private readonly opts: Required<Omit<MempoolOptions, 'logger' | 'now'>>;
   private readonly now: () => number;
   private readonly log: Logger;
@@ -187,11 +189,40 @@ export class Mempool extends EventEmitter implements MempoolReader {
     }
     // The check starts now; the admission keeps its place in the queue (arrival order) and waits for it there.
     const signed = pre ? this.preverify(pre, opts.abandon).catch(() => undefined) : Promise.resolve(undefined);
-    return this.serial(async () => {
-      // The relaying peer was banned while this waited its turn (gossip): its transaction is dropped unchecked.
-      if (opts.abandon?.()) throw new NodeError(MempoolErrorCode.ABANDONED, 'dropped: its relay was banned before it was checked');
-      return this.addNow(bytes, opts.addedAt, await signed, 0, pre);
+    return new Promise<AddResult>((resolve, reject) => {
+      this.arrivals.push({ bytes, addedAt: opts.addedAt, abandon: opts.abandon, pre, signed, resolve, reject });
+      if (this.arrivals.length === 1) void this.serial(() => this.admitArrivals());
     });
+  }
+
+  /**
+   * Admits the transactions that arrived while the queue was busy, one by one in arrival order,
+   * on one state read for all of them (read again when the tip moves): under load, the admissions
+   * no longer wait for a database read each. Each gets the answer it would get alone: an admission
+   * uses the shared read only when it holds every key the admission reads, else reads its own.
+   */
+  private async admitArrivals(): Promise<void> {
+    const batch = this.arrivals;
+    this.arrivals = [];
+    let shared: SharedView | undefined;
+    for (const [i, a] of batch.entries()) {
+      try {
+        // The relaying peer was banned while this waited its turn (gossip): its transaction is dropped unchecked.
+        if (a.abandon?.()) throw new NodeError(MempoolErrorCode.ABANDONED, 'dropped: its relay was banned before it was checked');
+        const signed = await a.signed;
+        if (a.pre && batch.length > 1 && shared?.tip !== this.chain.tip.hashHex) shared = await this.readShared(batch.slice(i));
+        a.resolve(await this.addNow(a.bytes, a.addedAt, signed, 0, a.pre, shared));
+      } catch (e) {
+        a.reject(e);
+      }
+    }
+  }
+
+  /** One state read covering every key the admissions of `rest` read (their own and their senders' pending transactions'). */
+  private async readShared(rest: readonly Arrival[]): Promise<SharedView> {
+    const tip = this.chain.tip.hashHex;
+    const keys = new Set(rest.flatMap((a) => (a.pre ? [...txTouchedKeys(a.pre.tx), ...this.senderKeys(toHex(a.pre.tx.from))] : [])));
+    return { tip, keys, view: await this.chain.getStateView([...keys]) };
   }
 
   /**
@@ -258,7 +289,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
     });
   }
 
-  private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean, attempt = 0, decoded?: DecodedTx): Promise<AddResult> {
+  private async addNow(bytes: Uint8Array, addedAt?: number, signed?: boolean, attempt = 0, decoded?: DecodedTx, shared?: SharedView): Promise<AddResult> {
     // A transaction with the bytes of a pending one passes the stateless rules as that one did, so
     // checking them before the duplicate check changes no answer.
     const pre = decoded ?? decodeForAdmission(bytes, this.params);
@@ -275,7 +306,8 @@ export class Mempool extends EventEmitter implements MempoolReader {
       return this.addNow(bytes, addedAt, signed, attempt + 1, pre);
     };
     const txKeys = txTouchedKeys(tx);
-    const view = await this.chain.getStateView([...txKeys, ...this.senderKeys(sender)]);
+    const reads = [...txKeys, ...this.senderKeys(sender)];
+    const view = shared?.tip === tip && reads.every((k) => shared.keys.has(k)) ? shared.view : await this.chain.getStateView(reads);
     if (this.chain.tip.hashHex !== tip) return again();
     const acc = new StateOverlay(view).getAccount(tx.from);
     if (tx.nonce < acc.nonce) {
@@ -381,11 +413,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
   }
 
   private fullError(size: number, feeRate: number): NodeError {
-    const floor = this.packages.peek()?.score ?? 0;
-    return new NodeError(MempoolErrorCode.FULL, `mempool is full: fee rate ${feeRate.toFixed(3)} does not exceed the lowest package's ${floor.toFixed(3)} (base units per byte); a fee of ${feeAbove(floor, size)} would enter`, {
-      minFeeRate: floor,
-      minFee: feeAbove(floor, size).toString(),
-    });
+    return mempoolFullError(this.packages.peek()?.score ?? 0, size, feeRate);
   }
 
   /**
@@ -581,8 +609,9 @@ export class Mempool extends EventEmitter implements MempoolReader {
       }
     }
     const added: Entry[] = [];
+    // One read for every sender (not one each: the admissions wait behind this pass).
+    const view = await this.chain.getStateView([...this.senders.keys()].flatMap((sender) => this.senderKeys(sender)));
     for (const [sender, s] of [...this.senders]) {
-      const view = await this.chain.getStateView(this.senderKeys(sender));
       if (this.senders.get(sender) !== s) continue;
       const acc = new StateOverlay(view).getAccount(fromHex(sender));
       this.rebase(s, acc.nonce);
@@ -610,32 +639,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
 
   /** Ready transactions for a block: highest fee rate first, each sender's nonces in order. */
   blockCandidates(maxBytes: number, maxCount: number): MempoolEntry[] {
-    const heads: Entry[][] = [];
-    for (const s of this.senders.values()) {
-      const run: Entry[] = [];
-      for (let n = s.confirmed; s.ready.has(n); n++) run.push(s.ready.get(n)!);
-      if (run.length) heads.push(run);
-    }
-    const out: MempoolEntry[] = [];
-    let bytes = 0;
-    const idx = heads.map(() => 0);
-    for (;;) {
-      let best = -1;
-      for (let i = 0; i < heads.length; i++) {
-        const e = heads[i][idx[i]];
-        if (e && (best < 0 || e.feeRate > heads[best][idx[best]].feeRate)) best = i;
-      }
-      if (best < 0 || out.length >= maxCount) break;
-      const e = heads[best][idx[best]];
-      if (bytes + e.size > maxBytes) {
-        heads[best] = []; // this sender's later nonces cannot go in without this one
-        continue;
-      }
-      out.push(e);
-      bytes += e.size;
-      idx[best]++;
-    }
-    return out;
+    return pickCandidates(this.senders.values(), maxBytes, maxCount);
   }
 }
 

@@ -112,6 +112,24 @@ export interface DecodedTx {
   readonly sighash: () => Uint8Array;
 }
 
+/** A transaction waiting in the admission queue, with its early signature check (see Mempool.add). */
+export interface Arrival {
+  readonly bytes: Uint8Array;
+  readonly addedAt?: number;
+  readonly abandon?: () => boolean;
+  readonly pre?: DecodedTx;
+  readonly signed: Promise<boolean | undefined>;
+  readonly resolve: (r: AddResult) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+/** A state read at `tip` shared by the admissions waiting together; it holds `keys` only. */
+export interface SharedView {
+  readonly tip: string;
+  readonly keys: ReadonlySet<string>;
+  readonly view: StateView;
+}
+
 /** Decodes `bytes` and checks the stateless rules (throws CodecError / ValidationError with their codes). */
 export function decodeForAdmission(bytes: Uint8Array, params: ChainParams): DecodedTx {
   const tx = decodeTx(bytes);
@@ -211,4 +229,42 @@ export function applyRun(view: StateView, run: Map<bigint, Entry>, from: bigint,
   const state = new StateOverlay(view);
   for (let n = from; run.has(n); n++) applyEntry(state, run.get(n)!, height, params);
   return state;
+}
+
+/** Ready transactions for a block from the senders' runs: highest fee rate first, each sender's nonces in order. */
+export function pickCandidates(senders: Iterable<SenderTxs>, maxBytes: number, maxCount: number): MempoolEntry[] {
+  const heads: Entry[][] = [];
+  for (const s of senders) {
+    const run: Entry[] = [];
+    for (let n = s.confirmed; s.ready.has(n); n++) run.push(s.ready.get(n)!);
+    if (run.length) heads.push(run);
+  }
+  const out: MempoolEntry[] = [];
+  let bytes = 0;
+  const idx = heads.map(() => 0);
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const e = heads[i][idx[i]];
+      if (e && (best < 0 || e.feeRate > heads[best][idx[best]].feeRate)) best = i;
+    }
+    if (best < 0 || out.length >= maxCount) break;
+    const e = heads[best][idx[best]];
+    if (bytes + e.size > maxBytes) {
+      heads[best] = []; // this sender's later nonces cannot go in without this one
+      continue;
+    }
+    out.push(e);
+    bytes += e.size;
+    idx[best]++;
+  }
+  return out;
+}
+
+/** `mempool_full` for a transaction of `size` bytes at `feeRate` when the lowest package scores `floor`. */
+export function mempoolFullError(floor: number, size: number, feeRate: number): NodeError {
+  return new NodeError(MempoolErrorCode.FULL, `mempool is full: fee rate ${feeRate.toFixed(3)} does not exceed the lowest package's ${floor.toFixed(3)} (base units per byte); a fee of ${feeAbove(floor, size)} would enter`, {
+    minFeeRate: floor,
+    minFee: feeAbove(floor, size).toString(),
+  });
 }

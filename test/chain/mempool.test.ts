@@ -127,6 +127,34 @@ describe('mempool', () => {
     await teardown(chain, pool);
   });
 
+  test('transactions arriving together are admitted on one state read, each with the answer it gets alone', async () => {
+    const forged = { ...pay(bob, 1n), signature: pay(alice, 9n).signature };
+    const txs = [pay(alice, 0n), pay(alice, 1n), pay(bob, 0n), pay(alice, 1n), pay(bob, 2n), forged, pay(alice, 2n), pay(carol, 0n), pay(alice, 3n, 1000n, 1n)];
+    const outcome = (p: Promise<{ status: string; queued?: boolean }>) => p.then((r) => (r.queued ? 'queued' : r.status), (e: unknown) => (isNodeError(e) ? e.code : String(e)));
+    /** Runs the transactions one by one (each waits for the previous answer) or all in one turn. */
+    async function run(together: boolean): Promise<{ answers: string[]; reads: number; pending: string[] }> {
+      const { chain, pool } = await setup();
+      let reads = 0;
+      const read = chain.getStateView.bind(chain);
+      chain.getStateView = (keys) => ((reads += 1), read(keys));
+      const answers: string[] = [];
+      if (together) answers.push(...(await Promise.all(txs.map((tx) => outcome(pool.add(encodeTx(tx)))))));
+      else for (const tx of txs) answers.push(await outcome(pool.add(encodeTx(tx))));
+      const pending = pool.blockCandidates(1e9, 100).map((e) => `${e.tx.nonce}:${toHex(txId(encodeTx(e.tx)))}`);
+      await teardown(chain, pool);
+      return { answers, reads, pending };
+    }
+    const alone = await run(false);
+    const together = await run(true);
+    expect(alone.answers).toEqual(['accepted', 'accepted', 'accepted', MempoolErrorCode.DUPLICATE, 'queued', 'tx_bad_signature', 'accepted', 'tx_insufficient_funds', 'tx_fee_too_low']);
+    expect(together.answers).toEqual(alone.answers);
+    expect(together.pending).toEqual(alone.pending);
+    // Alone, one read per admission that gets that far (the duplicate and the low fee are refused
+    // before it); together, one for the whole batch.
+    expect(alone.reads).toBe(7);
+    expect(together.reads).toBe(1);
+  });
+
   test('a block connecting while a transaction is checked: the admission starts again on the new tip (no false nonce gap)', async () => {
     const { chain, pool } = await setup({ maxFuturePerSender: 1 });
     for (const n of [0n, 1n, 2n]) await pool.add(encodeTx(pay(alice, n)));
