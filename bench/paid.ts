@@ -439,7 +439,7 @@ export async function run(args: string[]): Promise<void> {
     const stampGaps = stamps.slice(1).flatMap((b, i) => (b.height === stamps[i].height + 1 ? [b.time - stamps[i].time] : []));
     const stampIv = summary(stampGaps);
     console.log(`| block timestamps: interval s mean / max | ${f2(stampIv.mean)} / ${f0(stampIv.max)} |`);
-    // Issue 19's latency goal: p99 submit → result under one block interval + 200 ms (the paced interval, else the mean seen).
+    // The latency goal: p99 submit → result under one block interval + 200 ms (the paced interval, else the mean seen).
     const intervalMs = blockTime ? blockTime * 1000 : iv.mean;
     console.log(`| goal: p99 submit → result < block interval + 200 ms | ${f0(lat.p99)} ${lat.p99 < intervalMs + 200 ? '<' : '≥'} ${f0(intervalMs)} + 200: ${lat.p99 < intervalMs + 200 ? 'met' : 'not met'} |`);
     const txs = summary(blocks.map((b) => b.txCount));

@@ -138,13 +138,13 @@ describe('catalog content', () => {
 });
 
 /**
- * Issue 30: the catalog said `requestRequired: false` for services that answer 400 to an empty
+ * The catalog once said `requestRequired: false` for services that answer 400 to an empty
  * request (geo-ip, email-validate, sentiment, …). The flag every document publishes is now what
  * the registry's real input check does with an absent, empty or blank request; a service that
  * accepts one does not refuse it in its pre-payment check either, and its requestFormat says
  * what an empty request means.
  */
-/** Issue 30: JSON-input services take the JSON object itself as `request`; every document says so (the spec's field names unchanged). */
+/** JSON-input services take the JSON object itself as `request`; every document says so (the spec's field names unchanged). */
 describe('JSON-input services: the documents say request may be the JSON object', () => {
   const snap = snapshot(DEVNET, true);
   const jsonIds = registry.list().filter((d) => d.inputIsJson).map((d) => d.id);

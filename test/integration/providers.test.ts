@@ -1,5 +1,5 @@
 /**
- * Issue 17 end to end, with real processes: a devnet node (`native-node start --dev`), a provider
+ * Provider agents end to end, with real processes: a devnet node (`native-node start --dev`), a provider
  * that creates a wallet, registers an agent and a service and sells a shell command with
  * `native-node agent serve --exec`, the moderator (the devnet's dev wallet) approving it, the
  * service in the bazaar and MCP's tool list, a caller paying with `native-node call` and getting

@@ -1,5 +1,5 @@
 /**
- * Issue 30's document findings: dates that do not exist and validity dates before the issue date
+ * The document services' input checks: dates that do not exist and validity dates before the issue date
  * are refused before payment; unit prices print as given so that every printed line adds up
  * (read back with poppler's pdftotext, recomputed here).
  */

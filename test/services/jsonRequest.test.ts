@@ -1,5 +1,5 @@
 /**
- * Issue 30: a JSON-input service takes its request as a JSON object as well as the same JSON as a
+ * A JSON-input service takes its request as a JSON object as well as the same JSON as a
  * string, on `POST /api/x402/:serviceId` and `POST /api/x402`, as MCP already did. The node turns
  * the object into one string, `JSON.stringify(object)` as received: the input check reads it, the
  * quote prices it and a native payment must commit to it (x402/core/paidCall.ts requestTextOf). Before,

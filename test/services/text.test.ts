@@ -75,7 +75,7 @@ describe('native-sentiment', () => {
     expect(mixed.emotions.find((e: Json) => e.emotion === 'joy')).toMatchObject({ words: ['excellent'] });
   });
 
-  // Issue 30: cases the wink-nlp scorer alone got wrong (sentences written for this test, not from the benchmark data).
+  // Cases the wink-nlp scorer alone got wrong (sentences written for this test, not from the benchmark data).
   test.each([
     ['a "but" clause weighs more than what it contrasts', 'The screen is good but the battery died after two days.', 'negative'],
     ['"but" with capitals for emphasis', 'The food was GOOD but the service was TERRIBLE.', 'negative'],
@@ -148,7 +148,7 @@ describe('native-summarize', () => {
     expect(r).toMatchObject({ sentences: 6, characters: NEWS.length, limitations: [] });
   });
 
-  // Issue 30: the summary kept filler ("the coffee machine was broken again") and missed the main point when it was not in the lead.
+  // The summary once kept filler ("the coffee machine was broken again") and missed the main point when it was not in the lead.
   // Paragraphs in the style of an office mail, a local news item, a meeting note, a status update and a field report, each with its point
   // after an opening aside, and asides that share a word or two with each other ("meeting room", "snow") but not with the point.
   const BURIED_LEAD: readonly [string, string, RegExp, readonly string[]][] = [

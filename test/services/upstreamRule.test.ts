@@ -1,8 +1,8 @@
 /**
  * docs/decisions.md "Upstream failures after payment": a run whose upstream answered outside 2xx
  * fails with `upstream_http_error` naming the status (the paid-call core refunds a failed run),
- * the same in every service that fetches a caller's URL. Issue 30: web-fetch and url-meta sold a
- * 404 page while rss-read refunded it.
+ * the same in every service that fetches a caller's URL (web-fetch and url-meta once sold a
+ * 404 page while rss-read refunded it).
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createOutboundClient } from '../../services/outbound/client.js';

@@ -1,5 +1,5 @@
 /**
- * Issue 22's attacks against real node processes (`native-node start --dev`, every port 0, a temp
+ * Attacks on the mining and API endpoints, against real node processes (`native-node start --dev`, every port 0, a temp
  * data directory), each next to an honest client that must still be served. Attackers connect
  * from 127.0.0.1; the honest client from 127.0.0.2 (still loopback, another client address to the
  * node, as a second machine would be).
