@@ -26,35 +26,32 @@
  * in the admission queue, so admissions do not wait for the pool one by one); replacement of a
  * (sender, nonce) by a fee rate at least `replaceBumpPct`% higher; expiry; removal of mined
  * transactions on connect, re-admission of disconnected ones after a reorganisation.
+ *
+ * Where: this file is the admission (the queue of arrivals, admitted in batches on one state
+ * read; the signature checks; following the chain); chain/txPools.ts keeps the ready pool, the
+ * queue and the eviction heap; chain/mempoolPolicy.ts holds the options, error codes and pure checks.
  */
 import { EventEmitter } from 'node:events';
 import { StateOverlay } from '../consensus/state.js';
 import { txTouchedKeys } from '../consensus/apply.js';
 import { encodeTx, type Tx } from '../consensus/tx.js';
 import { isNodeError, NodeError, TxErrorCode, ValidationError } from '../consensus/errors.js';
-import { fromHex, toHex } from '../consensus/hash.js';
+import { toHex } from '../consensus/hash.js';
 import type { Block } from '../consensus/block.js';
 import type { HybridPublicKey } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from './chain.js';
-import { IndexedHeap } from './indexedHeap.js';
-import { applyEntry, applyRun, checkAffordable, checkReadyFunds, decodeForAdmission, defaultMempoolOptions, KNOWN_KEYS_MAX, MAX_TIP_RETRIES, MempoolErrorCode, mempoolFullError, packageScore, pickCandidates } from './mempoolPolicy.js';
-import type { AddResult, Arrival, DecodedTx, Entry, MempoolOptions, SenderTxs, SharedView, SignatureJob } from './mempoolPolicy.js';
+import { applyRun, checkAffordable, checkReadyFunds, decodeForAdmission, defaultMempoolOptions, KNOWN_KEYS_MAX, MAX_TIP_RETRIES, MempoolErrorCode } from './mempoolPolicy.js';
+import { TxPools } from './txPools.js';
+import type { AddResult, Arrival, DecodedTx, Entry, MempoolOptions, SharedView, SignatureJob } from './mempoolPolicy.js';
 
 export { defaultMempoolOptions, MempoolErrorCode, type AddResult, type MempoolOptions } from './mempoolPolicy.js';
 import { silentLogger, type ChainEntry, type Logger, type MempoolEntry, type MempoolReader, type MempoolStats, type SignatureVerifier } from './types.js';
 
 /** The mempool (see module comment). */
 export class Mempool extends EventEmitter implements MempoolReader {
-  /** Ready entries by id. */
-  private readonly byId = new Map<string, Entry>();
-  /** Queued entries by id. */
-  private readonly queuedById = new Map<string, Entry>();
-  private readonly senders = new Map<string, SenderTxs>();
-  /** Senders with ready entries, lowest package score first. */
-  private readonly packages = new IndexedHeap<SenderTxs>((a, b) => a.score < b.score);
-  private totalBytes = 0;
-  private queuedBytes = 0;
+  /** The ready pool, the queue and the eviction heap. */
+  private readonly pools: TxPools;
   private queue: Promise<unknown> = Promise.resolve();
   /** Transactions that arrived since the admission queue last took them. */
   private arrivals: Arrival[] = [];
@@ -63,7 +60,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
   private readonly log: Logger;
   private timer?: NodeJS.Timeout;
   private disconnected: Block[] = [];
-  private readonly onConnect = (_e: ChainEntry, block: Block) => this.removeMined(block);
+  private readonly onConnect = (_e: ChainEntry, block: Block) => this.pools.removeMined(block);
   private readonly onDisconnect = (_e: ChainEntry, block: Block) => this.disconnected.push(block);
   private readonly onTip = () => {
     void this.serial(() => this.afterTipChange());
@@ -86,6 +83,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
       expirySeconds: opts.expirySeconds ?? d.expirySeconds,
       replaceBumpPct: opts.replaceBumpPct ?? d.replaceBumpPct,
     };
+    this.pools = new TxPools(this.opts, params, (e, reason) => this.emit('removed', e, reason));
     this.now = opts.now ?? Date.now;
     this.log = opts.logger ?? silentLogger;
   }
@@ -99,6 +97,11 @@ export class Mempool extends EventEmitter implements MempoolReader {
     this.timer.unref();
   }
 
+  /** Drops what is past its age (the minute timer). */
+  private expire(): void {
+    this.pools.expire(this.now());
+  }
+
   /** Stops following the chain. */
   stop(): void {
     this.chain.off('connect', this.onConnect);
@@ -109,7 +112,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
 
   /** Ready transactions (the queue is counted in `stats().queued`). */
   get count(): number {
-    return this.byId.size;
+    return this.pools.byId.size;
   }
 
   /** Entries older than this are dropped, seconds. */
@@ -119,37 +122,37 @@ export class Mempool extends EventEmitter implements MempoolReader {
 
   /** Bytes of the ready transactions. */
   get bytes(): number {
-    return this.totalBytes;
+    return this.pools.totalBytes;
   }
 
   /** Sizes and limits of both parts. */
   stats(): MempoolStats {
     const o = this.opts;
     return {
-      count: this.byId.size,
-      bytes: this.totalBytes,
+      count: this.pools.byId.size,
+      bytes: this.pools.totalBytes,
       maxBytes: o.maxBytes,
-      evictionFeeRate: this.packages.peek()?.score ?? null,
-      queued: { count: this.queuedById.size, bytes: this.queuedBytes, maxCount: o.maxQueued, maxBytes: o.maxQueuedBytes, maxPerSender: o.maxFuturePerSender, expirySeconds: o.queueExpirySeconds },
+      evictionFeeRate: this.pools.packages.peek()?.score ?? null,
+      queued: { count: this.pools.queuedById.size, bytes: this.pools.queuedBytes, maxCount: o.maxQueued, maxBytes: o.maxQueuedBytes, maxPerSender: o.maxFuturePerSender, expirySeconds: o.queueExpirySeconds },
     };
   }
 
   /** Whether the transaction is pending, ready or queued. */
   has(idHex: string): boolean {
-    return this.byId.has(idHex) || this.queuedById.has(idHex);
+    return this.pools.has(idHex);
   }
 
   get(idHex: string): MempoolEntry | undefined {
-    return this.byId.get(idHex) ?? this.queuedById.get(idHex);
+    return this.pools.byId.get(idHex) ?? this.pools.queuedById.get(idHex);
   }
 
   /** Whether the transaction waits in the queue (beyond a nonce gap). */
   isQueued(idHex: string): boolean {
-    return this.queuedById.has(idHex);
+    return this.pools.queuedById.has(idHex);
   }
 
   pendingNonce(id: Uint8Array, confirmedNonce: bigint): bigint {
-    const ready = this.senders.get(toHex(id))?.ready;
+    const ready = this.pools.senders.get(toHex(id))?.ready;
     let n = confirmedNonce;
     while (ready?.has(n)) n++;
     return n;
@@ -157,7 +160,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
 
   /** Ready entries, highest fee rate first. */
   list(limit = Infinity): MempoolEntry[] {
-    return [...this.byId.values()].sort((a, b) => b.feeRate - a.feeRate).slice(0, limit);
+    return [...this.pools.byId.values()].sort((a, b) => b.feeRate - a.feeRate).slice(0, limit);
   }
 
   /** Waits until queued mempool work (admissions, reorg handling) is done. */
@@ -221,7 +224,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
   /** One state read covering every key the admissions of `rest` read (their own and their senders' pending transactions'). */
   private async readShared(rest: readonly Arrival[]): Promise<SharedView> {
     const tip = this.chain.tip.hashHex;
-    const keys = new Set(rest.flatMap((a) => (a.pre ? [...txTouchedKeys(a.pre.tx), ...this.senderKeys(toHex(a.pre.tx.from))] : [])));
+    const keys = new Set(rest.flatMap((a) => (a.pre ? [...txTouchedKeys(a.pre.tx), ...this.pools.senderKeys(toHex(a.pre.tx.from))] : [])));
     return { tip, keys, view: await this.chain.getStateView([...keys]) };
   }
 
@@ -244,22 +247,13 @@ export class Mempool extends EventEmitter implements MempoolReader {
     // this fee is refused by the admission without a check, so none is started for it here.
     const account = await this.chain.getAccount(tx.from);
     if (account.balance < tx.fee) return undefined;
-    let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? this.pendingKey(sender);
+    let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? this.pools.pendingKey(sender);
     if (!pub) {
       pub = account.publicKey;
       if (pub) this.rememberKey(sender, pub);
     }
     if (!pub || abandon?.()) return undefined;
     return this.verifySoon({ id, pub, msg: pre.sighash(), sig: tx.signature });
-  }
-
-  /** A public key carried by one of the sender's pending (ready or queued) transactions. */
-  private pendingKey(sender: string): HybridPublicKey | undefined {
-    const s = this.senders.get(sender);
-    if (!s) return undefined;
-    for (const e of s.ready.values()) if (e.tx.publicKey) return e.tx.publicKey;
-    for (const e of s.queued.values()) if (e.tx.publicKey) return e.tx.publicKey;
-    return undefined;
   }
 
   /** Public keys of recent senders read from the chain (an address is its key's hash: a key never changes). */
@@ -306,35 +300,35 @@ export class Mempool extends EventEmitter implements MempoolReader {
       return this.addNow(bytes, addedAt, signed, attempt + 1, pre);
     };
     const txKeys = txTouchedKeys(tx);
-    const reads = [...txKeys, ...this.senderKeys(sender)];
+    const reads = [...txKeys, ...this.pools.senderKeys(sender)];
     const view = shared?.tip === tip && reads.every((k) => shared.keys.has(k)) ? shared.view : await this.chain.getStateView(reads);
     if (this.chain.tip.hashHex !== tip) return again();
     const acc = new StateOverlay(view).getAccount(tx.from);
     if (tx.nonce < acc.nonce) {
       throw new ValidationError(TxErrorCode.BAD_NONCE, `nonce ${tx.nonce} already used; next is ${acc.nonce}`, { payload: { expected: acc.nonce.toString() } });
     }
-    const known = this.senders.get(sender);
-    if (known && known.confirmed !== acc.nonce) this.rebase(known, acc.nonce);
-    const readyEnd = acc.nonce + BigInt(this.senders.get(sender)?.ready.size ?? 0);
+    const known = this.pools.senders.get(sender);
+    if (known && known.confirmed !== acc.nonce) this.pools.rebase(known, acc.nonce);
+    const readyEnd = acc.nonce + BigInt(this.pools.senders.get(sender)?.ready.size ?? 0);
     if (tx.nonce > readyEnd + BigInt(this.opts.maxFuturePerSender)) {
       throw new NodeError(MempoolErrorCode.NONCE_TOO_FAR, `nonce ${tx.nonce} is more than ${this.opts.maxFuturePerSender} ahead of the next ready nonce ${readyEnd}`);
     }
     const size = bytes.length;
     const feeRate = Number(tx.fee) / size;
-    const current = this.senders.get(sender);
+    const current = this.pools.senders.get(sender);
     const replaced = current?.ready.get(tx.nonce) ?? current?.queued.get(tx.nonce);
     if (replaced && feeRate < replaced.feeRate * (1 + this.opts.replaceBumpPct / 100)) {
       throw new NodeError(MempoolErrorCode.REPLACEMENT_UNDERPRICED, `replacing a pending nonce needs a fee rate ${this.opts.replaceBumpPct}% above ${replaced.feeRate.toFixed(3)}`);
     }
     const ready = tx.nonce <= readyEnd;
     // Policy refusals that need no signature come first (Core checks the pool's minimum fee before the scripts).
-    if (ready && !replaced) this.checkRoom(size, feeRate);
-    if (!ready) this.queueVictims(size, feeRate, replaced);
-    const pub = tx.publicKey ?? acc.publicKey ?? this.pendingKey(sender);
+    if (ready && !replaced) this.pools.checkRoom(size, feeRate);
+    if (!ready) this.pools.queueVictims(size, feeRate, replaced);
+    const pub = tx.publicKey ?? acc.publicKey ?? this.pools.pendingKey(sender);
     const entry: Entry = { tx, id, bytes, size, feeRate, addedAt: Math.min(addedAt ?? Infinity, this.now()), sender, keys: txKeys };
     // Funds before keys and signature, as Core looks up inputs before running scripts: a flood of
     // unpayable future nonces costs no signature check, and is refused as unpayable with or without keys.
-    if (!ready) checkAffordable(view, this.senders.get(sender), entry, this.chain.tip.height + 1, this.params);
+    if (!ready) checkAffordable(view, this.pools.senders.get(sender), entry, this.chain.tip.height + 1, this.params);
     // A ready one too (appended after the sender's run): refused for its funds before any
     // signature check, with the error the admission's trial below would give; anything else the
     // trial finds is reported there, after the signature, as before.
@@ -345,13 +339,9 @@ export class Mempool extends EventEmitter implements MempoolReader {
     await this.checkSignature(id, tx, pub, pre.sighash());
     if (this.chain.tip.hashHex !== tip) return again();
 
-    const s = this.senders.get(sender) ?? this.newSender(sender, acc.nonce);
+    const s = this.pools.senderAt(sender, acc.nonce);
     if (!ready) {
-      if (replaced) this.dropQueued(s, replaced);
-      for (const v of this.queueVictims(size, feeRate)) this.dropQueued(this.senders.get(v.sender)!, v);
-      s.queued.set(tx.nonce, entry);
-      this.queuedById.set(id, entry);
-      this.queuedBytes += size;
+      this.pools.putQueued(s, entry, replaced);
       this.log.debug({ id, sender, nonce: tx.nonce.toString(), feeRate }, 'tx queued');
       return { id, status: 'accepted', queued: true };
     }
@@ -362,226 +352,20 @@ export class Mempool extends EventEmitter implements MempoolReader {
     try {
       state = applyRun(view, trial, acc.nonce, this.chain.tip.height + 1, this.params);
     } catch (e) {
-      if (s.ready.size === 0 && s.queued.size === 0) this.senders.delete(sender);
+      if (s.ready.size === 0 && s.queued.size === 0) this.pools.senders.delete(sender);
       throw e;
     }
-    if (replaced) {
-      s.ready.delete(tx.nonce);
-      this.byId.delete(replaced.id);
-      this.totalBytes -= replaced.size;
-      this.emit('removed', replaced, 'replaced');
-    }
-    s.ready.set(tx.nonce, entry);
-    this.byId.set(id, entry);
-    this.totalBytes += size;
-    const promoted = this.promote(s, state);
-    this.touch(s);
-    this.evictOverCap();
-    if (!this.byId.has(id)) throw this.fullError(size, feeRate);
+    const promoted = this.pools.putReady(s, entry, state, this.chain.tip.height + 1, replaced);
+    if (!this.pools.byId.has(id)) throw this.pools.fullError(size, feeRate);
     this.log.debug({ id, sender, nonce: tx.nonce.toString(), feeRate, promoted: promoted.length }, 'tx accepted');
     this.emit('added', entry);
-    for (const p of promoted) if (this.byId.has(p.id)) this.emit('added', p);
+    for (const p of promoted) if (this.pools.byId.has(p.id)) this.emit('added', p);
     return { id, status: 'accepted' };
   }
 
   private async checkSignature(id: string, tx: Tx, pub: HybridPublicKey, sighash: Uint8Array): Promise<void> {
     const [ok] = await this.verifier.verifyBatch([{ id, pub, msg: sighash, sig: tx.signature }]);
     if (!ok) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, 'signature does not verify');
-  }
-
-  /** State keys the sender's pending transactions touch. */
-  private senderKeys(sender: string): string[] {
-    const s = this.senders.get(sender);
-    if (!s) return [];
-    const keys: string[] = [];
-    for (const e of s.ready.values()) keys.push(...e.keys);
-    for (const e of s.queued.values()) keys.push(...e.keys);
-    return keys;
-  }
-
-  private newSender(sender: string, confirmed: bigint): SenderTxs {
-    const s: SenderTxs = { sender, confirmed, ready: new Map(), queued: new Map(), score: Infinity, evictFrom: confirmed, heapIndex: -1 };
-    this.senders.set(sender, s);
-    return s;
-  }
-
-  /** Refuses a new ready transaction of `size` bytes that would have to evict a package paying at least its fee rate. */
-  private checkRoom(size: number, feeRate: number): void {
-    if (this.totalBytes + size <= this.opts.maxBytes) return;
-    const lowest = this.packages.peek();
-    if (!lowest || feeRate <= lowest.score || size > this.opts.maxBytes) throw this.fullError(size, feeRate);
-  }
-
-  private fullError(size: number, feeRate: number): NodeError {
-    return mempoolFullError(this.packages.peek()?.score ?? 0, size, feeRate);
-  }
-
-  /**
-   * The queued entries a new queued transaction of `size` bytes and `feeRate` would displace to
-   * fit the queue's caps (lowest fee rates first, `freed` excluded as it leaves anyway); throws
-   * `mempool_queue_full` when that would displace a rate at least its own. Linear in the queue,
-   * which is small and bounded (`maxQueued`).
-   */
-  private queueVictims(size: number, feeRate: number, freed?: Entry): Entry[] {
-    let count = this.queuedById.size + 1 - (freed ? 1 : 0);
-    let bytes = this.queuedBytes + size - (freed?.size ?? 0);
-    if (count <= this.opts.maxQueued && bytes <= this.opts.maxQueuedBytes) return [];
-    const victims: Entry[] = [];
-    const byRate = [...this.queuedById.values()].filter((e) => e !== freed).sort((a, b) => a.feeRate - b.feeRate);
-    for (const v of byRate) {
-      if (count <= this.opts.maxQueued && bytes <= this.opts.maxQueuedBytes) break;
-      if (v.feeRate >= feeRate) break;
-      victims.push(v);
-      count--;
-      bytes -= v.size;
-    }
-    if (count > this.opts.maxQueued || bytes > this.opts.maxQueuedBytes) {
-      const floor = byRate[victims.length]?.feeRate ?? 0;
-      throw new NodeError(MempoolErrorCode.QUEUE_FULL, `the queue of future-nonce transactions is full: fee rate ${feeRate.toFixed(3)} does not exceed ${floor.toFixed(3)}; send the missing nonces first`, { minFeeRate: floor });
-    }
-    return victims;
-  }
-
-  /**
-   * Moves the sender's queued transactions that continue its ready run into the ready pool, each
-   * applied on `state` (the state after the run) first: the first that fails is dropped and the
-   * rest stay queued. Returns the promoted entries (the caller emits 'added' once they survived eviction).
-   */
-  private promote(s: SenderTxs, state: StateOverlay): Entry[] {
-    const height = this.chain.tip.height + 1;
-    const promoted: Entry[] = [];
-    for (let n = s.confirmed + BigInt(s.ready.size); s.queued.has(n); n++) {
-      const e = s.queued.get(n)!;
-      const trial = new StateOverlay(state);
-      try {
-        applyEntry(trial, e, height, this.params);
-      } catch {
-        this.dropQueued(s, e);
-        break;
-      }
-      for (const [k, v] of trial.changes()) state.set(k, v);
-      s.queued.delete(n);
-      this.queuedById.delete(e.id);
-      this.queuedBytes -= e.size;
-      s.ready.set(n, e);
-      this.byId.set(e.id, e);
-      this.totalBytes += e.size;
-      promoted.push(e);
-    }
-    return promoted;
-  }
-
-  /**
-   * Brings a sender to its confirmed nonce `nonce` on the tip: drops what is below it; when the
-   * ready run no longer starts there (the nonce went back in a reorganisation), the run waits in
-   * the queue until the missing nonces come back. Promotion needs the state: the callers do it.
-   */
-  private rebase(s: SenderTxs, nonce: bigint): void {
-    for (const e of [...s.ready.values()]) if (e.tx.nonce < nonce) this.dropReady(s, e, 'stale');
-    for (const e of [...s.queued.values()]) if (e.tx.nonce < nonce) this.dropQueued(s, e);
-    s.confirmed = nonce;
-    if (s.ready.size > 0 && !s.ready.has(nonce)) {
-      for (const e of [...s.ready.values()]) {
-        this.dropReady(s, e, 'demoted');
-        s.queued.set(e.tx.nonce, e);
-        this.queuedById.set(e.id, e);
-        this.queuedBytes += e.size;
-      }
-    }
-    this.touch(s);
-  }
-
-  /** Removes one ready entry (callers keep the run contiguous, or call `touch` after). */
-  private dropReady(s: SenderTxs, e: Entry, reason: string): void {
-    if (s.ready.get(e.tx.nonce) !== e) return;
-    s.ready.delete(e.tx.nonce);
-    this.byId.delete(e.id);
-    this.totalBytes -= e.size;
-    this.emit('removed', e, reason);
-  }
-
-  private dropQueued(s: SenderTxs, e: Entry): void {
-    if (s.queued.get(e.tx.nonce) !== e) return;
-    s.queued.delete(e.tx.nonce);
-    this.queuedById.delete(e.id);
-    this.queuedBytes -= e.size;
-    if (s.ready.size === 0 && s.queued.size === 0) this.forget(s);
-  }
-
-  /** Removes a ready entry and the sender's later ready nonces (they can no longer apply). */
-  private dropReadyFrom(s: SenderTxs, from: bigint, reason: string): void {
-    const end = s.confirmed + BigInt(s.ready.size);
-    for (let n = end - 1n; n >= from; n--) {
-      const e = s.ready.get(n);
-      if (e) this.dropReady(s, e, reason);
-    }
-    this.touch(s);
-  }
-
-  /**
-   * Recomputes the sender's package score after its ready run changed and restores the heap:
-   * walking the run from its last nonce back, each suffix's descendant rate is
-   * max(own rate, fees / bytes of it and its later nonces); the lowest is the score.
-   */
-  private touch(s: SenderTxs): void {
-    if (s.ready.size === 0) {
-      this.packages.delete(s);
-      s.score = Infinity;
-      if (s.queued.size === 0) this.forget(s);
-      return;
-    }
-    const { score, evictFrom } = packageScore(s);
-    s.score = score;
-    s.evictFrom = evictFrom;
-    this.packages.update(s);
-  }
-
-  private forget(s: SenderTxs): void {
-    this.packages.delete(s);
-    if (this.senders.get(s.sender) === s) this.senders.delete(s.sender);
-  }
-
-  /** While over the byte cap: evicts the lowest package (O(log senders) to find it). */
-  private evictOverCap(): void {
-    while (this.totalBytes > this.opts.maxBytes) {
-      const lowest = this.packages.peek();
-      if (!lowest) break;
-      this.dropReadyFrom(lowest, lowest.evictFrom, 'evicted');
-    }
-  }
-
-  private expire(): void {
-    const now = this.now();
-    const cutoff = now - this.opts.expirySeconds * 1000;
-    for (const e of [...this.byId.values()]) {
-      const s = this.senders.get(e.sender);
-      if (e.addedAt < cutoff && s && this.byId.has(e.id)) this.dropReadyFrom(s, e.tx.nonce, 'expired');
-    }
-    const queueCutoff = now - this.opts.queueExpirySeconds * 1000;
-    for (const e of [...this.queuedById.values()]) {
-      const s = this.senders.get(e.sender);
-      if (e.addedAt < queueCutoff && s) this.dropQueued(s, e);
-    }
-  }
-
-  /** Synchronous on 'connect': drop what the block mined and every lower nonce of its senders. */
-  private removeMined(block: Block): void {
-    const maxNonce = new Map<string, bigint>();
-    for (const tx of block.txs) {
-      const s = toHex(tx.from);
-      if ((maxNonce.get(s) ?? -1n) < tx.nonce) maxNonce.set(s, tx.nonce);
-    }
-    for (const [sender, n] of maxNonce) {
-      const s = this.senders.get(sender);
-      if (!s) continue;
-      for (const e of [...s.ready.values()]) if (e.tx.nonce <= n) this.dropReady(s, e, 'mined');
-      for (const e of [...s.queued.values()]) if (e.tx.nonce <= n) this.dropQueued(s, e);
-      // What remains of the run starts at n + 1 (the nonces it had were contiguous); a run that
-      // emptied leaves queued nonces that may now follow the confirmed one: afterTipChange promotes them.
-      if (s.confirmed <= n) s.confirmed = n + 1n;
-      if (s.ready.size > 0 && !s.ready.has(s.confirmed)) this.rebase(s, s.confirmed);
-      else this.touch(s);
-    }
   }
 
   /**
@@ -610,36 +394,17 @@ export class Mempool extends EventEmitter implements MempoolReader {
     }
     const added: Entry[] = [];
     // One read for every sender (not one each: the admissions wait behind this pass).
-    const view = await this.chain.getStateView([...this.senders.keys()].flatMap((sender) => this.senderKeys(sender)));
-    for (const [sender, s] of [...this.senders]) {
-      if (this.senders.get(sender) !== s) continue;
-      const acc = new StateOverlay(view).getAccount(fromHex(sender));
-      this.rebase(s, acc.nonce);
-      if (this.senders.get(sender) !== s) continue;
-      // The run: the first transaction that no longer applies goes, with the later ones.
-      const state = new StateOverlay(view);
-      const height = this.chain.tip.height + 1;
-      for (let n = s.confirmed; s.ready.has(n); n++) {
-        const trial = new StateOverlay(state);
-        try {
-          applyEntry(trial, s.ready.get(n)!, height, this.params);
-        } catch {
-          this.dropReadyFrom(s, n, 'invalid');
-          break;
-        }
-        for (const [k, v] of trial.changes()) state.set(k, v);
-      }
-      if (s.queued.size > 0) added.push(...this.promote(s, state));
-      if (this.senders.get(sender) === s) this.touch(s);
-    }
-    this.evictOverCap();
-    for (const e of added) if (this.byId.has(e.id)) this.emit('added', e);
+    const view = await this.chain.getStateView([...this.pools.senders.keys()].flatMap((sender) => this.pools.senderKeys(sender)));
+    const height = this.chain.tip.height + 1;
+    for (const [sender, s] of [...this.pools.senders]) if (this.pools.senders.get(sender) === s) added.push(...this.pools.recheck(sender, s, view, height));
+    this.pools.evictOverCap();
+    for (const e of added) if (this.pools.byId.has(e.id)) this.emit('added', e);
     if (blocks.length) this.log.info({ readmitted: blocks.reduce((n, b) => n + b.txs.length, 0), count: this.count }, 'mempool updated after reorganization');
   }
 
   /** Ready transactions for a block: highest fee rate first, each sender's nonces in order. */
   blockCandidates(maxBytes: number, maxCount: number): MempoolEntry[] {
-    return pickCandidates(this.senders.values(), maxBytes, maxCount);
+    return this.pools.candidates(maxBytes, maxCount);
   }
 }
 
