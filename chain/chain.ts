@@ -23,6 +23,7 @@ import { decodeTx, txId as computeTxId } from '../consensus/tx.js';
 import { medianTime, signatureJobs, validateBlockBody, validateHeader } from '../consensus/validate.js';
 import type { ChainParams } from '../consensus/params.js';
 import { buildIndexBatch } from './economyIndex.js';
+import { backfillPaymentsIndex, PAYMENTS_INDEX, PAYMENTS_INDEX_VERSION, u32Bytes, type BackfillOptions, type BackfillResult } from './indexBackfill.js';
 import { EconomyReader } from './economyReader.js';
 import { areIdsCommitted, BlockQueue, isPreparedBlock, txOffsets, txSlices, type BlockInput, type PreparedBlock, type QueuedBlock } from './blockQueue.js';
 import { SignatureLookahead } from './signatureLookahead.js';
@@ -50,6 +51,8 @@ export interface ChainOptions {
   /** Blocks waiting in `addBlock`'s queue whose signatures are checked ahead (blockQueue.ts; 0: none). */
   lookaheadBlocks?: number;
   logger?: Logger;
+  /** Batch bounds of the payments index rebuild a data directory from before that index gets at start (indexBackfill.ts). */
+  indexBackfill?: BackfillOptions;
 }
 
 /** Defaults of ChainOptions. */
@@ -80,6 +83,8 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   private disconnects = 0;
   /** Reads of the economy (tokens, pools, swaps, stakes, bridge) at the tip. */
   readonly economy: EconomyReader;
+  /** The rebuild of read indexes behind this version, started by `open` (indexBackfill.ts). */
+  private backfill: Promise<BackfillResult | undefined> = Promise.resolve(undefined);
 
   private constructor(db: Level<string, Uint8Array>, opts: ChainOptions) {
     super();
@@ -113,7 +118,26 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
       await db.close();
       throw e;
     }
+    chain.backfill = backfillPaymentsIndex(
+      { db, hashAt: (h) => chain.main[h]?.hashHex, tipHeight: () => chain.tip.height, inLane: (fn) => chain.inLane(fn), isClosed: () => chain.closed, log: chain.log },
+      opts.indexBackfill,
+    ).catch((e: unknown) => {
+      chain.log.warn({ err: (e as Error).message }, 'payments index rebuild failed; it is tried again at the next start');
+      return undefined;
+    });
     return chain;
+  }
+
+  /** Resolves when the index rebuild started at open has ended (done, nothing to do, stopped or failed). */
+  indexesRebuilt(): Promise<BackfillResult | undefined> {
+    return this.backfill;
+  }
+
+  /** Runs `fn` in the write lane: after the blocks queued before it, before those queued after. */
+  private inLane<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   private async load(): Promise<void> {
@@ -149,6 +173,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     const entry = { header: genesis.header, height: 0, chainWork: blockWork(genesis.header.bits), txCount: 0, size: bytes.length };
     const batch: Batch = [
       { type: 'put', key: layout.schema, value: Uint8Array.of(SCHEMA_VERSION, 0, 0, 0) },
+      { type: 'put', key: layout.indexVersion(PAYMENTS_INDEX), value: u32Bytes(PAYMENTS_INDEX_VERSION) },
       { type: 'put', key: layout.entry(hex), value: encodeEntryRecord(entry) },
       { type: 'put', key: layout.block(hex), value: bytes },
       { type: 'put', key: layout.height(0), value: blockHash(genesis.header) },

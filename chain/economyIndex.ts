@@ -142,8 +142,10 @@ export const REWARD_TX_INDEX = 99_999;
  * each paid call (`agent_invoke`) to its payer and its payee, each refund and provider payout to
  * both sides. These transactions emit no economy events, so they are read from the block itself;
  * kept apart from `ex:` so the services reading an account's economy activity see what they did.
+ * A function of the block alone: chain/indexBackfill.ts rebuilds the rows of blocks connected
+ * before this index existed from the stored blocks.
  */
-function paymentRows(block: Block, height: number, txIds: readonly Uint8Array[], addNew: (k: string, v: unknown) => void): void {
+export function paymentRows(block: Block, height: number, txIds: readonly Uint8Array[], addNew: (k: string, v: unknown) => void): void {
   const time = block.header.time;
   const cb = block.coinbase;
   addNew(econKeys.payments(toHex(cb.miner), height, REWARD_TX_INDEX, 0), { height, time, tx: '', kind: 'reward', reward: cb.reward.toString(), fees: cb.fees.toString() });

@@ -4,6 +4,9 @@
  *
  *   m:tip              → 32-byte hash of the best block whose state is committed
  *   m:schema           → u32 schema version
+ *   m:index:<name>     → u32 version of a read index rebuilt from the stored blocks when it is behind
+ *                        (chain/indexBackfill.ts; `payments`: the `ey:` rows below)
+ *   m:index:<name>:next → u32 next height that rebuild writes (present only while one is under way)
  *   h:<hash hex>       → entry: header(80) ‖ u32 height ‖ varint chainWork ‖ varint txCount ‖ varint size
  *                        (every block with a stored body, best chain and side branches)
  *   b:<hash hex>       → full block bytes
@@ -57,6 +60,8 @@ export const layout = {
   tx: (txIdHex: string) => `t:${txIdHex}`,
   state: (key: string) => `s:${key}`,
   indexUndo: (hashHex: string) => `v:${hashHex}`,
+  indexVersion: (name: string) => `m:index:${name}`,
+  indexNext: (name: string) => `m:index:${name}:next`,
 } as const;
 
 /** The stored part of a chain entry. */
