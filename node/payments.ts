@@ -33,12 +33,11 @@ import type { Mempool } from '../chain/mempool.js';
 import type { Logger, SignatureVerifier } from '../chain/types.js';
 import { createServiceRegistry } from '../services/index.js';
 import { chainAddressLabels, createLiveRegistry, type LiveRegistry } from '../services/providerRegistry.js';
-import { INBOX_HTTP_STATUS, ProviderInbox, type Inbox } from '../x402/providers/inbox.js';
-import { PgInbox } from '../x402/providers/pgInbox.js';
+import { INBOX_HTTP_STATUS, type Inbox } from '../x402/providers/inbox.js';
+import { openInbox, openPayoutStore } from '../x402/providers/open.js';
 import { PayoutManager, withProviderPayouts } from '../x402/providers/payouts.js';
-import { pgPayoutStore } from '../x402/providers/pgPayoutStore.js';
-import { levelPayeeTxLog, PayeeNonces } from '../x402/native/payeeNonces.js';
-import { pgPayeeTxLog } from '../x402/native/pgPayeeTxLog.js';
+import { PayeeNonces } from '../x402/native/payeeNonces.js';
+import { openPayeeTxLog } from '../x402/native/open.js';
 import { beginPayeeSigning } from '../x402/native/payeeSigner.js';
 import { Boards, BOARD_HTTP_STATUS } from './boards.js';
 import { createProviderRouter } from './api/providerRoutes.js';
@@ -236,11 +235,7 @@ export async function createPayments(
   const inboxKeys = { publicKeyOf: async (id: Uint8Array) => (await chain.getAccount(id)).publicKey, isAgent: (id: Uint8Array) => live?.agentOf(Buffer.from(id).toString('hex')) !== undefined };
   const inboxOpts = { maxWaitMs: Math.max(1000, Math.min(25_000, config.httpTimeout - 5_000)) };
   // A fleet's inbox is its ledger's database: jobs queued at one node are taken and answered at any.
-  const pgInbox =
-    ledger.kind === 'postgres' && nodeId
-      ? new PgInbox({ query: (text, values) => (ledger as PgLedger).query(text, values), url: ledgerLocationOf(config), nodeId, sellerId: ledger.sellerId, verifier: modules.verifier, keys: inboxKeys, hrp: params.hrp }, inboxOpts)
-      : undefined;
-  const inbox: Inbox = pgInbox ?? new ProviderInbox(providersDb, modules.verifier, inboxKeys, params.hrp, { ...inboxOpts, nodeId: ledger.sellerId });
+  const inbox = openInbox({ db: providersDb, ledger, location: ledgerLocationOf(config), nodeId }, { verifier: modules.verifier, keys: inboxKeys, hrp: params.hrp }, inboxOpts);
   const registry = createLiveRegistry(createServiceRegistry(), chain, inbox, params.hrp, log.child({ module: 'registry' }));
   live = registry;
   const boards = new Boards(providersDb);
@@ -271,12 +266,7 @@ export async function createPayments(
   // bytes in the ledger before the transaction leaves; in a fleet only while this node's lease session holds the lease (the fence).
   // Closed until this node is the signer and re-sent what is stored (beginSigning).
   const nonces = payee
-    ? new PayeeNonces(
-        ledger.kind === 'postgres'
-          ? pgPayeeTxLog((text, values) => (ledger as PgLedger).query(text, values), { nodeId, fence: lease && { leaseKey: SIGNER_LEASE_KEY, sessionName: lease.sessionName() } })
-          : levelPayeeTxLog(providersDb),
-        { state: 'closed' },
-      )
+    ? new PayeeNonces(openPayeeTxLog({ db: providersDb, ledger }, { nodeId, fence: lease && { leaseKey: SIGNER_LEASE_KEY, sessionName: lease.sessionName() } }), { state: 'closed' })
     : undefined;
   const signs = () => (lease?.isHolder() ?? true) && (nonces?.isOpen() ?? false);
   // In a fleet, claims are refunded as interrupted only when their node is gone (the sweep below), not all at a lease change.
@@ -309,7 +299,7 @@ export async function createPayments(
       ? await (async () => {
           const r = await import('../x402/usdc/reconcile.js');
           // A provider's call found settled on Base after the call owes the provider its payout then, not at the next start.
-          return r.createUsdcReconciler(ledger, r.createBaseAuthorizationChain(baseRpcUrl, outbound), { logger: log.child({ module: 'usdc-reconcile' }), onSettled: async (rec) => payouts?.oweSettled(rec) });
+          return r.createUsdcReconciler(ledger, r.createBaseAuthorizationChain(baseRpcUrl, outbound), { logger: log.child({ module: 'usdc-reconcile' }), onSettled: async (rec) => payouts?.oweSettled(rec), receipts });
         })()
       : undefined;
   const usdcSettlement =
@@ -341,7 +331,7 @@ export async function createPayments(
   });
   // Provider services are paid to the payee (escrow) on either rail; a delivered call owes the provider its NATIVE share.
   // A fleet shares its payout records in the ledger's database: any node owes, the lease holder sends (x402/providers/pgPayoutStore.ts).
-  const payoutStore = ledger.kind === 'postgres' ? pgPayoutStore((text, values) => (ledger as PgLedger).query(text, values)) : undefined;
+  const payoutStore = openPayoutStore({ db: providersDb, ledger });
   const payouts = payee
     ? new PayoutManager(providersDb, chain, mempool, ledger, payee, params, { payoutAddressOf: (id) => registry.providerService(id)?.agent?.payoutAddress, priceBaseOf: (id) => registry.providerService(id)?.record.price }, { logger: log.child({ module: 'payouts' }), store: payoutStore, nonces })
     : undefined;
@@ -373,7 +363,7 @@ export async function createPayments(
   const sweepRefunds = async () => {
     if (!lease?.isHolder() || !refunds) return;
     // Provider jobs of nodes gone: no longer answerable (their claims are refunded below).
-    await pgInbox?.expireOrphaned(FLEET_GONE_MS);
+    await inbox.expireOrphaned?.(FLEET_GONE_MS);
     // Claims whose node died or restarted mid-call: refunded (native) or failed (USDC) once, as a
     // restarted single node does with its own. A late result of such a claim is refused (ledger_conflict).
     for (const rec of await (ledger as PgLedger).orphanedClaims(FLEET_GONE_MS)) {

@@ -9,7 +9,8 @@
 import { Level } from 'level';
 import { sha256, toHex } from '../../consensus/hash.js';
 import type { SignatureVerifier } from '../../chain/types.js';
-import { ProviderInbox, type Inbox, type InboxKeys, type InboxOptions } from '../../x402/providers/inbox.js';
+import type { Inbox, InboxKeys, InboxOptions } from '../../x402/providers/inbox.js';
+import { ProviderInbox } from '../../x402/providers/levelInbox.js';
 import { PgInbox, type PgInboxOptions } from '../../x402/providers/pgInbox.js';
 import { PgLedger } from '../../x402/ledger/pgLedger.js';
 import type { UsedPostgres } from './usePostgres.js';

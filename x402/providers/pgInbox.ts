@@ -1,6 +1,6 @@
 /**
  * The provider inbox of a fleet (`--ledger postgres://…`): the same jobs, rules and
- * refusals as the LevelDB inbox (x402/providers/inbox.ts, one interface, one test suite), kept in the
+ * refusals as the LevelDB inbox (x402/providers/levelInbox.ts; one interface in inbox.ts, one test suite), kept in the
  * ledger's database (migration 4 of x402/ledger/pgLedger.ts) so a provider agent polls ANY one node of
  * the fleet:
  *
