@@ -299,7 +299,7 @@ export async function createPayments(
       ? await (async () => {
           const r = await import('../x402/usdc/reconcile.js');
           // A provider's call found settled on Base after the call owes the provider its payout then, not at the next start.
-          return r.createUsdcReconciler(ledger, r.createBaseAuthorizationChain(baseRpcUrl, outbound), { logger: log.child({ module: 'usdc-reconcile' }), onSettled: async (rec) => payouts?.oweSettled(rec), receipts });
+          return r.createUsdcReconciler(ledger, r.createBaseAuthorizationChain(baseRpcUrl, outbound), { logger: log.child({ module: 'usdc-reconcile' }), onSettled: async (rec) => payouts?.oweSettled(rec) });
         })()
       : undefined;
   const usdcSettlement =
