@@ -16,11 +16,9 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEVNET_POW_LIMIT_BITS } from '../../consensus/params.js';
-import { ROOT } from '../helpers/nodeProcess.js';
 import { startP2PNode, stopProc, writeSharedGenesis, type P2PProc } from '../p2p/helpers/processes.js';
-import { CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
+import { ARTIFACTS_DIR as ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
 
-const ARTIFACTS = process.env.ARTIFACTS_DIR ?? join(ROOT, 'tmp', 'artifacts');
 if (!hasChromium) console.warn(`dashboard browser test skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
 
 /** Target seconds between blocks of the shared genesis. */

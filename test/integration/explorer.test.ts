@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { createAgentClient, type AgentCallResult } from '../../sdk/client.js';
-import { ROOT, startNode, type NodeProc } from '../helpers/nodeProcess.js';
-import { CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
+import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
+import { ARTIFACTS_DIR as ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
 
 
 /**
@@ -34,7 +34,6 @@ async function pollPage(page: { evaluate(expr: string): Promise<unknown> }, expr
   }
 }
 
-const ARTIFACTS = process.env.ARTIFACTS_DIR ?? join(ROOT, 'tmp', 'artifacts');
 if (!hasChromium) console.warn(`explorer browser test skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
 
 let dir: string;

@@ -19,10 +19,9 @@ import { join } from 'node:path';
 import { getDevKeyPair } from '../../consensus/devnet.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { createAgentClient } from '../../sdk/client.js';
-import { ROOT, startNode, type NodeProc } from '../helpers/nodeProcess.js';
-import { CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
+import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
+import { ARTIFACTS_DIR as ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
 
-const ARTIFACTS = process.env.ARTIFACTS_DIR ?? join(ROOT, 'tmp', 'artifacts');
 if (!hasChromium) console.warn(`explorer pages browser test skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
 
 let dir: string;

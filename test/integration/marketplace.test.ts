@@ -10,18 +10,17 @@
  * Browser (Debian's `chromium`, driven by playwright-core with JavaScript disabled, so the page
  * is proven to work without it): the page lists every service by category with prices, health
  * and example calls; a search and a category filter go through the GET form; screenshots are
- * kept in test/artifacts/. Skipped, with a message, only when /usr/bin/chromium is absent.
+ * kept in tmp/artifacts/ (ARTIFACTS_DIR overrides). Skipped, with a message, only when /usr/bin/chromium is absent.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CATALOG } from '../../services/index.js';
-import { ROOT, startNode, type NodeProc } from '../helpers/nodeProcess.js';
+import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
 import { DEVNET, specValidators } from '../discovery/schemas.js';
-import { CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
+import { ARTIFACTS_DIR as ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
 
-const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 if (!hasChromium) console.warn(`marketplace browser test skipped: ${CHROMIUM} not found (install the Debian package: apt-get install -y chromium; .ci/run does it)`);
 
 const validate = specValidators(DEVNET);
