@@ -5,13 +5,17 @@
  *   - no import circle between the product's modules (TypeScript sources outside test/);
  *   - no arrow up: each top folder imports only the folders its README allows (RULES below),
  *     and each room of x402/ only the rooms below it (ROOMS);
- *   - no file over MAX_LINES lines in the product and the benches.
+ *   - no file over MAX_LINES lines in the product and the benches;
+ *   - every file of the product and the benches is named by its folder's README: the nearest
+ *     README.md at or above it names it by its file name, or a README.md at or above it (up to
+ *     its top folder) by its path from that README's folder or from the repository's root; every
+ *     file of the folders in LISTED is named by theirs. So a README cannot fall behind its folder.
  *
  * Imports are read from the sources (static `import … from`, `export … from`, `import type`,
  * and `import('…')` with a literal), resolved relative to the importing file. Type-only imports
  * count: a circle of types is still a circle for the reader. Exits 1 and lists what breaks a rule.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -50,6 +54,16 @@ export const NARROW = [
   { from: 'sdk/', deny: ['chain/'], allow: ['chain/types.ts', 'chain/logger.ts'] },
   // Services see x402 not at all; x402 sees of services their types and the runner.
 ];
+
+/** Folders outside the product whose every file (of any kind) their README.md names. */
+export const LISTED = ['scripts'];
+
+/**
+ * Modules that name files for their README: the service files of services/ (one per service,
+ * `<serviceId without native->.ts`, as services/README.md says) are the ones the catalog,
+ * services/index.ts, imports.
+ */
+export const NAMED_BY = ['services/index.ts'];
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SKIP = new Set(['node_modules', 'build', 'test', 'reference', 'vendor', 'packs', 'dist', '.git', 'docs', 'scripts', 'genesis.json']);
@@ -122,9 +136,55 @@ export function circles(graph) {
   return out;
 }
 
+const escapeRe = (t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Whether `text` names `name` as a word of its own (not the tail of a longer name or path). */
+export function names(text, name) {
+  return new RegExp(`(?<![\\w./-])${escapeRe(name)}(?![\\w])`).test(text);
+}
+
+/**
+ * The READMEs that may name `f` (a path relative to `base`), nearest first: the README.md of its
+ * folder and of each folder above it, up to its top folder.
+ */
+function readmesOf(base, f) {
+  const out = [];
+  const parts = f.split('/').slice(0, -1);
+  for (let n = parts.length; n >= 1; n--) {
+    const dir = parts.slice(0, n).join('/');
+    if (existsSync(join(base, dir, 'README.md'))) out.push(dir);
+  }
+  return out;
+}
+
+/** Files no README names (see the module comment): the product's and benches' `files`, then those of LISTED. */
+export function unnamed(base, files, graph) {
+  const text = new Map();
+  const read = (dir) => {
+    if (!text.has(dir)) text.set(dir, readFileSync(join(base, dir, 'README.md'), 'utf8'));
+    return text.get(dir);
+  };
+  const byModule = new Set(NAMED_BY.flatMap((m) => graph.get(m) ?? []));
+  const out = [];
+  for (const f of files) {
+    if (byModule.has(f)) continue;
+    const dirs = readmesOf(base, f);
+    const named = dirs.some((dir, i) => names(read(dir), f) || names(read(dir), f.slice(dir.length + 1)) || (i === 0 && names(read(dir), f.slice(f.lastIndexOf('/') + 1))));
+    if (!named) out.push({ file: f, readme: dirs[0] && `${dirs[0]}/README.md` });
+  }
+  for (const dir of LISTED) {
+    if (!existsSync(join(base, dir))) continue;
+    for (const name of readdirSync(join(base, dir)).sort()) {
+      if (name === 'README.md' || statSync(join(base, dir, name)).isDirectory()) continue;
+      if (!existsSync(join(base, dir, 'README.md')) || !names(read(dir), name)) out.push({ file: `${dir}/${name}`, readme: existsSync(join(base, dir, 'README.md')) ? `${dir}/README.md` : undefined });
+    }
+  }
+  return out;
+}
+
 const top = (f) => (f.includes('/') ? f.slice(0, f.indexOf('/')) : '.');
 
-/** Everything that breaks a rule: circles, arrows up, files too long. */
+/** Everything that breaks a rule: circles, arrows up, files too long, files their README does not name. */
 export function check(base = root) {
   const { files, graph } = importGraph(base);
   const problems = [];
@@ -148,6 +208,7 @@ export function check(base = root) {
     const lines = readFileSync(join(base, f), 'utf8').split('\n').length;
     if (lines > MAX_LINES) problems.push({ rule: 'too-long', files: [f], message: `${f} has ${lines} lines (at most ${MAX_LINES})` });
   }
+  for (const u of unnamed(base, files, graph)) problems.push({ rule: 'unnamed', files: [u.file], message: u.readme ? `${u.file} is not named in ${u.readme}` : `${u.file} has no README.md in its folder or above` });
   return { files: files.length, problems };
 }
 
