@@ -41,7 +41,7 @@ import type { Block } from '../consensus/block.js';
 import type { HybridPublicKey } from '../consensus/keys.js';
 import type { ChainParams } from '../consensus/params.js';
 import type { Chain } from './chain.js';
-import { applyRun, checkAffordable, checkReadyFunds, decodeForAdmission, defaultMempoolOptions, KNOWN_KEYS_MAX, MAX_TIP_RETRIES, MempoolErrorCode } from './mempoolPolicy.js';
+import { checkAffordable, checkReadyFunds, decodeForAdmission, defaultMempoolOptions, KNOWN_KEYS_MAX, MAX_TIP_RETRIES, MempoolErrorCode, runState } from './mempoolPolicy.js';
 import { TxPools } from './txPools.js';
 import type { AddResult, Arrival, DecodedTx, Entry, MempoolOptions, SharedView, SignatureJob } from './mempoolPolicy.js';
 
@@ -224,7 +224,14 @@ export class Mempool extends EventEmitter implements MempoolReader {
   /** One state read covering every key the admissions of `rest` read (their own and their senders' pending transactions'). */
   private async readShared(rest: readonly Arrival[]): Promise<SharedView> {
     const tip = this.chain.tip.hashHex;
-    const keys = new Set(rest.flatMap((a) => (a.pre ? [...txTouchedKeys(a.pre.tx), ...this.pools.senderKeys(toHex(a.pre.tx.from))] : [])));
+    const keys = new Set<string>();
+    const senders = new Set<string>();
+    for (const a of rest) {
+      if (!a.pre) continue;
+      for (const k of txTouchedKeys(a.pre.tx)) keys.add(k);
+      senders.add(toHex(a.pre.tx.from));
+    }
+    for (const sender of senders) for (const k of this.pools.senderKeys(sender)) keys.add(k);
     return { tip, keys, view: await this.chain.getStateView([...keys]) };
   }
 
@@ -328,11 +335,11 @@ export class Mempool extends EventEmitter implements MempoolReader {
     const entry: Entry = { tx, id, bytes, size, feeRate, addedAt: Math.min(addedAt ?? Infinity, this.now()), sender, keys: txKeys };
     // Funds before keys and signature, as Core looks up inputs before running scripts: a flood of
     // unpayable future nonces costs no signature check, and is refused as unpayable with or without keys.
-    if (!ready) checkAffordable(view, this.pools.senders.get(sender), entry, this.chain.tip.height + 1, this.params);
+    if (!ready) checkAffordable(view, this.pools.senders.get(sender), entry, this.chain.tip.height + 1, this.params, tip);
     // A ready one too (appended after the sender's run): refused for its funds before any
     // signature check, with the error the admission's trial below would give; anything else the
     // trial finds is reported there, after the signature, as before.
-    else if (!replaced) checkReadyFunds(view, current, entry, this.chain.tip.height + 1, this.params);
+    else if (!replaced) checkReadyFunds(view, current, entry, this.chain.tip.height + 1, this.params, tip);
     if (!pub) throw new ValidationError(TxErrorCode.MISSING_KEYS, "the account's first transaction must carry its public keys");
     // A signature found bad before queueing is not checked a second time.
     if (signed === false) throw new ValidationError(TxErrorCode.BAD_SIGNATURE, 'signature does not verify');
@@ -350,7 +357,7 @@ export class Mempool extends EventEmitter implements MempoolReader {
     trial.set(tx.nonce, entry);
     let state: StateOverlay;
     try {
-      state = applyRun(view, trial, acc.nonce, this.chain.tip.height + 1, this.params);
+      state = runState(view, s, trial, acc.nonce, this.chain.tip.height + 1, this.params, tip);
     } catch (e) {
       if (s.ready.size === 0 && s.queued.size === 0) this.pools.senders.delete(sender);
       throw e;

@@ -4,7 +4,7 @@
  * tip state; the package score eviction ranks by). chain/mempool.ts holds the pools and the
  * admission queue.
  */
-import { StateOverlay, type StateView } from '../consensus/state.js';
+import { StateOverlay, type StateChanges, type StateView } from '../consensus/state.js';
 import { applyTx } from '../consensus/apply.js';
 import { decodeTx, txId as computeTxId, txSighash, type Tx } from '../consensus/tx.js';
 import { validateTx } from '../consensus/validate.js';
@@ -103,6 +103,16 @@ export interface SenderTxs extends HeapItem {
   score: number;
   /** First nonce of that suffix: eviction removes it and the later ready nonces. */
   evictFrom: bigint;
+  /** The state after (a prefix of) the ready run at one tip, kept for the next admission (see `runState`). */
+  runCache?: RunCache;
+}
+
+/** What a sender's run changed in the state of `tip`, applying `entries` from nonce `from`. */
+export interface RunCache {
+  readonly tip: string;
+  readonly from: bigint;
+  readonly entries: readonly Entry[];
+  readonly changes: StateChanges;
 }
 
 /** A transaction as admission checks it: decoded, within the stateless rules, with its id and (on demand, once) its sighash. */
@@ -172,9 +182,9 @@ export function packageScore(s: SenderTxs): { score: number; evictFrom: bigint }
  * skipped, it will be dropped when the gap fills), then this one, applied on the tip state.
  * Throws `mempool_unpayable` when the sender's balance does not cover it.
  */
-export function checkAffordable(view: StateView, s: SenderTxs | undefined, entry: Entry, height: number, params: ChainParams): void {
+export function checkAffordable(view: StateView, s: SenderTxs | undefined, entry: Entry, height: number, params: ChainParams, tip: string): void {
   // A run that no longer applies (the tip moved) is trimmed by afterTipChange: judge on what did apply.
-  const { state } = readyRunState(view, s, height, params);
+  const { state } = readyRunState(view, s, height, params, tip);
   const earlier = [...(s?.queued.values() ?? [])].filter((e) => e.tx.nonce < entry.tx.nonce).sort((a, b) => (a.tx.nonce < b.tx.nonce ? -1 : 1));
   for (const e of [...earlier, entry]) {
     const trial = new StateOverlay(state);
@@ -196,8 +206,8 @@ export function checkAffordable(view: StateView, s: SenderTxs | undefined, entry
 }
 
 /** Throws the trial's `tx_insufficient_funds` when the sender's ready run then `entry` cannot pay (keys aside: a stand-in lets the funds decide). */
-export function checkReadyFunds(view: StateView, s: SenderTxs | undefined, entry: Entry, height: number, params: ChainParams): void {
-  const { state, whole } = readyRunState(view, s, height, params);
+export function checkReadyFunds(view: StateView, s: SenderTxs | undefined, entry: Entry, height: number, params: ChainParams, tip: string): void {
+  const { state, whole } = readyRunState(view, s, height, params, tip);
   if (!whole) return; // the run no longer applies (the tip moved): the admission's own trial judges
   const acc = state.getAccount(entry.tx.from);
   state.setAccount(entry.tx.from, { ...acc, publicKey: acc.publicKey ?? entry.tx.publicKey ?? NO_KEY });
@@ -209,25 +219,46 @@ export function checkReadyFunds(view: StateView, s: SenderTxs | undefined, entry
 }
 
 /** The tip state after the sender's ready run, and whether all of it applied. */
-export function readyRunState(view: StateView, s: SenderTxs | undefined, height: number, params: ChainParams): { state: StateOverlay; whole: boolean } {
-  const state = new StateOverlay(view);
+export function readyRunState(view: StateView, s: SenderTxs | undefined, height: number, params: ChainParams, tip: string): { state: StateOverlay; whole: boolean } {
+  if (!s) return { state: new StateOverlay(view), whole: true };
   try {
-    for (let n = s?.confirmed ?? 0n; s?.ready.has(n); n++) applyEntry(state, s.ready.get(n)!, height, params);
-    return { state, whole: true };
+    return { state: runState(view, s, s.ready, s.confirmed, height, params, tip), whole: true };
   } catch {
+    // The run no longer applies whole (the tip moved): the state after what did apply.
+    const state = new StateOverlay(view);
+    try {
+      for (let n = s.confirmed; s.ready.has(n); n++) applyEntry(state, s.ready.get(n)!, height, params);
+    } catch {
+      // stops at the first that fails
+    }
     return { state, whole: false };
   }
 }
 
 /** Applies one pending transaction to `state` as the next block would. */
 export function applyEntry(state: StateOverlay, e: Entry, height: number, params: ChainParams): void {
-applyTx(state, e.tx, fromHex(e.id), height, params);
+  applyTx(state, e.tx, fromHex(e.id), height, params);
 }
 
-/** Applies a ready run (nonces from `from` upward, no gap) to the tip state; throws at the first failure, else returns the state after it. */
-export function applyRun(view: StateView, run: Map<bigint, Entry>, from: bigint, height: number, params: ChainParams): StateOverlay {
+/**
+ * Applies a sender's ready run (`run`: nonces from `from` upward, no gap) to the state of `tip`
+ * (`view`); throws at the first failure, else returns the state after it. The changes of the
+ * longest run applied at this tip are kept on the sender: when they are a prefix of `run` (same
+ * entries, same tip), only the rest is applied. Without it each admission of a sender with n
+ * pending transactions applied all n again (twice: the funds check, then the trial).
+ */
+export function runState(view: StateView, s: SenderTxs, run: ReadonlyMap<bigint, Entry>, from: bigint, height: number, params: ChainParams, tip: string): StateOverlay {
   const state = new StateOverlay(view);
-  for (let n = from; run.has(n); n++) applyEntry(state, run.get(n)!, height, params);
+  const c = s.runCache;
+  const reuse = c !== undefined && c.tip === tip && c.from === from && c.entries.every((e, i) => run.get(from + BigInt(i)) === e);
+  const applied = reuse ? [...c.entries] : [];
+  if (reuse) for (const [k, v] of c.changes) state.set(k, v);
+  for (let n = from + BigInt(applied.length); run.has(n); n++) {
+    const e = run.get(n)!;
+    applyEntry(state, e, height, params);
+    applied.push(e);
+  }
+  if (!reuse || applied.length > c.entries.length) s.runCache = { tip, from, entries: applied, changes: state.changes() };
   return state;
 }
 

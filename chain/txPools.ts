@@ -118,10 +118,11 @@ export class TxPools {
   senderKeys(sender: string): string[] {
     const s = this.senders.get(sender);
     if (!s) return [];
-    const keys: string[] = [];
-    for (const e of s.ready.values()) keys.push(...e.keys);
-    for (const e of s.queued.values()) keys.push(...e.keys);
-    return keys;
+    // Each key once: a sender's payments touch the same few keys, a run of n of them n times.
+    const keys = new Set<string>();
+    for (const e of s.ready.values()) for (const k of e.keys) keys.add(k);
+    for (const e of s.queued.values()) for (const k of e.keys) keys.add(k);
+    return [...keys];
   }
 
   /** The sender's record, created at its confirmed nonce `confirmed` when it has none. */

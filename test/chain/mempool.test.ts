@@ -223,6 +223,30 @@ describe('mempool', () => {
     await teardown(chain, pool);
   });
 
+  test("a sender's next payment is judged on its run as it is now: after a replacement in the run, after a block", async () => {
+    const { chain, pool } = await setup();
+    // alice holds 10 COIN: three payments of 1, then nonce 1 replaced by one of 7 (a higher fee).
+    for (const n of [0n, 1n, 2n]) await pool.add(encodeTx(pay(alice, n, COIN)));
+    await pool.add(encodeTx(pay(alice, 1n, 7n * COIN, 40_000n)));
+    // What is left (10 − 1 − 7 − 1 − fees, under 1 COIN) cannot pay 2: judged on the run with the
+    // replacement, not on the run the previous admissions saw (which left 7 COIN).
+    expect(await codeOf(pool.add(encodeTx(pay(alice, 3n, 2n * COIN))))).toBe('tx_insufficient_funds');
+    // A block that mines none of alice's run but pays her 5 COIN: her next payment is judged on
+    // the new tip's state (the run as before, the balance higher).
+    const gift = pay(bob, 0n, 5n * COIN, 20_000n, alice.address);
+    const tip = chain.tip;
+    const draft = assembleBlock(
+      { parent: { hash: tip.hash, height: tip.height, time: tip.header.time }, medianTimePast: chain.medianTimePast(tip), now: tip.header.time + 3, txs: [gift], miner: miner.address, state: await chain.getStateView(blockTouchedKeys({ coinbase: { miner: miner.address }, txs: [gift] } as unknown as Block)) },
+      params,
+    );
+    await chain.addBlock({ ...draft, header: grindHeader(draft.header, params.powLimit)! });
+    await pool.idle();
+    expect(pool.count).toBe(3);
+    expect((await pool.add(encodeTx(pay(alice, 3n, 2n * COIN)))).status).toBe('accepted');
+    expect(await codeOf(pool.add(encodeTx(pay(alice, 4n, 4n * COIN))))).toBe('tx_insufficient_funds');
+    await teardown(chain, pool);
+  });
+
   test('evicts the lowest fee rate when over the byte cap', async () => {
     const size = encodeTx(pay(alice, 0n)).length;
     const { chain, pool } = await setup({ maxBytes: size * 2 + 100 });
