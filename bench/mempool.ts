@@ -10,6 +10,12 @@
  * so neither LevelDB reads nor ML-DSA verification (see `bench -- verify`) are in the numbers.
  * Options: `--sizes 10000,50000,100000`, `--evictions N` (default 2000), `--module <path>`
  * (another mempool module exporting createMempool, e.g. an older version, for comparison).
+ *
+ * `--runs SxD` (e.g. `64x32`) measures instead what a paid-call load does: S senders each admit D
+ * transfers in nonce order, each sending its next when the previous is answered (the agents'
+ * closed loop), so every sender keeps a run of pending nonces; the stub's state read yields to
+ * the event loop once, as a database read does. Prints CPU µs per admission, wall time and the
+ * number of state reads (admissions waiting together share one).
  */
 import { EventEmitter } from 'node:events';
 import { loadavg } from 'node:os';
@@ -34,22 +40,50 @@ const signature = { mldsa: new Uint8Array(MLDSA_SIGNATURE_SIZE), ed25519: new Ui
 const account = encodeAccount({ balance: 1_000_000n * COIN, nonce: 0n, publicKey: { mldsa: new Uint8Array(MLDSA_PUBLIC_KEY_SIZE), ed25519: new Uint8Array(ED25519_PUBLIC_KEY_SIZE) } });
 const view: StateView = { get: (key) => (key.startsWith('a') ? account : undefined) };
 
-/** The chain as the mempool uses it, in memory: a fixed tip over the stub state. */
+/** State reads of the stub chains. */
+let reads = 0;
+
+/** The chain as the mempool uses it, in memory: a fixed tip over the stub state; a read waits one turn of the event loop. */
 function stubChain(): Chain {
   const chain = Object.assign(new EventEmitter(), {
     params,
     tip: { hashHex: '00'.repeat(32), height: 1 },
-    getStateView: async () => view,
+    getStateView: async () => {
+      reads++;
+      await new Promise((r) => setImmediate(r));
+      return view;
+    },
     getAccount: async () => ({ balance: 1_000_000n * COIN, nonce: 0n }),
   });
   return chain as unknown as Chain;
 }
 
-/** Transfer number `i` (its own sender) paying `fee`; keyless (the stub state has every key). */
-function transferBytes(i: number, fee: bigint): Uint8Array {
+/** Transfer number `i` (its own sender) paying `fee`, with `nonce`; keyless (the stub state has every key). */
+function transferBytes(i: number, fee: bigint, nonce = 0n): Uint8Array {
   const from = sha256(new TextEncoder().encode(`bench-sender:${i}`)).subarray(0, 20);
-  const tx: Tx = { version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, from, nonce: 0n, fee, payload: transfer.encodePayload({ to: from, amount: 1n }), signature };
+  const tx: Tx = { version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, from, nonce, fee, payload: transfer.encodePayload({ to: from, amount: 1n }), signature };
   return encodeTx(tx);
+}
+
+/** `--runs SxD`: S senders, each admitting D nonces in order, the next when the previous is answered. */
+async function runs(spec: string, createMempool: typeof CreateMempool): Promise<void> {
+  const [senders, depth] = spec.split('x').map(Number);
+  if (!(senders > 0 && depth > 0)) throw new Error(`--runs takes SENDERSxDEPTH, e.g. 64x32, not ${spec}`);
+  const pool = createMempool(stubChain(), acceptAllVerifier, params, {});
+  const fee = 1n << 30n;
+  const lists = Array.from({ length: senders }, (_, i) => Array.from({ length: depth }, (_, n) => transferBytes(i, fee, BigInt(n))));
+  reads = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(lists.map(async (list) => {
+    for (const b of list) await pool.add(b);
+  }));
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const n = senders * depth;
+  if (pool.count !== n) throw new Error(`admitted ${pool.count} of ${n}`);
+  console.log(`| ${senders} × ${depth} | ${((cpu.user + cpu.system) / n).toFixed(0)} | ${wallMs.toFixed(0)} | ${reads.toLocaleString('en')} |`);
+  pool.stop();
 }
 
 function option(args: string[], name: string): string | undefined {
@@ -75,6 +109,13 @@ export async function run(args: string[]): Promise<void> {
   const evictions = Number(option(args, 'evictions') ?? 2000);
   const modulePath = option(args, 'module');
   const { createMempool } = (await import(modulePath ? pathToFileURL(resolve(modulePath)).href : '../chain/mempool.js')) as { createMempool: typeof CreateMempool };
+  const runSpecs = option(args, 'runs');
+  if (runSpecs) {
+    console.log(`mempool bench, runs: ${modulePath ?? 'chain/mempool.ts'}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+    console.log('| senders × nonces | CPU µs per admission | wall ms | state reads |\n|---|---:|---:|---:|');
+    for (const spec of runSpecs.split(',')) await runs(spec, createMempool);
+    return;
+  }
   const minRate = params.minFeeRate;
   const size = transferBytes(0, 1n << 40n).length;
   console.log(`mempool bench: ${modulePath ?? 'chain/mempool.ts'}, transfers of ${size} bytes, ${evictions} evicting admissions per size, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
