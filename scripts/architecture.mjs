@@ -31,7 +31,7 @@ export const RULES = {
   x402: ['common', 'consensus', 'chain', 'services'],
   discovery: ['common', 'consensus', 'x402', 'services'],
   sdk: ['common', 'consensus', 'x402', 'chain'],
-  node: ['common', 'consensus', 'chain', 'p2p', 'services', 'x402', 'discovery', 'sdk', 'cli'],
+  node: ['common', 'consensus', 'chain', 'p2p', 'services', 'x402', 'discovery', 'sdk'],
   cli: ['common', 'consensus', 'chain', 'p2p', 'services', 'x402', 'discovery', 'sdk', 'node'],
   bench: ['common', 'consensus', 'chain', 'p2p', 'services', 'x402', 'discovery', 'sdk', 'node', 'cli', 'test'],
   packages: ['common', 'consensus', 'x402', 'chain', 'sdk'],
