@@ -109,9 +109,19 @@ export const COMMAND_DOCS: Readonly<Record<string, CommandDoc>> = {
   'receipt verify': {
     group: 'pay and call',
     args: '<file>',
-    summary: "Checks, offline, a paid call's signed receipts against the seller's DID document and that they cover the result (exit 0 valid, 1 not).",
-    example: 'npx native-node receipt verify answer.json --did did.json',
-    flags: { did: { value: 'did.json', description: "the seller's /.well-known/did.json, when the file is the 200 body alone", default: "the bundle's didDocument" } },
+    summary: "Checks a paid call's signed receipts against the seller's DID document, that they cover the result, and what the verdict rests on: the pins given and, with --node, the native payment on chain (exit 0 valid, 1 not).",
+    example: 'npx native-node receipt verify answer.json --did-document did.json --payee native1… --tx 9c1e… --node http://127.0.0.1:8402',
+    flags: {
+      'did-document': { value: 'did.json', description: "the seller's /.well-known/did.json, when the file is the 200 body alone (a saved copy proves nothing by itself: pin the payee)", default: "the bundle's didDocument" },
+      did: { value: 'did:web:…|url', description: "the seller's DID (or its base URL): the document must be that DID's" },
+      payee: { value: 'address', description: 'the payee you paid (the payTo of your payment): the receipt must be signed by its key' },
+      seller: { value: 'id', description: 'the seller id (16 hex characters) the receipt must name' },
+      tx: { value: 'id', description: 'the payment (native tx id or Base transaction hash) the receipt must be for' },
+      payer: { value: 'address', description: 'the payer the receipt must name' },
+      amount: { value: 'atomic', description: 'the amount paid, in atomic units (base units of NATIVE, USDC atomic units)' },
+      resource: { value: 'url', description: 'the paid resource URL the receipt must name' },
+      node: { value: 'url', description: 'a node of the chain you trust: checks that the native payment is mined and paid the payee that signed' },
+    },
   },
   'agent register': {
     group: 'agents',

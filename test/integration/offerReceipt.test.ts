@@ -10,9 +10,20 @@
  *   carries the extension's receipt (accepted by the official verifier) and the hybrid receipt,
  *   verified offline by the SDK over the body's result bytes as returned;
  * - re-settles of a native payment return the identical receipt; a tampered receipt fails, and
- *   so does `native-node receipt verify`.
+ *   so does `native-node receipt verify`; pinned to the payee and the payment, with `--node`
+ *   finding the payment on chain, the CLI says the receipt is anchored; a forged DID document
+ *   and receipt for the same payment are refused (the payment paid another payee);
+ * - MCP: the unpaid tool result carries the signed offers, the paid one receipts that cover the
+ *   text the agent reads; the `Authorization: Payment` dialect's 200 carries them too.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { getDevKeyPair } from '../../consensus/devnet.js';
+import { TESTNET_HRP } from '../../consensus/address.js';
+import { createSellerIdentity } from '../../x402/core/offers.js';
+import { createReceiptIssuer } from '../../x402/core/receipts.js';
+import { callPaidTool } from '../../sdk/mcpPayment.js';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +35,7 @@ import { loadReference, REFERENCE_DIR } from '../helpers/reference.js';
 import { createAgentClient } from '../../sdk/client.js';
 import { loadWallet } from '../../sdk/walletFile.js';
 import { preferRail, registerNativeScheme } from '../../sdk/x402Scheme.js';
-import { verifyDidDocument, verifyOffer, verifyPaidBody } from '../../sdk/receipts.js';
+import { verifyDidDocument, verifyMcpResult, verifyOffer, verifyPaidBody } from '../../sdk/receipts.js';
 import type { HybridReceipt } from '../../x402/core/wire.js';
 
 const reference = await loadReference();
@@ -39,6 +50,8 @@ let dir: string;
 let node: NodeProc;
 let facilitator: FacilitatorProcess;
 let didDocument: Record<string, any>;
+/** The native payee, as the agent knows it: the payTo it pays (here read from a 402). */
+let payee: string;
 
 /** What the official `@x402/extensions/offer-receipt` verifier says (its own process, resolving did:web over HTTP on 127.0.0.1). */
 const OFFICIAL = `
@@ -58,6 +71,19 @@ if (input.paymentResponse) {
 }
 process.stdout.write(JSON.stringify(out));
 `;
+
+/** The auth-params of each `Payment` challenge of a WWW-Authenticate field (quoted-string values). */
+function parseChallenges(header: string | null): Record<string, string>[] {
+  const out: Record<string, string>[] = [];
+  for (const part of (header ?? '').split(/,\s*(?=Payment\s)/)) {
+    const m = /^Payment\s+(.*)$/s.exec(part.trim());
+    if (!m) continue;
+    const params: Record<string, string> = {};
+    for (const p of m[1].matchAll(/([a-z]+)="((?:[^"\\]|\\.)*)"/g)) params[p[1]] = p[2].replace(/\\(.)/g, '$1');
+    out.push(params);
+  }
+  return out;
+}
 
 function official(input: Record<string, unknown>): Promise<Record<string, any>> {
   return new Promise((resolve, reject) => {
@@ -80,6 +106,7 @@ beforeAll(async () => {
     { cwd: dir, env: { NATIVE_FACILITATOR_AUTH_HEADER: `${AUTH[0]}: ${AUTH[1]}` } },
   );
   didDocument = (await (await fetch(`${node.url}/.well-known/did.json`)).json()) as Record<string, any>;
+  payee = ((await (await post({ request: 'Europe/Berlin' })).json()) as Record<string, any>).accepts[0].payTo as string;
 }, 120_000);
 
 afterAll(async () => {
@@ -151,11 +178,8 @@ describeWithClients('signed receipts', () => {
     expect(b).toBe(a);
     expect(JSON.parse(a).receipt).toMatchObject(first.receipt);
     expect(first.receipt.hybridReceipt).toEqual(JSON.parse(a).receipt.hybridReceipt);
-    const v = verifyPaidBody(a, didDocument, { txId: first.txId });
-    expect(v).toMatchObject({ ok: true, resultVerified: true, hybrid: { rail: 'native', network: 'native:1337', asset: 'NATIVE', amount: '200000', serviceId: SERVICE } });
-    // The official verifier accepts the native receipt too (CAIP-2 native:<chainId>).
-    const header = Buffer.from(JSON.stringify({ success: true, transaction: first.txId, network: 'native-devnet', payer: 'x', extensions: { 'offer-receipt': { info: { receipt: JSON.parse(a).receipt.offerReceipt } } } })).toString('base64');
-    expect((await official({ paymentResponse: header })).receipt).toMatchObject({ network: 'native:1337', transaction: first.txId });
+    const v = verifyPaidBody(a, didDocument, { baseUrl: node.url, payee, txId: first.txId });
+    expect(v).toMatchObject({ ok: true, anchored: true, resultVerified: true, hybrid: { rail: 'native', network: 'native:1337', asset: 'NATIVE', amount: '200000', serviceId: SERVICE, payee } });
 
     const good = join(dir, 'good.json');
     writeFileSync(good, JSON.stringify({ body: a, didDocument }));
@@ -168,8 +192,32 @@ describeWithClients('signed receipts', () => {
     writeFileSync(bad, tampered);
     writeFileSync(join(dir, 'did.json'), JSON.stringify(didDocument));
     expect(verifyPaidBody(tampered, didDocument)).toMatchObject({ ok: false, reason: 'result_mismatch' });
-    const refused = await runCli(['receipt', 'verify', bad, '--did', join(dir, 'did.json'), '--json'], { cwd: dir });
+    const refused = await runCli(['receipt', 'verify', bad, '--did-document', join(dir, 'did.json'), '--json'], { cwd: dir });
     expect({ code: refused.code, reason: refused.json?.reason }).toEqual({ code: 1, reason: 'result_mismatch' });
+
+    // Pinned to the payee and the payment, and the payment found on chain: anchored.
+    const pinned = await runCli(['receipt', 'verify', good, '--payee', payee, '--tx', first.txId, '--did', node.url, '--node', node.url, '--json'], { cwd: dir });
+    expect({ code: pinned.code, json: pinned.json }).toMatchObject({ code: 0, json: { valid: true, anchored: true, pinned: ['did', 'payee', 'txId'], onChain: { node: node.url } } });
+    expect((pinned.json?.onChain as { confirmations: number }).confirmations).toBeGreaterThanOrEqual(1);
+    const human = await runCli(['receipt', 'verify', good, '--payee', payee, '--node', node.url], { cwd: dir });
+    expect(human.stdout).toMatch(/^receipt valid: signed by payee /);
+    expect(human.stdout).toMatch(/payment on chain: checked at .* mined at height \d+/);
+    // Another payment's receipt, offered for this one.
+    const other = await agent.call(SERVICE, 'Asia/Seoul', { maxPriceBase: 10_000_000n });
+    expect((await runCli(['receipt', 'verify', good, '--tx', other.txId, '--json'], { cwd: dir })).json).toMatchObject({ valid: false, reason: 'wrong_payment' });
+
+    // A forger's DID document claiming this node's DID and seller id, and a receipt for this very
+    // payment signed with the forger's key: self-consistent, so unpinned it verifies, but says so.
+    const forger = createSellerIdentity({ payee: getDevKeyPair(), hrp: TESTNET_HRP, chainId: 1337, sellerId: didDocument.x402Payee.binding.sellerId, usdcPayTo: () => NODE_PAY_TO });
+    const body = JSON.parse(a) as { result: unknown };
+    const h = first.receipt.hybridReceipt as unknown as HybridReceipt;
+    const forgedReceipt = await createReceiptIssuer(forger).sign({ rail: 'native', serviceId: SERVICE, network: 'native:1337', txId: first.txId, payer: h.payload.payer, amount: h.payload.amount, asset: 'NATIVE', result: body.result }, { baseUrl: node.url, resource: endpoint() });
+    const forged = join(dir, 'forged.json');
+    writeFileSync(forged, JSON.stringify({ body: JSON.stringify({ paid: true, result: body.result, receipt: forgedReceipt }), didDocument: forger.didDocument(node.url) }));
+    expect((await runCli(['receipt', 'verify', forged, '--json'], { cwd: dir })).json).toMatchObject({ valid: true, anchored: false });
+    expect((await runCli(['receipt', 'verify', forged, '--payee', payee, '--json'], { cwd: dir })).json).toMatchObject({ valid: false, reason: 'wrong_payee' });
+    const onChain = await runCli(['receipt', 'verify', forged, '--node', node.url, '--json'], { cwd: dir });
+    expect({ code: onChain.code, reason: onChain.json?.reason }).toEqual({ code: 1, reason: 'payment_mismatch' });
   }, 120_000);
 
   test('calls settled together: every receipt verifies offline, batched or not, and the batch members share one signature', async () => {
@@ -202,8 +250,51 @@ describeWithClients('signed receipts', () => {
     const res = await wrapFetchWithPayment(fetch, client)(endpoint(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'America/New_York' }) });
     const text = await res.text();
     expect(res.status).toBe(200);
-    const settled = decodeHeader<Record<string, any>>(res.headers.get('payment-response'));
+    const header = res.headers.get('payment-response')!;
+    const settled = decodeHeader<Record<string, any>>(header);
     expect(settled.extensions['offer-receipt'].info.receipt.format).toBe('jws');
-    expect(verifyPaidBody(text, didDocument, { txId: settled.transaction })).toMatchObject({ ok: true, hybrid: { rail: 'native' } });
+    expect(verifyPaidBody(text, didDocument, { payee, txId: settled.transaction })).toMatchObject({ ok: true, anchored: true, hybrid: { rail: 'native' } });
+    // The official verifier accepts the native receipt of the header exactly as the node sent it (CAIP-2 native:<chainId>).
+    expect((await official({ paymentResponse: header })).receipt).toMatchObject({ version: 1, network: 'native:1337', transaction: settled.transaction, resourceUrl: endpoint() });
+  }, 120_000);
+
+  test('MCP: the unpaid tool result carries the signed offers; the paid one receipts that cover the text the agent reads', async () => {
+    const mcp = new Client({ name: 'offer-receipt-test', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${node.url}/api/mcp`)));
+    try {
+      const unpaid = (await mcp.callTool({ name: SERVICE, arguments: { request: 'Europe/Oslo' } })) as { isError?: boolean; structuredContent: Record<string, any> };
+      expect(unpaid.isError).toBe(true);
+      const quote = unpaid.structuredContent;
+      const offers = quote.extensions['offer-receipt'].info.offers as Record<string, unknown>[];
+      expect(offers).toHaveLength(quote.accepts.length);
+      offers.forEach((o, i) => expect(verifyOffer(o, didDocument, { accepts: quote.accepts, expect: { baseUrl: node.url, payee } })).toMatchObject({ ok: true, anchored: true, acceptIndex: i }));
+      const { key } = await loadWallet(join(dir, 'data', 'dev-wallet.json'));
+      const paid = await callPaidTool(mcp, createAgentClient({ nodeUrl: node.url, key }), { name: SERVICE, arguments: { request: 'Europe/Oslo' } }, { maxPriceBase: 10_000_000n });
+      const v = verifyMcpResult(paid.result, didDocument, { payee, txId: paid.txId });
+      expect(v).toMatchObject({ ok: true, anchored: true, resultVerified: true, hybrid: { rail: 'native', serviceId: SERVICE, txId: paid.txId } });
+      // The payment-response carries the extension's receipt, the very JWS of the result's receipt.
+      expect(paid.paymentResponse.extensions).toMatchObject({ 'offer-receipt': { info: { receipt: (paid.result.structuredContent as Record<string, any>).receipt.offerReceipt } } });
+      // The text read by the agent, changed: refused.
+      const content = [{ type: 'text', text: (paid.result.content as { text: string }[])[0].text.replace('Europe/Oslo', 'Europe/Rome') }];
+      expect(verifyMcpResult({ ...paid.result, content }, didDocument)).toMatchObject({ ok: false, reason: 'result_mismatch' });
+    } finally {
+      await mcp.close();
+    }
+  }, 120_000);
+
+  test('Authorization: Payment: the 200 carries the same signed receipts', async () => {
+    const { key } = await loadWallet(join(dir, 'data', 'dev-wallet.json'));
+    const agent = createAgentClient({ nodeUrl: node.url, key });
+    const quote = await agent.quote(SERVICE, 'Asia/Dubai');
+    const txId = await agent.pay(quote);
+    const q = await post({ request: 'Asia/Dubai' });
+    const challenge = parseChallenges(q.headers.get('www-authenticate')).find((c) => c.method === 'native')!;
+    const authorization = `Payment ${Buffer.from(JSON.stringify({ challenge, payload: { txId, salt: quote.salt } })).toString('base64url')}`;
+    let res = await post({ request: 'Asia/Dubai' }, { authorization });
+    for (let i = 0; i < 30 && res.status === 202; i++) res = await post({ request: 'Asia/Dubai' }, { authorization });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(JSON.parse(Buffer.from(res.headers.get('payment-receipt')!, 'base64url').toString('utf8'))).toMatchObject({ status: 'success', method: 'native', reference: txId });
+    expect(verifyPaidBody(text, didDocument, { baseUrl: node.url, payee, txId })).toMatchObject({ ok: true, anchored: true, resultVerified: true, hybrid: { rail: 'native', txId } });
   }, 120_000);
 });

@@ -3,7 +3,9 @@
  * the SDK's offline verifier (sdk/receipts.ts): the offer cache signs once per option and window,
  * every tampering or foreign receipt is refused with its reason.
  */
-import { beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { getDevKeyPair, getDevPayeeKeyPair } from '../../consensus/devnet.js';
 import { TESTNET_HRP } from '../../consensus/address.js';
 import { createOfferSigner, createSellerIdentity, OFFER_WINDOW_SECONDS } from '../../x402/core/offers.js';
@@ -13,7 +15,9 @@ import { hybridReceiptMessage } from '../../x402/core/wire.js';
 import { sha256 } from '../../consensus/hash.js';
 import { signHybrid } from '../../consensus/keys.js';
 import { didWebOf, resultBytesOf, type PaymentRequirements } from '../../x402/core/wire.js';
-import { resultBytesOfBody, verifyDidDocument, verifyOffer, verifyPaidBody, verifyReceipt } from '../../sdk/receipts.js';
+import { resultBytesOfBody, verifyDidDocument, verifyMcpResult, verifyOffer, verifyPaidBody, verifyReceipt } from '../../sdk/receipts.js';
+import { runReceiptCommand } from '../../cli/receiptCommand.js';
+import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 
 const BASE = 'http://127.0.0.1:8402';
 const RESOURCE = `${BASE}/api/x402/native-world-clock`;
@@ -158,6 +162,110 @@ describe('signed receipts', () => {
     const later = await issuer.sign(facts, { baseUrl: BASE, resource: RESOURCE });
     expect(later.hybridReceipt!.format).toBe('native-x402/hybrid-receipt/v1');
     expect(issuer.stats).toEqual({ signatures: 2, receipts: 8, failures: 0 });
+  });
+});
+
+describe('the trust anchor: a DID document proves nothing by itself', () => {
+  const result = { timezone: 'Europe/Berlin', time: '13:00' };
+  const facts = { rail: 'native', serviceId: 'native-world-clock', network: 'native:1337', txId: 'ab'.repeat(32), payer: 'tnative1payer', amount: '200000', asset: 'NATIVE', result } as const;
+  // Someone else's key, a DID document of their own that claims the victim's did:web and seller id: self-consistent.
+  const forger = identityOf(getDevKeyPair());
+  const forgedDoc = forger.didDocument(BASE);
+  const doc = seller.didDocument(BASE);
+  let genuine: string;
+  let forged: string;
+  let other: string;
+  const outOf = () => {
+    const lines: { human: string; data: Record<string, any> }[] = [];
+    return { lines, out: { json: true, print: (human: string, data: unknown) => void lines.push({ human, data: data as Record<string, any> }) } };
+  };
+  beforeAll(async () => {
+    const at = { baseUrl: BASE, resource: RESOURCE };
+    genuine = JSON.stringify({ paid: true, result, receipt: await createReceiptIssuer(seller, () => T0).sign(facts, at) });
+    forged = JSON.stringify({ paid: true, result, receipt: await createReceiptIssuer(forger, () => T0).sign(facts, at) });
+    other = JSON.stringify({ paid: true, result, receipt: await createReceiptIssuer(seller, () => T0).sign({ ...facts, txId: 'cd'.repeat(32) }, at) });
+  });
+  afterAll(cleanupTmp);
+
+  test('unpinned, a forged document verifies — and says it is not anchored; pinned to the payee, it is refused', () => {
+    expect(forgedDoc.id).toBe(doc.id);
+    expect(verifyDidDocument(forgedDoc, { baseUrl: BASE })).toMatchObject({ ok: true });
+    const loose = verifyPaidBody(forged, forgedDoc);
+    expect(loose).toMatchObject({ ok: true, anchored: false, pinned: [], unpinned: ['did', 'payee', 'sellerId', 'txId', 'payer', 'amount', 'resourceUrl'] });
+    // Pinning the DID, the seller id and the payment does not help: the forger claims all of them.
+    expect(verifyPaidBody(forged, forgedDoc, { baseUrl: BASE, sellerId: '0123456789abcdef', txId: facts.txId, payer: facts.payer, amount: '200000', resourceUrl: RESOURCE })).toMatchObject({ ok: true, anchored: false, unpinned: ['payee'] });
+    // The payee you paid does.
+    expect(verifyPaidBody(forged, forgedDoc, { payee: seller.payeeAddress })).toMatchObject({ ok: false, reason: 'wrong_payee' });
+    expect(verifyDidDocument(forgedDoc, { payee: seller.payeeAddress })).toMatchObject({ ok: false, reason: 'wrong_payee' });
+    const offer = createOfferSigner(forger, () => T0).extensionFor([{ ...native, payTo: forger.payeeAddress }], BASE).info.offers[0];
+    expect(verifyOffer(offer, forgedDoc, { nowMs: T0 })).toMatchObject({ ok: true, anchored: false });
+    expect(verifyOffer(offer, forgedDoc, { nowMs: T0, expect: { payee: seller.payeeAddress } })).toMatchObject({ ok: false, reason: 'wrong_payee' });
+    // The genuine receipt, fully pinned.
+    expect(verifyPaidBody(genuine, doc, { baseUrl: BASE, payee: seller.payeeAddress, sellerId: '0123456789abcdef', txId: facts.txId, payer: facts.payer, amount: '200000', resourceUrl: RESOURCE })).toMatchObject({ ok: true, anchored: true, unpinned: [] });
+    expect(verifyPaidBody(genuine, doc, { amount: '200001' })).toMatchObject({ ok: false, reason: 'wrong_payment' });
+    expect(verifyPaidBody(genuine, doc, { resourceUrl: `${BASE}/api/x402/native-other` })).toMatchObject({ ok: false, reason: 'wrong_payment' });
+    expect(verifyPaidBody(genuine, doc, { did: 'did:web:other.example' })).toMatchObject({ ok: false, reason: 'did_mismatch' });
+  });
+
+  test('the CLI says what it proved: not anchored without pins, refused with --payee for a forgery and with --tx for another payment', async () => {
+    const dir = await tmpDir();
+    const file = (name: string, v: unknown) => {
+      const p = join(dir, name);
+      writeFileSync(p, typeof v === 'string' ? v : JSON.stringify(v));
+      return p;
+    };
+    const forgedFile = file('forged.json', { body: forged, didDocument: forgedDoc });
+    let o = outOf();
+    expect(await runReceiptCommand(['verify', forgedFile], o.out)).toBe(0);
+    expect(o.lines[0].data).toMatchObject({ valid: true, anchored: false, pinned: [], onChain: { checked: false } });
+    const human = outOf();
+    await runReceiptCommand(['verify', forgedFile], { json: false, print: human.out.print });
+    expect(human.lines[0].human).toMatch(/^receipt consistent, NOT anchored/);
+    expect(human.lines[0].human).toContain('WARNING: a DID document proves nothing by itself');
+    o = outOf();
+    expect(await runReceiptCommand(['verify', forgedFile, '--payee', seller.payeeAddress], o.out)).toBe(1);
+    expect(o.lines[0].data).toMatchObject({ valid: false, reason: 'wrong_payee' });
+    // Another payment's genuine receipt, offered as this one's.
+    const body = file('other.json', other);
+    const didFile = file('did.json', doc);
+    o = outOf();
+    expect(await runReceiptCommand(['verify', body, '--did-document', didFile, '--payee', seller.payeeAddress, '--tx', facts.txId], o.out)).toBe(1);
+    expect(o.lines[0].data).toMatchObject({ valid: false, reason: 'wrong_payment' });
+    o = outOf();
+    expect(await runReceiptCommand(['verify', file('genuine.json', genuine), '--did-document', didFile, '--payee', seller.payeeAddress, '--tx', facts.txId, '--did', BASE], o.out)).toBe(0);
+    expect(o.lines[0].data).toMatchObject({ valid: true, anchored: true, pinned: ['did', 'payee', 'txId'] });
+    // --did is a pin now; a file there is a usage error that names --did-document.
+    expect(() => runReceiptCommand(['verify', body, '--did', didFile], o.out)).toThrow(/--did-document/);
+  });
+
+  test('a body that repeats a key is refused: {"result": FAKE, …, "result": REAL} has no one meaning', () => {
+    const real = JSON.stringify(result);
+    const receipt = JSON.stringify(JSON.parse(genuine).receipt);
+    const twice = `{"paid":true,"result":{"timezone":"Europe/Paris","time":"09:00"},"receipt":${receipt},"result":${real}}`;
+    expect(JSON.parse(twice).result).toEqual(result); // what JSON.parse reads (the last one)
+    expect(resultBytesOfBody(twice)).toBeUndefined();
+    expect(verifyPaidBody(twice, doc)).toMatchObject({ ok: false, reason: 'duplicate_key' });
+    // Escaped alike, nested alike: still the same key.
+    expect(verifyPaidBody(`{"paid":true,"res\u0075lt":1,"result":${real},"receipt":${receipt}}`, doc)).toMatchObject({ ok: false, reason: 'duplicate_key' });
+    expect(verifyPaidBody(`{"paid":true,"result":{"timezone":"Europe/Berlin","time":"13:00","time":"13:00"},"receipt":${receipt}}`, doc)).toMatchObject({ ok: false, reason: 'duplicate_key' });
+    // The top-level member is the one hashed, not a nested look-alike.
+    const nested = `{"paid":true,"note":{"result":${real}},"result":{"timezone":"Europe/Paris","time":"09:00"},"receipt":${receipt}}`;
+    expect(verifyPaidBody(nested, doc)).toMatchObject({ ok: false, reason: 'result_mismatch' });
+    // Whitespace between members is fine; the result's own bytes are what they are.
+    expect(verifyPaidBody(`{ "paid" : true , "result" : ${real} , "receipt" : ${receipt} }`, doc)).toMatchObject({ ok: true, resultVerified: true });
+    expect(verifyPaidBody(`{"paid":true,"result":${JSON.stringify(result, null, 1)},"receipt":${receipt}}`, doc)).toMatchObject({ ok: false, reason: 'result_mismatch' });
+  });
+
+  test('an MCP tool result: content[0].text must be the result the receipt covers', async () => {
+    const r = JSON.parse(genuine);
+    const tool = { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: r };
+    expect(verifyMcpResult(tool, doc, { payee: seller.payeeAddress, txId: facts.txId })).toMatchObject({ ok: true, resultVerified: true, anchored: true });
+    expect(verifyMcpResult({ ...tool, content: [{ type: 'text', text: '{"timezone":"Europe/Paris"}' }] }, doc)).toMatchObject({ ok: false, reason: 'result_mismatch' });
+    expect(verifyMcpResult({ ...tool, structuredContent: { ...r, result: { ...result, time: '14:00' } }, content: [{ type: 'text', text: JSON.stringify({ ...result, time: '14:00' }) }] }, doc)).toMatchObject({ ok: false, reason: 'result_mismatch' });
+    // A string result: the text is the string itself, the hashed bytes its JSON.
+    const str = { ...facts, result: 'plain "text"' };
+    const sr = { paid: true, result: str.result, receipt: await createReceiptIssuer(seller, () => T0).sign(str, { baseUrl: BASE, resource: RESOURCE }) };
+    expect(verifyMcpResult({ content: [{ type: 'text', text: 'plain "text"' }], structuredContent: sr }, doc)).toMatchObject({ ok: true, resultVerified: true });
   });
 });
 

@@ -64,15 +64,22 @@ export {
   verifyOffer,
   verifyReceipt,
   verifyPaidBody,
+  verifyMcpResult,
   verifyJws,
   resultBytesOfBody,
+  PINNABLE,
+  type Pinnable,
+  type PinReport,
+  type VerifiedBinding,
   type VerifiedSeller,
   type VerifiedReceipt,
   type VerifyFailure,
+  type SellerExpectations,
   type ReceiptExpectations,
   type OfferPayload,
   type ReceiptPayload,
   type OfferedOption,
 } from '../../../sdk/receipts.js';
+export { checkNativePayment, type PaymentOnChain, type PaymentCheckOptions } from '../../../sdk/receiptPayment.js';
 export { OFFER_RECEIPT, HYBRID_RECEIPT_SCHEME, OFFER_KEY_BINDING_SCHEME, didWebOf, type HybridReceipt, type HybridReceiptPayload, type OfferKeyBinding } from '../../../x402/core/wire.js';
 export { RECEIPT_BATCH_SCHEME, type ReceiptBatchProof } from '../../../x402/core/receiptBatch.js';
