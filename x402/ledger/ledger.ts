@@ -71,6 +71,8 @@ export interface UsdcReconcileState {
    * first check (a node that died mid-call left it).
    */
   readonly settling?: true;
+  /** Where the call was sold (its base URL and resource), so the reconciler signs its receipts as the node would have. */
+  readonly issue?: { readonly baseUrl: string; readonly resource: string };
 }
 
 /** The payment rail of a record. */

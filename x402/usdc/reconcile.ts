@@ -9,7 +9,10 @@
  *   used, log found, and the transaction is this settlement's — the Transfer the contract emitted
  *     with that AuthorizationUsed moves exactly the record's amount from the authorizer to this
  *     payee, and a bound nonce (x402/usdc/commitment.ts) names this ledger's seller
- *                                          → `settled`, receipt.txId = the log's transaction;
+ *                                          → `settled`, receipt.txId = the log's transaction,
+ *                                            and the receipts signed as a direct settle signs them
+ *                                            (`receipts`: over the stored result, for the base
+ *                                            URL and resource the call was sold at);
  *   used by a transaction that is not this settlement's (another authorization with the same
  *     nonce, paying someone else or another amount) → `expired_unsettled` with code
  *     `authorization_used_elsewhere`: the nonce can never pay this node any more, the result is
@@ -28,6 +31,7 @@ import { createClient } from '../../services/providers/evm.js';
 import { LedgerErrorCode, type PaymentRecord, type SettlementLedger, type UsdcReconcileState } from '../ledger/ledger.js';
 import { BASE_USDC } from '../core/quote.js';
 import { sellerOfNonce } from './commitment.js';
+import type { ReceiptIssuer, SignedReceipts } from '../core/receipts.js';
 
 /** Error codes of reconciliation (stored in the ledger, answered to a retry). */
 export const UsdcReconcileCode = {
@@ -128,6 +132,8 @@ export interface UsdcReconcilerOptions {
   readonly onSettled?: (rec: PaymentRecord) => Promise<void>;
   /** Unix ms (injected in tests). */
   readonly now?: () => number;
+  /** Signs the receipts of a payment found settled (x402/core/receipts.ts), as the settle that lost its answer would have. */
+  readonly receipts?: Pick<ReceiptIssuer, 'sign'>;
 }
 
 /** Seconds a caller should wait before retrying a pending payment (what the answers say). */
@@ -149,6 +155,7 @@ export class UsdcReconciler {
   private readonly lookback: bigint;
   private readonly now: () => number;
   private readonly onSettled: UsdcReconcilerOptions['onSettled'];
+  private readonly receipts: UsdcReconcilerOptions['receipts'];
 
   constructor(
     private readonly ledger: SettlementLedger,
@@ -161,6 +168,7 @@ export class UsdcReconciler {
     this.lookback = opts.lookbackBlocks ?? 1000n;
     this.now = opts.now ?? Date.now;
     this.onSettled = opts.onSettled;
+    this.receipts = opts.receipts;
   }
 
   /** Seconds to tell a caller to wait before retrying `validBefore`'s payment. */
@@ -236,6 +244,18 @@ export class UsdcReconciler {
     return undefined;
   }
 
+  /**
+   * The signed receipts of a payment found settled: what x402/usdc/settle.ts signs for a settle
+   * that answers, over the result stored ahead. None without an issuer, or for a record written
+   * before the place of sale was kept with it (`issue`).
+   */
+  private async signedReceipts(rec: PaymentRecord, state: UsdcReconcileState, txId: string): Promise<SignedReceipts | Record<string, never>> {
+    if (!this.receipts || !state.issue) return {};
+    const chainId = Number(state.receipt.chainId ?? BASE_USDC.chainId);
+    const asset = String(state.receipt.assetContract ?? BASE_USDC.asset);
+    return this.receipts.sign({ rail: 'usdc', serviceId: rec.serviceId, network: `eip155:${chainId}`, txId, payer: rec.caller, amount: rec.amount, asset, result: rec.result }, state.issue);
+  }
+
   /** One check of one payment; schedules the next unless it reached a final state. */
   private async check(id: string, attempt: number): Promise<void> {
     const rec = await this.ledger.get(id);
@@ -263,7 +283,7 @@ export class UsdcReconciler {
             this.log.warn({ id, serviceId: rec.serviceId, payer: rec.caller, tx, why: foreign }, 'usdc authorization used on Base by a transaction that did not pay this node: result dropped');
             return;
           }
-          const receipt = { ...state.receipt, txId: tx, settledAt: this.now(), reconciled: true };
+          const receipt = { ...state.receipt, txId: tx, settledAt: this.now(), reconciled: true, ...(await this.signedReceipts(rec, state, tx)) };
           const settled = await this.ledger.settleReconciled(id, receipt);
           await this.onSettled?.(settled).catch((e: unknown) => this.log.error({ id, err: e }, 'could not record what the reconciled payment owes (owed again at the next start)'));
           this.log.info({ id, serviceId: rec.serviceId, payer: rec.caller, tx, checks: state.checks }, 'usdc payment reconciled from Base: settled');

@@ -282,7 +282,7 @@ export class UsdcSettlement implements UsdcRail {
     });
     const reconciler = this.reconciler;
     const validBefore = Number(auth.validBefore);
-    const reconcile: UsdcReconcileState = { authorizer: payer, nonce: auth.nonce.toLowerCase(), validBefore, receipt: receiptOf(''), network: networkOf(payment) };
+    const reconcile: UsdcReconcileState = { authorizer: payer, nonce: auth.nonce.toLowerCase(), validBefore, receipt: receiptOf(''), network: networkOf(payment), ...(issue ? { issue: { baseUrl: issue.baseUrl, resource: issue.resource } } : {}) };
     if (reconciler) {
       // Write-ahead: the result is kept before the facilitator can move the USDC. A node that dies
       // after /settle and before the ledger write then leaves `settle_pending`, which the
