@@ -481,6 +481,31 @@ describe('served, then lost to a deep reorganization', () => {
     void forkParent;
   });
 
+  test('a restart between the reorganization and the verdict still gives it (the payments watched are kept in the ledger)', async () => {
+    const e = await setup();
+    const payer = testKey('payer-restart');
+    const fund = createTransferTx({ chainId: params.chainId, nonce: e.nonces.get(agent) ?? 0n, fee: 30_000n, to: payer.address, amount: COIN, key: agent, includeKey: (e.nonces.get(agent) ?? 0n) === 0n });
+    e.nonces.set(agent, (e.nonces.get(agent) ?? 0n) + 1n);
+    await e.pool.add(encodeTx(fund.tx));
+    await mine(e);
+    const forkParent = e.chain.tip;
+    const p = await invoke(e, { serviceId: 'native-echo', request: 'd', from: payer });
+    await mine(e);
+    expect((await settleAt(e, 'native-echo', p.id, 'd'))?.kind).toBe('paid');
+    // A longer branch without it: the payment goes back to the mempool, no verdict yet.
+    await rivalBranch(e, forkParent, [], 3);
+    expect(e.pool.has(p.id)).toBe(true);
+    expect(e.watcher.servedLostList().total).toBe(0);
+    await teardown(e, false);
+    // The node restarts; a block taking the payer's nonce with a transfer then replaces the payment.
+    const again = await setup({ reuse: e });
+    const conflict = createTransferTx({ chainId: params.chainId, nonce: 0n, fee: 30_000n, to: miner.address, amount: 1000n, key: payer, includeKey: true });
+    await rivalBranch(again, again.chain.tip, [conflict.tx], 1);
+    expect(again.pool.has(p.id)).toBe(false);
+    expect(again.watcher.servedLostList()).toMatchObject({ total: 1, recent: [expect.objectContaining({ id: p.id, height: forkParent.height + 1 })] });
+    await teardown(again);
+  });
+
   test('a reorganization that mines the served payment again counts nothing', async () => {
     const e = await setup();
     const forkParent = e.chain.tip;

@@ -37,7 +37,8 @@
  * `--confirmations` disconnected, and that neither came back in the new branch nor waits in the
  * mempool once the new branch is past its height (a conflicting transaction took its nonce), was
  * served for nothing. Nothing can take the result back: it is logged, counted and listed
- * (`servedLost`, kept in the ledger) so the operator sees what deep reorganizations cost.
+ * (`servedLost`, kept in the ledger) so the operator sees what deep reorganizations cost. Those
+ * awaiting the verdict are kept in the ledger too (`unminedServed`): the next block gives it after a restart.
  *
  * The ledger's gap: a ledger behind what the node did (a restored backup, found behind its
  * witness: x402/ledger/witness.ts, `recordLedgerRestore`), or a new ledger on a chain already holding
@@ -112,6 +113,8 @@ const COMMITMENTS_MARK = 'commitments';
 export const SERVED_LOST_MARK = 'servedLost';
 /** How many of them the mark lists (the total is counted apart). */
 const SERVED_LOST_KEPT = 100;
+/** Name of the mark of settled payments whose block was disconnected, not judged yet (id → height): a restart keeps watching them. */
+export const UNMINED_SERVED_MARK = 'unminedServed';
 
 /** A payment served, then lost to a reorganization deeper than the confirmations it waited for. */
 export interface ServedLost {
@@ -303,6 +306,7 @@ export class UnhonoredPayments {
   async load(): Promise<void> {
     this.gaps = (await this.modules.ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
     this.servedLost = (await this.modules.ledger.getMark<{ total: number; recent: ServedLost[] }>(SERVED_LOST_MARK)) ?? { total: 0, recent: [] };
+    for (const [id, height] of Object.entries((await this.modules.ledger.getMark<Record<string, number>>(UNMINED_SERVED_MARK)) ?? {})) this.unminedServed.set(id, height);
   }
 
   /**
@@ -449,13 +453,16 @@ export class UnhonoredPayments {
    */
   private async checkUnminedServed(): Promise<void> {
     const tip = this.modules.chain.tip.height;
+    let minedAgain = false;
     for (const [id, height] of [...this.unminedServed]) {
       if (await this.modules.chain.getTx(id)) {
         this.unminedServed.delete(id);
+        minedAgain = true;
         continue;
       }
       if (tip <= height || this.modules.mempool?.has(id)) continue;
       this.unminedServed.delete(id);
+      await this.saveUnminedServed(); // before the verdict is kept: a crash in between loses a count, never counts twice
       const rec = await this.modules.ledger.get(id);
       if (rec?.status !== 'settled') continue;
       const lost: ServedLost = { id, serviceId: rec.serviceId, caller: rec.caller, amount: rec.amount, height, lostAt: this.now() };
@@ -466,14 +473,19 @@ export class UnhonoredPayments {
         `payment ${id} was served, then a reorganization deeper than its confirmations took it out of the chain and a conflicting transaction replaced it: the call was delivered unpaid (raise --confirmations if this repeats)`,
       );
     }
+    if (minedAgain) await this.saveUnminedServed();
   }
+
+  private readonly saveUnminedServed = () => this.modules.ledger.putMark(UNMINED_SERVED_MARK, Object.fromEntries(this.unminedServed));
 
   /** A disconnected block's invokes are no longer mined: forget them (they are judged again if mined again). */
   private async forgetBlock(entry: ChainEntry, block?: Block, txIds?: readonly Uint8Array[]): Promise<void> {
     for (const [id, a] of this.awaited) if (a.height >= entry.height) this.awaited.delete(id);
     // Settled payments of the block: served on the strength of a block that is gone; watched until mined again or lost.
     const ids = (block?.txs ?? []).flatMap((tx, i) => (this.watchedInvoke(tx) ? [toHex(txIds?.[i] ?? computeTxId(encodeTx(tx)))] : []));
+    const watching = this.unminedServed.size;
     for (const id of ids) if ((await this.modules.ledger.get(id))?.status === 'settled') this.unminedServed.set(id, entry.height);
+    if (this.unminedServed.size !== watching) await this.saveUnminedServed();
     this.scanned = Math.min(this.scanned, entry.height);
     await this.saveMark();
   }
