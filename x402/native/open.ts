@@ -7,7 +7,8 @@
 import type { Level } from 'level';
 import type { SettlementLedger } from '../ledger/ledger.js';
 import type { PgLedger } from '../ledger/pgLedger.js';
-import { levelPayeeTxLog, type PayeeTxLog } from './payeeNonces.js';
+import { levelPayeeTxLog } from './levelPayeeTxLog.js';
+import type { PayeeTxLog } from './payeeNonces.js';
 import { pgPayeeTxLog, type PayeeTxFence } from './pgPayeeTxLog.js';
 
 /**

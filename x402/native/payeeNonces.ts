@@ -11,8 +11,9 @@
  * transaction was mined, or (a transaction signed outside the allocator took the nonce) lost, and
  * its purpose signs again at a new nonce.
  *
- * Where slots live (`PayeeTxLog`): a single node in its providers database (`levelPayeeTxLog`), a
- * fleet in the ledger's PostgreSQL (`payee_txs`, x402/native/pgPayeeTxLog.ts), tests in memory.
+ * Where slots live (`PayeeTxLog`): a single node in its providers database
+ * (x402/native/levelPayeeTxLog.ts), a fleet in the ledger's PostgreSQL (`payee_txs`,
+ * x402/native/pgPayeeTxLog.ts), tests in memory; x402/native/open.ts picks the engine.
  *
  * The gate (`PayeeNonces.state`): a node signs new payee transactions only while it is `open`. A
  * node that becomes the signer (start-up, a fleet's lease acquired) is `reconciling` until the
@@ -20,8 +21,6 @@
  * `closed` once it is no longer the signer; a submission then is refused (`payee_signer_not_ready`)
  * and what it was for stays owed for the next signer.
  */
-import type { Level } from 'level';
-
 /** A payee transaction's claim on its nonce (see module comment). */
 export interface PayeeTxSlot {
   readonly nonce: bigint;
@@ -139,46 +138,6 @@ export function memoryPayeeTxLog(): PayeeTxLog {
     async prune(payee, below) {
       const m = of(payee);
       for (const n of [...m.keys()]) if (n < below) m.delete(n);
-    },
-  };
-}
-
-/** Width of a nonce in a key: keys sort by nonce. */
-const NONCE_DIGITS = 20;
-const keyOf = (payee: string, nonce: bigint) => `n:${payee}:${nonce.toString().padStart(NONCE_DIGITS, '0')}`;
-
-/**
- * Slots of a single node in its providers database: `n:<payee hex>:<nonce, 20 digits>` → JSON
- * `{purpose, txId, raw}`. Its one writer is the node's payee queue (x402/native/payeeTx.ts), one claim at a time.
- */
-export function levelPayeeTxLog(db: Level<string, string>): PayeeTxLog {
-  const decode = (k: string, v: string): PayeeTxSlot => {
-    const o = JSON.parse(v) as { purpose: string; txId: string; raw: string };
-    return { nonce: BigInt(k.slice(k.lastIndexOf(':') + 1)), purpose: o.purpose, txId: o.txId, raw: o.raw };
-  };
-  const encode = (s: PayeeTxSlot) => JSON.stringify({ purpose: s.purpose, txId: s.txId, raw: s.raw });
-  const live = async (payee: string, from: bigint) => {
-    const out: PayeeTxSlot[] = [];
-    for await (const [k, v] of db.iterator({ gte: keyOf(payee, from), lt: `n:${payee};` })) out.push(decode(k, v));
-    return out;
-  };
-  return {
-    live,
-    async claim(payee, slot, from) {
-      const held = await live(payee, from);
-      if (held.some((s) => s.nonce === slot.nonce || s.purpose === slot.purpose)) return false;
-      if ((await db.get(keyOf(payee, slot.nonce))) !== undefined) return false;
-      await db.put(keyOf(payee, slot.nonce), encode(slot));
-      return true;
-    },
-    async replace(payee, slot) {
-      const v = await db.get(keyOf(payee, slot.nonce));
-      if (v === undefined || decode(keyOf(payee, slot.nonce), v).purpose !== slot.purpose) return false;
-      await db.put(keyOf(payee, slot.nonce), encode(slot));
-      return true;
-    },
-    async prune(payee, below) {
-      await db.clear({ gte: `n:${payee}:`, lt: keyOf(payee, below) });
     },
   };
 }
