@@ -10,7 +10,8 @@ import type { SettlementLedger } from '../ledger/ledger.js';
 import type { PgLedger } from '../ledger/pgLedger.js';
 import type { Inbox, InboxKeys, InboxOptions } from './inbox.js';
 import { ProviderInbox } from './levelInbox.js';
-import { levelPayoutStore, type PayoutStore } from './payouts.js';
+import { levelPayoutStore } from './levelPayoutStore.js';
+import type { PayoutStore } from './payoutStore.js';
 import { PgInbox, type InboxQuery } from './pgInbox.js';
 import { pgPayoutStore } from './pgPayoutStore.js';
 

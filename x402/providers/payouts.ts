@@ -21,8 +21,9 @@
  * The manager keeps one in-memory record per payout: a reload (`resume`, `adoptOwed`) adds only
  * payouts it does not know, and a send reads the store first.
  *
- * The store (`PayoutStore`: owed → submitted → paid) remembers what is owed: one node keeps it in
- * its providers database (`o:<payment id>`); a fleet on a PostgreSQL ledger shares it in the
+ * The store (`PayoutStore`, x402/providers/payoutStore.ts: owed → submitted → paid) remembers what
+ * is owed: one node keeps it in its providers database (`o:<payment id>`,
+ * x402/providers/levelPayoutStore.ts); a fleet on a PostgreSQL ledger shares it in the
  * ledger's database (`provider_payouts`, x402/providers/pgPayoutStore.ts), so the node that served a call
  * owes it (`oweLater`) whether or not it holds the signer lease, and whichever node holds the lease
  * sends it (`adoptOwed`) — before, each node kept its own store: a provider call another node
@@ -48,70 +49,8 @@ import { resubmitPayeeTx, submitPayeeTx } from '../native/payeeTx.js';
 import type { PayeeNonces } from '../native/payeeNonces.js';
 import { TipFollower } from '../native/tipFollower.js';
 import type { PaymentChain, PaymentMempool } from '../core/ports.js';
-
-/** A payout's record (JSON; amounts as base-unit strings). */
-export interface PayoutEntry {
-  /** The payment's ledger id: the invoke's tx id (hex), or the USDC authorization's id (`rail: 'usdc'`). */
-  readonly invokeId: string;
-  /** `usdc`: paid by a plain transfer (no invoke to name); absent: a `provider_payout` of the invoke. */
-  readonly rail?: 'usdc';
-  readonly serviceId: string;
-  /** The agent's payout address. */
-  readonly to: string;
-  /** Price minus the node fee, base units. */
-  readonly amount: string;
-  /** The node's fee, base units. */
-  readonly fee: string;
-  /** `cancelled`: the invoke was refunded (the call was not delivered after all): nothing is owed. */
-  status: 'owed' | 'submitted' | 'paid' | 'cancelled';
-  txId?: string;
-  /** Hex bytes of the signed payout, stored before it was submitted (re-sent as is while its nonce is unused). */
-  raw?: string;
-}
-
-/** Where payout records live (see module comment). */
-export interface PayoutStore {
-  /** Records not finished: owed or submitted. */
-  open(): Promise<PayoutEntry[]>;
-  /** Base units paid out (mined) per service. */
-  paidTotals(): Promise<Map<string, bigint>>;
-  get(paymentId: string): Promise<PayoutEntry | undefined>;
-  /** Writes a new record; false (nothing written) when the payment has one already. */
-  create(entry: PayoutEntry): Promise<boolean>;
-  /** Rewrites a record. */
-  put(entry: PayoutEntry): Promise<void>;
-}
-
-/** The store of one node: `o:<payment id>` in its providers database (its only writer). */
-export function levelPayoutStore(db: Level<string, string>): PayoutStore {
-  async function* all(): AsyncGenerator<PayoutEntry> {
-    for await (const [, v] of db.iterator({ gte: 'o:', lt: 'o;' })) yield JSON.parse(v) as PayoutEntry;
-  }
-  const get = async (id: string) => {
-    const v = await db.get(`o:${id}`);
-    return v === undefined ? undefined : (JSON.parse(v) as PayoutEntry);
-  };
-  const put = (e: PayoutEntry) => db.put(`o:${e.invokeId}`, JSON.stringify(e));
-  return {
-    async open() {
-      const out: PayoutEntry[] = [];
-      for await (const e of all()) if (e.status === 'owed' || e.status === 'submitted') out.push(e);
-      return out;
-    },
-    async paidTotals() {
-      const totals = new Map<string, bigint>();
-      for await (const e of all()) if (e.status === 'paid') totals.set(e.serviceId, (totals.get(e.serviceId) ?? 0n) + BigInt(e.amount));
-      return totals;
-    },
-    get,
-    async create(e) {
-      if ((await get(e.invokeId)) !== undefined) return false;
-      await put(e);
-      return true;
-    },
-    put,
-  };
-}
+import { levelPayoutStore } from './levelPayoutStore.js';
+import type { PayoutEntry, PayoutStore } from './payoutStore.js';
 
 /** Where a provider service's payouts go (from the live registry). */
 export interface PayoutDirectory {

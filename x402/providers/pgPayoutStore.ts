@@ -9,7 +9,7 @@
  * open ones (owed, submitted), which the holder reads every few seconds.
  */
 import type pg from 'pg';
-import type { PayoutEntry, PayoutStore } from './payouts.js';
+import type { PayoutEntry, PayoutStore } from './payoutStore.js';
 
 /** One statement on the ledger's database (PgLedger.query: a connection failure is `ledger_unavailable`). */
 export type PayoutQuery = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
