@@ -125,6 +125,8 @@ export interface NodeConfig {
   readonly bootstrap: readonly string[];
   /** Wallet file of the key that receives native payments and signs refunds (devnet: the public dev payee key). */
   readonly payeeWallet: string | undefined;
+  /** JSON file of the DID documents published before payee wallet rotations (x402/core/offers.ts readRetiredBindings), resolved against cwd. */
+  readonly retiredKeys: string | undefined;
   /** EVM address receiving USDC-rail payments on Base; the USDC rail is off without it. */
   readonly usdcPayTo: string | undefined;
   /** x402 facilitator of the USDC rail (`/verify`, `/settle`); the USDC rail is off without it. */
@@ -258,6 +260,7 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'mine', flag: 'mine', env: 'NATIVE_MINE', kind: 'boolean', schema: { type: 'boolean' }, description: 'run the built-in CPU miner (--no-mine to disable)', defaultText: 'on for devnet, off for mainnet' },
   { key: 'minerAddress', flag: 'miner-address', env: 'NATIVE_MINER_ADDRESS', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 90 }, description: 'address paid by mined blocks', defaultText: 'the dev wallet on devnet' },
   { key: 'payeeWallet', flag: 'payee-wallet', env: 'NATIVE_PAYEE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the payee key (receives payments, signs refunds; passphrase in NATIVE_PAYEE_PASSPHRASE)', defaultText: 'devnet: the public dev payee key; mainnet: none (paid calls answer 503)' },
+  { key: 'retiredKeys', flag: 'retired-keys', env: 'NATIVE_RETIRED_KEYS', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'JSON array of the did.json documents published before payee wallet rotations: their keys stay in did.json, so receipts signed before verify', defaultText: 'none' },
   { key: 'usdcPayTo', flag: 'usdc-pay-to', env: 'NATIVE_USDC_PAY_TO', kind: 'string', schema: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' }, description: 'EVM address receiving USDC on Base (the USDC rail is on with --facilitator-url)', defaultText: 'none (USDC rail off)' },
   { key: 'facilitatorUrl', flag: 'facilitator-url', env: 'NATIVE_FACILITATOR_URL', kind: 'string', schema: { type: 'string', pattern: '^https?://[^\\s]+$', maxLength: 2048 }, description: 'x402 facilitator settling the USDC rail (POST /verify, /settle)', defaultText: 'none (USDC rail off)' },
   { key: 'facilitatorAuthHeader', flag: 'facilitator-auth-header', env: 'NATIVE_FACILITATOR_AUTH_HEADER', kind: 'string', schema: { type: 'string', pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+:[ \\t]*[^\\r\\n]+$", maxLength: 8192 }, description: 'header sent to the facilitator, "Name: value" (e.g. "Authorization: Bearer …")', defaultText: 'none' },
@@ -566,6 +569,7 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     p2pPort: merged.p2pPort as number,
     bootstrap: [...(merged.bootstrap as readonly string[])],
     payeeWallet: merged.payeeWallet === undefined ? undefined : resolve(cwd, merged.payeeWallet as string),
+    retiredKeys: merged.retiredKeys === undefined ? undefined : resolve(cwd, merged.retiredKeys as string),
     usdcPayTo: merged.usdcPayTo as string | undefined,
     facilitatorUrl: merged.facilitatorUrl as string | undefined,
     facilitatorAuthHeader: merged.facilitatorAuthHeader as string | undefined,

@@ -63,7 +63,7 @@ import { createFacilitator } from '../x402/usdc/facilitator.js';
 import type { NodeConfig } from './config.js';
 import { createX402Router } from './api/x402Routes.js';
 import { QuoteAnswers } from './api/quoteAnswers.js';
-import { createDidRouter } from './api/didRoutes.js';
+import { createDidRouter, loadRetiredKeys } from './api/didRoutes.js';
 import { createOfferSigner, createSellerIdentity, type SellerIdentity } from '../x402/core/offers.js';
 import { createReceiptIssuer, type ReceiptIssuer } from '../x402/core/receipts.js';
 import { createFastSigner } from '../consensus/fastSign.js';
@@ -283,7 +283,7 @@ export async function createPayments(
   let gapReload: NodeJS.Timeout | undefined;
   // The payee signs offers and receipts too (one identity for every node holding the payee wallet: a fleet signs alike).
   let usdcPayTo: string | undefined;
-  const seller = payee ? createSellerIdentity({ payee, hrp: params.hrp, chainId: params.chainId, sellerId: ledger.sellerId, usdcPayTo: () => usdcPayTo }) : undefined;
+  const seller = payee ? createSellerIdentity({ payee, hrp: params.hrp, chainId: params.chainId, sellerId: ledger.sellerId, usdcPayTo: () => usdcPayTo, retired: await loadRetiredKeys(config.retiredKeys, params.hrp) }) : undefined;
   // Receipts are signed per settled call: ML-DSA-87 through liboqs (about 0.6 ms, not @noble's ~13 ms).
   const receipts = seller && createReceiptIssuer(seller, Date.now, await createFastSigner(), log.child({ module: 'receipts' }));
   const settlement = payee && refunds ? new NativeSettlement(chain, mempool, ledger, refunds, payee, params, context, { logger: log.child({ module: 'x402' }), unhonored, confirmations: config.confirmations, receipts }) : undefined;

@@ -8,7 +8,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getDevKeyPair, getDevPayeeKeyPair } from '../../consensus/devnet.js';
 import { TESTNET_HRP } from '../../consensus/address.js';
-import { createOfferSigner, createSellerIdentity, OFFER_WINDOW_SECONDS } from '../../x402/core/offers.js';
+import { createOfferSigner, createSellerIdentity, OFFER_WINDOW_SECONDS, readRetiredBindings } from '../../x402/core/offers.js';
+import { loadRetiredKeys } from '../../node/api/didRoutes.js';
+import { createKeyPairFromSeed } from '../../consensus/keys.js';
 import { createReceiptIssuer, type SignedReceipts } from '../../x402/core/receipts.js';
 import { RECEIPT_BATCH_SCHEME, receiptBatchLeaf, receiptBatchRootOf, receiptBatchTree } from '../../x402/core/receiptBatch.js';
 import { hybridReceiptMessage } from '../../x402/core/wire.js';
@@ -266,6 +268,60 @@ describe('the trust anchor: a DID document proves nothing by itself', () => {
     const str = { ...facts, result: 'plain "text"' };
     const sr = { paid: true, result: str.result, receipt: await createReceiptIssuer(seller, () => T0).sign(str, { baseUrl: BASE, resource: RESOURCE }) };
     expect(verifyMcpResult({ content: [{ type: 'text', text: 'plain "text"' }], structuredContent: sr }, doc)).toMatchObject({ ok: true, resultVerified: true });
+  });
+});
+
+describe('key rotation: retired keys the document still lists', () => {
+  const result = { ok: 1 };
+  const facts = { rail: 'native', serviceId: 'native-world-clock', network: 'native:1337', txId: 'ef'.repeat(32), payer: 'tnative1payer', amount: '200000', asset: 'NATIVE', result } as const;
+  const at = { baseUrl: BASE, resource: RESOURCE };
+  const withPayee = (seed: number, retired?: ReturnType<typeof readRetiredBindings>) =>
+    createSellerIdentity({ payee: createKeyPairFromSeed(new Uint8Array(32).fill(seed)), hrp: TESTNET_HRP, chainId: 1337, sellerId: '0123456789abcdef', usdcPayTo: () => USDC_PAY_TO, ...(retired ? { retired } : {}) });
+  const first = withPayee(1);
+  const firstDoc = first.didDocument(BASE);
+  // The operator saved did.json before the rotation and lists it; a second rotation lists the second document, which carries the first.
+  const second = withPayee(2, readRetiredBindings([firstDoc], TESTNET_HRP));
+  const secondDoc = second.didDocument(BASE);
+  const third = withPayee(3, readRetiredBindings([secondDoc], TESTNET_HRP));
+  const thirdDoc = third.didDocument(BASE);
+
+  test('receipts of a retired key verify against the live document, pinned to the payee they paid; offers only under the current key', async () => {
+    expect(secondDoc.x402RetiredPayees?.map((r) => r.binding.kid)).toEqual([firstDoc.x402Payee.binding.kid]);
+    // Newest first: the saved document's own binding, then the ones it listed.
+    expect(thirdDoc.x402RetiredPayees?.map((r) => r.binding.payee)).toEqual([second.payeeAddress, first.payeeAddress]);
+    expect(thirdDoc.verificationMethod.map((m) => m.id)).toEqual([thirdDoc.x402Payee.binding.kid, secondDoc.x402Payee.binding.kid, firstDoc.x402Payee.binding.kid]);
+    expect(thirdDoc.assertionMethod).toEqual([thirdDoc.x402Payee.binding.kid]);
+    expect(verifyDidDocument(thirdDoc, { baseUrl: BASE, payee: third.payeeAddress })).toMatchObject({ ok: true, retiredKids: [secondDoc.x402Payee.binding.kid, firstDoc.x402Payee.binding.kid] });
+    const old = { paid: true, result, receipt: await createReceiptIssuer(first, () => T0).sign(facts, at) };
+    const body = JSON.stringify(old);
+    expect(verifyPaidBody(body, thirdDoc, { payee: first.payeeAddress, txId: facts.txId })).toMatchObject({ ok: true, anchored: true, retiredKey: true, kid: firstDoc.x402Payee.binding.kid, hybrid: { payee: first.payeeAddress } });
+    // The payee it paid is the old one: pinned to today's, refused.
+    expect(verifyPaidBody(body, thirdDoc, { payee: third.payeeAddress })).toMatchObject({ ok: false, reason: 'wrong_payee' });
+    // Without the retired list, the old kid does not resolve.
+    expect(verifyPaidBody(body, withPayee(3).didDocument(BASE))).toMatchObject({ ok: false, reason: 'unknown_key' });
+    // A receipt of the current key is not a retired one.
+    const now = JSON.stringify({ paid: true, result, receipt: await createReceiptIssuer(third, () => T0).sign(facts, at) });
+    expect(verifyPaidBody(now, thirdDoc, { payee: third.payeeAddress })).toMatchObject({ ok: true, retiredKey: false });
+    // A retired key signs no offers that verify.
+    const offer = createOfferSigner(first, () => T0).extensionFor([{ ...native, payTo: first.payeeAddress }], BASE).info.offers[0];
+    expect(verifyOffer(offer, thirdDoc, { nowMs: T0 })).toMatchObject({ ok: false, reason: 'unknown_key' });
+    // A retired binding altered in the served document does not verify.
+    const altered = { ...thirdDoc, x402RetiredPayees: thirdDoc.x402RetiredPayees!.map((r) => (r.binding.payee === first.payeeAddress ? { ...r, binding: { ...r.binding, sellerId: 'fedcba9876543210' } } : r)) };
+    expect(verifyPaidBody(body, altered)).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
+
+  test('the operator\'s file is checked when read: a binding that does not verify, or not a list, is refused with the file named', async () => {
+    expect(() => readRetiredBindings({ x402Payee: firstDoc.x402Payee }, TESTNET_HRP)).toThrow(/JSON array/);
+    const forged = { ...firstDoc.x402Payee, binding: { ...firstDoc.x402Payee.binding, usdcPayTo: '0x000000000000000000000000000000000000dEaD' } };
+    expect(() => readRetiredBindings([firstDoc.x402Payee, forged], TESTNET_HRP)).toThrow(/retired key 2: the payee's signature/);
+    expect(readRetiredBindings([firstDoc.x402Payee, firstDoc], TESTNET_HRP)).toHaveLength(1);
+    const dir = await tmpDir();
+    const path = join(dir, 'retired.json');
+    writeFileSync(path, JSON.stringify([forged]));
+    await expect(loadRetiredKeys(path, TESTNET_HRP)).rejects.toMatchObject({ code: 'config_invalid', message: expect.stringContaining(`--retired-keys ${path}: retired key 1`) });
+    writeFileSync(path, JSON.stringify([secondDoc]));
+    expect((await loadRetiredKeys(path, TESTNET_HRP))!.map((b) => b.binding.payee)).toEqual([second.payeeAddress, first.payeeAddress]);
+    expect(await loadRetiredKeys(undefined, TESTNET_HRP)).toBeUndefined();
   });
 });
 

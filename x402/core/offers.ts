@@ -9,6 +9,10 @@
  * verification method, `kid` = `<did>#offers-<16 hex of sha256(public key)>`; beside it,
  * `x402Payee` carries the payee's public key and its hybrid signature over the binding (the
  * authorization rule: a JWS whose `kid` the payee bound at that DID speaks for that payee).
+ * After a rotation of the payee wallet the operator lists the previous bindings (`--retired-keys`,
+ * `readRetiredBindings`): the document keeps their keys in `verificationMethod` and the signed
+ * bindings under `x402RetiredPayees`, so receipts signed before still verify; offers and new
+ * receipts are signed by the current key only.
  *
  * Offers: one JWS per option of a quote, payload `{version: 1, resourceUrl, scheme, network
  * (CAIP-2), asset, payTo, amount, validUntil}` as the reference builds it, header
@@ -19,9 +23,9 @@ import { createPrivateKey, sign as cryptoSign } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { hkdf } from '@noble/hashes/hkdf.js';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
-import { encodeAddress } from '../../consensus/address.js';
-import { sha256, toHex } from '../../consensus/hash.js';
-import { signHybrid, type HybridKeyPair } from '../../consensus/keys.js';
+import { encodeAddress, tryDecodeAddress } from '../../consensus/address.js';
+import { bytesEqual, sha256, toHex } from '../../consensus/hash.js';
+import { addressOfPublicKey, signHybrid, verifyHybridReference, type HybridKeyPair } from '../../consensus/keys.js';
 import { canonicalJson, didWebOf, OFFER_KEY_BINDING_SCHEME, OFFER_RECEIPT, offerKeyBindingMessage, type OfferKeyBinding, type PaymentRequirements } from './wire.js';
 
 /** Seconds of an offer window: offers signed in window k are valid until the end of window k + 1 (5 to 10 minutes ahead, beyond both options' `maxTimeoutSeconds`). */
@@ -81,6 +85,14 @@ export function caip2Of(req: Pick<PaymentRequirements, 'scheme' | 'network' | 'e
   return evm[req.network] !== undefined ? `eip155:${evm[req.network]}` : req.network;
 }
 
+/** A payee's signed binding of an offer key, as `x402Payee` of a DID document carries it. */
+export interface PayeeBinding {
+  readonly scheme: typeof OFFER_KEY_BINDING_SCHEME;
+  readonly binding: OfferKeyBinding;
+  readonly publicKey: { readonly mldsa: string; readonly ed25519: string };
+  readonly signature: { readonly mldsa: string; readonly ed25519: string };
+}
+
 /** The DID document a node publishes at `/.well-known/did.json`. */
 export interface DidDocument {
   readonly '@context': readonly string[];
@@ -88,12 +100,9 @@ export interface DidDocument {
   readonly verificationMethod: readonly { readonly id: string; readonly type: 'JsonWebKey2020'; readonly controller: string; readonly publicKeyJwk: OfferKeyBinding['publicKeyJwk'] }[];
   readonly assertionMethod: readonly string[];
   /** The payee's binding of the offer key: its hybrid public key (base64url) and signatures over `offerKeyBindingMessage(binding)`. */
-  readonly x402Payee: {
-    readonly scheme: typeof OFFER_KEY_BINDING_SCHEME;
-    readonly binding: OfferKeyBinding;
-    readonly publicKey: { readonly mldsa: string; readonly ed25519: string };
-    readonly signature: { readonly mldsa: string; readonly ed25519: string };
-  };
+  readonly x402Payee: PayeeBinding;
+  /** The bindings of keys retired by a rotation that the operator still vouches for (their keys are in `verificationMethod` too). */
+  readonly x402RetiredPayees?: readonly PayeeBinding[];
 }
 
 /** What the seller identity is made of. */
@@ -106,6 +115,8 @@ export interface SellerIdentityOptions {
   readonly sellerId: string;
   /** The USDC payee when the rail is on (checksummed), read when a DID document is first built. */
   readonly usdcPayTo?: () => string | undefined;
+  /** Bindings of retired keys to keep publishing (`readRetiredBindings`); those of another DID than a document's are left out of it. */
+  readonly retired?: readonly PayeeBinding[];
 }
 
 /** The seller's signing identity: the payee key, the offer key, their DID documents and JWS signing. */
@@ -164,10 +175,12 @@ export function createSellerIdentity(o: SellerIdentityOptions): SellerIdentity {
       const usdcPayTo = o.usdcPayTo?.();
       const binding: OfferKeyBinding = { version: 1, did, kid, publicKeyJwk: jwk, payee: payeeAddress, sellerId: o.sellerId, network: nativeNetwork, ...(usdcPayTo ? { usdcPayTo } : {}) };
       const sig = signHybrid(o.payee, offerKeyBindingMessage(binding));
+      const retired = (o.retired ?? []).filter((r) => r.binding.did === did && r.binding.kid !== kid);
       const doc: DidDocument = {
         '@context': ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/suites/jws-2020/v1'],
         id: did,
-        verificationMethod: [{ id: kid, type: 'JsonWebKey2020', controller: did, publicKeyJwk: jwk }],
+        // The retired keys resolve (an old receipt's kid), but only the current one asserts.
+        verificationMethod: [{ id: kid, type: 'JsonWebKey2020', controller: did, publicKeyJwk: jwk }, ...retired.map((r) => ({ id: r.binding.kid, type: 'JsonWebKey2020' as const, controller: did, publicKeyJwk: r.binding.publicKeyJwk }))],
         assertionMethod: [kid],
         x402Payee: {
           scheme: OFFER_KEY_BINDING_SCHEME,
@@ -175,6 +188,7 @@ export function createSellerIdentity(o: SellerIdentityOptions): SellerIdentity {
           publicKey: { mldsa: b64url(o.payee.publicKey.mldsa), ed25519: b64url(o.payee.publicKey.ed25519) },
           signature: { mldsa: b64url(sig.mldsa), ed25519: b64url(sig.ed25519) },
         },
+        ...(retired.length > 0 ? { x402RetiredPayees: retired } : {}),
       };
       if (documents.size > 16) documents.clear();
       documents.set(baseUrl, doc);
@@ -186,6 +200,42 @@ export function createSellerIdentity(o: SellerIdentityOptions): SellerIdentity {
       return `${signingInput}.${b64url(cryptoSign(null, Buffer.from(signingInput), signingKey))}`;
     },
   };
+}
+
+/**
+ * The retired bindings of an operator's `--retired-keys` file: a JSON array whose entries are DID
+ * documents this node (or its predecessor) published — their `x402Payee` and their own
+ * `x402RetiredPayees` are taken, so the latest saved document carries the whole history — or
+ * `x402Payee` objects alone. Each must be a payee's valid signature over its binding (`hrp`: the
+ * chain's address prefix); throws naming the first that is not. One entry per `kid`.
+ */
+export function readRetiredBindings(json: unknown, hrp: string): PayeeBinding[] {
+  if (!Array.isArray(json)) throw new Error('the retired keys are a JSON array of saved did.json documents (or their x402Payee objects)');
+  const entries = json.flatMap((e: unknown) => {
+    const d = e as Partial<DidDocument> | undefined;
+    return d && typeof d === 'object' && 'x402Payee' in d ? [d.x402Payee, ...(Array.isArray(d.x402RetiredPayees) ? d.x402RetiredPayees : [])] : [e];
+  });
+  const byKid = new Map<string, PayeeBinding>();
+  entries.forEach((e, i) => {
+    const why = retiredBindingProblem(e, hrp);
+    if (why) throw new Error(`retired key ${i + 1}: ${why}`);
+    const b = e as PayeeBinding;
+    byKid.set(b.binding.kid, b);
+  });
+  return [...byKid.values()];
+}
+
+/** Why `e` is not a valid payee binding (undefined when it is). */
+function retiredBindingProblem(e: unknown, hrp: string): string | undefined {
+  const b = e as PayeeBinding | undefined;
+  const fromB64 = (s: unknown) => (typeof s === 'string' ? new Uint8Array(Buffer.from(s, 'base64url')) : new Uint8Array());
+  if (!b || typeof b !== 'object' || b.scheme !== OFFER_KEY_BINDING_SCHEME || typeof b.binding !== 'object' || b.binding === null || b.binding.version !== 1) return `not a ${OFFER_KEY_BINDING_SCHEME} binding`;
+  if (typeof b.binding.kid !== 'string' || !b.binding.kid.startsWith(`${String(b.binding.did)}#`) || b.binding.publicKeyJwk?.crv !== 'Ed25519') return 'its kid or key is malformed';
+  const pub = { mldsa: fromB64(b.publicKey?.mldsa), ed25519: fromB64(b.publicKey?.ed25519) };
+  const id = tryDecodeAddress(String(b.binding.payee), hrp);
+  if (!id || !bytesEqual(id, addressOfPublicKey(pub))) return `its public key is not that of the payee ${String(b.binding.payee)}`;
+  if (!verifyHybridReference(pub, offerKeyBindingMessage(b.binding), { mldsa: fromB64(b.signature?.mldsa), ed25519: fromB64(b.signature?.ed25519) })) return 'the payee\'s signature over the binding does not verify';
+  return undefined;
 }
 
 /** The offer signer of a node: cached offers for the options of a quote. */
