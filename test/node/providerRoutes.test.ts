@@ -176,6 +176,21 @@ describe.each(backendList)('inbox (%s)', (_name, backend) => {
       expect([replay.status, replay.json.error?.code]).toEqual([401, 'inbox_signature_used']);
     });
 
+    test('a signature used before a restart is still a replay after it, within its clock window', async () => {
+      const place = await backend.place();
+      const deps = { verifier: new CountingVerifier(), keys, hrp: 'tnative' };
+      const before = await backend.open(place, deps);
+      const first = await send(alice, 'GET', '/api/x402/inbox', undefined, { to: { inbox: before.inbox, base: await serve(before.inbox, true) } });
+      expect(first.status).toBe(200);
+      await before.stop();
+      const after = await backend.open(place, deps);
+      opened.push(after);
+      const to = { inbox: after.inbox, base: await serve(after.inbox, true) };
+      const replay = await send(alice, 'GET', '/api/x402/inbox', undefined, { to, headers: first.headers });
+      expect([replay.status, replay.json.error?.code]).toEqual([401, 'inbox_signature_used']);
+      expect((await send(alice, 'GET', '/api/x402/inbox', undefined, { to })).status).toBe(200);
+    });
+
     test('a key that registered no agent is 403 inbox_not_registered_agent', async () => {
       const r = await send(carol, 'GET', '/api/x402/inbox');
       expect([r.status, r.json.error?.code]).toEqual([403, 'inbox_not_registered_agent']);

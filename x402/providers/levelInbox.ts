@@ -11,6 +11,11 @@
  * Start-up grace (see inbox.ts): each agent's last poll is kept too (`p:<owner>`, written at most
  * every POLL_PERSIST_MS), and the time the node stopped (`m:stopped`); the node's last known
  * moment alive is its clean stop, or else the latest poll it recorded (a crash).
+ *
+ * Signatures used (`u:<hex sha256 of the signature's bytes>` → its timestamp) are written before
+ * the request they open goes on, so one captured before a restart is still a replay after it;
+ * kept until they could no longer pass the clock check (2 × INBOX_CLOCK_SKEW_MS), pruned at start
+ * and as the set grows.
  */
 import { randomBytes } from 'node:crypto';
 import type { Level } from 'level';
@@ -78,6 +83,8 @@ export class ProviderInbox implements Inbox {
   /** Loads the stats, expires jobs a previous run left open, and grants the start-up grace. */
   async start(): Promise<void> {
     for await (const [k, v] of this.db.iterator({ gte: 's:', lt: 's;' })) this.stats.set(k.slice(2), JSON.parse(v) as ProviderStats);
+    for await (const [k, v] of this.db.iterator({ gte: 'u:', lt: 'u;' })) this.seenSignatures.set(k.slice(2), Number(v));
+    await this.pruneSeen(0);
     // The node's last known moment alive: its clean stop, or else the latest poll it recorded (a crash).
     let alive = Number((await this.db.get('m:stopped')) ?? 0);
     for await (const [k, v] of this.db.iterator({ gte: 'p:', lt: 'p;' })) {
@@ -160,7 +167,7 @@ export class ProviderInbox implements Inbox {
    * `inbox_not_registered_agent` for a key that registered no agent.
    */
   async authenticate(req: SignedRequest, opts: { requireAgent?: boolean } = {}): Promise<string> {
-    this.pruneSeen();
+    await this.pruneSeen();
     return authenticateInboxRequest(req, opts, { hrp: this.hrp, nodeId: this.nodeId, now: this.now, keys: this.keys, verifier: this.verifier, seen: this.seen });
   }
 
@@ -169,6 +176,7 @@ export class ProviderInbox implements Inbox {
     add: async (key, timestamp) => {
       if (this.seenSignatures.has(key)) return false;
       this.seenSignatures.set(key, timestamp);
+      await this.db.put(`u:${key}`, String(timestamp));
       return true;
     },
   };
@@ -295,9 +303,12 @@ export class ProviderInbox implements Inbox {
     await this.db.put(`j:${job.id}`, JSON.stringify(job));
   }
 
-  private pruneSeen(): void {
-    if (this.seenSignatures.size < 1000) return;
+  /** Forgets the signatures that could no longer pass the clock check, once there are `atLeast` of them. */
+  private async pruneSeen(atLeast = 1000): Promise<void> {
+    if (this.seenSignatures.size < atLeast) return;
     const cutoff = this.now() - 2 * INBOX_CLOCK_SKEW_MS;
-    for (const [k, t] of this.seenSignatures) if (t < cutoff) this.seenSignatures.delete(k);
+    const old = [...this.seenSignatures].filter(([, t]) => t < cutoff).map(([k]) => k);
+    for (const k of old) this.seenSignatures.delete(k);
+    if (old.length) await this.db.batch(old.map((k) => ({ type: 'del' as const, key: `u:${k}` })));
   }
 }
