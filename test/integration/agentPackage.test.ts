@@ -7,7 +7,8 @@
  * 402 offers both rails), from the installed package:
  *   - the SDK: loadWallet(dev-wallet.json) + createAgentClient().call → result and receipt, the
  *     payment an agent_invoke mined on the node; the package's encoding and commitment reproduce
- *     the node's test vector (test/fixtures/agent-invoke-vector.json) byte for byte;
+ *     the node's test vector (test/fixtures/agent-invoke-vector.json) byte for byte; its signed
+ *     receipts verify with the package's verifyReceipt and checkNativePayment;
  *   - @x402/fetch's wrapFetchWithPayment with the native scheme registered beside the exact EVM
  *     (USDC) scheme and the preferRail('native') policy → 200 paid natively, PAYMENT-RESPONSE;
  *   - the official MCP client with callPaidTool → the paid tool's result, x402/payment-response;
@@ -74,7 +75,11 @@ switch (process.argv[2]) {
     const quote = pkg.parseQuote({ x402Version: 1, accepts: [{ scheme: 'native-x402', network: 'native-devnet', maxAmountRequired: V.invoke.amount, payTo: V.invoke.payToAddress, asset: 'NATIVE', maxTimeoutSeconds: 60,
       extra: { txType: 'agent_invoke', chainId: V.invoke.chainId, serviceId: V.invoke.serviceId, sellerId: V.commitment.sellerId, commitment: pkg.COMMITMENT_SCHEME } }] }, V.invoke.serviceId, V.commitment.request, 'http://unused', Date.now(), V.commitment.salt);
     const signed = pkg.createPaymentTx(quote, { key: vkey, nonce: 0n, includeKey: false, feeRate: 1n });
-    out({ address, result: r.result, receipt: r.receipt, txId: r.txId, salt: r.salt,
+    // The call's signed receipts, verified with the package alone: offline against did.json, then the payment on chain.
+    const did = await (await fetch(nodeUrl + '/.well-known/did.json')).json();
+    const v = pkg.verifyReceipt(r.receipt, did, { resultBytes: new TextEncoder().encode(JSON.stringify(r.result)), expect: { baseUrl: nodeUrl, txId: r.txId, payer: address } });
+    const chain = v.ok ? await pkg.checkNativePayment(nodeUrl, v.hybrid) : v;
+    out({ address, result: r.result, receipt: r.receipt, txId: r.txId, salt: r.salt, verified: { ok: v.ok, resultVerified: v.resultVerified, anchored: v.anchored, onChain: chain.ok, payee: v.hybrid?.payee },
       vector: { address: pkg.encodeAddress(vkey.address, 'tnative'), requestHash, unsigned: hex(pkg.encodeUnsignedTx(unsigned)), sighash: hex(pkg.txSighash(unsigned)), signedRequestHash: signed.requestHash } });
     break;
   }
@@ -163,6 +168,8 @@ describe('the agent package, installed from its tarball', () => {
     expect(r.receipt).toMatchObject({ serviceId: 'native-world-clock', caller: r.address, txId: r.txId, amountBase: '200000' });
     const tx = await getJson(`/api/v1/tx/${r.txId}`);
     expect(tx.json).toMatchObject({ type: 'agent_invoke', status: 'mined' });
+    // Verified from the installed package: signatures and result offline (payee not pinned), then the payment on chain paying the payee that signed.
+    expect(r.verified).toEqual({ ok: true, resultVerified: true, anchored: false, onChain: true, payee: tx.json.payTo });
     const { readFileSync } = await import('node:fs');
     const V = JSON.parse(readFileSync(VECTOR, 'utf8')) as Record<string, any>;
     expect(r.vector).toEqual({ address: V.key.address, requestHash: V.commitment.requestHash, unsigned: V.unsigned, sighash: V.sighash, signedRequestHash: V.commitment.requestHash });
