@@ -238,7 +238,8 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
         if (sub !== 'gap') throw new NodeError(CliErrorCode.USAGE, 'usage: npx native-node ledger gap [--refund | --forget] | ledger migrate --ledger postgres://owner@… [--grant <role>]');
         const { values } = parse(args, CORE_OPTIONS['ledger gap'], 0);
         const ctx = context(values, out, cenv);
-        return await (await import('./ledgerGapCommand.js')).ledgerGapCommand(ctx.config, ctx.out, { refund: values.refund === true, forget: values.forget === true });
+        const gap = await import('./ledgerGapCommand.js');
+        return await gap.ledgerGapCommand({ ...ctx.config, dataDir: gap.stoppedNodeDataDir(ctx.config, cenv.cwd) }, ctx.out, { refund: values.refund === true, forget: values.forget === true });
       }
       case 'fleet':
         return await (await import('./fleetCommand.js')).runFleetCommand(rest, out, cenv);
@@ -247,7 +248,8 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       case 'usdc-payments': {
         const { values } = parse(rest, CORE_OPTIONS['usdc-payments'], 0);
         const ctx = context(values, out, cenv);
-        return await (await import('./usdcPaymentsCommand.js')).usdcPaymentsCommand(ctx.config, ctx.out, values.status as string | undefined);
+        const dataDir = (await import('./ledgerGapCommand.js')).stoppedNodeDataDir(ctx.config, cenv.cwd);
+        return await (await import('./usdcPaymentsCommand.js')).usdcPaymentsCommand({ ...ctx.config, dataDir }, ctx.out, values.status as string | undefined);
       }
       default: {
         const near = nearest(cmd, commandNames());

@@ -10,7 +10,8 @@
  * holds locked: run it with the node stopped; while it runs, `/api/v1/status` `payments.ledgerGaps`
  * shows the same list.
  */
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { formatAmount } from '../consensus/amount.js';
 import { NodeError } from '../consensus/errors.js';
 import { LevelLedger, openLedger } from '../x402/ledger/open.js';
@@ -24,6 +25,22 @@ export const LedgerGapErrorCode = {
   NO_GAP: 'no_ledger_gap',
   USAGE: 'usage',
 } as const;
+
+/**
+ * The data directory of a stopped node, for the commands that open its ledger (`ledger gap`,
+ * `usdc-payments`): as configured; but when nothing chose it (no --data-dir, --network or --dev,
+ * config file or environment, no --ledger) and the default one holds no ledger while exactly one
+ * other `data/<network>` in `cwd` does, that one, said on stderr. So the hint a node prints,
+ * `npx native-node ledger gap --refund`, runs as printed in the node's folder on a devnet too.
+ */
+export function stoppedNodeDataDir(config: Pick<NodeConfig, 'dataDir' | 'sources' | 'ledger'>, cwd: string): string {
+  const chosen = config.sources.dataDir !== 'default' || config.sources.network !== 'default' || config.ledger !== undefined;
+  if (chosen || existsSync(join(config.dataDir, LEDGER_DIR))) return config.dataDir;
+  const others = ['native-mainnet', 'native-devnet'].map((n) => resolve(cwd, 'data', n)).filter((d) => d !== config.dataDir && existsSync(join(d, LEDGER_DIR)));
+  if (others.length !== 1) return config.dataDir;
+  process.stderr.write(`${config.dataDir} has no ledger; using ${others[0]}, the only data directory here with one (--data-dir or --dev chooses)\n`);
+  return others[0];
+}
 
 /** Lists the gaps, or records the operator's choice for every gap without one; returns the gaps after. */
 export async function ledgerGap(dataDir: string, choice?: 'refund' | 'forget', location = join(dataDir, LEDGER_DIR), ledgerWitness?: string): Promise<LedgerGap[]> {

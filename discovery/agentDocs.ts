@@ -51,7 +51,7 @@ export function buildAgentCard(snap: CatalogSnapshot): Record<string, unknown> {
     defaultOutputModes: ['application/json'],
     skills: snap.services.map((def) => {
       const atomic = priceAtomic(def, snap.nativeUsd.microUsd);
-      const example = exampleRequest(def, { payTo: snap.payTo });
+      const example = exampleRequest(def, snap);
       return {
         id: def.id,
         name: def.name,
@@ -270,7 +270,7 @@ export function buildOpenApi(snap: CatalogSnapshot): Record<string, unknown> {
   };
   for (const def of snap.services) {
     const atomic = priceAtomic(def, snap.nativeUsd.microUsd);
-    const example = exampleRequest(def, { payTo: snap.payTo });
+    const example = exampleRequest(def, snap);
     paths[`/api/x402/${def.id}`] = {
       post: {
         operationId: def.id.replace(/-/g, '_'),

@@ -142,6 +142,8 @@ export interface CatalogSnapshot {
   readonly majors?: { readonly at: number; readonly source: string; readonly usd: Readonly<Record<string, number | null>> };
   /** The provider agents registered on chain, listed services or not. */
   readonly agents?: readonly RegisteredAgent[];
+  /** A transaction mined on this node's chain: native-tx-lookup's example request (absent while none is known). */
+  readonly sampleTxId?: string;
 }
 
 /** A provider agent as registered on chain. */

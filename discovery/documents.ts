@@ -393,7 +393,7 @@ export function buildServicesJson(snap: CatalogSnapshot): Record<string, unknown
         // The JSON types `request` may have: a JSON-input service takes the object itself as well as its text.
         requestTypes: def.inputIsJson ? ['object', 'string'] : ['string'],
         inputSchema: def.inputSchema,
-        example: exampleRequest(def, { payTo: snap.payTo }) ?? null,
+        example: exampleRequest(def, snap) ?? null,
         providerAgent: def.providerAgent,
         nodeOperated: def.nodeOperated,
         healthStatus: h.status,

@@ -69,11 +69,12 @@ export const TX_ID_PLACEHOLDER = '<txId>';
 export const SALT_PLACEHOLDER = '<salt>';
 
 /**
- * An example `request` for a service: a valid input, undefined for services that take none,
- * or `<txId>` for native-tx-lookup (which needs a transaction of the caller's).
+ * An example `request` for a service: a valid input, undefined for services that take none; for
+ * native-tx-lookup a transaction mined on this node's chain (`sampleTxId`), or `<txId>` while
+ * the node knows none.
  */
-export function exampleRequest(def: ServiceDefinition, node: { payTo?: string }): string | undefined {
-  if (def.id === 'native-tx-lookup') return TX_ID_PLACEHOLDER;
+export function exampleRequest(def: ServiceDefinition, node: { payTo?: string; sampleTxId?: string }): string | undefined {
+  if (def.id === 'native-tx-lookup') return node.sampleTxId ?? TX_ID_PLACEHOLDER;
   const e = EXAMPLES[def.id];
   const v = typeof e === 'function' ? e(node) : e;
   return v === undefined || v === '' ? undefined : v;
@@ -85,7 +86,7 @@ export function shellQuote(s: string): string {
 }
 
 /** Copyable example calls of a service: the unpaid quote and the paid retry with curl, and the one-line CLI call. */
-export function exampleCalls(def: ServiceDefinition, baseUrl: string, node: { payTo?: string; defaultNodeUrl?: string }): { request?: string; curlQuote: string; curlPaid: string; cli: string } {
+export function exampleCalls(def: ServiceDefinition, baseUrl: string, node: { payTo?: string; sampleTxId?: string; defaultNodeUrl?: string }): { request?: string; curlQuote: string; curlPaid: string; cli: string } {
   const request = exampleRequest(def, node);
   const url = `${baseUrl}/api/x402/${def.id}`;
   const body = request === undefined ? {} : { request };

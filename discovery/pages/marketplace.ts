@@ -26,7 +26,7 @@ export interface MarketplaceView {
 }
 
 function serviceCard(s: CatalogService, def: ServiceDefinition, v: MarketplaceView): string {
-  const ex = exampleCalls(def, v.snap.baseUrl, { payTo: v.snap.payTo, defaultNodeUrl: v.defaultNodeUrl });
+  const ex = exampleCalls(def, v.snap.baseUrl, { payTo: v.snap.payTo, sampleTxId: v.snap.sampleTxId, defaultNodeUrl: v.defaultNodeUrl });
   const idBase = `svc-${s.serviceId}`;
   const latency = s.lastVerifiedAt ? `${int(s.latencyMs)} ms` : 'not measured yet';
   const checked = s.lastVerifiedAt ? `<span class="muted"> · checked ${esc(new Date(s.lastVerifiedAt).toISOString().replace('T', ' ').slice(0, 19))} UTC</span>` : '';

@@ -28,7 +28,9 @@ import { Router } from '@koa/router';
 import type Koa from 'koa';
 import { NodeError } from '../../consensus/errors.js';
 import type { ChainParams } from '../../consensus/params.js';
-import { silentLogger, type Logger } from '../../chain/types.js';
+import { silentLogger, type ChainReader, type Logger } from '../../chain/types.js';
+import { toHex } from '../../consensus/hash.js';
+import { encodeTx, txId } from '../../consensus/tx.js';
 import type { ServiceRegistry } from '../../services/registry.js';
 import type { NativeUsdSource, ServiceContext, ServiceUsage } from '../../services/types.js';
 import { DEFAULT_FACILITATOR_URL, PATHS, buildResources, parseCatalogQuery, type CatalogService, type CatalogSnapshot, type RegisteredAgent, type UsdcRail } from '../../discovery/catalog.js';
@@ -115,6 +117,38 @@ function allowCrossOrigin(ctx: Koa.Context): void {
 }
 
 
+/**
+ * A transaction mined on the chain, for native-tx-lookup's example (so its marketplace call runs
+ * as printed): the newest one within the last 50 blocks, looked for in the background: every
+ * second while none is known, and every 10 s whether the known one is still on the best chain.
+ */
+function sampleTransaction(chain: ChainReader, now: () => number): { current(): string | undefined } {
+  let id: string | undefined;
+  let checkedAt = -Infinity;
+  const find = async (): Promise<string | undefined> => {
+    if (id !== undefined && (await chain.getTx(id))) return id;
+    for (let h = chain.tip.height; h > 0 && h > chain.tip.height - 50; h--) {
+      const entry = chain.getEntryByHeight(h);
+      if (!entry || entry.txCount === 0) continue;
+      const block = await chain.getBlock(entry.hashHex);
+      if (block?.txs.length) return toHex(txId(encodeTx(block.txs[0])));
+    }
+    return undefined;
+  };
+  return {
+    current() {
+      if (now() - checkedAt >= (id === undefined ? 1_000 : 10_000)) {
+        checkedAt = now();
+        void find().then(
+          (found) => (id = found),
+          () => undefined,
+        );
+      }
+      return id;
+    },
+  };
+}
+
 /** Builds the discovery side (call `start()` to run the prober). */
 export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Discovery {
   const log = m.logger ?? silentLogger;
@@ -128,6 +162,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     opts.health,
   );
 
+  const sample = sampleTransaction(m.context.chain, now);
   const snapshot = (baseUrl: string): CatalogSnapshot => ({
     baseUrl,
     network: m.params.network,
@@ -143,6 +178,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     nodeVersion: opts.version,
     agents: m.registry.agents?.().map((a) => ({ name: a.name, address: a.address, description: a.description, capabilities: [...a.capabilities], online: a.online })),
     majors: freshMajors(m.context, now()),
+    sampleTxId: sample.current(),
   });
 
   // Entries change when health is re-probed, a payment settles or the price moves: that is the key.
@@ -153,7 +189,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
       const v = snap.usage.volume(d.id);
       calls += v.calls + v.callsUsdc;
     }
-    return `${prober.rounds}|${calls}|${snap.nativeUsd.microUsd}|${snap.services.length}|${m.registry.version ?? 0}`;
+    return `${prober.rounds}|${calls}|${snap.nativeUsd.microUsd}|${snap.services.length}|${m.registry.version ?? 0}|${snap.sampleTxId ?? ''}`;
   };
   const catalog = (baseUrl: string) => {
     const snap = snapshot(baseUrl);

@@ -4,7 +4,8 @@
  * unsettled, mines on, and the backup is restored. At the restart the node reports the gap (log
  * line, `payments.ledgerGaps`, the metric), serves new calls, and neither serves again nor refunds
  * the two payments — also after the refund window. `native-node ledger gap` lists the gap;
- * `--refund` has the next start refund both, once each.
+ * `--refund`, run as the node's log line prints it (in the node's folder, no flags: the devnet's
+ * data directory is found), has the next start refund both, once each.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -23,7 +24,8 @@ let node: NodeProc | undefined;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'native-ledger-gap-'));
-  dataDir = join(dir, 'data');
+  // Where `npm start` keeps a devnet node's data, below the folder the node runs in.
+  dataDir = join(dir, 'data', 'native-devnet');
 });
 
 afterAll(() => {
@@ -100,9 +102,12 @@ describe('a ledger restored from a backup', () => {
     const list = await runCli(['ledger', 'gap', '--data-dir', dataDir, '--dev', '--json'], { cwd: dir });
     expect(list.code).toBe(0);
     expect(list.json).toEqual({ gaps: [expect.objectContaining({ invokes: 2 })] });
-    const decide = await runCli(['ledger', 'gap', '--refund', '--data-dir', dataDir, '--dev', '--json'], { cwd: dir });
-    expect(decide.code).toBe(0);
-    expect(decide.json).toEqual({ gaps: [expect.objectContaining({ resolution: 'refund' })] });
+    // The command the log line names, as printed (`npx native-node …` is bin/native-node.js here), in the node's folder.
+    const hint = n.lines.map((l) => /`npx native-node (ledger gap --refund)`/.exec(String(l.msg))?.[1]).find(Boolean);
+    expect(hint).toBe('ledger gap --refund');
+    const decide = await runCli(hint!.split(' '), { cwd: dir });
+    expect({ code: decide.code, stdout: decide.stdout }).toEqual({ code: 0, stdout: expect.stringMatching(/^heights \d+-\d+: 2 payment\(s\), .* — refunded at the next start$/m) });
+    expect(decide.stderr).toContain(`using ${dataDir}, the only data directory here with one`);
 
     n = await start();
     await waitFor('both refunds mined', async () => {
