@@ -49,28 +49,34 @@ export interface AgentCliContext {
   readonly env: Record<string, string | undefined>;
 }
 
-/** The flags of the agent, service and moderate commands (parseArgs options). */
-export const AGENT_CLI_OPTIONS = {
-  description: { type: 'string' },
-  capabilities: { type: 'string' },
-  payout: { type: 'string' },
-  contact: { type: 'string' },
-  wait: { type: 'boolean' },
-  timeout: { type: 'string' },
-  service: { type: 'string' },
-  exec: { type: 'string' },
-  forward: { type: 'string' },
-  name: { type: 'string' },
-  category: { type: 'string' },
-  price: { type: 'string' },
-  tags: { type: 'string' },
-  'request-format': { type: 'string' },
-  'request-required': { type: 'boolean' },
-  'json-input': { type: 'boolean' },
-  schema: { type: 'string' },
-  reason: { type: 'string' },
-  'job-timeout': { type: 'string' },
-} as const;
+type Flag = { readonly type: 'string' | 'boolean' };
+const STRING = { type: 'string' } as const;
+const BOOLEAN = { type: 'boolean' } as const;
+/** The flags of every command that submits a transaction. */
+const SUBMIT: Readonly<Record<string, Flag>> = { wait: BOOLEAN, timeout: STRING };
+const AGENT_FIELDS = { ...SUBMIT, description: STRING, capabilities: STRING, payout: STRING, contact: STRING };
+const SERVICE_FIELDS = { ...SUBMIT, name: STRING, description: STRING, category: STRING, price: STRING, tags: STRING, 'request-format': STRING, 'request-required': BOOLEAN, 'json-input': BOOLEAN, schema: STRING, 'job-timeout': STRING };
+const MODERATION = { ...SUBMIT, reason: STRING };
+
+/**
+ * The flags of each agent, service and moderate subcommand beyond the common ones (parseArgs
+ * options): its parser reads its own table, and its --help lists that table. `common` is the
+ * subset of the common flags it takes when not all (those that list what is on chain sign nothing).
+ */
+export const AGENT_CLI_TABLES: Readonly<Record<string, { readonly flags: Readonly<Record<string, Flag>>; readonly common?: 'node-read' }>> = {
+  'agent register': { flags: AGENT_FIELDS },
+  'agent update': { flags: AGENT_FIELDS },
+  'agent show': { flags: { name: STRING } },
+  'agent serve': { flags: { service: STRING, exec: STRING, forward: STRING } },
+  'service register': { flags: SERVICE_FIELDS },
+  'service update': { flags: SERVICE_FIELDS },
+  'service retire': { flags: SUBMIT },
+  'service list': { flags: {}, common: 'node-read' },
+  'moderate approve': { flags: MODERATION },
+  'moderate suspend': { flags: MODERATION },
+  'moderate reject': { flags: MODERATION },
+  'moderate label': { flags: MODERATION },
+};
 
 /** How many positionals each subcommand takes. */
 export function agentCliPositionals(group: string, sub: string | undefined): number {

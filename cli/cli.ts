@@ -15,10 +15,10 @@ import { ClientErrorCode, DEFAULT_NODE_URL } from '../node/client.js';
 import { loadConfig } from '../node/config.js';
 import { createLogger } from '../node/logger.js';
 import { NODE_VERSION } from '../node/version.js';
-import { AGENT_CLI_OPTIONS, agentCliPositionals, runAgentCommand } from './agentCli.js';
-import { CliErrorCode, COMMON, context, devAddress, nodeStatus, optionLines, output, parse, timeoutOption, unlockWallet, waitMined, walletRef, type CliEnv, type Options } from './cliKit.js';
+import { AGENT_CLI_TABLES, agentCliPositionals, runAgentCommand } from './agentCli.js';
+import { CliErrorCode, COMMON, COMMON_NODE_READ, commonWithout, context, devAddress, nodeStatus, optionLines, output, parse, timeoutOption, unlockWallet, waitMined, walletRef, type CliEnv, type Options } from './cliKit.js';
 import { callCommand, parseCallArgs, quoteCommand } from './callCli.js';
-import { startHelp, withFlagSuggestion } from './startHelp.js';
+import { startHelp, withFlagSuggestion, wrap } from './startHelp.js';
 import { listenErrorOneLine } from './listenError.js';
 import { FLEET_OPTIONS } from './fleetCommand.js';
 import { CHAIN_OPTIONS, send, status, txCommand } from './chainCommands.js';
@@ -45,22 +45,30 @@ const CORE_OPTIONS = {
   'usdc-payments': { status: { type: 'string' } },
 } as const satisfies Record<string, Options>;
 
-/** The subcommands of agent, service and moderate (one option table for the three, AGENT_CLI_OPTIONS). */
-const AGENT_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
-  agent: ['register', 'update', 'show', 'serve'],
-  service: ['register', 'update', 'retire', 'list'],
-  moderate: ['approve', 'suspend', 'reject', 'label'],
+/** The common flags a command's help lists when not all of them mean something to it (no wallet where nothing is signed, no node where none is asked); its parser takes and ignores the others. */
+const CORE_COMMON: Partial<Record<keyof typeof CORE_OPTIONS, Options>> = {
+  status: COMMON_NODE_READ,
+  tx: COMMON_NODE_READ,
+  quote: COMMON_NODE_READ,
+  'rdap-bootstrap': commonWithout('node', 'config', 'dev', 'network', 'data-dir', 'wallet'),
+  'data status': commonWithout('node', 'config', 'dev', 'network', 'data-dir', 'wallet'),
+  'data install': commonWithout('node', 'config', 'dev', 'network', 'data-dir', 'wallet'),
+  'sanctions update': commonWithout('node', 'wallet'),
+  'ledger gap': commonWithout('node', 'wallet'),
+  'ledger migrate': commonWithout('node', 'dev', 'network', 'data-dir', 'wallet'),
+  'usdc-payments': commonWithout('node', 'wallet'),
 };
 
 /**
  * Every command and subcommand (`"token issue"`, `"status"`) with every option its parser
- * accepts, common ones included: what `<command> [sub] --help` lists. Built from the tables the
- * parsers read (this file's, AGENT_CLI_OPTIONS, ECONOMY_OPTIONS, DEVNET_OPTIONS, FLEET_OPTIONS).
+ * accepts that means something to it, common ones included: what `<command> [sub] --help` lists
+ * (the parsers also take, and ignore, the common flags a command has no use for). Built from the tables the
+ * parsers read (this file's, AGENT_CLI_TABLES, ECONOMY_OPTIONS, DEVNET_OPTIONS, FLEET_OPTIONS).
  */
 export async function commandOptionTables(): Promise<Record<string, Options>> {
   const tables: Record<string, Options> = {};
-  for (const [k, o] of Object.entries(CORE_OPTIONS)) tables[k] = { ...COMMON, ...(o as Options) };
-  for (const [group, subs] of Object.entries(AGENT_SUBCOMMANDS)) for (const sub of subs) tables[`${group} ${sub}`] = { ...COMMON, ...(AGENT_CLI_OPTIONS as Options) };
+  for (const [k, o] of Object.entries(CORE_OPTIONS)) tables[k] = { ...(CORE_COMMON[k as keyof typeof CORE_OPTIONS] ?? COMMON), ...(o as Options) };
+  for (const [k, t] of Object.entries(AGENT_CLI_TABLES)) tables[k] = { ...(t.common === 'node-read' ? COMMON_NODE_READ : COMMON), ...t.flags };
   const { ECONOMY_OPTIONS } = await import('./economyCli.js');
   for (const [k, o] of Object.entries(ECONOMY_OPTIONS)) tables[k] = o as Options;
   tables.devnet = (await import('./devnet.js')).DEVNET_OPTIONS as Options;
@@ -84,11 +92,11 @@ async function helpOf(cmd: string, sub: string | undefined): Promise<string | un
   const flags: Options = {};
   for (const k of subs) Object.assign(flags, tables[k]);
   const lines = [`Usage: npx native-node ${cmd} <${subs.map((k) => k.split(' ')[1]).join('|')}> … [flags]`, ''];
-  for (const k of subs) lines.push(`  npx native-node ${k} ${COMMAND_DOCS[k].args}`.trimEnd(), `      ${COMMAND_DOCS[k].summary}`);
-  lines.push('', `Flags (npx native-node ${cmd} <subcommand> --help: the flags of one subcommand, with an example):`);
+  for (const k of subs) lines.push(`  npx native-node ${k} ${COMMAND_DOCS[k].args}`.trimEnd(), ...wrap(COMMAND_DOCS[k].summary, 100, '      '));
+  lines.push('', ...wrap(`Flags of the ${cmd} commands (npx native-node ${cmd} <subcommand> --help lists one subcommand's, with an example):`, 100, ''));
   for (const [name, spec] of Object.entries(flags)) {
     const d = subs.map((k) => flagDoc(k, name)).find(Boolean);
-    lines.push(`  --${name}${spec.type === 'string' ? ` <${d?.value ?? 'value'}>` : ''}`, `      ${d ? `${d.description}${d.default ? ` (default: ${d.default})` : ''}` : ''}`);
+    lines.push(`  --${name}${spec.type === 'string' ? ` <${d?.value ?? 'value'}>` : ''}`, ...wrap(d ? `${d.description}${d.default ? ` (default: ${d.default})` : ''}` : '', 100, '      '));
   }
   return lines.join('\n');
 }
@@ -181,7 +189,8 @@ export async function main(argv: string[], cenv: CliEnv = { env: process.env, cw
       case 'moderate': {
         const [sub, ...args] = rest;
         const n = agentCliPositionals(cmd, sub);
-        const parsed = parse(args, AGENT_CLI_OPTIONS, n);
+        const table = AGENT_CLI_TABLES[`${cmd} ${sub}`];
+        const parsed = parse(args, table?.flags ?? {}, n);
         const ctx = context(parsed.values, out, cenv);
         return await runAgentCommand(cmd, sub, {
           out,

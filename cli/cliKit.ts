@@ -56,6 +56,18 @@ export const COMMON: Options = {
   ...configParseOptions(['network', 'dev', 'dataDir', 'config', 'wallet']),
 };
 
+/**
+ * The common flags but `drop`: those a command some of them mean nothing to lists in its help
+ * (and `commandOptionTables()` gives). Its parser still takes every common flag and ignores the
+ * others, so one set of common flags (an alias, a script) works with every command.
+ */
+export function commonWithout(...drop: string[]): Options {
+  return Object.fromEntries(Object.entries(COMMON).filter(([k]) => !drop.includes(k)));
+}
+
+/** The common flags that mean something to a command that reads a node and signs nothing: no --wallet, no --data-dir. */
+export const COMMON_NODE_READ: Options = commonWithout('wallet', 'data-dir');
+
 /** How a flag of an options table is written in help: `--flag <value>` or `--flag`. */
 export function optionUsage(name: string, spec: Options[string]): string {
   return spec.type === 'string' ? `--${name} <value>` : `--${name}`;
@@ -196,4 +208,4 @@ export function timeoutOption(values: Values): number {
 }
 
 /** The kit other command files use (economyCli.ts). */
-export const cliKit = { commonOptions: COMMON, withSuggestion, context, nodeStatus, unlockWallet, walletRef, waitMined, timeoutOption, output } as const;
+export const cliKit = { commonOptions: COMMON, nodeReadOptions: COMMON_NODE_READ, commonWithout, withSuggestion, context, nodeStatus, unlockWallet, walletRef, waitMined, timeoutOption, output } as const;

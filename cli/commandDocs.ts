@@ -52,6 +52,9 @@ export const SHARED_FLAGS: Readonly<Record<string, FlagDoc>> = {
 };
 
 
+/** --data-dir of the commands that open a stopped node's ledger (cli/ledgerGapCommand.ts `stoppedNodeDataDir`). */
+const STOPPED_NODE_DATA_DIR: FlagDoc = { value: 'dir', description: 'the stopped node’s data directory, where its ledger is', default: 'data/<network>, or the one data/<network> here holding a ledger when that one holds none' };
+
 /** Every command and subcommand (`"token issue"`), keyed as `commandOptionTables()` keys them. */
 export const COMMAND_DOCS: Readonly<Record<string, CommandDoc>> = {
   start: { group: 'node', args: '[flags]', summary: 'Runs a node (start --help lists its flags, which are also environment variables and config keys).', example: 'npx native-node start --dev --http-port 8402' },
@@ -128,9 +131,24 @@ export const COMMAND_DOCS: Readonly<Record<string, CommandDoc>> = {
     args: '<name> --description <text>',
     summary: 'Registers the wallet as a provider agent.',
     example: 'npx native-node agent register my-agent --description "answers questions" --wait',
+    flags: { description: { value: 'text', description: 'what the agent does (required)' } },
   },
-  'agent update': { group: 'agents', args: '<name> --description <text>', summary: 'Updates the wallet’s agent.', example: 'npx native-node agent update my-agent --description "answers faster" --wait', listed: false },
-  'agent show': { group: 'agents', args: '', summary: 'Prints an agent and its services (default: the wallet’s).', example: 'npx native-node agent show', listed: false },
+  'agent update': {
+    group: 'agents',
+    args: '<name> --description <text>',
+    summary: 'Updates the wallet’s agent.',
+    example: 'npx native-node agent update my-agent --description "answers faster" --wait',
+    listed: false,
+    flags: { description: { value: 'text', description: 'what the agent does (required)' } },
+  },
+  'agent show': {
+    group: 'agents',
+    args: '',
+    summary: 'Prints an agent and its services (default: the wallet’s).',
+    example: 'npx native-node agent show',
+    listed: false,
+    flags: { name: { value: 'name|address', description: 'the agent to show, by name or address', default: 'the wallet’s agent' } },
+  },
   'agent serve': {
     group: 'agents',
     args: '--service <id> (--exec "<command>" | --forward <url>)',
@@ -143,7 +161,7 @@ export const COMMAND_DOCS: Readonly<Record<string, CommandDoc>> = {
     summary: 'Lists a service of the wallet’s agent in the catalog.',
     example: 'npx native-node service register my-echo --name Echo --description "echoes the request" --category utility --price 0.001 --wait',
   },
-  'service update': { group: 'agents', args: '<id> …', summary: 'Updates a service of the wallet’s agent.', example: 'npx native-node service update my-echo --price 0.002 --wait', listed: false },
+  'service update': { group: 'agents', args: '<id> --name <n> --description <d> --category <c> --price <NATIVE>', summary: 'Updates a service of the wallet’s agent (every field again; it goes back to moderation).', example: 'npx native-node service update my-echo --name Echo --description "echoes the request" --category utility --price 0.002 --wait', listed: false },
   'service retire': { group: 'agents', args: '<id>', summary: 'Retires a service of the wallet’s agent.', example: 'npx native-node service retire my-echo --wait', listed: false },
   'service list': { group: 'agents', args: '', summary: 'Lists the provider services on the chain.', example: 'npx native-node service list' },
   'moderate approve': { group: 'agents', args: '<serviceId>', summary: 'Approves a service (signed with a moderator’s wallet; on the devnet the dev wallet is one).', example: 'npx native-node moderate approve my-echo --wait' },
@@ -160,8 +178,8 @@ export const COMMAND_DOCS: Readonly<Record<string, CommandDoc>> = {
   'token flags': { group: 'economy', args: '<SYMBOL>', summary: 'Freezes or hides a token the wallet issued (flags not given are cleared).', example: 'npx native-node token flags DEMO --hidden --wait', listed: false },
   'pool list': { group: 'economy', args: '', summary: 'Lists the pools.', example: 'npx native-node pool list' },
   'pool info': { group: 'economy', args: '<A-B>', summary: 'Prints a pool.', example: 'npx native-node pool info NATIVE-USDN', listed: false },
-  'pool create': { group: 'economy', args: '<A> <B> <amountA> <amountB>', summary: 'Creates a pool with its first liquidity.', example: 'npx native-node pool create NATIVE DEMO 10 100 --wait', listed: false },
-  'pool add': { group: 'economy', args: '<A> <B> <amountA> <amountB>', summary: 'Adds liquidity to a pool.', example: 'npx native-node pool add NATIVE DEMO 1 10 --wait', listed: false },
+  'pool create': { group: 'economy', args: '<A> <amountA> <B> <amountB>', summary: 'Creates a pool with its first liquidity.', example: 'npx native-node pool create NATIVE 10 DEMO 100 --wait', listed: false },
+  'pool add': { group: 'economy', args: '<A> <amountA> <B> <amountB>', summary: 'Adds liquidity to a pool.', example: 'npx native-node pool add NATIVE 1 DEMO 10 --wait', listed: false },
   'pool remove': { group: 'economy', args: '<A> <B> <shares>', summary: 'Removes liquidity (LP shares) from a pool.', example: 'npx native-node pool remove NATIVE DEMO 1000 --wait', listed: false },
   swap: { group: 'economy', args: '"<amount> <FROM> -> <TO>"', summary: 'Swaps through a pool (or two, via NATIVE) and prints what it received.', example: 'npx native-node swap "1 NATIVE -> USDN" --wait' },
   stake: { group: 'economy', args: '<NATIVE>', summary: 'Stakes NATIVE for a tier’s lock and reward.', example: 'npx native-node stake 10 --tier 0 --wait' },
@@ -176,7 +194,7 @@ export const COMMAND_DOCS: Readonly<Record<string, CommandDoc>> = {
   'sanctions update': { group: 'data', args: '', summary: 'Downloads the OFAC, UN and EU sanctions lists into <data dir>/sanctions (validated, swapped atomically).', example: 'npx native-node sanctions update' },
   'rdap-bootstrap': { group: 'data', args: '', summary: 'Refreshes the IANA RDAP bootstrap registry of native-domain-info.', example: 'npx native-node rdap-bootstrap --out rdap.json' },
   'ledger migrate': {
-    group: 'fleet',
+    group: 'data',
     args: '',
     summary: "Applies the migrations a fleet's PostgreSQL ledger lacks, as the role owning its tables; --grant gives the nodes' role what a running node needs.",
     example: 'npx native-node ledger migrate --ledger postgres://native_owner@127.0.0.1/native_ledger --grant native_node',
@@ -185,29 +203,29 @@ export const COMMAND_DOCS: Readonly<Record<string, CommandDoc>> = {
       grant: { value: 'role', description: 'grant this role the privileges a running node needs (operator’s guide, Fleet mode, Database roles)', default: 'no grant' },
     },
   },
-  'ledger gap': { group: 'data', args: '', summary: 'Lists the stretches of chain the payment ledger never judged, or has the node refund or forget them (node stopped).', example: 'npx native-node ledger gap --dev' },
-  'usdc-payments': { group: 'data', args: '', summary: "Lists the ledger's USDC payments (node stopped).", example: 'npx native-node usdc-payments --dev --status settled' },
+  'ledger gap': { group: 'data', args: '', summary: 'Lists the stretches of chain the payment ledger never judged, or has the node refund or forget them (node stopped).', example: 'npx native-node ledger gap --dev', flags: { 'data-dir': STOPPED_NODE_DATA_DIR } },
+  'usdc-payments': { group: 'data', args: '', summary: "Lists the ledger's USDC payments (node stopped).", example: 'npx native-node usdc-payments --dev --status settled', flags: { 'data-dir': STOPPED_NODE_DATA_DIR } },
 };
 
 /** Flags some commands word their own way; looked up after the command's own and before SHARED_FLAGS. */
 const FAMILY_FLAGS: Readonly<Record<string, FlagDoc>> = {
-  // agent, service, moderate (one option table)
-  description: { value: 'text', description: 'what the agent or service does (agent register/update, service register/update)' },
+  // agent, service, moderate
+  description: { value: 'text', description: 'what the service does (required)' },
   capabilities: { value: 'a,b', description: 'comma-separated capabilities of the agent', default: 'none' },
   payout: { value: 'address', description: 'where the agent’s provider payouts go', default: 'the wallet' },
   contact: { value: 'text', description: 'how to reach the agent’s operator', default: 'none' },
-  service: { value: 'id', description: 'the service agent serve answers for' },
-  exec: { value: 'command', description: 'agent serve: run this command per job (request on stdin, result on stdout)' },
-  forward: { value: 'url', description: 'agent serve: POST each job to this local URL' },
-  name: { value: 'text', description: 'the service’s display name (service register/update); the agent to show (agent show)', default: 'the wallet’s agent' },
-  category: { value: 'category', description: 'the service’s catalog category' },
-  price: { value: 'NATIVE', description: 'the service’s price per call' },
+  service: { value: 'id', description: 'the service to take jobs for (required)' },
+  exec: { value: 'command', description: 'run this command per job: the request on its stdin, its stdout the result, a non-zero exit a failure (this or --forward)' },
+  forward: { value: 'url', description: 'POST each job to this local URL; its JSON answer is the result (this or --exec)' },
+  name: { value: 'text', description: 'the service’s display name (required)' },
+  category: { value: 'category', description: 'the service’s catalog category (required)' },
+  price: { value: 'NATIVE', description: 'the service’s price per call (required)' },
   tags: { value: 'a,b', description: 'comma-separated tags of the service', default: 'none' },
   'request-format': { value: 'text', description: 'how to write a request, shown in the catalog', default: 'none' },
   'request-required': { description: 'refuse calls without a request' },
   'json-input': { description: 'the request is JSON (validated against --schema)' },
   schema: { value: 'JSON|@file', description: 'JSON Schema of the request', default: 'a string of at most 4,096 characters' },
-  reason: { value: 'text', description: 'why (moderate approve/suspend/reject/label)', default: 'none' },
+  reason: { value: 'text', description: 'why, recorded on chain with the decision', default: 'none' },
   'job-timeout': { value: 's', description: 'seconds a job may take before the call is refunded (1-30)', default: '15' },
   // economy
   hidden: { description: 'token list: include hidden tokens; token flags: hide the token' },
@@ -269,9 +287,10 @@ export function commandHelpText(command: string, options: Options): string {
 /** The top-level help: the commands by group, one line each. */
 export function topHelpText(version: string): string {
   const out = [`native-node ${version}`, '', 'Usage: npx native-node <command> [arguments] [flags]   (npm run cli -- <command> … works too)', ''];
+  // A family's line appears once, in the group of its first subcommand.
+  const seen = new Set<string>();
   for (const g of COMMAND_GROUPS) {
     out.push(`${g[0].toUpperCase()}${g.slice(1)}:`);
-    const seen = new Set<string>();
     for (const [name, d] of Object.entries(COMMAND_DOCS)) {
       if (d.group !== g || d.listed === false) continue;
       const family = name.split(' ')[0];
@@ -286,8 +305,7 @@ export function topHelpText(version: string): string {
     }
     out.push('');
   }
-  out.push('npx native-node <command> --help shows a command’s flags, their defaults and an example; start --help every node flag.');
-  out.push('Wallet passphrases come from NATIVE_WALLET_PASSPHRASE or the terminal.');
+  out.push(...wrap('npx native-node <command> --help shows a command’s flags, their defaults and an example; start --help every node flag. Wallet passphrases come from NATIVE_WALLET_PASSPHRASE or the terminal.', 100, ''));
   return out.join('\n');
 }
 
@@ -303,6 +321,8 @@ function familySummary(family: string): string {
       return 'mint or redeem a USD stablecoin against NATIVE';
     case 'data':
       return 'the services’ data packs: list, install';
+    case 'ledger':
+      return 'the payment ledger: apply a fleet’s PostgreSQL migrations and grants; list, refund or forget the stretches of chain it never judged (node stopped)';
     default:
       return COMMAND_DOCS[family]?.summary ?? '';
   }

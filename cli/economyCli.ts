@@ -125,19 +125,21 @@ const TX_OPTIONS = { wait: { type: 'boolean' }, timeout: { type: 'string' }, fee
 
 type EconomyOptions = Record<string, { type: 'string' | 'boolean' }>;
 const withTx = (extra: EconomyOptions): EconomyOptions => ({ ...cliKit.commonOptions, ...TX_OPTIONS, ...extra }) as EconomyOptions;
+/** A command that reads the node and signs nothing: no wallet, data directory, fee or wait (the parser still takes and ignores the common flags). */
+const read = (extra: EconomyOptions): EconomyOptions => ({ ...cliKit.nodeReadOptions, ...extra }) as EconomyOptions;
 
 /** Every economy command and subcommand with the options its parser accepts (the help lists them from here). */
 export const ECONOMY_OPTIONS: Readonly<Record<string, EconomyOptions>> = {
-  'token list': withTx({ hidden: { type: 'boolean' } }),
-  'token info': withTx({}),
+  'token list': read({ hidden: { type: 'boolean' } }),
+  'token info': read({}),
   'token issue': withTx({ stable: { type: 'boolean' } }),
   'token mint': withTx({ to: { type: 'string' } }),
   'token burn': withTx({ to: { type: 'string' } }),
   'token back': withTx({ to: { type: 'string' } }),
   'token send': withTx({}),
   'token flags': withTx({ frozen: { type: 'boolean' }, hidden: { type: 'boolean' } }),
-  'pool list': withTx({ asset: { type: 'string' } }),
-  'pool info': withTx({}),
+  'pool list': read({ asset: { type: 'string' } }),
+  'pool info': read({}),
   'pool create': withTx({ 'min-shares': { type: 'string' } }),
   'pool add': withTx({ 'min-shares': { type: 'string' } }),
   'pool remove': withTx({}),
@@ -147,13 +149,14 @@ export const ECONOMY_OPTIONS: Readonly<Record<string, EconomyOptions>> = {
   'stable mint': withTx({}),
   'stable redeem': withTx({}),
   'bridge record': withTx({ 'fee-amount': { type: 'string' }, account: { type: 'string' } }),
-  simulate: withTx({ rate: { type: 'string' }, duration: { type: 'string' }, seed: { type: 'string' } }),
+  // Drives the devnet's own actors (their keys), at the node given.
+  simulate: { ...cliKit.commonWithout('config', 'dev', 'network', 'data-dir', 'wallet'), rate: { type: 'string' }, duration: { type: 'string' }, seed: { type: 'string' } } as EconomyOptions,
 };
 
 function parse(args: string[], options: EconomyOptions, min: number, max = min): { values: Values; positionals: string[] } {
   let parsed: { values: Values; positionals: string[] };
   try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: true }) as { values: Values; positionals: string[] };
+    parsed = parseArgs({ args, options: { ...cliKit.commonOptions, ...options }, strict: true, allowPositionals: true }) as { values: Values; positionals: string[] };
   } catch (e) {
     // One plain line; the command line adds which --help lists the flags.
     throw new NodeError(EconomyCliErrorCode.USAGE, cliKit.withSuggestion((e as Error).message, options));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFIG_OPTIONS } from '../../node/config.js';
 import { commandOptionTables, main } from '../../cli/cli.js';
-import { COMMAND_DOCS, commandNames, nearest } from '../../cli/commandDocs.js';
+import { COMMAND_DOCS, commandNames, flagDoc, nearest } from '../../cli/commandDocs.js';
 import { flagUsage, nearestFlag, startHelp } from '../../cli/startHelp.js';
 
 /** Runs the CLI, returning its exit code and what it wrote to stdout and stderr. */
@@ -50,6 +50,10 @@ describe('command-line help', () => {
       expect(lines.filter((l) => /^\S.*:$/.test(l))).toEqual(['Node:', 'Wallet:', 'Pay and call:', 'Economy:', 'Agents:', 'Fleet:', 'Data:']);
       // quote and call come before any start flag: start's flags are in start --help only.
       expect(r.out).not.toContain('--http-port');
+      // A family split over two groups is listed once, with what it does.
+      expect(r.out.match(/^ {2}ledger /gm)).toEqual(['  ledger ']);
+      expect(r.out).toMatch(/^ {2}ledger migrate\|gap +the payment ledger: /m);
+      expect(lines.filter((l) => l.length > 100 && !/^(Usage: )?\s*npx native-node /.test(l))).toEqual([]);
       for (const cmd of ['start', 'devnet', 'status', 'tx', 'wallet', 'send', 'quote', 'call', 'pay', 'receipt', 'token', 'pool', 'swap', 'stake', 'stable', 'bridge', 'simulate', 'agent', 'service', 'moderate', 'fleet', 'data', 'sanctions', 'rdap-bootstrap', 'ledger', 'usdc-payments']) {
         expect({ cmd, listed: new RegExp(`^  ${cmd}\\b`, 'm').test(r.out) }).toEqual({ cmd, listed: true });
       }
@@ -74,15 +78,36 @@ describe('command-line help', () => {
         const i = lines.findIndex((l) => l === `  --${name}` || l.startsWith(`  --${name} <`));
         const described = i >= 0 && /^ {6}\S/.test(lines[i + 1] ?? '') && (spec.type === 'boolean' || lines[i].endsWith('>'));
         expect({ key, flag: name, described }).toEqual({ key, flag: name, described: true });
+        // Its default, where it has one, is shown (the description may wrap over several lines).
+        const text: string[] = [];
+        for (let j = i + 1; /^ {6}\S/.test(lines[j] ?? ''); j++) text.push(lines[j].trim());
+        const def = flagDoc(key, name)?.default;
+        expect({ key, flag: name, shows: def === undefined || text.join(' ').endsWith(`(default: ${def})`) }).toEqual({ key, flag: name, shows: true });
       }
+      // Text wraps at 100 columns; command lines stay whole, to be copied.
+      expect({ key, wide: lines.filter((l) => l.length > 100 && !/^(Usage: )?\s*npx native-node /.test(l)) }).toEqual({ key, wide: [] });
     }
     // A family named alone lists its subcommands and the flags of all of them, each described.
     const token = await run(['token', '--help']);
     for (const sub of ['issue', 'mint', 'burn', 'send', 'flags', 'back', 'info', 'list']) expect(token.out).toContain(`npx native-node token ${sub}`);
     for (const name of ['hidden', 'stable', 'to', 'frozen', 'fee', 'wait']) expect(token.out).toMatch(new RegExp(`\\n  --${name}( <[^>]+>)?\\n {6}\\S`));
-    // status --help is status's, not data status's nor fleet status's.
+    for (const family of ['token', 'agent', 'service', 'moderate', 'ledger']) {
+      const r = await run([family, '--help']);
+      expect({ family, wide: r.out.split('\n').filter((l) => l.length > 100 && !/^(Usage: )?\s*npx native-node /.test(l)) }).toEqual({ family, wide: [] });
+    }
+    // status --help is status's, not data status's nor fleet status's; it lists no flag status does not read.
     const status = await run(['status', '--help']);
     expect(status.out).not.toMatch(/data status|fleet status/);
+    expect(status.out).not.toMatch(/--wallet|--data-dir|--wait/);
+    expect(tables.status.wallet).toBeUndefined();
+    // agent show lists its own flag, not the other agent, service and moderate subcommands' flags.
+    const show = (await run(['agent', 'show', '--help'])).out;
+    expect([...show.matchAll(/^ {2}--([\w-]+)/gm)].map((m) => m[1])).toEqual(['name', 'json', 'node', 'config', 'dev', 'network', 'data-dir', 'wallet']);
+    expect(Object.keys(tables['service register'])).not.toContain('exec');
+    expect(Object.keys(tables['moderate approve'])).toEqual(expect.arrayContaining(['reason', 'wait']));
+    expect(Object.keys(tables['moderate approve'])).not.toContain('price');
+    for (const key of ['token list', 'pool info', 'service list', 'quote', 'tx']) expect({ key, wallet: tables[key].wallet }).toEqual({ key, wallet: undefined });
+    for (const key of ['data install', 'ledger gap', 'sanctions update']) expect({ key, node: tables[key].node }).toEqual({ key, node: undefined });
   });
 
   test('an unknown flag of any command is one plain line naming the nearest flag and the help to read', async () => {
