@@ -175,6 +175,8 @@ export interface NodeConfig {
   readonly metricsPort: number | undefined;
   /** Interface of the metrics listener. */
   readonly metricsHost: string;
+  /** The dashboard's `no_blocks` alert: no block for this many target intervals; undefined: 1.5 on a paced devnet, else 4. */
+  readonly alertNoBlockFactor: number | undefined;
   /** Log format: `pretty` (one coloured line per event), `json` (JSON lines) or `auto` (pretty on a terminal). */
   readonly logFormat: LogFormat;
   /** The config file that was read, if any. */
@@ -331,6 +333,7 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'logFormat', flag: 'log-format', env: 'NATIVE_LOG_FORMAT', kind: 'string', schema: { enum: ['auto', 'json', 'pretty'] }, description: 'auto (pretty on a terminal, else JSON lines) | json | pretty', defaultText: 'auto' },
   { key: 'metricsPort', flag: 'metrics-port', env: 'NATIVE_METRICS_PORT', kind: 'integer', schema: { type: 'integer', minimum: 0, maximum: 65535 }, description: 'serve Prometheus metrics at GET /metrics on this port (0: any free port)', defaultText: 'none: no metrics' },
   { key: 'metricsHost', flag: 'metrics-host', env: 'NATIVE_METRICS_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'interface of the metrics listener', defaultText: '127.0.0.1' },
+  { key: 'alertNoBlockFactor', flag: 'alert-no-block-factor', env: 'NATIVE_ALERT_NO_BLOCK_FACTOR', kind: 'number', schema: { type: 'number', minimum: 1, maximum: 1000 }, description: "the dashboard's no_blocks alert: raised when no block came for this many target intervals", defaultText: '1.5 on a --block-time devnet (its blocks come on time), else 4' },
   { key: 'wallet', flag: 'wallet', env: 'NATIVE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the CLI commands', defaultText: 'dev wallet on devnet, else ~/.native-node/wallet.json' },
   { key: 'p2p', flag: 'p2p', env: 'NATIVE_P2P', kind: 'boolean', schema: { type: 'boolean' }, description: 'join the peer-to-peer network (--no-p2p: standalone node)', defaultText: 'on' },
   { key: 'p2pHost', flag: 'p2p-host', env: 'NATIVE_P2P_HOST', kind: 'string', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'p2p listen interface', defaultText: '0.0.0.0' },
@@ -595,6 +598,7 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     mempoolQueueExpiry: merged.mempoolQueueExpiry as number,
     metricsPort: merged.metricsPort as number | undefined,
     metricsHost: merged.metricsHost as string,
+    alertNoBlockFactor: merged.alertNoBlockFactor as number | undefined,
     logFormat: merged.logFormat as LogFormat,
     configFile: configFile ? resolve(cwd, configFile) : undefined,
     sources: Object.fromEntries(CONFIG_OPTIONS.map((o) => [o.key, sources.get(o.key) ?? 'default'])),

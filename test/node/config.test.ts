@@ -53,6 +53,13 @@ describe('defaults', () => {
     expect(load(['--dev', '--confirmations', '4']).confirmations).toBe(4);
     expect(load([], { NATIVE_CONFIRMATIONS: '6' }).confirmations).toBe(6);
   });
+  test("the dashboard's no_blocks factor: the node's choice by default (undefined), --alert-no-block-factor / NATIVE_ALERT_NO_BLOCK_FACTOR / config over it, at least 1", () => {
+    expect(load(['--dev']).alertNoBlockFactor).toBeUndefined();
+    expect(load(['--dev', '--alert-no-block-factor', '2.5']).alertNoBlockFactor).toBe(2.5);
+    expect(load([], { NATIVE_ALERT_NO_BLOCK_FACTOR: '6' }).alertNoBlockFactor).toBe(6);
+    expect(load(['--config', configFile('stall.json', { alertNoBlockFactor: 3 })]).alertNoBlockFactor).toBe(3);
+    expect(errorOf(() => load(['--alert-no-block-factor', '0.5'])).code).toBe('config_invalid');
+  });
   test.each([['devnet'], ['native-devnet']])('--network %s is the devnet', (name) => {
     expect(load(['--network', name]).network).toBe('native-devnet');
   });
