@@ -2,7 +2,8 @@
  * Starting nodes as the tour does: a port already taken gives one line naming the flag that
  * moves that listener (HTTP, p2p, metrics, getblocktemplate RPC, Stratum); `devnet` prints hints
  * that run as printed (from the repository, after `npm ci`) and one Ctrl-C — SIGINT to its
- * process group, as a terminal sends it — stops every node cleanly (no "second signal").
+ * process group, as a terminal sends it — stops every node of three cleanly: no "second signal"
+ * in any node's log nor in what devnet itself prints (stdout and stderr).
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -64,13 +65,15 @@ describe('a port already taken', () => {
 });
 
 describe('native-node devnet', () => {
-  test('its hints run as printed, and one Ctrl-C stops every node cleanly', async () => {
+  test('its hints run as printed, and one Ctrl-C stops every node of three cleanly', async () => {
     const data = join(dir, 'devnet');
     // The command itself (npx would stand between the terminal and it, with its own exit status).
-    devnet = spawn(process.execPath, [BIN, 'devnet', '--nodes', '2', '--http-port', '0', '--p2p-port', '0', '--data-dir', data], { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const exited = new Promise<number | null>((r) => devnet!.once('exit', (code) => r(code)));
+    devnet = spawn(process.execPath, [BIN, 'devnet', '--nodes', '3', '--http-port', '0', '--p2p-port', '0', '--data-dir', data], { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const exited = new Promise<number | null>((r) => devnet!.once('close', (code) => r(code)));
     let out = '';
+    let err = '';
     devnet.stdout!.on('data', (d) => (out += String(d)));
+    devnet.stderr!.on('data', (d) => (err += String(d)));
     const deadline = Date.now() + 90_000 * loadFactor();
     while (!out.includes('Ctrl-C stops every node.')) {
       if (Date.now() > deadline || devnet.exitCode !== null) throw new Error(`devnet did not print its hints: ${out}`);
@@ -90,16 +93,19 @@ describe('native-node devnet', () => {
       expect({ line, code: r.code, err: r.err }).toEqual({ line, code: 0, err: expect.any(String) });
     }
     const pids = [...out.matchAll(/data (\S+)/g)].map((m) => join(ROOT, m[1]));
-    expect(pids).toHaveLength(2);
+    expect(pids).toHaveLength(3);
     // Ctrl-C in a terminal: SIGINT to the foreground process group.
     process.kill(-devnet.pid!, 'SIGINT');
     let timer: NodeJS.Timeout | undefined;
     const code = await Promise.race([exited, new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), 60_000)))]);
     clearTimeout(timer);
     expect(code).toBe(0);
+    // devnet's own output ('close': both pipes read to the end): its stop line, no second signal.
+    expect(out).toMatch(/^devnet stopped$/m);
+    expect({ out: out.includes('second signal'), err: err.includes('second signal') }).toEqual({ out: false, err: false });
     for (const nodeDir of pids) {
       const log = readFileSync(join(nodeDir, 'node.log'), 'utf8');
-      expect(log).not.toContain('second signal');
+      expect({ nodeDir, second: log.includes('second signal'), stopped: log.includes('"msg":"stopped"') }).toEqual({ nodeDir, second: false, stopped: true });
     }
   }, 300_000);
 });
