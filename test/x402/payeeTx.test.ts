@@ -10,7 +10,7 @@ import { NodeError, ValidationError, TxErrorCode } from '../../consensus/errors.
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { decodeTx } from '../../consensus/tx.js';
 import { TxType } from '../../consensus/tx.js';
-import { FLOOR_MARGIN_PCT, payeeTxFee, REPLACE_BUMP_PCT, submitPayeeTx } from '../../x402/native/payeeTx.js';
+import { FLOOR_MARGIN_PCT, MAX_FEE_RATE_MULTIPLE, payeeFeeCap, payeeTxFee, REPLACE_BUMP_PCT, submitPayeeTx } from '../../x402/native/payeeTx.js';
 import { memoryPayeeTxLog, PayeeNonceErrorCode, PayeeNonces } from '../../x402/native/payeeNonces.js';
 import type { MempoolStats } from '../../chain/types.js';
 import type { PaymentChain, PaymentMempool } from '../../x402/core/ports.js';
@@ -91,6 +91,12 @@ describe('the fee a payee transaction bids', () => {
     expect(aboveFloor).toBeGreaterThan(3 * (1 + FLOOR_MARGIN_PCT / 100));
     expect(Number(payeeTxFee(4800, params, { floorRate: 5 })) / 4800).toBeGreaterThan(5 * (1 + FLOOR_MARGIN_PCT / 100));
     expect(Number(payeeTxFee(4800, params, { replacesRate: 4 })) / 4800).toBeGreaterThan(4 * (1 + REPLACE_BUMP_PCT / 100));
+    // Never above the cap, whatever the floor or the rate replaced: the refund waits instead.
+    const cap = 4800n * min * BigInt(MAX_FEE_RATE_MULTIPLE);
+    expect(payeeFeeCap(4800, params)).toBe(cap);
+    expect(payeeTxFee(4800, params, { pool: fullPool(50) })).toBe(cap);
+    expect(payeeTxFee(4800, params, { floorRate: 40, replacesRate: 9.5 })).toBe(cap);
+    expect(payeeTxFee(4800, params, { replacesRate: 5 })).toBeLessThan(cap);
   });
 
   test('submitted into a full pool: the fee rate exceeds its floor', async () => {

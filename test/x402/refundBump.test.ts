@@ -2,7 +2,9 @@
  * x402/native/refunds.ts under congestion: a refund pushed out of a full mempool by transfers at 3× the
  * minimum fee rate is bumped — a replacement with the same nonce and a higher fee rate, written
  * ahead in the ledger — and is never counted as stuck (`payee_underfunded` is for a payee that
- * cannot pay); when the replaced transaction is the one mined, the record names it.
+ * cannot pay); when the replaced transaction is the one mined, the record names it. Under sustained
+ * congestion (floors rising past the cap block after block) bumps stop at the payee's fee cap: the
+ * refund waits, never stuck, and goes once the pool has room.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -29,11 +31,27 @@ import { testKey } from '../helpers/keys.js';
 import { stubService } from '../helpers/stubService.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { CountingVerifier } from '../helpers/verifier.js';
+import type { HybridKeyPair } from '../../consensus/keys.js';
+import { MAX_FEE_RATE_MULTIPLE, payeeFeeCap } from '../../x402/native/payeeTx.js';
 
 const agent = getDevKeyPair();
 const payee = testKey('bump-payee');
 const miner = testKey('bump-miner');
-const params = createDevnetChainParams({ genesisBits: 0x207fffff, allocations: [{ address: encodeAddress(payee.address, 'tnative'), amount: 10n * COIN }] });
+/** A payee holding 100,000 base units beside what it is paid: a refund at the cap fits, escalating bumps would not. */
+const smallPayee = testKey('bump-small-payee');
+/** A payee holding 20,000 beside what it is paid: a refund at the minimum rate (about 7,400) fits, one bid above an 8× floor does not. */
+const tinyPayee = testKey('bump-tiny-payee');
+/** Senders of the congestion rounds, one per round (a sender's later transactions would only replace its own). */
+const flooders = [3n, 8n, 20n, 50n].map((rate, i) => ({ rate, key: testKey(`bump-flood-${i}`) }));
+const params = createDevnetChainParams({
+  genesisBits: 0x207fffff,
+  allocations: [
+    { address: encodeAddress(payee.address, 'tnative'), amount: 10n * COIN },
+    { address: encodeAddress(smallPayee.address, 'tnative'), amount: 100_000n },
+    { address: encodeAddress(tinyPayee.address, 'tnative'), amount: 20_000n },
+    ...flooders.map((f) => ({ address: encodeAddress(f.key.address, 'tnative'), amount: 10n * COIN })),
+  ],
+});
 const now = () => params.genesis.time + 1_000_000;
 const SALT = '5a'.repeat(32);
 /** A pool of about six 4.8 kB transactions. */
@@ -42,6 +60,7 @@ const POOL_BYTES = 30_000;
 afterAll(cleanupTmp);
 
 interface Env {
+  payee: HybridKeyPair;
   chain: Chain;
   pool: Mempool;
   ledger: SettlementLedger;
@@ -49,18 +68,18 @@ interface Env {
   settlement: NativeSettlement;
 }
 
-async function setup(): Promise<Env> {
+async function setup(payeeKey: HybridKeyPair = payee): Promise<Env> {
   const d = await tmpDir();
   const verifier = new CountingVerifier();
   const chain = await openChain({ dataDir: join(d, 'chain'), params, verifier, now });
   const pool = createMempool(chain, verifier, params, { maxBytes: POOL_BYTES });
   pool.start();
   const ledger = await openLedger(join(d, 'ledger'));
-  const refunds = new RefundManager(chain, pool, ledger, payee, params, { retryMs: 60_000 });
+  const refunds = new RefundManager(chain, pool, ledger, payeeKey, params, { retryMs: 60_000 });
   const context: Omit<ServiceContext, 'signal'> = { chain, mempool: pool, params, now: Date.now, log: silentLogger, registry: { list: () => [], get: () => undefined }, nativeUsd: createReferencePriceSource(params), usage: ledger };
-  const settlement = new NativeSettlement(chain, pool, ledger, refunds, payee, params, context);
+  const settlement = new NativeSettlement(chain, pool, ledger, refunds, payeeKey, params, context);
   await refunds.start();
-  return { chain, pool, ledger, refunds, settlement };
+  return { payee: payeeKey, chain, pool, ledger, refunds, settlement };
 }
 
 /** Mines exactly `txs` (none: an empty block) on the tip. */
@@ -81,15 +100,16 @@ const signed = (type: number, payload: Uint8Array, feeRate: bigint): Tx => {
   return signTx({ ...base, fee: BigInt(size) * feeRate }, agent);
 };
 
-/** A paid call of a failing service, settled: its refund is owed. Returns the invoke id. */
-async function failedCall(e: Env): Promise<string> {
+/** A paid call of a failing service, settled: its refund is owed (`beforeSettle` runs once the payment is mined). Returns the invoke id. */
+async function failedCall(e: Env, beforeSettle?: () => Promise<void>): Promise<string> {
   const broken = stubService('native-broken', async () => {
     throw new ServiceError('upstream_down', 'the provider is down');
   });
   const requestHash = fromHex(requestCommitment({ sellerId: e.ledger.sellerId, serviceId: broken.id, request: undefined, salt: SALT }));
-  const inv = signed(TxType.agent_invoke, agentInvoke.encodePayload({ serviceId: broken.id, payTo: payee.address, amount: 200_000n, requestHash }), 10n * params.minFeeRate);
+  const inv = signed(TxType.agent_invoke, agentInvoke.encodePayload({ serviceId: broken.id, payTo: e.payee.address, amount: 200_000n, requestHash }), 10n * params.minFeeRate);
   await e.pool.add(encodeTx(inv));
   await mine(e, [inv]);
+  await beforeSettle?.();
   const id = toHex(txId(inv));
   const out = await e.settlement.settle(broken, undefined, undefined, { txId: id, salt: SALT }, 0);
   expect(out.status).toBe(502);
@@ -158,6 +178,87 @@ describe('a refund in a congested mempool', () => {
     await mine(e, [decodeTx(fromHex(first.refundTx!))]);
     expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded', refundTxId: first.refundTxId });
     expect(e.pool.has(bumped.refundTxId!)).toBe(false);
+    e.refunds.stop();
+    await e.refunds.idle();
+    await e.ledger.close();
+    e.pool.stop();
+    await e.chain.close();
+  }, 60_000);
+
+  test('sustained congestion: floors rise past the fee cap block after block; the refund bids at most the cap, waits (never stuck), and goes once there is room', async () => {
+    agentNonce = 0n;
+    const e = await setup(smallPayee);
+    const id = await failedCall(e);
+    const fees: bigint[] = [];
+    const atMostCap = async () => {
+      const rec = (await e.ledger.get(id))!;
+      expect(rec.status).toBe('refund_pending');
+      const tx = decodeTx(fromHex(rec.refundTx!));
+      fees.push(tx.fee);
+      // The cap: MAX_FEE_RATE_MULTIPLE times the minimum over the size bound the signer uses (its bytes plus the fee varint's slack).
+      expect(tx.fee).toBeLessThanOrEqual(payeeFeeCap(rec.refundTx!.length / 2 + 9, params));
+      expect(e.refunds.stuck()).toEqual({ count: 0, amountBase: 0n });
+    };
+    await atMostCap();
+    // Four rounds, each a new sender filling the pool at a higher rate (3×, 8×, 20×, 50× the minimum), each held for 4 blocks (bumps come every 3).
+    // Five transfers fill the 30 kB pool (a sixth of the same sender would have to evict its own).
+    for (const f of flooders) {
+      for (let nonce = 0n; nonce < 5n; nonce++) {
+        const base = { version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, from: f.key.address, nonce, fee: 0n, payload: transfer.encodePayload({ to: testKey('bump-sink').address, amount: 1n }), publicKey: nonce === 0n ? f.key.publicKey : undefined };
+        const size = encodeTx(signTx(base, f.key)).length + 9;
+        await e.pool.add(encodeTx(signTx({ ...base, fee: BigInt(size) * f.rate * params.minFeeRate }, f.key)));
+      }
+      expect(e.pool.stats!().evictionFeeRate).toBeGreaterThan(Number(f.rate) - 1);
+      for (let b = 0; b < 4; b++) {
+        await mine(e, []);
+        await atMostCap();
+      }
+    }
+    // Above the cap the refund is out of the pool and not bumped again: it waits at the cap.
+    const waiting = (await e.ledger.get(id))!;
+    expect(e.pool.has(waiting.refundTxId!)).toBe(false);
+    expect(decodeTx(fromHex(waiting.refundTx!)).fee * 10n).toBeGreaterThanOrEqual(payeeFeeCap(waiting.refundTx!.length / 2 + 9, params) * 9n);
+    expect(MAX_FEE_RATE_MULTIPLE).toBe(10);
+    // The congestion ends (a block takes the pool): the stored refund goes at the next tip and is mined.
+    await mine(e, e.pool.list().map((x) => x.tx).sort((a, b) => (a.nonce < b.nonce ? -1 : a.nonce > b.nonce ? 1 : 0)));
+    const stored = (await e.ledger.get(id))!;
+    expect(e.pool.has(stored.refundTxId!)).toBe(true);
+    await mine(e, [decodeTx(fromHex(stored.refundTx!))]);
+    expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded', refundTxId: stored.refundTxId });
+    expect(e.refunds.stuck()).toEqual({ count: 0, amountBase: 0n });
+    e.refunds.stop();
+    await e.refunds.idle();
+    await e.ledger.close();
+    e.pool.stop();
+    await e.chain.close();
+  }, 120_000);
+
+  test('a payee that can pay a refund at the minimum rate but not the bid a congested pool asks: the refund waits, never stuck, and goes when the pool empties', async () => {
+    agentNonce = 0n;
+    const e = await setup(tinyPayee);
+    // The pool is full at 8× when the call fails: the refund's bid (above the floor) is more than the payee holds beside the amount.
+    const f = flooders[1]!;
+    const id = await failedCall(e, async () => {
+      for (let nonce = 0n; nonce < 5n; nonce++) {
+        const base = { version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, from: f.key.address, nonce, fee: 0n, payload: transfer.encodePayload({ to: testKey('bump-sink').address, amount: 1n }), publicKey: nonce === 0n ? f.key.publicKey : undefined };
+        const size = encodeTx(signTx(base, f.key)).length + 9;
+        await e.pool.add(encodeTx(signTx({ ...base, fee: BigInt(size) * f.rate * params.minFeeRate }, f.key)));
+      }
+    });
+    const owed = (await e.ledger.get(id))!;
+    expect(owed.status).toBe('refund_pending');
+    expect(e.pool.has(owed.refundTxId ?? '')).toBe(false);
+    // Refused for its balance at the bid, but the payee can pay it at the minimum rate: congestion, not insolvency.
+    expect(e.refunds.stuck()).toEqual({ count: 0, amountBase: 0n });
+    expect(e.refunds.payeeFunds()).toMatchObject({ spendableBase: 220_000n });
+    await mine(e, []);
+    expect(e.refunds.stuck()).toEqual({ count: 0, amountBase: 0n });
+    // The congestion ends: the refund goes at a fee the payee can pay, and is mined.
+    await mine(e, e.pool.list().map((x) => x.tx).sort((a, b) => (a.nonce < b.nonce ? -1 : a.nonce > b.nonce ? 1 : 0)));
+    const sent = (await e.ledger.get(id))!;
+    expect(e.pool.has(sent.refundTxId!)).toBe(true);
+    await mine(e, [decodeTx(fromHex(sent.refundTx!))]);
+    expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded' });
     e.refunds.stop();
     await e.refunds.idle();
     await e.ledger.close();

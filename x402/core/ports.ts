@@ -47,6 +47,17 @@ export function isHonorable(catalog: Pick<ServiceCatalog, 'isAvailable' | 'isHon
   return catalog.isHonorable ? catalog.isHonorable(def) : catalog.isAvailable(def);
 }
 
+/**
+ * What the payee holds against the refunds it owes, base units (x402/native/refunds.ts `cover`):
+ * the refunds it cannot pay (`stuck`), its balance after what its pending transactions spend, and
+ * one refund's fee at the rate a refund bids now. The paid-call core weighs new sales against it.
+ */
+export interface RefundCover {
+  readonly stuck: { readonly count: number; readonly amountBase: bigint };
+  readonly spendableBase: bigint;
+  readonly refundFeeBase: bigint;
+}
+
 /** What native settlement needs of refunds: refund one claimed payment whose service failed. */
 export interface Refunder {
   refund(id: string, error: { code: string; message: string }): Promise<PaymentRecord>;

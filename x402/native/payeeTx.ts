@@ -3,12 +3,14 @@
  * nonce from the payee's one allocator (x402/native/payeeNonces.ts: claimed with the signed bytes in the
  * ledger before the transaction leaves; never another purpose's), the key published by the first
  * transaction, and a fee that enters the mempool (`payeeTxFee`: the minimum fee rate, or above the pool's
- * floor while it is full). A payee transaction waiting for a block is bumped by a replacement
+ * floor while it is full, never above `MAX_FEE_RATE_MULTIPLE` times the minimum). A payee transaction waiting for a block is bumped by a replacement
  * with the same nonce and a higher fee rate (`submitPayeeTx` with `replace`). And sending such a
  * transaction again from its stored bytes (`resubmitPayeeTx`): refunds and payouts write the
  * signed bytes ahead of the submission, and a restart or a fleet's next signer re-sends those
- * very bytes while they can still be mined; a node that becomes the signer first sends every
- * stored transaction again (`reconcilePayeeTxs`) and signs nothing new before.
+ * very bytes while they can still be mined — unless the payee cannot pay their fee (a bid made
+ * while the pool was full), then they are signed again at their nonce with today's lower bid; a
+ * node that becomes the signer first sends every stored transaction again (`reconcilePayeeTxs`)
+ * and signs nothing new before.
  */
 import { randomBytes } from 'node:crypto';
 import { decodeTx, encodeTx, encodeUnsignedTx, signTx, txId as computeTxId, TX_VERSION, type UnsignedTx } from '../../consensus/tx.js';
@@ -25,6 +27,12 @@ import { defaultPayeeNonces, PayeeNonceErrorCode, type PayeeNonces, type PayeeTx
 export const FLOOR_MARGIN_PCT = 10;
 /** Fee-rate increase of a replacement over the transaction it replaces, percent (the mempool asks at least 10). */
 export const REPLACE_BUMP_PCT = 25;
+/**
+ * Highest fee rate a payee transaction bids, as a multiple of the chain's minimum fee rate: the
+ * floor bid and every bump stop there, so sustained congestion makes a refund wait (pending,
+ * never stuck) instead of pushing its fee up until the payee's balance refuses it.
+ */
+export const MAX_FEE_RATE_MULTIPLE = 10;
 /** Code of the mempool's refusal of a transaction under a full pool's floor (chain/mempool.ts `MempoolErrorCode.FULL`). */
 const MEMPOOL_FULL = 'mempool_full';
 
@@ -33,12 +41,17 @@ function feeAbove(rate: number, size: number): bigint {
   return BigInt(Math.floor(rate * size)) + 1n;
 }
 
+/** The most a payee transaction of `size` signed bytes pays: `MAX_FEE_RATE_MULTIPLE` times the minimum fee rate. */
+export function payeeFeeCap(size: number, params: Pick<ChainParams, 'minFeeRate'>): bigint {
+  return BigInt(size) * params.minFeeRate * BigInt(MAX_FEE_RATE_MULTIPLE);
+}
+
 /**
  * The fee a payee transaction of `size` signed bytes bids, base units: the chain's minimum; above
  * the pool's floor (plus `FLOOR_MARGIN_PCT`) when it would not fit the pool's free bytes (a full
  * pool admits only fee rates above its lowest package's, chain/mempool.ts); above `floorRate`
  * when the mempool named one in a refusal; and `REPLACE_BUMP_PCT` above `replacesRate`, the fee
- * rate of the transaction it replaces.
+ * rate of the transaction it replaces — never above `payeeFeeCap`.
  */
 export function payeeTxFee(size: number, params: Pick<ChainParams, 'minFeeRate'>, o: { pool?: MempoolStats; floorRate?: number; replacesRate?: number } = {}): bigint {
   let fee = BigInt(size) * params.minFeeRate;
@@ -50,7 +63,8 @@ export function payeeTxFee(size: number, params: Pick<ChainParams, 'minFeeRate'>
   if (pool && pool.evictionFeeRate !== null && pool.bytes + size > pool.maxBytes) bid(pool.evictionFeeRate * (1 + FLOOR_MARGIN_PCT / 100));
   if (o.floorRate !== undefined) bid(o.floorRate * (1 + FLOOR_MARGIN_PCT / 100));
   if (o.replacesRate !== undefined) bid(o.replacesRate * (1 + REPLACE_BUMP_PCT / 100));
-  return fee;
+  const cap = payeeFeeCap(size, params);
+  return fee > cap ? cap : fee;
 }
 
 /** A replacement: the stored transaction's nonce, and its fee rate (base units per byte) to outbid. */
@@ -130,6 +144,19 @@ export function submitPayeeTx(
     await mempool.add(bytes);
     return id;
   };
+  // A stored transaction the mempool refuses for the payee's balance at its fee (a bid made while the
+  // pool was full) is signed again at its nonce with today's bid when that is lower: it was never
+  // admitted, and one nonce is mined once, so the payment still ends once.
+  const resendStored = async (acc: Pick<Account, 'publicKey'>, slot: PayeeTxSlot): Promise<string> => {
+    try {
+      return await send(slot.txId, fromHex(slot.raw));
+    } catch (e) {
+      if (!isNodeError(e, TxErrorCode.INSUFFICIENT_FUNDS)) throw e;
+      const { id, bytes } = sign(acc, slot.nonce, {});
+      if (decodeTx(bytes).fee >= decodeTx(fromHex(slot.raw)).fee || !(await nonces.log.replace(who, { nonce: slot.nonce, purpose, txId: id, raw: toHex(bytes) }))) throw e;
+      return send(id, bytes);
+    }
+  };
   const submitOnce = async (floorRate?: number): Promise<string> => {
     if (!nonces.isOpen()) throw new NodeError(PayeeNonceErrorCode.NOT_READY, `this node does not sign payee transactions now (${nonces.state()}): what it was for stays owed to the signer`);
     const acc = await chain.getAccount(payee.address);
@@ -149,7 +176,7 @@ export function submitPayeeTx(
     }
     // Written ahead by an earlier attempt and not mined: that very transaction again, never a second one.
     if (mine) {
-      if (!mempool.has(mine.txId)) return send(mine.txId, fromHex(mine.raw));
+      if (!mempool.has(mine.txId)) return resendStored(acc, mine);
       await beforeSubmit?.(mine.txId, fromHex(mine.raw));
       return mine.txId;
     }

@@ -18,10 +18,15 @@
  * mined after `BUMP_AFTER_BLOCKS` blocks) is bumped: a replacement with the same nonce and a higher
  * fee rate, written ahead like the first, so a restart re-sends the latest bytes. The replaced one
  * may still be mined instead: the invoke is refunded either way, and the record names the one mined.
+ * Bumps stop at the payee's fee cap (`payeeFeeCap`, x402/native/payeeTx.ts): under congestion
+ * above it the refund waits for room.
  *
- * A refund whose last attempt the mempool refused for the payee's balance is "stuck" (`stuck()`):
- * the payee is insolvent for it, and the node sells nothing new until it is funded. A refund
- * waiting for room in the mempool is not: congestion is not insolvency.
+ * A refund whose last attempt the mempool refused for the payee's balance, and whose amount plus
+ * a refund's fee at the minimum rate the payee cannot pay (x402/native/payeeFunds.ts), is "stuck"
+ * (`stuck()`): the payee is insolvent for it, and the node does not sell what it could not refund
+ * from what the payee holds (`cover()`, x402/core/paidCall.ts `payeeRefusal`) until it is funded
+ * or earns it. A refund waiting for room in the mempool, or refused for a fee bid that congestion
+ * raised, is not: congestion is not insolvency.
  */
 import { bytesEqual, fromHex, toHex } from '../../consensus/hash.js';
 import type { Block } from '../../consensus/block.js';
@@ -30,14 +35,15 @@ import { refund as refundType } from '../../consensus/txTypes/refund.js';
 import { decodeTx, encodeTx, txId as computeTxId, TxType, type Tx } from '../../consensus/tx.js';
 import { tryDecodeAddress } from '../../consensus/address.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
-import { resubmitPayeeTx, submitPayeeTx, type PayeeTxReplacement } from './payeeTx.js';
+import { payeeFeeCap, resubmitPayeeTx, submitPayeeTx, type PayeeTxReplacement } from './payeeTx.js';
+import { insolventFor, payeeFunds, type PayeeFunds } from './payeeFunds.js';
 import type { PayeeNonces } from './payeeNonces.js';
 import { TxErrorCode } from '../../consensus/errors.js';
 import { TipFollower } from './tipFollower.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { silentLogger, type ChainEntry, type Logger } from '../../chain/types.js';
 import type { PaymentRecord, SettlementLedger } from '../ledger/ledger.js';
-import type { PaymentChain, PaymentMempool, Refunder } from '../core/ports.js';
+import type { PaymentChain, PaymentMempool, Refunder, RefundCover } from '../core/ports.js';
 
 /** Options of the refund manager. */
 export interface RefundOptions {
@@ -66,6 +72,15 @@ export const BUMP_AFTER_BLOCKS = 3;
 /** Mempool refusals that mean the fee rate did not enter (a full pool's floor, a replacement not above the pending one): bump. */
 const UNDERPRICED: ReadonlySet<string> = new Set(['mempool_full', 'mempool_replacement_underpriced']);
 
+/** The stored refund's transaction, or undefined when its bytes do not decode. */
+function storedTx(raw: string): Tx | undefined {
+  try {
+    return decodeTx(fromHex(raw));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Signs, submits and tracks refunds (see module comment). */
 export class RefundManager implements Refunder {
   private readonly pending = new Map<string, PaymentRecord>();
@@ -86,6 +101,10 @@ export class RefundManager implements Refunder {
   };
   /** `resume()` ran since the last `start()`: the next start does not scan the ledger again. */
   private resumed = false;
+  /** The payee's funds at the last check. */
+  private funds: PayeeFunds | undefined;
+  /** Refunds waiting at the fee cap (logged once each). */
+  private readonly capped = new Set<string>();
 
   constructor(
     private readonly chain: PaymentChain,
@@ -135,6 +154,13 @@ export class RefundManager implements Refunder {
     this.resumed = false;
     this.chain.on('disconnect', this.onDisconnect);
     await this.follower.start();
+    const f = this.funds;
+    if (f && f.spendableBase < f.refundFeeMaxBase) {
+      this.log.warn(
+        { payee: toHex(this.payee.address), spendableBase: f.spendableBase.toString(), refundFeeBase: f.refundFeeBase.toString(), refundFeeMaxBase: f.refundFeeMaxBase.toString() },
+        "the payee cannot cover a refund: a refund returns the whole price and its fee is the payee's; fund the payee (until then a refund owed and not paid stops the sales it could not refund)",
+      );
+    }
   }
 
   stop(): void {
@@ -157,6 +183,7 @@ export class RefundManager implements Refunder {
         // A refund already signed for it (a restart, a refusal refunded again) goes as stored.
         const sent = rec.refundTxId && (await this.resubmit(rec)) !== 'lost' ? rec : await this.send(rec);
         this.pending.set(id, sent);
+        await this.readFunds();
         return sent;
       })
       .finally(() => this.requested.delete(id));
@@ -199,18 +226,44 @@ export class RefundManager implements Refunder {
 
   /**
    * Refunds owed that the payee cannot pay (the mempool refused their last submission for its
-   * balance), with their total: the payee is insolvent for them, and the node stops quoting while
-   * there are any. A refund waiting for room in a congested mempool is not counted.
+   * balance, and the payee cannot pay the amount plus a refund's fee at the minimum rate), with
+   * their total: the payee is insolvent for them. A refund waiting for room in a congested
+   * mempool is not counted.
    */
   stuck(): { count: number; amountBase: bigint } {
     let count = 0;
     let amountBase = 0n;
     for (const rec of this.pending.values()) {
       if (!this.unfunded.has(rec.id)) continue;
+      if (this.funds && !insolventFor(this.funds, BigInt(rec.amount))) continue;
       count++;
       amountBase += BigInt(rec.amount);
     }
     return { count, amountBase };
+  }
+
+  /** The payee's funds at the last check (x402/native/payeeFunds.ts); undefined before the first. */
+  payeeFunds(): PayeeFunds | undefined {
+    return this.funds;
+  }
+
+  /** What the paid-call core weighs a new sale against (x402/core/paidCall.ts `payeeRefusal`): the stuck refunds and what the payee holds. */
+  cover(): RefundCover {
+    return { stuck: this.stuck(), spendableBase: this.funds?.spendableBase ?? 0n, refundFeeBase: this.funds?.refundFeeBase ?? 0n };
+  }
+
+  /** Reads the payee's funds again (after every check and refund); a failed read keeps the last one. */
+  private async readFunds(): Promise<void> {
+    try {
+      this.funds = await payeeFunds(this.chain, this.mempool, this.payee, this.params, this.nonces);
+    } catch (e) {
+      this.log.warn({ err: (e as Error).message }, "could not read the payee's funds");
+    }
+  }
+
+  /** Whether the stored refund of `rec` already bids within 10 % of the fee cap: a bump could not outbid it. */
+  private atFeeCap(rec: PaymentRecord, stored: Tx): boolean {
+    return stored.fee * 11n >= payeeFeeCap(rec.refundTx!.length / 2 + 9, this.params) * 10n;
   }
 
   /** Refunded records whose refund left the best chain become pending again, naming the disconnected tx and its bytes (`check` re-sends them when needed). */
@@ -252,12 +305,8 @@ export class RefundManager implements Refunder {
    */
   private async bump(rec: PaymentRecord): Promise<PaymentRecord> {
     const error = rec.error ?? { code: 'service_failed', message: 'refund' };
-    let stored: Tx;
-    try {
-      stored = decodeTx(fromHex(rec.refundTx!));
-    } catch {
-      return rec;
-    }
+    const stored = storedTx(rec.refundTx!);
+    if (!stored) return rec;
     const bytesLength = rec.refundTx!.length / 2;
     const replace: PayeeTxReplacement = { nonce: stored.nonce, feeRate: Number(stored.fee) / bytesLength };
     let written = rec;
@@ -280,7 +329,8 @@ export class RefundManager implements Refunder {
       this.log.info({ invoke: rec.id, refundTxId: id, replacedTxId: rec.refundTxId, nonce: stored.nonce.toString() }, 'refund bumped: replaced with a higher fee rate');
     } catch (e) {
       const code = (e as { code?: string }).code;
-      if (code === TxErrorCode.INSUFFICIENT_FUNDS) this.unfunded.add(rec.id);
+      // A higher fee the payee cannot pay while the stored refund waits in the pool, paid for: not insolvency.
+      if (code === TxErrorCode.INSUFFICIENT_FUNDS && !this.mempool.has(rec.refundTxId ?? '')) this.unfunded.add(rec.id);
       this.log.warn({ invoke: rec.id, refundTxId: written.refundTxId, code, err: (e as Error).message }, 'refund could not be bumped yet');
     }
     return written;
@@ -317,19 +367,28 @@ export class RefundManager implements Refunder {
         const since = this.sentAt.get(id);
         if (since === undefined) this.sentAt.set(id, this.chain.tip.height);
         const waited = since !== undefined && this.chain.tip.height - since >= BUMP_AFTER_BLOCKS;
-        if (sign && rec.refundTx && (this.refusedUnderpriced.has(id) || waited)) this.pending.set(id, await this.bump(rec));
+        if (sign && rec.refundTx && (this.refusedUnderpriced.has(id) || waited)) {
+          const stored = storedTx(rec.refundTx);
+          if (!stored || !this.atFeeCap(rec, stored)) this.pending.set(id, await this.bump(rec));
+          else if (!this.capped.has(id)) {
+            this.capped.add(id);
+            this.log.warn({ invoke: id, refundTxId: rec.refundTxId, feeBase: stored.fee.toString() }, 'refund at the fee cap: it waits for room in the mempool');
+          }
+        }
         continue;
       }
       if (state !== 'lost') continue;
       if (rec.refundTx) this.log.warn({ invoke: id, lostTxId: rec.refundTxId }, 'refund lost (its nonce was used by another tx): signing a new one');
       resign.push(id);
     }
-    if (!sign) return;
-    // Never sent (owed by another node of the fleet, refused by the mempool), or lost for good: sign one.
-    for (const id of resign) {
-      const rec = this.pending.get(id);
-      if (rec) this.pending.set(id, await this.send(rec));
+    if (sign) {
+      // Never sent (owed by another node of the fleet, refused by the mempool), or lost for good: sign one.
+      for (const id of resign) {
+        const rec = this.pending.get(id);
+        if (rec) this.pending.set(id, await this.send(rec));
+      }
     }
+    await this.readFunds();
   }
 
   /** Drops what is kept about a refund once mined. */
@@ -339,6 +398,7 @@ export class RefundManager implements Refunder {
     this.sentAt.delete(id);
     this.replaced.delete(id);
     this.refusedUnderpriced.delete(id);
+    this.capped.delete(id);
   }
 
   /** Ids of payments whose refund is not mined yet (asked for, being sent, or sent). */
