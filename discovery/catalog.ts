@@ -103,6 +103,12 @@ export interface CatalogService {
   healthStatus: string;
   /** Why the service is `down` or `degraded` ({code, message}, e.g. `provider_not_configured`); null while `active` or `unknown`. */
   healthReason: HealthReason | null;
+  /**
+   * Why a call is not quoted now although the service is up ({code, message}): `payee_underfunded`
+   * while the node owes a refund its payee cannot pay and could not refund this service's price
+   * from what it holds (x402/core/paidCall.ts `payeeRefusal`); null when it is quoted.
+   */
+  quoteRefusal: HealthReason | null;
   lastVerifiedAt: number;
   latencyMs: number;
   metadata: CatalogServiceMetadata;
@@ -142,6 +148,8 @@ export interface CatalogSnapshot {
   readonly majors?: { readonly at: number; readonly source: string; readonly usd: Readonly<Record<string, number | null>> };
   /** The provider agents registered on chain, listed services or not. */
   readonly agents?: readonly RegisteredAgent[];
+  /** Why a call of a service is not quoted now for the payee's funds (`CatalogService.quoteRefusal`); absent: none is refused. */
+  readonly payeeRefusal?: (def: ServiceDefinition) => HealthReason | undefined;
   /** A transaction mined on this node's chain: native-tx-lookup's example request (absent while none is known). */
   readonly sampleTxId?: string;
 }
@@ -217,6 +225,7 @@ export function buildCatalogService(def: ServiceDefinition, snap: CatalogSnapsho
     networks: snap.usdc ? [snap.network, 'base'] : [snap.network],
     healthStatus: h.status,
     healthReason: healthReasonOf(h),
+    quoteRefusal: snap.payeeRefusal?.(def) ?? null,
     lastVerifiedAt: h.lastVerifiedAt,
     latencyMs: h.latencyMs,
     metadata: {

@@ -199,7 +199,7 @@ export class FullNode {
       const hosts = createHostPolicy({ publicUrl: config.publicUrl, allowedHosts: config.allowedHosts });
       payments = await createPayments(config, params, { chain, mempool, verifier, logger: log, isSyncing, observePaidCall: (r) => (metrics?.recordPaidCall(r), views.recordPaidCall(r)), baseUrl: hosts.baseUrl });
       // /health, /ready and the descriptor's .json alias, mounted first (the alias passes on to discovery).
-      const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: () => isSyncing() || payments?.fleet?.behind() !== undefined, serving: () => lifecycle.serving, refundsStuck: () => payments!.refunds?.stuck().count ?? 0, ledgerAvailable: () => payments?.ledger.available() ?? true }) });
+      const ops = createOpsRouter({ version: NODE_VERSION, readiness: nodeReadiness({ chainOpen: () => chain!.isOpen, syncing: () => isSyncing() || payments?.fleet?.behind() !== undefined, serving: () => lifecycle.serving, refundsStuck: () => payments!.refunds?.stuck().count ?? 0, payeeFloatLow: () => payments?.payeeFloatLow() ?? false, ledgerAvailable: () => payments?.ledger.available() ?? true }) });
       const metricsServer = metrics && createMetricsServer({ host: config.metricsHost, port: config.metricsPort! }, metrics, log.child({ module: 'metrics' }));
       // Per-address limit on the expensive endpoints (tx submission, paid calls, MCP).
       const httpLimits = createHttpLimits({ ratePerSecond: config.httpExpensiveRate, burst: config.httpExpensiveBurst });

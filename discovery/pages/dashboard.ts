@@ -100,7 +100,7 @@ export function dashboardAlerts(n: DashboardNow): DashboardAlert[] {
     out.push({ level: 'warn', code: 'stratum_rejects', message: `Stratum rejects as many shares as it accepts (${n.stratum.rejectedPerMin} rejected, ${n.stratum.acceptedPerMin} accepted per minute).` });
   }
   if (n.p2p && n.peers === 0 && (n.p2p.bootstrap > 0 || n.p2p.devnet === false || n.syncing)) out.push({ level: 'warn', code: 'no_peers', message: 'No peers: this node neither receives nor relays blocks and transactions.' });
-  if (n.refundsStuck > 0) out.push({ level: 'error', code: 'refunds_stuck', message: `${n.refundsStuck} refund${n.refundsStuck === 1 ? '' : 's'} stuck for the payee's balance: fund the payee; nothing new is sold until then.` });
+  if (n.refundsStuck > 0) out.push({ level: 'error', code: 'refunds_stuck', message: `${n.refundsStuck} refund${n.refundsStuck === 1 ? '' : 's'} stuck for the payee's balance: fund the payee; until then services it could not refund are not sold.` });
   else if (n.refundsPending > 0) out.push({ level: 'warn', code: 'refunds_pending', message: `${n.refundsPending} refund${n.refundsPending === 1 ? '' : 's'} signed and not mined yet.` });
   if (n.services.down.length > 0) {
     const ids = n.services.down.slice(0, 5).join(', ');

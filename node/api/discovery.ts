@@ -32,11 +32,11 @@ import { silentLogger, type ChainReader, type Logger } from '../../chain/types.j
 import { toHex } from '../../consensus/hash.js';
 import { encodeTx, txId } from '../../consensus/tx.js';
 import type { ServiceRegistry } from '../../services/registry.js';
-import type { NativeUsdSource, ServiceContext, ServiceUsage } from '../../services/types.js';
+import type { NativeUsdSource, ServiceContext, ServiceDefinition, ServiceUsage } from '../../services/types.js';
 import { DEFAULT_FACILITATOR_URL, PATHS, buildResources, parseCatalogQuery, type CatalogService, type CatalogSnapshot, type RegisteredAgent, type UsdcRail } from '../../discovery/catalog.js';
 import { DISCOVERY_LIMITS, buildCatalog, buildDiscoveryList, buildProtocolDescriptor, buildServicesJson } from '../../discovery/documents.js';
 import { createHealthProber, type HealthProber, type HealthProberOptions, type HealthReader, type ServiceHealth } from '../../services/prober.js';
-import type { PaidCallCore } from '../../x402/core/paidCall.js';
+import { payeeRefusal, type PaidCallCore } from '../../x402/core/paidCall.js';
 import { buildAgentCard, buildLlmsTxt, buildOpenApi } from '../../discovery/agentDocs.js';
 import { freshMajors } from '../../services/providers/index.js';
 import { HttpErrorCode } from './http.js';
@@ -149,6 +149,22 @@ function sampleTransaction(chain: ChainReader, now: () => number): { current(): 
   };
 }
 
+/** The services' refusals for the payee's funds now (x402/core/paidCall.ts `payeeRefusal`); undefined while no refund is stuck. */
+function payeeRefusalsNow(core: PaidCallCore): ((def: ServiceDefinition) => { code: string; message: string } | undefined) | undefined {
+  const cover = core.refundCover();
+  if (!cover || cover.stuck.count === 0) return undefined;
+  return (def) => {
+    const e = payeeRefusal(def, cover);
+    return e && { code: e.code, message: e.message };
+  };
+}
+
+/** What of the payee's funds the catalog entries depend on: nothing while no refund is stuck. */
+function coverKey(core: PaidCallCore): string {
+  const c = core.refundCover();
+  return c && c.stuck.count > 0 ? `${c.stuck.count}:${c.spendableBase}:${c.refundFeeBase}` : '-';
+}
+
 /** Builds the discovery side (call `start()` to run the prober). */
 export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Discovery {
   const log = m.logger ?? silentLogger;
@@ -178,6 +194,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
     nodeVersion: opts.version,
     agents: m.registry.agents?.().map((a) => ({ name: a.name, address: a.address, description: a.description, capabilities: [...a.capabilities], online: a.online })),
     majors: freshMajors(m.context, now()),
+    payeeRefusal: payeeRefusalsNow(m.paidCalls),
     sampleTxId: sample.current(),
   });
 
@@ -189,7 +206,7 @@ export function createDiscovery(opts: DiscoveryOptions, m: DiscoveryModules): Di
       const v = snap.usage.volume(d.id);
       calls += v.calls + v.callsUsdc;
     }
-    return `${prober.rounds}|${calls}|${snap.nativeUsd.microUsd}|${snap.services.length}|${m.registry.version ?? 0}|${snap.sampleTxId ?? ''}`;
+    return `${prober.rounds}|${calls}|${snap.nativeUsd.microUsd}|${snap.services.length}|${m.registry.version ?? 0}|${coverKey(m.paidCalls)}|${snap.sampleTxId ?? ''}`;
   };
   const catalog = (baseUrl: string) => {
     const snap = snapshot(baseUrl);

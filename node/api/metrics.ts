@@ -128,7 +128,7 @@ export class NodeMetrics {
     gauge('native_mempool_transactions', 'Transactions in the mempool.', () => sources.mempool.count);
     gauge('native_mempool_bytes', 'Bytes of the transactions in the mempool.', () => sources.mempool.bytes);
     gauge('native_refunds_pending', 'Refunds asked for or signed and not mined yet.', () => sources.refundsPending?.() ?? 0);
-    gauge('native_refunds_stuck', 'Refunds owed that could not be sent: the payee cannot cover them (no new quotes while any).', () => sources.refundsStuck?.() ?? 0);
+    gauge('native_refunds_stuck', 'Refunds owed that the payee cannot pay (services it could not refund are not quoted while any).', () => sources.refundsStuck?.() ?? 0);
     gauge('native_payments_served_then_lost', 'Payments whose call was served, then lost to a reorganization deeper than --confirmations (a conflicting transaction took their place): calls delivered unpaid, since the ledger was created.', () => sources.servedThenLost?.() ?? 0);
     gauge('native_ledger_gap_payments', 'Payments mined in stretches of chain the ledger never judged, neither served nor refunded until the operator decides (npx native-node ledger gap).', () => sources.ledgerGapPayments?.() ?? 0);
     gauge('native_stratum_connections', 'Open Stratum connections.', () => sources.mining?.().connections ?? 0);

@@ -20,6 +20,8 @@ export interface ReadinessCheck {
   readonly ok: boolean;
   /** Why it does not hold (a stable code, e.g. `node_syncing`). */
   readonly reason?: string;
+  /** A condition that holds but the operator should see (a stable code, e.g. `payee_float_low`): listed in `warnings`, the node stays ready. */
+  readonly warning?: string;
 }
 
 /** What the operator routes read. */
@@ -47,8 +49,10 @@ export function createOpsRouter(m: OpsRouteModules): Router {
     const checks = m.readiness();
     const failed = checks.find((c) => !c.ok);
     const byName = Object.fromEntries(checks.map((c) => [c.name, c.ok ? 'ok' : (c.reason ?? 'failed')]));
+    const warned = checks.filter((c) => c.warning !== undefined);
+    const warnings = warned.length ? { warnings: Object.fromEntries(warned.map((c) => [c.name, c.warning])) } : {};
     ctx.status = failed ? 503 : 200;
-    ctx.body = failed ? { ready: false, reason: failed.reason ?? `${failed.name}_not_ready`, checks: byName } : { ready: true, checks: byName };
+    ctx.body = failed ? { ready: false, reason: failed.reason ?? `${failed.name}_not_ready`, checks: byName, ...warnings } : { ready: true, checks: byName, ...warnings };
   });
   router.get(`${DESCRIPTOR_PATH}.json`, async (ctx, next) => {
     ctx.path = DESCRIPTOR_PATH;
@@ -60,16 +64,19 @@ export function createOpsRouter(m: OpsRouteModules): Router {
 /**
  * The node's readiness conditions from its parts' states. `ledgerAvailable` false (a PostgreSQL
  * ledger that cannot be reached) fails `ledger` with `ledger_unavailable`: every quote is refused
- * then, so a load balancer should send callers elsewhere.
+ * then, so a load balancer should send callers elsewhere. Refunds the payee cannot pay
+ * (`payee_underfunded`) and a payee holding less than one refund's fee (`payee_float_low`) are
+ * warnings: the node still sells what the payee could refund, so it stays ready.
  */
-export function nodeReadiness(s: { chainOpen: () => boolean; syncing: () => boolean; serving: () => boolean; refundsStuck?: () => number; ledgerAvailable?: () => boolean }): () => ReadinessCheck[] {
+export function nodeReadiness(s: { chainOpen: () => boolean; syncing: () => boolean; serving: () => boolean; refundsStuck?: () => number; payeeFloatLow?: () => boolean; ledgerAvailable?: () => boolean }): () => ReadinessCheck[] {
   const ledger = s.ledgerAvailable;
   return () => [
     s.chainOpen() ? { name: 'chain', ok: true } : { name: 'chain', ok: false, reason: 'chain_closed' },
     ...(ledger ? [ledger() ? { name: 'ledger', ok: true } : { name: 'ledger', ok: false, reason: 'ledger_unavailable' }] : []),
     s.syncing() ? { name: 'sync', ok: false, reason: 'node_syncing' } : { name: 'sync', ok: true },
     s.serving() ? { name: 'http', ok: true } : { name: 'http', ok: false, reason: 'http_not_serving' },
-    // Refunds the payee cannot cover: the node sells nothing new (503 payee_underfunded) until it can.
-    (s.refundsStuck?.() ?? 0) > 0 ? { name: 'refunds', ok: false, reason: 'payee_underfunded' } : { name: 'refunds', ok: true },
+    // Refunds the payee cannot pay: it sells only what it could refund (x402/core/paidCall.ts payeeRefusal), never nothing.
+    (s.refundsStuck?.() ?? 0) > 0 ? { name: 'refunds', ok: true, warning: 'payee_underfunded' } : { name: 'refunds', ok: true },
+    ...(s.payeeFloatLow?.() ? [{ name: 'payee', ok: true, warning: 'payee_float_low' }] : []),
   ];
 }

@@ -3,6 +3,11 @@
  *   - a fresh devnet payee's first refund (an underpaid payment, refunded at once) does not stop
  *     the sales of other services, and the payer gets its refund on chain (the devnet payee holds
  *     a float from genesis);
+ *   - a payee with no float at all (a genesis without it, as a new mainnet payee): the node warns
+ *     at start, in `/ready` and the status; its first refund cannot be paid (the price plus a fee
+ *     from a balance of the price), and it blocks only the services the payee could not refund
+ *     from what it holds — they answer 503 `payee_underfunded` and the bazaar says so — while the
+ *     cheaper ones keep selling; one of those sales pays for the refund, which is then mined;
  *   - a mempool filled with transfers at 3× the minimum fee rate does not keep an owed refund out:
  *     the payee bids a fee rate that enters the full pool, the node keeps quoting, `/ready` stays
  *     200, and the refund is mined in the next block.
@@ -12,7 +17,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeAddress } from '../../consensus/address.js';
-import { getDevKeyPair } from '../../consensus/devnet.js';
+import { createDevnetChainParams, DEVNET_ADDRESSES, getDevKeyPair } from '../../consensus/devnet.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { paramsToJson } from '../../consensus/params.js';
+import { fromHex } from '../../consensus/hash.js';
 import { toHex } from '../../consensus/hash.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import { COIN } from '../../consensus/params.js';
@@ -40,7 +48,7 @@ interface Status {
   height: number;
   minFeeRate: string;
   mempool: { count: number; bytes: number; maxBytes: number; evictionFeeRate: number | null };
-  payments: { refundsPending: number; refundsStuck: number; refunded: number; refused: number };
+  payments: { refundsPending: number; refundsStuck: number; refunded: number; refused: number; payee: { spendableBase: string; refundFeeBase: string; floatLow: boolean } | null };
 }
 
 const getJson = async <T>(path: string): Promise<T> => (await (await fetch(`${node!.url}${path}`)).json()) as T;
@@ -105,6 +113,66 @@ describe('a fresh payee', () => {
 
     // The payer gets back exactly what it paid; it is out only its invoke's fee.
     expect(await balanceOf(agent, s0.hrp)).toBe(5n * COIN - paid.feeBase);
+  }, 180_000);
+});
+
+/** A trivial-difficulty devnet data dir whose genesis gives the payee nothing (a new mainnet payee's position). */
+function noFloatDevnetDir(): { dir: string; dataDir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'native-refund-nofloat-'));
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir, { recursive: true });
+  const json = paramsToJson(createDevnetChainParams({ genesisTime: Math.floor(Date.now() / 1000), genesisBits: 0x207fffff }));
+  const payee = encodeAddress(fromHex(DEVNET_ADDRESSES.payee), json.hrp);
+  json.allocations = json.allocations.filter((a) => a.address !== payee);
+  writeFileSync(join(dataDir, 'genesis.json'), `${JSON.stringify(json, null, 2)}\n`);
+  return { dir, dataDir };
+}
+
+describe('a payee with no float', () => {
+  test('warned at start; its first refund blocks only the sales it could not refund, the cheaper ones go on and pay for it', async () => {
+    const { dir, dataDir } = noFloatDevnetDir();
+    dirs.push(dir);
+    node = await startNode(['--dev', '--data-dir', dataDir, '--http-port', '0', '--no-stratum', '--mine', '--mine-threads', '1'], { cwd: dir });
+    const agent = testKey('refunds-out-nofloat');
+    await fund(agent, 5n * COIN);
+    const s0 = await status();
+    expect(s0.payments.payee).toMatchObject({ spendableBase: '0', floatLow: true });
+    // Warned, not stopped: ready (with the warning), and every service quoted.
+    const ready0 = await fetch(`${node.url}/ready`);
+    expect({ status: ready0.status, body: await ready0.json() }).toMatchObject({ status: 200, body: { ready: true, warnings: { payee: 'payee_float_low' } } });
+    expect(node.lines.some((l) => String(l.msg).startsWith('the payee cannot cover a refund'))).toBe(true);
+    expect(await quote('native-block-inspect', '0')).toEqual({ status: 402 });
+
+    // block-inspect (600,000) underpaid by one unit: refunded at once, 599,999 plus a fee from a payee holding 599,999.
+    const client = createAgentClient({ nodeUrl: node.url, key: agent });
+    const q = await client.quote('native-block-inspect', '0');
+    const underpaid = await client.sendPayment({ ...q, amount: q.amount - 1n });
+    await waitFor('the refund to be owed and stuck', async () => (await status()).payments.refundsStuck === 1);
+    const stuck = await status();
+    expect(stuck.payments).toMatchObject({ refused: 1, refunded: 0, payee: { spendableBase: String(q.amount - 1n) } });
+
+    // What the payee could not refund from its 599,999: block-inspect itself and dearer services. The rest still sells.
+    const blocked = await fetch(`${node.url}/api/x402/native-block-inspect`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: '0' }) });
+    expect({ status: blocked.status, body: await blocked.json() }).toMatchObject({ status: 503, body: { error: { code: 'payee_underfunded', refundsStuck: 1, priceBase: '600000', spendableBase: '599999' } } });
+    expect(await quote('native-world-clock', 'UTC')).toEqual({ status: 402 });
+    const bazaar = (await getJson<{ resources: { serviceId: string; quoteRefusal: { code: string } | null }[] }>('/api/x402/bazaar')).resources;
+    const refusalOf = (id: string) => bazaar.find((r) => r.serviceId === id)!.quoteRefusal;
+    expect(refusalOf('native-block-inspect')).toMatchObject({ code: 'payee_underfunded' });
+    expect(refusalOf('native-market-summary')).toMatchObject({ code: 'payee_underfunded' });
+    expect(refusalOf('native-world-clock')).toBeNull();
+    const ready1 = await fetch(`${node.url}/ready`);
+    expect({ status: ready1.status, body: await ready1.json() }).toMatchObject({ status: 200, body: { ready: true, warnings: { refunds: 'payee_underfunded' } } });
+
+    // A cheaper sale goes through; what it pays the payee covers the stuck refund, which is mined.
+    const sold = await client.call('native-world-clock', 'UTC');
+    expect(sold.result).toMatchObject({ timezone: 'UTC' });
+    await waitFor('the stuck refund to be mined', async () => {
+      const p = (await status()).payments;
+      return p.refunded === 1 && p.refundsPending === 0 && p.refundsStuck === 0;
+    });
+    expect(await quote('native-block-inspect', '0')).toEqual({ status: 402 });
+    // The underpaying payer got back exactly what it paid; it is out its invoke's fee only (and the paid call).
+    expect(await balanceOf(agent, s0.hrp)).toBe(5n * COIN - underpaid.feeBase - sold.feeBase - sold.quote.amount);
   }, 180_000);
 });
 

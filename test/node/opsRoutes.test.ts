@@ -3,14 +3,14 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createRouterServer, type HttpServer } from '../../node/api/app.js';
 import { createOpsRouter, nodeReadiness } from '../../node/api/opsRoutes.js';
 
-const state = { chainOpen: true, syncing: false, serving: true, refundsStuck: 0 };
+const state = { chainOpen: true, syncing: false, serving: true, refundsStuck: 0, payeeFloatLow: false };
 let server: HttpServer;
 
 beforeAll(async () => {
   const router = createOpsRouter({
     version: '9.9.9',
     uptime: () => 12.3456,
-    readiness: nodeReadiness({ chainOpen: () => state.chainOpen, syncing: () => state.syncing, serving: () => state.serving, refundsStuck: () => state.refundsStuck }),
+    readiness: nodeReadiness({ chainOpen: () => state.chainOpen, syncing: () => state.syncing, serving: () => state.serving, refundsStuck: () => state.refundsStuck, payeeFloatLow: () => state.payeeFloatLow }),
   });
   server = createRouterServer({ host: '127.0.0.1', port: 0, bodyLimit: 1024, timeoutMs: 5_000, version: '9.9.9' }, [router]);
   await server.start();
@@ -50,10 +50,14 @@ describe('/health and /ready', () => {
     expect((await ready()).status).toBe(200);
   });
 
-  test('/ready is 503 payee_underfunded while refunds are stuck on the payee\'s balance, 200 once they went', async () => {
+  test('/ready stays 200 while refunds are stuck on the payee\'s balance or the payee holds less than a refund\'s fee, and warns', async () => {
+    // The node still sells what its payee could refund: a load balancer must not take it out.
     state.refundsStuck = 2;
-    expect(await ready()).toEqual({ status: 503, body: { ready: false, reason: 'payee_underfunded', checks: { chain: 'ok', sync: 'ok', http: 'ok', refunds: 'payee_underfunded' } } });
+    expect(await ready()).toEqual({ status: 200, body: { ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok', refunds: 'ok' }, warnings: { refunds: 'payee_underfunded' } } });
     state.refundsStuck = 0;
+    state.payeeFloatLow = true;
+    expect(await ready()).toEqual({ status: 200, body: { ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok', refunds: 'ok', payee: 'ok' }, warnings: { payee: 'payee_float_low' } } });
+    state.payeeFloatLow = false;
     expect(await ready()).toEqual({ status: 200, body: { ready: true, checks: { chain: 'ok', sync: 'ok', http: 'ok', refunds: 'ok' } } });
   });
 });

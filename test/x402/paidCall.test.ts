@@ -117,16 +117,22 @@ describe('quotes and settlements', () => {
     }
   });
 
-  test('while the payee owes refunds it cannot cover: no new quote (503 payee_underfunded), but a payment already made still settles', async () => {
+  test('while the payee owes a refund it cannot pay: no quote of a sale it could not refund from what it holds (503 payee_underfunded), the cheaper ones still; a payment already made still settles', async () => {
     const native = recordingNative(mismatch);
-    let stuck = { count: 1, amountBase: 200_000n };
-    const c = core({ native, stuckRefunds: () => stuck });
+    // echo costs 200,000 and a refund's fee 5,000: the payee holding 204,999 could not refund a call of it.
+    let cover = { stuck: { count: 1, amountBase: 300_000n }, spendableBase: 204_999n, refundFeeBase: 5_000n };
+    const c = core({ native, refundCover: () => cover });
     const o = await c.call({ serviceId: echo.id, request: 'hi', baseUrl: BASE });
-    expect(o).toMatchObject({ kind: 'rejected', status: 503, error: { code: 'payee_underfunded', refundsStuck: 1, refundsStuckBase: '200000' } });
+    expect(o).toMatchObject({ kind: 'rejected', status: 503, error: { code: 'payee_underfunded', refundsStuck: 1, refundsStuckBase: '300000', priceBase: '200000', spendableBase: '204999' } });
+    expect(c.refundCover()).toBe(cover);
     const paid = await c.call({ serviceId: echo.id, request: 'hi', baseUrl: BASE, payment: { rail: 'native', txId: 'ab'.repeat(32), salt: '5a'.repeat(32) } });
     expect('error' in paid && paid.error.code).toBe('request_mismatch'); // the rail's own answer: it ran
     expect(native.calls).toHaveLength(1);
-    stuck = { count: 0, amountBase: 0n };
+    // One base unit more: a call of echo could be refunded from what the payee holds, so it is quoted.
+    cover = { ...cover, spendableBase: 205_000n };
+    expect((await c.call({ serviceId: echo.id, request: 'hi', baseUrl: BASE })).status).toBe(402);
+    // Nothing stuck: quoted whatever the payee holds (a payee without a float is warned, not stopped).
+    cover = { stuck: { count: 0, amountBase: 0n }, spendableBase: 0n, refundFeeBase: 5_000n };
     expect((await c.call({ serviceId: echo.id, request: 'hi', baseUrl: BASE })).status).toBe(402);
   });
 

@@ -20,8 +20,9 @@
  *   4. the quote (both rails' options; the native one names the seller id and the commitment
  *      scheme a payment's requestHash follows, x402/core/wire.ts), the same object as the last
  *      call's while nothing it is built from changed (x402/core/quoteMemo.ts);
- *   5. no payment → 402 with the quote (503 `payee_underfunded` instead while the payee cannot
- *      cover the refunds it owes); a payment the transport could not read → refused;
+ *   5. no payment → 402 with the quote (503 `payee_underfunded` instead while the payee owes a
+ *      refund it cannot pay and could not refund this sale from what it holds: `payeeRefusal`);
+ *      a payment the transport could not read → refused;
  *      a USDC payment while the rail is off → 402 `unsupported_scheme`; while the node is far
  *      behind the network → 503 `node_syncing`;
  *   6. the rail's settlement (x402/native/settle.ts, x402/usdc/settle.ts), against the quoted option.
@@ -34,7 +35,7 @@ import { OutboundError } from '../../services/outbound/types.js';
 import { ServiceError } from '../../services/types.js';
 import { PAYMENT_HTTP_STATUS, PaymentErrorCode } from './errors.js';
 import { refusal, type PaidCallOutcome, type Rail } from './outcome.js';
-import { isHonorable, type NativeRail, type NativeUsdSource, type QuoteChain, type ServiceCatalog, type ServiceDefinition, type ServiceRunContext, type UsdcRail } from './ports.js';
+import { isHonorable, type NativeRail, type NativeUsdSource, type QuoteChain, type RefundCover, type ServiceCatalog, type ServiceDefinition, type ServiceRunContext, type UsdcRail } from './ports.js';
 import type { QuoteContext } from './quote.js';
 import { createQuoteMemo } from './quoteMemo.js';
 import { UsdcErrorCode } from './errors.js';
@@ -105,8 +106,8 @@ export interface PaidCallModules {
   readonly context?: ServiceRunContext;
   /** Told every answered call of a known service (the metrics); must not throw. */
   readonly observe?: (r: PaidCallRecord) => void;
-  /** Refunds owed that the payee could not send (its balance): while any, no new quotes (503 `payee_underfunded`). */
-  readonly stuckRefunds?: () => { readonly count: number; readonly amountBase: bigint };
+  /** What the payee holds against the refunds it owes (x402/native/refunds.ts `cover`): a stuck refund blocks the sales `payeeRefusal` names. */
+  readonly refundCover?: () => RefundCover;
   /** Signs the offers of every 402 (x402 Offer and Receipt extension, x402/core/offers.ts); without it 402s carry none. */
   readonly offers?: OfferSigner;
 }
@@ -121,6 +122,8 @@ export interface PaidCallCore {
   readonly usdcPayTo: string | undefined;
   /** Whether a service is for sale on this node now (available, and the node has a payee). */
   isForSale(def: ServiceDefinition): boolean;
+  /** What the payee holds against the refunds it owes, where the node knows (`payeeRefusal` weighs a sale against it). */
+  refundCover(): RefundCover | undefined;
   /** Runs the steps of a paid call (never throws for anything the caller did). */
   call(c: PaidCall): Promise<PaidCallOutcome>;
 }
@@ -169,6 +172,24 @@ export async function precheckRefusal(def: ServiceDefinition, input: unknown, co
 }
 const statusOf = (code: string): number => PAYMENT_HTTP_STATUS[code] ?? 400;
 
+/**
+ * Why a new sale of `def` is not quoted for the payee's funds, or undefined: only while the payee
+ * owes a refund it cannot pay (`cover.stuck`), and only a sale it could not refund from what it
+ * holds now, without the sale's own payment — its price plus one refund's fee above the payee's
+ * spendable balance. Cheaper services keep selling (what they earn pays the stuck refund); an
+ * owed refund never stops every service. A payment already made is never refused for this.
+ */
+export function payeeRefusal(def: Pick<ServiceDefinition, 'id' | 'priceBase'>, cover: RefundCover | undefined): PaymentError | undefined {
+  if (!cover || cover.stuck.count === 0) return undefined;
+  const need = def.priceBase + cover.refundFeeBase;
+  if (need <= cover.spendableBase) return undefined;
+  return error(
+    PaymentErrorCode.PAYEE_UNDERFUNDED,
+    `this node owes ${cover.stuck.count} refund(s) its payee cannot pay yet, and could not refund a call of ${def.id} (${def.priceBase} plus a refund's fee of ${cover.refundFeeBase} base units) from the ${cover.spendableBase} it holds; cheaper services are still sold, and this one is again once the refunds are paid`,
+    { refundsStuck: cover.stuck.count, refundsStuckBase: cover.stuck.amountBase.toString(), priceBase: def.priceBase.toString(), spendableBase: cover.spendableBase.toString() },
+  );
+}
+
 /** How long a native settle may wait for the payment's block: at most what the request's time leaves after the service's own run. */
 export function settleWaitMs(requestBudgetMs: number, def: ServiceDefinition, askedMs: number): number {
   return Math.min(askedMs, Math.max(0, requestBudgetMs - def.timeoutMs - 1000));
@@ -187,6 +208,7 @@ export function decorateCall(core: PaidCallCore, call: PaidCallCore['call']): Pa
       return core.usdcPayTo;
     },
     isForSale: (def) => core.isForSale(def),
+    refundCover: () => core.refundCover(),
     call,
   };
 }
@@ -242,10 +264,8 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
     const quote = quotes.quoteOf(def, quoteContext, c.baseUrl);
     const p = c.payment;
     if (!p) {
-      const stuck = m.stuckRefunds?.();
-      if (stuck && stuck.count > 0) {
-        return rejected(PaymentErrorCode.PAYEE_UNDERFUNDED, `this node owes ${stuck.count} refund(s) its payee cannot cover yet; it sells again once they are sent`, { refundsStuck: stuck.count, refundsStuckBase: stuck.amountBase.toString() });
-      }
+      const underfunded = payeeRefusal(def, m.refundCover?.());
+      if (underfunded) return { kind: 'rejected', status: statusOf(underfunded.code), error: underfunded };
       return { kind: 'quote', status: 402, quote };
     }
     const refused = (rail: Rail | undefined, status: number, code: string, message: string) => ({ ...refusal(status, error(code, message), { rail, ...('txId' in p ? { txId: p.txId } : {}) }), quote });
@@ -298,6 +318,7 @@ export function createPaidCallCore(m: PaidCallModules): PaidCallCore {
       return m.usdc?.payTo;
     },
     isForSale,
+    refundCover: () => m.refundCover?.(),
     call: observedCall,
   };
 }
