@@ -14,6 +14,7 @@ export default {
   // libp2p 3.x needs Promise.withResolvers, which Node 20 lacks.
   setupFiles: ['<rootDir>/p2p/polyfill.ts'],
   globalSetup: '<rootDir>/test/globalSetup.mjs',
+  globalTeardown: '<rootDir>/test/globalTeardown.mjs',
   testTimeout: 60000,
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/test/summaryReporter.cjs'],

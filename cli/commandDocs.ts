@@ -251,7 +251,7 @@ const FAMILY_FLAGS: Readonly<Record<string, FlagDoc>> = {
   refund: { description: 'have the node refund the gaps’ payments at its next start' },
   forget: { description: 'forget the gaps (their payments are neither served nor refunded)' },
   ledger: { value: 'url|dir', description: 'the ledger (postgres://… or a directory)', default: 'NATIVE_LEDGER, else the config file’s, else <data dir>/ledger' },
-  'ledger-witness': { value: 'file', description: 'the ledger witness file', default: '<data dir>/ledger-witness.json' },
+  'ledger-witness': { value: 'file', description: 'the ledger witness file outside the data directory (as the node was started with)', default: '$XDG_STATE_HOME/native-node/ledger-witness/<seller id>.json' },
   status: { value: 'status', description: 'only payments in this status (settled, settle_pending, expired_unsettled, failed)', default: 'all' },
 };
 

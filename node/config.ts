@@ -153,8 +153,9 @@ export interface NodeConfig {
    */
   readonly ledger: string | undefined;
   /**
-   * A second witness file of a LevelDB ledger (x402/ledger/witness.ts), outside what backups of the data
-   * directory restore: with it, a whole data directory restored from a snapshot is found behind.
+   * The ledger's witness file outside the data directory (x402/ledger/witness.ts), where backups of the
+   * data directory do not restore it: a whole data directory restored from a snapshot is found behind it.
+   * Undefined: a LevelDB ledger's default under the user's state directory; a PostgreSQL one, none.
    */
   readonly ledgerWitness: string | undefined;
   /** Keep the mempool in `<dataDir>/mempool.dat` across restarts (chain/mempoolStore.ts). */
@@ -294,8 +295,8 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
     env: 'NATIVE_LEDGER_WITNESS',
     kind: 'string',
     schema: { type: 'string', minLength: 1, maxLength: 2048 },
-    description: 'a second ledger witness file, on a disk your data-directory backups do not restore: a whole data directory restored from a snapshot is then found behind it',
-    defaultText: 'only <data-dir>/ledger-witness.json',
+    description: 'the ledger witness file outside the data directory (beside <data-dir>/ledger-witness.json), where your data-directory backups do not restore it: a whole data directory restored from a snapshot is found behind it',
+    defaultText: 'LevelDB ledger: $XDG_STATE_HOME/native-node/ledger-witness/<seller id>.json (~/.local/state/… without XDG_STATE_HOME); PostgreSQL: none',
   },
   { key: 'refundWindow', flag: 'refund-window', env: 'NATIVE_REFUND_WINDOW', kind: 'integer', schema: { type: 'integer', minimum: 1, maximum: 30 * 86_400 }, description: 'seconds a valid native payment waits for its settle before the node refunds it', defaultText: '3600' },
   { key: 'persistMempool', flag: 'persist-mempool', env: 'NATIVE_PERSIST_MEMPOOL', kind: 'boolean', schema: { type: 'boolean' }, description: 'keep the mempool in <data-dir>/mempool.dat across restarts (--no-persist-mempool to disable)', defaultText: 'on' },

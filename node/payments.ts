@@ -48,7 +48,7 @@ import { PAYMENT_HTTP_STATUS } from '../x402/core/errors.js';
 import { useSanctionsDir } from '../services/sanctions/screen.js';
 import { sanctionsDirOf } from './sanctions.js';
 import { isPostgresLocation, LedgerErrorCode, LevelLedger, openLedger, type SettlementLedger } from '../x402/ledger/open.js';
-import { WITNESS_FILE, witnessLedgerWrites } from '../x402/ledger/witness.js';
+import { WITNESS_FILE, witnessLedgerWrites, type WitnessPlaces } from '../x402/ledger/witness.js';
 import { createChainPriceSource } from '../x402/core/pricing.js';
 import { RefundManager } from '../x402/native/refunds.js';
 import type { PgLedger } from '../x402/ledger/pgLedger.js';
@@ -91,9 +91,12 @@ export function ledgerLocationOf(config: Pick<NodeConfig, 'dataDir' | 'ledger'>)
   return config.ledger ?? join(config.dataDir, LEDGER_DIR);
 }
 
-/** The ledger's witness files (x402/ledger/witness.ts): `<data-dir>/ledger-witness.json`, and `--ledger-witness` when set. */
-export function witnessPathsOf(config: Pick<NodeConfig, 'dataDir' | 'ledgerWitness'>): string[] {
-  return [join(config.dataDir, WITNESS_FILE), ...(config.ledgerWitness ? [config.ledgerWitness] : [])];
+/**
+ * The ledger's witness files (x402/ledger/witness.ts): `<data-dir>/ledger-witness.json`, and one outside the data
+ * directory: `--ledger-witness`, else (LevelDB) the default under the user's state directory.
+ */
+export function witnessPathsOf(config: Pick<NodeConfig, 'dataDir' | 'ledgerWitness'>): WitnessPlaces {
+  return { inside: join(config.dataDir, WITNESS_FILE), ...(config.ledgerWitness ? { outside: config.ledgerWitness } : {}) };
 }
 
 /**
@@ -180,8 +183,6 @@ export interface Payments {
   admitTx(bytes: Uint8Array): void;
   /** The `payments` field of `GET /api/v1/status`: settled calls and refunds still to be mined. */
   statusExtra(): Record<string, unknown>;
-  /** Whether the payee holds less than one refund's fee at the cap (x402/native/payeeFunds.ts): a warning of `/ready` and the status. */
-  payeeFloatLow(): boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -219,10 +220,18 @@ export async function createPayments(
   // The ledger is compared with this node's witness files before anything reads it: one behind them was restored
   // (x402/ledger/witness.ts). LevelDB mirrors its own write count; a fleet's PostgreSQL ledger, this node's last record write.
   const legacyLedger = !(opened instanceof LevelLedger) || opened.sequence() === undefined;
-  const found = await recordLedgerRestore(opened, witnessPathsOf(config));
+  const found = await recordLedgerRestore(opened, witnessPathsOf(config), Date.now(), { tip: chain.tip.height });
   found.witness.tip = () => chain.tip.height;
+  const unusable = found.files.unusable;
+  if (unusable) log.warn({ path: unusable.path, why: unusable.why }, `the ledger witness cannot be kept outside the data directory (${unusable.why}): a restore of the whole data directory would not be found; set --ledger-witness to a file outside it`);
   const ledger = opened instanceof LevelLedger ? opened : witnessLedgerWrites(opened, found.witness, found.seen?.seq ?? 0);
-  if (found.gap) {
+  if (found.gap?.witnessMissing) {
+    const g = found.gap;
+    log.error(
+      { from: g.from, to: g.to, witness: g.witnessMissing, claimed: g.claimed?.length },
+      `the ledger's witness outside the data directory (${g.witnessMissing}) is missing, though this ledger kept one: the data directory was moved or restored onto this machine, or the state directory was wiped, and nothing proves the ledger current. The payments it has no end for from height ${g.from} up, in every block timed before this start, are neither served nor refunded until you choose: stop the node and run \`npx native-node ledger gap --refund\` or \`--forget\` (moving a node, copy that file along, or set --ledger-witness, before its first start there)`,
+    );
+  } else if (found.gap) {
     const g = found.gap;
     const behind = ledger.kind === 'leveldb' ? `${g.witnessSeq! - g.ledgerSeq!} write(s) behind its witness` : `missing this node's last write (${found.seen?.last?.id})`;
     log.warn(
@@ -328,7 +337,7 @@ export async function createPayments(
     requestBudgetMs: config.httpTimeout,
     context,
     observe: modules.observePaidCall,
-    refundCover: refunds && (() => refunds.cover()),
+    stuckRefunds: refunds && (() => refunds.stuck()),
     offers: seller && createOfferSigner(seller),
   });
   // Provider services are paid to the payee (escrow) on either rail; a delivered call owes the provider its NATIVE share.
@@ -465,10 +474,6 @@ export async function createPayments(
       }
     },
     discovery,
-    payeeFloatLow() {
-      const f = refunds?.payeeFunds();
-      return f !== undefined && f.spendableBase < f.refundFeeMaxBase;
-    },
     statusExtra() {
       let settled = 0;
       let settledUsdc = 0;
@@ -479,17 +484,14 @@ export async function createPayments(
       }
       const counts = ledger.counts();
       const stuck = refunds?.stuck() ?? { count: 0, amountBase: 0n };
-      const funds = refunds?.payeeFunds();
       return {
         payments: {
           settled,
           settledUsdc,
           refundsPending: refunds?.pendingIds().length ?? 0,
-          // Refunds owed that the payee cannot pay: while any, services it could not refund are not quoted (x402/core/paidCall.ts payeeRefusal).
+          // Refunds owed that could not be sent (the payee's balance): no new quotes while any.
           refundsStuck: stuck.count,
           refundsStuckBase: stuck.amountBase.toString(),
-          // What the payee holds against a refund's cost (x402/native/payeeFunds.ts); floatLow: less than one refund's fee at the cap.
-          payee: funds ? { balanceBase: funds.balanceBase.toString(), spendableBase: funds.spendableBase.toString(), refundFeeBase: funds.refundFeeBase.toString(), refundFeeMaxBase: funds.refundFeeMaxBase.toString(), floatLow: funds.spendableBase < funds.refundFeeMaxBase } : null,
           sellerId: ledger.sellerId,
           confirmations: config.confirmations,
           // Stretches of chain the ledger never judged (x402/native/unhonored.ts): payments there wait for `native-node ledger gap`.

@@ -5,9 +5,13 @@
 // A lock directory keeps two jest runs started together from building at the same time.
 // NATIVE_NODE_FROM_SOURCE=1 skips all this: the children then run the sources through tsx
 // (slower to start: ~2× here, see docs/benchmarks.md).
+// The run gets a state directory of its own (XDG_STATE_HOME, inherited by the workers and the
+// node processes): the nodes' ledger witnesses outside their data directories go there, not to
+// the user's ~/.local/state; globalTeardown.mjs removes it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -36,6 +40,7 @@ function buildIsCurrent() {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export default async function globalSetup() {
+  process.env.XDG_STATE_HOME = process.env.NATIVE_TEST_STATE_HOME = mkdtempSync(join(tmpdir(), 'native-test-state-'));
   if (process.env.NATIVE_NODE_FROM_SOURCE === '1' || buildIsCurrent()) return;
   mkdirSync(join(ROOT, 'build'), { recursive: true });
   // Another jest run builds: wait for it (at most 5 minutes; a lock older than that is stale).

@@ -1,6 +1,9 @@
 /**
  * The ledger's witness (x402/ledger/witness.ts) on both ledgers: LevelDB compares its write count, a
- * fleet's PostgreSQL ledger the last record each node wrote. A PostgreSQL ledger restored from a
+ * fleet's PostgreSQL ledger the last record each node wrote. A LevelDB ledger's default witness
+ * outside its data directory (the user's state directory) finds a restore of the whole directory;
+ * missing while the ledger kept one, it makes the ledger unproven: a gap from its mark holding
+ * every block timed before the start; a state directory that cannot be written is said, not fatal. A PostgreSQL ledger restored from a
  * snapshot (a database copied as a template, as pg_dump/pg_restore would leave it) is found by the
  * node whose last write it lost, the gap is recorded once in the shared ledger for every node,
  * and a node that finds it again adds nothing.
@@ -9,7 +12,8 @@ import { describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
 import { LevelLedger, openLedger, type SettlementLedger } from '../../x402/ledger/open.js';
 import { GAPS_MARK, recordLedgerRestore, type LedgerGap } from '../../x402/native/unhonored.js';
-import { readWitness, witnessLedgerWrites } from '../../x402/ledger/witness.js';
+import { defaultOutsideWitness, readWitness, witnessLedgerWrites } from '../../x402/ledger/witness.js';
+import { OUTSIDE_WITNESS_MARK } from '../../x402/ledger/restore.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { usePostgres } from '../helpers/usePostgres.js';
 import { afterAll } from '@jest/globals';
@@ -54,6 +58,104 @@ describe('a LevelDB ledger', () => {
     ({ ledger, gap } = await openWitnessed(location, witnessPath, 'a'));
     expect(gap).toBeUndefined();
     expect(await ledger.getMark<LedgerGap[]>(GAPS_MARK)).toHaveLength(1);
+    await ledger.close();
+  });
+});
+
+describe('restores in any order (LevelDB)', () => {
+  test('an older copy restored and run, then a newer copy restored: the newer one is still behind the witness', async () => {
+    const { cp, rm } = await import('node:fs/promises');
+    const dir = await tmpDir();
+    const location = join(dir, 'ledger');
+    const witnessPath = join(dir, 'ledger-witness.json');
+    const snapshot = async (name: string) => cp(location, join(dir, name), { recursive: true });
+    const restore = async (name: string) => {
+      await rm(location, { recursive: true });
+      await cp(join(dir, name), location, { recursive: true });
+    };
+    let { ledger } = await openWitnessed(location, witnessPath, 'a');
+    await ledger.claim(rec('01'.repeat(32)));
+    await ledger.close();
+    await snapshot('older');
+    ({ ledger } = await openWitnessed(location, witnessPath, 'a'));
+    await ledger.settle('01'.repeat(32), { ok: 1 }, {});
+    await ledger.claim(rec('02'.repeat(32)));
+    await ledger.close();
+    await snapshot('newer');
+    ({ ledger } = await openWitnessed(location, witnessPath, 'a'));
+    await ledger.settle('02'.repeat(32), { ok: 2 }, {});
+    await ledger.close();
+    await restore('older');
+    let gap: LedgerGap | undefined;
+    ({ ledger, gap } = await openWitnessed(location, witnessPath, 'a'));
+    expect(gap).toMatchObject({ cause: 'ledger_restored', claimed: ['01'.repeat(32)] });
+    await ledger.claim(rec('03'.repeat(32))); // the restored node runs on
+    await ledger.close();
+    await restore('newer');
+    ({ ledger, gap } = await openWitnessed(location, witnessPath, 'a'));
+    expect(gap).toMatchObject({ cause: 'ledger_restored', claimed: ['02'.repeat(32)] });
+    await ledger.close();
+  });
+});
+
+describe('the witness outside the data directory (LevelDB)', () => {
+  /** Opens the ledger of data directory `data` as a node does, with the default outside witness under `state`. */
+  async function openAt(data: string, state: string, tip = 10) {
+    const saved = process.env.XDG_STATE_HOME;
+    process.env.XDG_STATE_HOME = state;
+    try {
+      const ledger = await openLedger(join(data, 'ledger'));
+      const found = await recordLedgerRestore(ledger, { inside: join(data, 'ledger-witness.json') }, Date.now(), { tip });
+      found.witness.tip = () => tip;
+      return { ledger, found };
+    } finally {
+      process.env.XDG_STATE_HOME = saved;
+    }
+  }
+
+  test('a whole data directory restored is found behind it; missing, the ledger is unproven; unwritable, it is said', async () => {
+    const { cp, rm, writeFile } = await import('node:fs/promises');
+    const dir = await tmpDir();
+    const [data, state] = [join(dir, 'data'), join(dir, 'state')];
+    let { ledger, found } = await openAt(data, state);
+    const outside = defaultOutsideWitness(ledger.sellerId, { XDG_STATE_HOME: state });
+    expect(found.files.paths).toEqual([join(data, 'ledger-witness.json'), outside]);
+    expect(found.gap).toBeUndefined();
+    expect(await ledger.getMark(OUTSIDE_WITNESS_MARK)).toBeDefined();
+    await ledger.claim(rec('01'.repeat(32)));
+    await ledger.close();
+    // The snapshot of the whole data directory (its own witness with it), then a call served.
+    await cp(data, join(dir, 'snapshot'), { recursive: true });
+    ({ ledger, found } = await openAt(data, state));
+    await ledger.settle('01'.repeat(32), { ok: 1 }, {});
+    await ledger.close();
+    await rm(data, { recursive: true });
+    await cp(join(dir, 'snapshot'), data, { recursive: true });
+    ({ ledger, found } = await openAt(data, state, 12));
+    expect(found.gap).toMatchObject({ cause: 'ledger_restored', to: 10, claimed: ['01'.repeat(32)] });
+    expect(found.gap?.witnessMissing).toBeUndefined();
+    await ledger.close();
+
+    // The same directory on a machine without its outside witness: unproven, a gap from the mark to the tip and back in time.
+    await rm(data, { recursive: true });
+    await cp(join(dir, 'snapshot'), data, { recursive: true });
+    const before = Date.now();
+    ({ ledger, found } = await openAt(data, join(dir, 'other-machine'), 14));
+    expect(found.gap).toMatchObject({ cause: 'ledger_restored', to: 14, claimed: ['01'.repeat(32)], witnessMissing: defaultOutsideWitness(ledger.sellerId, { XDG_STATE_HOME: join(dir, 'other-machine') }) });
+    expect(found.gap!.before).toBeGreaterThanOrEqual(before);
+    await ledger.close();
+    // Found once: its witness is written now.
+    ({ ledger, found } = await openAt(data, join(dir, 'other-machine'), 14));
+    expect(found.gap).toBeUndefined();
+    expect(await ledger.getMark<LedgerGap[]>(GAPS_MARK)).toHaveLength(1);
+    await ledger.close();
+
+    // A new ledger finds no outside witness and kept none: nothing to say. A state directory that cannot be written is said, and the data directory's witness kept.
+    await writeFile(join(dir, 'a-file'), '');
+    ({ ledger, found } = await openAt(join(dir, 'fresh'), join(dir, 'a-file')));
+    expect(found.gap).toBeUndefined();
+    expect(found.files).toMatchObject({ paths: [join(dir, 'fresh', 'ledger-witness.json')], unusable: { path: expect.stringContaining(join(dir, 'a-file')) } });
+    expect(await ledger.getMark(OUTSIDE_WITNESS_MARK)).toBeUndefined();
     await ledger.close();
   });
 });

@@ -44,12 +44,17 @@ export class LevelLedger implements SettlementLedger {
     return this.seq;
   }
 
-  /** Mirrors every write from now on to `witness`, and brings it up to the ledger's count now. */
-  async attachWitness(witness: LedgerWitness): Promise<void> {
+  /**
+   * Mirrors every write from now on to `witness`, and brings it up to the ledger's count now. A
+   * ledger behind `floor` (the count its witness had: a restored one, its gap recorded) continues
+   * from there, so the witness never goes back and a newer copy restored later is still behind it.
+   */
+  async attachWitness(witness: LedgerWitness, floor = 0): Promise<void> {
     this.witness = witness;
-    if (this.seq === undefined) {
-      this.seq = 0;
-      await this.db.put(seqKey(0), '');
+    if (this.seq === undefined || this.seq < floor) {
+      const from = this.seq;
+      this.seq = Math.max(this.seq ?? 0, floor);
+      await this.db.batch([{ type: 'put', key: seqKey(this.seq), value: '' }, ...(from === undefined ? [] : [{ type: 'del' as const, key: seqKey(from) }])]);
     }
     await witness.advance(this.seq);
   }

@@ -6,7 +6,7 @@
  * `native-node ledger gap` records the operator's choice.
  */
 import type { SettlementLedger } from './ledger.js';
-import { LedgerWitness, readNewestWitness, statusRank, type WitnessRecord } from './witness.js';
+import { LedgerWitness, readNewestWitness, statusRank, witnessFilesOf, type WitnessFiles, type WitnessPlaces, type WitnessRecord } from './witness.js';
 
 /** Name of the ledger's gaps mark. */
 export const GAPS_MARK = 'gaps';
@@ -38,7 +38,17 @@ export interface LedgerGap {
   readonly claimed?: readonly string[];
   /** Highest height counted so far (blocks of the stretch not in the chain yet are counted as they connect). */
   readonly countedTo?: number;
+  /**
+   * The outside witness was missing (this path) while the ledger had kept one: how far the lost
+   * ledger got is unknown, so the stretch also holds every block timed before `before` (Unix ms:
+   * the start that found it), at any height from `from` (`to` follows them as they connect).
+   */
+  readonly witnessMissing?: string;
+  readonly before?: number;
 }
+
+/** Name of the mark saying the ledger has kept a witness outside its data directory (written once). */
+export const OUTSIDE_WITNESS_MARK = 'outsideWitness';
 
 /** Name of the mark of the watcher's scan (see `Mark`). */
 export const WATCHER_MARK = 'unhonored';
@@ -48,13 +58,19 @@ export const WATCHER_MARK = 'unhonored';
  * them (restored from a backup, whatever else was restored or deleted), records the stretch it
  * may have forgotten as a gap (cause `ledger_restored`) before anything else runs; then attaches
  * the witness, so every later write is mirrored. A ledger of an older version (no write count)
- * starts its witness here. Returns the gap recorded, if any.
+ * starts its witness here. A ledger whose outside witness is missing though it kept one
+ * (`OUTSIDE_WITNESS_MARK`) is taken for a restored one too, from its mark to the chain's tip
+ * (`tip`) and every block timed before now (`LedgerGap.witnessMissing`). Returns the gap
+ * recorded, if any, and the witness files.
  */
 export async function recordLedgerRestore(
-  ledger: Pick<SettlementLedger, 'sellerId' | 'getMark' | 'putMark' | 'records' | 'get'> & { sequence?(): number | undefined; attachWitness?(w: LedgerWitness): Promise<void> },
-  witnessPaths: readonly string[],
+  ledger: Pick<SettlementLedger, 'sellerId' | 'getMark' | 'putMark' | 'records' | 'get'> & { sequence?(): number | undefined; attachWitness?(w: LedgerWitness, floor?: number): Promise<void> },
+  places: readonly string[] | WitnessPlaces,
   now = Date.now(),
-): Promise<{ witness: LedgerWitness; gap?: LedgerGap; seen?: WitnessRecord }> {
+  opts: { readonly tip?: number } = {},
+): Promise<{ witness: LedgerWitness; gap?: LedgerGap; seen?: WitnessRecord; files: WitnessFiles }> {
+  const files = await witnessFilesOf(ledger, places);
+  const witnessPaths = files.paths;
   const seen = await readNewestWitness(witnessPaths, ledger.sellerId);
   const witness = new LedgerWitness(witnessPaths, ledger.sellerId, seen?.tip ?? 0);
   // LevelDB: its write count against the witness's. PostgreSQL (shared, no count): the last record this node wrote.
@@ -65,22 +81,25 @@ export async function recordLedgerRestore(
     const rec = await ledger.get(seen.last.id);
     behind = !rec || statusRank(rec.status) < statusRank(seen.last.status);
   }
+  const unproven = files.outside?.missing === true && (await ledger.getMark(OUTSIDE_WITNESS_MARK)) !== undefined;
   let gap: LedgerGap | undefined;
-  if (seen && behind) {
+  if ((seen && behind) || unproven) {
     const mark = await ledger.getMark<Mark>(WATCHER_MARK);
     const gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
     const from = Math.max(1, mark?.height ?? 1);
-    const to = Math.max(1, seen.tip);
+    const to = Math.max(1, seen?.tip ?? 0, unproven ? (opts.tip ?? 0) : 0);
     // A fleet's nodes each find the same restore: one gap covering it is enough.
     const covered = gaps.some((g) => g.cause === 'ledger_restored' && g.resolution === undefined && g.from <= from && g.to >= to);
     if (!covered) {
       const claimed: string[] = [];
       for await (const rec of ledger.records()) if (rec.rail === 'native' && rec.status === 'claimed') claimed.push(rec.id);
-      gap = { from, to, foundAt: now, cause: 'ledger_restored', ledgerSeq: seq, witnessSeq: seen.seq, claimed, countedTo: 0 };
+      gap = { from, to, foundAt: now, cause: 'ledger_restored', ledgerSeq: seq, witnessSeq: seen?.seq, claimed, countedTo: 0, ...(unproven ? { witnessMissing: files.outside!.path, before: now } : {}) };
       // Written before the witness is brought down to the ledger: a crash in between finds the restore again.
       await ledger.putMark(GAPS_MARK, [...gaps, gap]);
     }
   }
-  if (ledger.attachWitness) await ledger.attachWitness(witness);
-  return { witness, ...(gap ? { gap } : {}), ...(seen ? { seen } : {}) };
+  // A restored LevelDB ledger continues its count from the witness's (its gap recorded above): the witness never goes back.
+  if (ledger.attachWitness) await ledger.attachWitness(witness, seen?.seq);
+  if (files.outside && !(await ledger.getMark(OUTSIDE_WITNESS_MARK))) await ledger.putMark(OUTSIDE_WITNESS_MARK, { since: now });
+  return { witness, files, ...(gap ? { gap } : {}), ...(seen ? { seen } : {}) };
 }

@@ -16,13 +16,21 @@
  * the last record it wrote and the status it left it in (`last`), and a ledger that no longer
  * holds that record, or holds it in an earlier status, was restored (`witnessLedgerWrites`).
  *
- * The default witness is `<data-dir>/ledger-witness.json`: it survives restoring the ledger alone
- * and deleting the chain. A copy of the whole data directory carries its witness with it, so the
- * operator names a second file outside what backups restore (`--ledger-witness`); the newest of
- * the files wins.
+ * A LevelDB ledger has two witness files: `<data-dir>/ledger-witness.json`, which survives
+ * restoring the ledger alone and deleting the chain, and one outside the data directory, which a
+ * restore of the whole directory (a snapshot, a volume) does not bring back:
+ * `$XDG_STATE_HOME/native-node/ledger-witness/<seller id>.json` (`~/.local/state/…` without
+ * XDG_STATE_HOME), or the file `--ledger-witness` names. The newest of the files wins. The
+ * default one is used only where it can be written (else the node says so and keeps the first).
+ * A ledger that kept an outside witness and finds it missing (the data directory moved or
+ * restored onto another machine, or the state directory wiped) cannot be proven current:
+ * restore.ts treats it as restored, up to an end it cannot know (see `LedgerGap.before`).
+ * A PostgreSQL ledger keeps `<data-dir>/ledger-witness.json` and the `--ledger-witness` file.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { constants } from 'node:fs';
+import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { NodeError } from '../../consensus/errors.js';
 import type { PaymentRecord, PaymentStatus, SettlementLedger } from './ledger.js';
 
@@ -55,6 +63,45 @@ export const WitnessErrorCode = {
 
 /** The file name of the default witness, in the data directory. */
 export const WITNESS_FILE = 'ledger-witness.json';
+
+/** Where a ledger's witness files are: the one in its data directory, and the one outside it (`--ledger-witness`; undefined: the default). */
+export interface WitnessPlaces {
+  readonly inside: string;
+  readonly outside?: string;
+}
+
+/** The default outside witness of the ledger `sellerId`: under the user's state directory (XDG). */
+export function defaultOutsideWitness(sellerId: string, env: Record<string, string | undefined> = process.env): string {
+  const state = env.XDG_STATE_HOME?.startsWith('/') ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  return join(state, 'native-node', 'ledger-witness', `${sellerId}.json`);
+}
+
+/** The witness files of a ledger (see module comment), and what is known of the outside one. */
+export interface WitnessFiles {
+  readonly paths: readonly string[];
+  /** LevelDB: the outside witness in use, and whether it is missing (no file of this ledger there). */
+  readonly outside?: { readonly path: string; readonly missing: boolean };
+  /** The default outside witness, not usable here (its folder cannot be made or written). */
+  readonly unusable?: { readonly path: string; readonly why: string };
+}
+
+/** Resolves `places` for `ledger` (a plain list is taken as it is). */
+export async function witnessFilesOf(ledger: { readonly sellerId: string; sequence?(): number | undefined }, places: readonly string[] | WitnessPlaces): Promise<WitnessFiles> {
+  if (Array.isArray(places)) return { paths: places };
+  const { inside, outside } = places as WitnessPlaces;
+  // PostgreSQL (no write count: `sequence`): the data directory's file and the one named, no default.
+  if (typeof ledger.sequence !== 'function') return { paths: outside ? [inside, outside] : [inside] };
+  const path = outside ?? defaultOutsideWitness(ledger.sellerId);
+  if (outside === undefined) {
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await access(dirname(path), constants.W_OK);
+    } catch (e) {
+      return { paths: [inside], unusable: { path, why: (e as Error).message } };
+    }
+  }
+  return { paths: [inside, path], outside: { path, missing: (await readNewestWitness([path], ledger.sellerId)) === undefined } };
+}
 
 /** Reads one witness file: undefined when there is none. */
 export async function readWitness(path: string): Promise<WitnessRecord | undefined> {

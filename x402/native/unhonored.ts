@@ -294,7 +294,9 @@ export class UnhonoredPayments {
 
   /** Whether `height` lies in a stretch the ledger never judged and the operator has not had refunded. */
   inGap(height: number): boolean {
-    return this.gaps.some((g) => height >= g.from && height <= g.to);
+    // A gap found by a missing witness also holds every block timed before the start that found it (LedgerGap.before).
+    const timed = (g: LedgerGap) => g.before !== undefined && height >= g.from && (this.modules.chain.getEntryByHeight(height)?.header.time ?? Infinity) * 1000 < g.before;
+    return this.gaps.some((g) => (height >= g.from && height <= g.to) || timed(g));
   }
 
   /** Whether payment `id` is a claim a restored ledger holds from before its restore (neither refunded nor served until the operator decides). */
@@ -420,6 +422,8 @@ export class UnhonoredPayments {
   /** Judges every invoke of a connected block that pays a watched payee. */
   private async processBlock(entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]): Promise<void> {
     if (this.stopped) return;
+    const open = this.gaps.findIndex((g) => g.before !== undefined && g.resolution === undefined && entry.height > g.to && entry.header.time * 1000 < g.before);
+    if (open >= 0) this.gaps[open] = { ...this.gaps[open]!, to: entry.height }; // counted and kept just below
     const i = this.gaps.findIndex((g) => g.cause === 'ledger_restored' && g.resolution === undefined && entry.height > (g.countedTo ?? 0) && entry.height <= g.to);
     if (i >= 0) {
       this.gaps[i] = await this.countMore(this.gaps[i]!);
