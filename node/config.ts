@@ -129,6 +129,8 @@ export interface NodeConfig {
   readonly retiredKeys: string | undefined;
   /** EVM address receiving USDC-rail payments on Base; the USDC rail is off without it. */
   readonly usdcPayTo: string | undefined;
+  /** Other sellers with their own ledgers take USDC at the same payTo: only authorizations bound to this seller are taken. */
+  readonly usdcPayToShared: boolean;
   /** x402 facilitator of the USDC rail (`/verify`, `/settle`); the USDC rail is off without it. */
   readonly facilitatorUrl: string | undefined;
   /** One header sent to the facilitator, `Name: value` (e.g. an API key); never logged. */
@@ -219,6 +221,7 @@ export const defaultNodeConfig = {
   p2pPort: 8403,
   bootstrap: [],
   facilitatorTimeout: 15_000,
+  usdcPayToShared: false,
   refundWindow: 3600,
   persistMempool: true,
   mempoolSaveInterval: 10,
@@ -265,6 +268,7 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = [
   { key: 'payeeWallet', flag: 'payee-wallet', env: 'NATIVE_PAYEE_WALLET', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'wallet file of the payee key (receives payments, signs refunds; passphrase in NATIVE_PAYEE_PASSPHRASE)', defaultText: 'devnet: the public dev payee key; mainnet: none (paid calls answer 503)' },
   { key: 'retiredKeys', flag: 'retired-keys', env: 'NATIVE_RETIRED_KEYS', kind: 'string', schema: { type: 'string', minLength: 1 }, description: 'JSON array of the did.json documents published before payee wallet rotations: their keys stay in did.json, so receipts signed before verify', defaultText: 'none' },
   { key: 'usdcPayTo', flag: 'usdc-pay-to', env: 'NATIVE_USDC_PAY_TO', kind: 'string', schema: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' }, description: 'EVM address receiving USDC on Base (the USDC rail is on with --facilitator-url)', defaultText: 'none (USDC rail off)' },
+  { key: 'usdcPayToShared', flag: 'usdc-pay-to-shared', env: 'NATIVE_USDC_PAY_TO_SHARED', kind: 'boolean', schema: { type: 'boolean' }, description: 'other sellers with their own ledgers take USDC at this --usdc-pay-to: accept only authorizations whose nonce is bound to this seller (official clients\' random nonces are refused authorization_unbound)', defaultText: 'false' },
   { key: 'facilitatorUrl', flag: 'facilitator-url', env: 'NATIVE_FACILITATOR_URL', kind: 'string', schema: { type: 'string', pattern: '^https?://[^\\s]+$', maxLength: 2048 }, description: 'x402 facilitator settling the USDC rail (POST /verify, /settle)', defaultText: 'none (USDC rail off)' },
   { key: 'facilitatorAuthHeader', flag: 'facilitator-auth-header', env: 'NATIVE_FACILITATOR_AUTH_HEADER', kind: 'string', schema: { type: 'string', pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+:[ \\t]*[^\\r\\n]+$", maxLength: 8192 }, description: 'header sent to the facilitator, "Name: value" (e.g. "Authorization: Bearer …")', defaultText: 'none' },
   { key: 'facilitatorTimeout', flag: 'facilitator-timeout', env: 'NATIVE_FACILITATOR_TIMEOUT', kind: 'integer', schema: { type: 'integer', minimum: 100, maximum: 120_000 }, description: 'deadline of one facilitator call (verify with retries, or settle), ms', defaultText: '15000' },
@@ -575,6 +579,7 @@ export function resolveConfig(flags: ConfigLayer, envLayer: ConfigLayer, opts: R
     payeeWallet: merged.payeeWallet === undefined ? undefined : resolve(cwd, merged.payeeWallet as string),
     retiredKeys: merged.retiredKeys === undefined ? undefined : resolve(cwd, merged.retiredKeys as string),
     usdcPayTo: merged.usdcPayTo as string | undefined,
+    usdcPayToShared: merged.usdcPayToShared as boolean,
     facilitatorUrl: merged.facilitatorUrl as string | undefined,
     facilitatorAuthHeader: merged.facilitatorAuthHeader as string | undefined,
     facilitatorTimeout: merged.facilitatorTimeout as number,

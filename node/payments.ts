@@ -318,6 +318,7 @@ export async function createPayments(
       ? (await import('../x402/usdc/settle.js')).createUsdcSettlement(ledger, context, {
           reconciler,
           payTo: config.usdcPayTo!,
+          sharedPayTo: config.usdcPayToShared,
           facilitator: createFacilitator({ url: config.facilitatorUrl!, authHeader: config.facilitatorAuthHeader, verifyTimeoutMs: config.facilitatorTimeout, settleTimeoutMs: config.facilitatorTimeout }),
           logger: log.child({ module: 'usdc' }),
           receipts,

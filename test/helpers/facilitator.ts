@@ -20,8 +20,12 @@ import { EIP3009_TYPES, requireViem } from './facilitatorPayments.js';
 
 type Hex = `0x${string}`;
 
-/** How the facilitator answers one endpoint. */
-export type FacilitatorMode = 'ok' | 'hang' | 'error500' | 'garbage' | { readonly reject: string } | 'hangAfterSubmit' | 'failAfterSubmit';
+/**
+ * How the facilitator answers one endpoint. `hangIfUsed` (`/settle`): as `ok`, but a settlement of
+ * an authorization already used (a duplicate, or reverted on chain) is never answered — the
+ * losing seller of a race sees a timeout, not a refusal.
+ */
+export type FacilitatorMode = 'ok' | 'hang' | 'error500' | 'garbage' | { readonly reject: string } | 'hangAfterSubmit' | 'failAfterSubmit' | 'hangIfUsed';
 
 /** The modes of both endpoints. */
 export interface FacilitatorModes {
@@ -227,6 +231,7 @@ export class TestFacilitator {
         const network = String((body.paymentPayload as { network?: string; accepted?: { network?: string } } | undefined)?.network ?? (body.paymentPayload as { accepted?: { network?: string } } | undefined)?.accepted?.network ?? 'base');
         const checked = typeof mode === 'object' ? { reason: mode.reject, payer: undefined } : await this.check(body);
         if (endpoint === 'verify') return send(200, checked.reason ? { isValid: false, invalidReason: checked.reason, payer: checked.payer } : { isValid: true, payer: checked.payer });
+        if (checked.reason === 'duplicate_settlement' && mode === 'hangIfUsed') return; // used already: never answers
         if (checked.reason) return send(200, { success: false, errorReason: checked.reason, transaction: '', network, payer: checked.payer });
         const n = normalise(body) as Normalised;
         this.usedNonces.add(`${n.auth.from}:${n.auth.nonce}`.toLowerCase());
@@ -238,6 +243,7 @@ export class TestFacilitator {
           // Reverted on chain (e.g. the nonce used meanwhile by another settlement): the reference's answer, with the reverted tx.
           const reverted = (e as { txHash?: unknown }).txHash;
           if (typeof reverted !== 'string') throw e;
+          if (mode === 'hangIfUsed') return; // the nonce was used meanwhile: never answers
           return send(200, { success: false, errorReason: 'invalid_exact_evm_transaction_failed', transaction: reverted, network, payer: getAddress(n.auth.from) });
         }
         this.calls.settled.push({ payer: getAddress(n.auth.from), nonce: n.auth.nonce, value: n.auth.value, transaction });

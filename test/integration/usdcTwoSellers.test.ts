@@ -9,7 +9,12 @@
  *     clients sign) or a nonce bound to seller A — buys at most one result; the other seller
  *     refuses with a clear code, also after Base shows the authorization used;
  *   - a stranger holding the Base calldata and a guessed request gets no stored result;
- *   - a definitive /settle refusal is final.
+ *   - a definitive /settle refusal is final;
+ *   - two sellers started with `--usdc-pay-to-shared`, the losing seller's /settle hanging (the
+ *     facilitator never answers a settlement of a used authorization): a random nonce is refused
+ *     `authorization_unbound` by both before anything runs, so it never buys two results (without
+ *     the flag the loser would reconcile the winner's transfer from Base as its own and deliver to
+ *     the payer's proven retry); a nonce bound to one of them buys exactly one.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
@@ -36,9 +41,9 @@ let facilitator: TestFacilitator;
 let a: NodeProc;
 let b: NodeProc;
 
-async function startSeller(name: string): Promise<NodeProc> {
+async function startSeller(name: string, extra: string[] = []): Promise<NodeProc> {
   return startNode(
-    ['--dev', '--data-dir', join(dir, name), '--http-port', '0', '--p2p-port', '0', '--no-mine', '--no-stratum', '--usdc-pay-to', NODE_PAY_TO.toLowerCase(), '--facilitator-url', facilitator.url, '--facilitator-timeout', '1500', '--base-rpc-url', anvil.url],
+    ['--dev', '--data-dir', join(dir, name), '--http-port', '0', '--p2p-port', '0', '--no-mine', '--no-stratum', '--usdc-pay-to', NODE_PAY_TO.toLowerCase(), '--facilitator-url', facilitator.url, '--facilitator-timeout', '1500', '--base-rpc-url', anvil.url, ...extra],
     { cwd: dir },
   );
 }
@@ -193,5 +198,49 @@ describeUsdc('a definitive /settle refusal', () => {
     expect(status.payments.usdc.settlePending).toBe(0);
     const again = await call(b, header);
     expect({ status: again.status, code: again.body.error.code }).toEqual({ status: 402, code: 'invalid_exact_evm_nonce_already_used' });
+  }, 30_000);
+});
+
+describeUsdc('two sellers sharing a payTo, started with --usdc-pay-to-shared, the losing /settle hanging', () => {
+  let c: NodeProc;
+  let d: NodeProc;
+  beforeAll(async () => {
+    [c, d] = await Promise.all([startSeller('c', ['--usdc-pay-to-shared']), startSeller('d', ['--usdc-pay-to-shared'])]);
+  }, 120_000);
+  afterAll(async () => {
+    for (const n of [c, d]) {
+      n?.child.kill('SIGTERM');
+      await n?.exited;
+    }
+  });
+
+  test('a random nonce sent to both at once never buys two results: both refuse it authorization_unbound before anything runs', async () => {
+    // A settlement of a used authorization is never answered: the loser of the race would see a timeout (ambiguous), not a refusal.
+    facilitator.modes.settle = 'hangIfUsed';
+    // The payer wants two results: it sends a payment-identifier to prove itself on every retry.
+    const header = encodeHeader({ ...decodeHeader<Record<string, unknown>>(await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC })), extensions: paymentId() });
+    const first = await Promise.all([call(c, header), call(d, header)]);
+    // Long enough for a loser's reconciler (2 s, then 4 s) to have found the winner's transfer on Base, had either settled.
+    const later = await Promise.all([askFor(c, header, 7_000), askFor(d, header, 7_000)]);
+    // The sellers that handed out a result (the same seller answering a proven retry again is one result).
+    const delivered = ['c', 'd'].filter((_, i) => [first[i]!, ...later[i]!].some((r) => r.status === 200));
+    expect(delivered.length).toBeLessThanOrEqual(1);
+    expect(delivered).toEqual([]);
+    for (const r of first) expect({ status: r.status, code: r.body.error?.code, result: r.body.result }).toEqual({ status: 402, code: 'authorization_unbound', result: undefined });
+    expect(first[0]!.body.error.message).toMatch(/bound to it/);
+    expect({ verify: facilitator.calls.verify, settle: facilitator.calls.settle, settled: facilitator.calls.settled }).toEqual({ verify: 0, settle: 0, settled: [] });
+  }, 60_000);
+
+  test('a nonce bound to C sent to both: C delivers once, D refuses wrong_seller; the payer gets it again with its salt', async () => {
+    facilitator.modes.settle = 'hangIfUsed';
+    const salt = randomBytes(32).toString('hex');
+    const nonce = usdcCommitmentNonce({ sellerId: await sellerOf(c), serviceId: SERVICE, request: REQUEST, salt }) as Hex;
+    const header = encodeHeader({ ...decodeHeader<Record<string, unknown>>(await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC, nonce })), extensions: commitmentExtension(salt) });
+    const [rc, rd] = await Promise.all([call(c, header), call(d, header)]);
+    expect({ status: rc.status, result: rc.body.result }).toEqual({ status: 200, result: expect.objectContaining({ timezone: REQUEST }) });
+    expect({ status: rd.status, code: rd.body.error.code }).toEqual({ status: 402, code: 'wrong_seller' });
+    expect(facilitator.calls.settled).toHaveLength(1);
+    const again = await call(c, header);
+    expect({ status: again.status, receipt: again.body.receipt }).toEqual({ status: 200, receipt: rc.body.receipt });
   }, 30_000);
 });

@@ -13,6 +13,7 @@ import { openLedger, type SettlementLedger } from '../../x402/ledger/open.js';
 import { usdcRequirements, type PaymentRequirements } from '../../x402/core/quote.js';
 import { createFacilitator, FacilitatorUnavailableError, parseAuthHeader } from '../../x402/usdc/facilitator.js';
 import { authorizationId, createUsdcSettlement, type UsdcOutcome, type UsdcSettlement } from '../../x402/usdc/settle.js';
+import { commitmentExtension, usdcCommitmentNonce } from '../../x402/usdc/commitment.js';
 import { verifyUsdcPaymentLocally } from '../../x402/usdc/verify.js';
 import { checkPaymentPayload, decodePaymentHeader, paymentResponseHeaders, type UsdcPaymentPayload } from '../../x402/usdc/wire.js';
 import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
@@ -307,6 +308,27 @@ describeUsdc('USDC settlement', () => {
     expect(asPayer.status).toBe(200);
     expect(asPayer.kind === 'paid' && asPayer.body).toEqual(first.kind === 'paid' && first.body);
     expect({ runs, settle: f.calls.settle }).toEqual({ runs: 1, settle: 1 });
+  });
+
+  test('a payTo shared with other sellers (sharedPayTo): a new random nonce is refused authorization_unbound before anything runs; a bound one settles; one held before gets its answer', async () => {
+    const shared = createUsdcSettlement(ledger, context, { payTo: NODE_PAY_TO.toLowerCase(), sharedPayTo: true, facilitator: createFacilitator({ url: f.url, verifyTimeoutMs: 15_000, settleTimeoutMs: 15_000, retryDelayMs: 20 }) });
+    const unbound = await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC });
+    const refused = await shared.settle(echo, 'hi', 'hi', unbound, requirementsFor(echo));
+    expect(refused).toMatchObject({ kind: 'refused', status: 402, error: { code: 'authorization_unbound' } });
+    expect(await ledger.get(authorizationId(payerAccount().address, decodeHeader<{ payload: { authorization: { nonce: string } } }>(unbound).payload.authorization.nonce))).toBeUndefined();
+    expect({ runs, verify: f.calls.verify, settle: f.calls.settle }).toEqual({ runs: 0, verify: 0, settle: 0 });
+    // Bound to this seller (its nonce commits to the ledger's seller id, the service, the request and a salt): taken.
+    const salt = 'ab'.repeat(32);
+    const nonce = usdcCommitmentNonce({ sellerId: ledger.sellerId, serviceId: echo.id, request: 'hi', salt });
+    const bound = Buffer.from(JSON.stringify({ ...decodeHeader<Record<string, unknown>>(await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC, nonce: nonce as `0x${string}` })), extensions: commitmentExtension(salt) })).toString('base64');
+    expect((await shared.settle(echo, 'hi', 'hi', bound, requirementsFor(echo))).status).toBe(200);
+    // An unbound authorization the ledger took before the flag: its payer's proven retry still gets the stored answer.
+    const before = await paymentHeader({ payTo: NODE_PAY_TO, value: PRICE_ATOMIC });
+    const first = await pay(echo, before);
+    expect(first.status).toBe(200);
+    const retry = await shared.settle(echo, 'hi', 'hi', before, requirementsFor(echo), { provenPayer: payerAccount().address });
+    expect(retry.kind === 'paid' && retry.body).toEqual(first.kind === 'paid' && first.body);
+    expect({ runs, settle: f.calls.settle }).toEqual({ runs: 2, settle: 2 });
   });
 
   test('locally invalid payments never reach the facilitator and run nothing', async () => {

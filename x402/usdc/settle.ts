@@ -30,6 +30,14 @@
  * result withheld, nothing charged by this call — and only transport failures, timeouts and the
  * facilitator's catch-all errors are ambiguous and reconciled from Base (x402/usdc/reconcile.ts,
  * which also checks that the transaction found pays this payee the exact amount).
+ *
+ * An unbound authorization is safe only with a payTo this seller alone sells under: Base shows
+ * the same transfer whichever seller's `/settle` moved it, so a seller whose `/settle` answer was
+ * lost cannot tell its own settlement from another seller's, and could neither withhold the result
+ * (the payer may have paid it alone) nor deliver it (another seller may have delivered). With
+ * `sharedPayTo` (the operator's `--usdc-pay-to-shared`: other sellers with their own ledgers take
+ * USDC at this payTo) a new unbound authorization is refused before anything is reserved or
+ * charged (402 `authorization_unbound`); a retry of one the ledger already holds gets its answer.
  */
 import { checksumAddress } from './evm.js';
 import { silentLogger, type Logger } from '../../chain/types.js';
@@ -101,6 +109,8 @@ export interface UsdcSettlementOptions {
   readonly reconciler?: Pick<UsdcReconciler, 'track' | 'retryAfter'>;
   /** Signs each settled call's receipts (x402/core/receipts.ts), stored with its record. */
   readonly receipts?: ReceiptIssuer;
+  /** Other sellers with their own ledgers share this payTo: only authorizations bound to this seller are taken (see module comment). */
+  readonly sharedPayTo?: boolean;
 }
 
 /** Ledger id of an authorization: EIP-3009 nonces are unique per authorizer and token contract. */
@@ -116,6 +126,8 @@ export const UsdcBindingCode = {
   WRONG_SELLER: 'wrong_seller',
   /** The nonce is a bound one, but the salt is missing or it does not commit to this service and request. */
   COMMITMENT_MISMATCH: 'commitment_mismatch',
+  /** A random nonce at a seller whose payTo other sellers share: it could buy a result from each. */
+  UNBOUND: 'authorization_unbound',
 } as const;
 
 /**
@@ -161,6 +173,7 @@ export class UsdcSettlement implements UsdcRail {
   private readonly facilitator: Facilitator;
   private readonly reconciler: UsdcSettlementOptions['reconciler'];
   private readonly receipts: ReceiptIssuer | undefined;
+  private readonly sharedPayTo: boolean;
   /** Ends the ledger could not take when they came (x402/ledger/pendingEnds.ts). */
   private readonly ends: PendingEnds;
   /** Checksummed payTo. */
@@ -176,6 +189,7 @@ export class UsdcSettlement implements UsdcRail {
     this.facilitator = opts.facilitator;
     this.reconciler = opts.reconciler;
     this.receipts = opts.receipts;
+    this.sharedPayTo = opts.sharedPayTo ?? false;
     this.log = opts.logger ?? silentLogger;
     this.now = opts.now ?? Date.now;
     this.ends = new PendingEnds(this.log);
@@ -234,6 +248,13 @@ export class UsdcSettlement implements UsdcRail {
     if (!binding.ok) {
       this.log.info({ id, serviceId: def.id, payer, code: binding.error.code }, 'usdc payment refused: bound to another seller or call');
       return refused(402, binding.error, payer);
+    }
+    if (this.sharedPayTo && !binding.proven) {
+      // Another seller may take the same authorization: only a retry of one already held here is answered.
+      const known = await this.ledger.get(id);
+      if (known) return this.answerKnown(known, def, binding, payment, provenPayer);
+      this.log.info({ id, serviceId: def.id, payer }, 'usdc payment refused: unbound authorization at a shared payTo');
+      return refused(402, { code: UsdcBindingCode.UNBOUND, message: `other sellers take USDC at this node's payTo, so it takes only an authorization bound to it: sign one whose nonce commits to this quote (extra.sellerId ${this.ledger.sellerId}, scheme extra.commitment; the agent SDK's usdcBinding) and send its salt; nothing was charged` }, payer);
     }
     const accessKey = accessKeyOf(payment);
     const claim = await this.ledger.claim({ id, rail: 'usdc', serviceId: def.id, requestHash: binding.requestHash, caller: payer, amount: BigInt(auth.value).toString(), ...(accessKey ? { accessKey } : {}) }, this.now());
@@ -340,7 +361,9 @@ export class UsdcSettlement implements UsdcRail {
         if (!rec) throw e;
         return this.answerKnown(rec, def, binding, payment, provenPayer);
       }
-      this.log.warn({ id, serviceId: def.id, payer, code, definitive }, 'usdc settlement refused by the facilitator: result withheld');
+      // An unbound authorization already used elsewhere: another seller may share this payTo (then --usdc-pay-to-shared closes the gap a lost /settle answer leaves).
+      const hint = definitive && !binding.proven && !this.sharedPayTo ? { hint: 'if another seller takes USDC at this payTo with its own ledger, set --usdc-pay-to-shared' } : {};
+      this.log.warn({ id, serviceId: def.id, payer, code, definitive, ...hint }, 'usdc settlement refused by the facilitator: result withheld');
       return refused(402, error, payer);
     }
     if (!TX_HASH.test(settled.transaction)) {
