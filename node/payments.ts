@@ -183,6 +183,8 @@ export interface Payments {
   admitTx(bytes: Uint8Array): void;
   /** The `payments` field of `GET /api/v1/status`: settled calls and refunds still to be mined. */
   statusExtra(): Record<string, unknown>;
+  /** Whether the payee holds less than one refund's fee at the cap (x402/native/payeeFunds.ts): a warning of `/ready` and the status. */
+  payeeFloatLow(): boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -338,7 +340,7 @@ export async function createPayments(
     requestBudgetMs: config.httpTimeout,
     context,
     observe: modules.observePaidCall,
-    stuckRefunds: refunds && (() => refunds.stuck()),
+    refundCover: refunds && (() => refunds.cover()),
     offers: seller && createOfferSigner(seller),
   });
   // Provider services are paid to the payee (escrow) on either rail; a delivered call owes the provider its NATIVE share.
@@ -475,6 +477,10 @@ export async function createPayments(
       }
     },
     discovery,
+    payeeFloatLow() {
+      const f = refunds?.payeeFunds();
+      return f !== undefined && f.spendableBase < f.refundFeeMaxBase;
+    },
     statusExtra() {
       let settled = 0;
       let settledUsdc = 0;
@@ -485,14 +491,17 @@ export async function createPayments(
       }
       const counts = ledger.counts();
       const stuck = refunds?.stuck() ?? { count: 0, amountBase: 0n };
+      const funds = refunds?.payeeFunds();
       return {
         payments: {
           settled,
           settledUsdc,
           refundsPending: refunds?.pendingIds().length ?? 0,
-          // Refunds owed that could not be sent (the payee's balance): no new quotes while any.
+          // Refunds owed that the payee cannot pay: while any, services it could not refund are not quoted (x402/core/paidCall.ts payeeRefusal).
           refundsStuck: stuck.count,
           refundsStuckBase: stuck.amountBase.toString(),
+          // What the payee holds against a refund's cost (x402/native/payeeFunds.ts); floatLow: less than one refund's fee at the cap.
+          payee: funds ? { balanceBase: funds.balanceBase.toString(), spendableBase: funds.spendableBase.toString(), refundFeeBase: funds.refundFeeBase.toString(), refundFeeMaxBase: funds.refundFeeMaxBase.toString(), floatLow: funds.spendableBase < funds.refundFeeMaxBase } : null,
           sellerId: ledger.sellerId,
           confirmations: config.confirmations,
           // Stretches of chain the ledger never judged (x402/native/unhonored.ts): payments there wait for `native-node ledger gap`.
