@@ -6,7 +6,7 @@
  * The service fails the prober's first round and is shown `down`. Sixty seconds later its failure
  * is older than the provider's retry time, so its own pre-payment check would let a call through
  * again — the window where it used to be quoted, paid and refunded while the bazaar still showed it
- * down. The first probe after that window opens is held for 1.5 s by the server (then answered),
+ * down. The first probe after that window opens is held for 2.5 s by the server (then answered),
  * so the window lasts at least that long. Throughout, every quote is read between two bazaar
  * reads: a quote given (402) is never beside a bazaar showing the service down, and once the
  * bazaar shows it up (`active`, or `degraded` when the held probe counts as slow on a busy
@@ -27,7 +27,7 @@ const RETRY_MS = 60_000;
 let dir: string;
 let node: NodeProc;
 let rpc: Server;
-/** `failing`: HTTP 500; `recovering`: the next call is held 1.5 s, then every call answers. */
+/** `failing`: HTTP 500; `recovering`: the next call is held 2.5 s, then every call answers. */
 let provider: 'failing' | 'recovering' | 'up' = 'failing';
 const calls: { at: number; answered: 'error' | 'ok' }[] = [];
 
@@ -50,7 +50,7 @@ beforeAll(async () => {
       }
       if (provider === 'recovering') {
         provider = 'up';
-        return void setTimeout(answer, 1_500);
+        return void setTimeout(answer, 2_500);
       }
       answer();
     });
@@ -92,7 +92,7 @@ describe('a provider-backed service shown down', () => {
     const failedAt = Math.max(...calls.filter((c) => c.answered === 'error').map((c) => c.at));
     expect(await shown()).toEqual({ status: 'down', reason: 'provider_down' });
     expect(await quote()).toEqual({ status: 503, code: 'service_unavailable', reason: 'provider_down' });
-    // From now on the provider would answer; no probe comes before the retry time, and the first one after it is held 1.5 s.
+    // From now on the provider would answer; no probe comes before the retry time, and the first one after it is held 2.5 s.
     provider = 'recovering';
 
     const samples: { at: number; before: Awaited<ReturnType<typeof quote>>; bazaar: Awaited<ReturnType<typeof shown>>; after: Awaited<ReturnType<typeof quote>> }[] = [];
