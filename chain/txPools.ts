@@ -85,7 +85,7 @@ export class TxPools {
     this.totalBytes += entry.size;
     const promoted = this.promote(s, state, height);
     this.touch(s);
-    this.evictOverCap();
+    this.evictOverCap({ s, from: entry.tx.nonce });
     return promoted;
   }
 
@@ -269,11 +269,21 @@ export class TxPools {
     if (this.senders.get(s.sender) === s) this.senders.delete(s.sender);
   }
 
-  /** While over the byte cap: evicts the lowest package (O(log senders) to find it). */
-  evictOverCap(): void {
+  /**
+   * While over the byte cap: evicts the lowest package (O(log senders) to find it). `admitting`:
+   * the sender whose transaction at nonce `from` was just put in. When its own package is the
+   * lowest, the eviction starts at that transaction, never before it: the new transaction (and
+   * what it let follow) leaves, refused as mempool_full, and the sender's earlier transactions
+   * stay, where evicting the package from its start would have taken them too for nothing.
+   */
+  evictOverCap(admitting?: { s: SenderTxs; from: bigint }): void {
     while (this.totalBytes > this.opts.maxBytes) {
       const lowest = this.packages.peek();
       if (!lowest) break;
+      if (lowest === admitting?.s && lowest.evictFrom < admitting.from) {
+        this.dropReadyFrom(lowest, admitting.from, 'evicted');
+        break;
+      }
       this.dropReadyFrom(lowest, lowest.evictFrom, 'evicted');
     }
   }

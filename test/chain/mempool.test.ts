@@ -261,6 +261,20 @@ describe('mempool', () => {
     await teardown(chain, pool);
   });
 
+  test("a sender's new transaction that cannot enter without evicting its own earlier ones is refused, and those stay", async () => {
+    const six = [0n, 1n, 2n, 3n, 4n].map((n) => pay(alice, n, 1000n, 20_000n)).concat(pay(bob, 0n, 1000n, 40_000n));
+    const { chain, pool } = await setup({ maxBytes: six.reduce((n, tx) => n + encodeTx(tx).length, 0) + 100 });
+    for (const tx of six) await pool.add(encodeTx(tx));
+    expect(pool.count).toBe(6);
+    // alice's nonce 5 pays more than her package (the lowest) but not enough to lift it above bob's:
+    // room for it could only come from her own nonces 0-4, which it needs. Refused; nothing lost.
+    expect(await codeOf(pool.add(encodeTx(pay(alice, 5n, 1000n, 30_000n))))).toBe(MempoolErrorCode.FULL);
+    expect(pool.count).toBe(6);
+    expect(pool.pendingNonce(alice.address, 0n)).toBe(5n);
+    expect(pool.pendingNonce(bob.address, 0n)).toBe(1n);
+    await teardown(chain, pool);
+  });
+
   test('expires old entries', async () => {
     let t = 1_000_000;
     const { chain, pool } = await setup({ expirySeconds: 60, now: () => t });
