@@ -6,16 +6,18 @@
  * without a ledger record and their total. `--refund` has the node refund those payments at its
  * next start (each once: consensus accepts one refund per payment); `--forget` leaves them as
  * they are — neither served nor refunded, a settle of one answers `payment_in_ledger_gap` — for
- * an operator who knows the lost ledger served them. The ledger is a LevelDB the running node
- * holds locked: run it with the node stopped; while it runs, `/api/v1/status` `payments.ledgerGaps`
- * shows the same list.
+ * an operator who knows the lost ledger served them. A LevelDB ledger is held locked by the
+ * running node: run it with the node stopped (while it runs, `/api/v1/status` `payments.ledgerGaps`
+ * shows the same list). A fleet's PostgreSQL ledger (`--ledger postgres://…`) may be decided while
+ * the nodes run: the decision is its own mark (`GAP_DECISIONS_MARK`, which no node writes), read
+ * by every node within seconds, and the signer lease's holder refunds at once.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { formatAmount } from '../consensus/amount.js';
 import { NodeError } from '../consensus/errors.js';
-import { LevelLedger, openLedger } from '../x402/ledger/open.js';
-import { GAPS_MARK, recordLedgerRestore, type LedgerGap } from '../x402/native/unhonored.js';
+import { isPostgresLocation, LevelLedger, openLedger } from '../x402/ledger/open.js';
+import { GAP_DECISIONS_MARK, gapKey, GAPS_MARK, readGaps, recordLedgerRestore, type LedgerGap } from '../x402/native/unhonored.js';
 import { LEDGER_DIR, witnessPathsOf } from '../node/payments.js';
 import type { NodeConfig } from '../node/config.js';
 
@@ -53,9 +55,13 @@ export async function ledgerGap(dataDir: string, choice?: 'refund' | 'forget', l
   try {
     // A ledger restored since the node last ran is found here too (its payments are counted at the node's next start).
     if (ledger instanceof LevelLedger) await recordLedgerRestore(ledger, witnessPathsOf({ dataDir, ledgerWitness }));
-    const gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+    const gaps = await readGaps(ledger);
     if (!choice) return gaps;
-    if (!gaps.some((g) => g.resolution === undefined)) throw new NodeError(LedgerGapErrorCode.NO_GAP, 'the ledger has no gap waiting for a decision');
+    const open = gaps.filter((g) => g.resolution === undefined);
+    if (open.length === 0) throw new NodeError(LedgerGapErrorCode.NO_GAP, 'the ledger has no gap waiting for a decision');
+    // The decision first, in the mark no node writes: a node writing its copy of the gaps meanwhile cannot undo it.
+    const decisions = (await ledger.getMark<Record<string, string>>(GAP_DECISIONS_MARK)) ?? {};
+    await ledger.putMark(GAP_DECISIONS_MARK, { ...decisions, ...Object.fromEntries(open.map((g) => [gapKey(g), choice])) });
     const next = gaps.map((g) => (g.resolution === undefined ? { ...g, resolution: choice } : g));
     await ledger.putMark(GAPS_MARK, next);
     return next;
@@ -69,9 +75,10 @@ export async function ledgerGapCommand(config: Pick<NodeConfig, 'dataDir'> & { r
   if (flags.refund && flags.forget) throw new NodeError(LedgerGapErrorCode.USAGE, 'choose one: --refund or --forget');
   const choice = flags.refund ? 'refund' : flags.forget ? 'forget' : undefined;
   const gaps = await ledgerGap(config.dataDir, choice, config.ledger, config.ledgerWitness);
+  const fleet = config.ledger !== undefined && isPostgresLocation(config.ledger);
   const line = (g: LedgerGap) =>
     `heights ${g.from}-${g.to}: ${g.invokes ?? '?'} payment(s)${g.invokes === undefined ? ' (counted at the next start)' : ''}, ${formatAmount(BigInt(g.amountBase ?? '0'))} NATIVE (${g.cause}${g.claimed?.length ? `, ${g.claimed.length} held claim(s)` : ''}) — ${
-      g.resolution === 'refund' ? 'refunded at the next start' : g.resolution === 'forget' ? 'forgotten: never served nor refunded' : 'waiting: run with --refund or --forget'
+      g.resolution === 'refund' ? (fleet ? 'refunded by the signer lease holder (within seconds while a node runs, else at the next start)' : 'refunded at the next start') : g.resolution === 'forget' ? 'forgotten: never served nor refunded' : 'waiting: run with --refund or --forget'
     }`;
   out.print(gaps.length ? gaps.map(line).join('\n') : 'no gap: the ledger has judged every block of the chain', { gaps });
   return 0;

@@ -50,6 +50,32 @@ export interface LedgerGap {
 /** Name of the mark saying the ledger has kept a witness outside its data directory (written once). */
 export const OUTSIDE_WITNESS_MARK = 'outsideWitness';
 
+/**
+ * Name of the mark holding the operator's decisions on gaps (`native-node ledger gap --refund |
+ * --forget`), by `gapKey`. Only the command writes it: a node writing its own copy of the gaps
+ * (a count, a new gap) may carry a copy read before a decision, but never undoes the decision,
+ * which every node reads from here (`readGaps`), a fleet's running nodes included.
+ */
+export const GAP_DECISIONS_MARK = 'gapDecisions';
+
+/** The operator's decisions, by `gapKey`. */
+export type GapDecisions = Readonly<Record<string, NonNullable<LedgerGap['resolution']>>>;
+
+/** What names a gap for good: its cause, heights and the time it was found (counts change, these never do). */
+export function gapKey(g: Pick<LedgerGap, 'cause' | 'from' | 'to' | 'foundAt'>): string {
+  return `${g.cause}:${g.from}:${g.to}:${g.foundAt}`;
+}
+
+/** The ledger's gaps with the operator's decisions (`GAP_DECISIONS_MARK`) applied to those whose stored copy lacks one. */
+export async function readGaps(ledger: Pick<SettlementLedger, 'getMark'>): Promise<LedgerGap[]> {
+  const gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+  const decisions = (await ledger.getMark<GapDecisions>(GAP_DECISIONS_MARK)) ?? {};
+  return gaps.map((g) => {
+    const decided = decisions[gapKey(g)];
+    return g.resolution === undefined && decided ? { ...g, resolution: decided } : g;
+  });
+}
+
 /** Name of the mark of the watcher's scan (see `Mark`). */
 export const WATCHER_MARK = 'unhonored';
 
@@ -85,7 +111,7 @@ export async function recordLedgerRestore(
   let gap: LedgerGap | undefined;
   if ((seen && behind) || unproven) {
     const mark = await ledger.getMark<Mark>(WATCHER_MARK);
-    const gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+    const gaps = await readGaps(ledger);
     const from = Math.max(1, mark?.height ?? 1);
     const to = Math.max(1, seen?.tip ?? 0, unproven ? (opts.tip ?? 0) : 0);
     // A fleet's nodes each find the same restore: one gap covering it is enough.

@@ -46,8 +46,9 @@
  * never judges such a stretch by itself: from the restored ledger's mark to the witness's tip,
  * the invokes without a record are counted, and the ones it holds as `claimed` are held too;
  * none is refunded nor served (a settle answers `payment_in_ledger_gap`) until the operator
- * chooses with `native-node ledger gap --refund` (refund them at the next start) or `--forget`
- * (they stay unserved and unrefunded). Blocks of the stretch that arrive later (a chain
+ * chooses with `native-node ledger gap --refund` (refund them at the next start; a fleet's
+ * PostgreSQL ledger, where the command may run beside the nodes: at once, by the signer lease's
+ * holder, `adoptGaps`) or `--forget` (they stay unserved and unrefunded). Blocks of the stretch that arrive later (a chain
  * downloaded again from peers) are counted as they connect; blocks above the witness's tip were
  * judged by no ledger and are judged as usual. There is no tolerance: a ledger one write behind
  * its witness is a restored one.
@@ -63,9 +64,10 @@ import type { ServiceDefinition } from '../../services/types.js';
 import type { PaymentRecord, SettlementLedger } from '../ledger/ledger.js';
 import { sellerOfCommitment } from '../core/wire.js';
 import { isHonorable, type ServiceCatalog } from '../core/ports.js';
-import { GAPS_MARK, WATCHER_MARK, type LedgerGap, type Mark } from '../ledger/restore.js';
+import { gapKey, GAPS_MARK, readGaps, WATCHER_MARK, type LedgerGap, type Mark } from '../ledger/restore.js';
+import { refundGap, type GapChain, type GapRefundParts } from './gapRefunds.js';
 
-export { GAPS_MARK, recordLedgerRestore, WATCHER_MARK, type LedgerGap } from '../ledger/restore.js';
+export { GAP_DECISIONS_MARK, GAPS_MARK, gapKey, readGaps, recordLedgerRestore, WATCHER_MARK, type LedgerGap } from '../ledger/restore.js';
 
 /** Why a payment is refunded without a call (the `reason` of a `payment_refunded` answer). */
 export const UnhonoredReason = {
@@ -138,8 +140,8 @@ export interface WatchedPayee {
   readonly refunds: { refund(id: string, error: { code: string; message: string }): Promise<PaymentRecord> };
 }
 
-/** What the watcher reads of the chain: the reader and its block events. */
-export interface WatchedChain extends ChainReader {
+/** What the watcher reads of the chain: the reader, its block events and (for a gap's refunds: x402/native/gapRefunds.ts) the consensus state. */
+export interface WatchedChain extends ChainReader, Pick<GapChain, 'getStateView'> {
   /** `txIds`: the block's transaction ids, as the chain computed them when it connected the block. */
   on(event: 'connect' | 'disconnect', fn: (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void): unknown;
   off(event: 'connect' | 'disconnect', fn: (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void): unknown;
@@ -174,6 +176,8 @@ export class UnhonoredPayments {
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Started and not stopped since: it judges blocks and carries out the operator's decisions on gaps. */
+  private following = false;
   private readonly onConnect = (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void this.serial(() => this.processBlock(entry, block, txIds));
   private readonly onDisconnect = (entry: ChainEntry, block: Block, txIds?: readonly Uint8Array[]) => void this.serial(() => this.forgetBlock(entry, block, txIds));
   /** Settled payments whose block was disconnected, not mined again yet (id → height they were mined at). */
@@ -251,7 +255,7 @@ export class UnhonoredPayments {
         await ledger.putMark(GAPS_MARK, this.gaps);
         this.log.warn(
           { from: gap.from, to: gap.to, invokes: gap.invokes, amountBase: gap.amountBase, cause: gap.cause },
-          `the payment ledger has no record of heights ${gap.from}-${gap.to} (${gap.cause === 'ledger_behind_chain' ? 'restored from a backup?' : 'a new ledger on a chain with payments to this payee'}): ${gap.invokes} payment(s) there are neither served nor refunded until you choose: stop the node and run \`npx native-node ledger gap --refund\` or \`--forget\``,
+          `the payment ledger has no record of heights ${gap.from}-${gap.to} (${gap.cause === 'ledger_behind_chain' ? 'restored from a backup?' : 'a new ledger on a chain with payments to this payee'}): ${gap.invokes} payment(s) there are neither served nor refunded until you choose: run \`npx native-node ledger gap --refund\` or \`--forget\` (with the node stopped, unless its ledger is a fleet's PostgreSQL)`,
         );
       }
       start = tip + 1;
@@ -267,11 +271,13 @@ export class UnhonoredPayments {
     await this.serial(() => this.saveMark());
     this.timer = setInterval(() => void this.serial(() => this.expire()), this.checkMs);
     this.timer.unref();
+    this.following = true;
   }
 
   /** Stops following the chain (queued work still finishes: see `idle`). */
   stop(): void {
     this.stopped = true;
+    this.following = false;
     this.modules.chain.off('connect', this.onConnect);
     this.modules.chain.off('disconnect', this.onDisconnect);
     if (this.timer) clearInterval(this.timer);
@@ -306,30 +312,39 @@ export class UnhonoredPayments {
 
   /** Loads the gaps recorded in the ledger (before `start`: the refunds' resume must know the claims they hold). */
   async load(): Promise<void> {
-    this.gaps = (await this.modules.ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+    this.gaps = await readGaps(this.modules.ledger);
     this.servedLost = (await this.modules.ledger.getMark<{ total: number; recent: ServedLost[] }>(SERVED_LOST_MARK)) ?? { total: 0, recent: [] };
     for (const [id, height] of Object.entries((await this.modules.ledger.getMark<Record<string, number>>(UNMINED_SERVED_MARK)) ?? {})) this.unminedServed.set(id, height);
   }
 
   /**
-   * Takes in the gaps another node of a fleet recorded since (a node that found a restore when it
-   * started): this one's own copies, with their counts, are kept. Returns how many were new.
+   * Takes in gaps another fleet node recorded and the operator's decisions made since (`readGaps`):
+   * own copies keep their counts; a refund is carried out at once when the watcher runs (the lease
+   * holder), else at its next start. Returns how many gaps were new or newly decided.
    */
   async adoptGaps(): Promise<number> {
-    const stored = (await this.modules.ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
-    const key = (g: LedgerGap) => `${g.cause}:${g.from}:${g.to}:${g.foundAt}`;
-    const known = new Set(this.gaps.map(key));
-    const added = stored.filter((g) => !known.has(key(g)));
-    if (added.length === 0) return 0;
-    await this.serial(async () => {
+    const stored = await readGaps(this.modules.ledger);
+    return this.serial(async () => {
+      const known = new Map(this.gaps.map((g, i) => [gapKey(g), i]));
+      const added = stored.filter((g) => !known.has(gapKey(g)));
+      const decided = stored.filter((g) => {
+        const i = known.get(gapKey(g));
+        return g.resolution !== undefined && i !== undefined && this.gaps[i]!.resolution === undefined;
+      });
+      if (added.length === 0 && decided.length === 0) return 0;
+      for (const g of decided) {
+        const i = known.get(gapKey(g))!;
+        this.gaps[i] = { ...this.gaps[i]!, resolution: g.resolution };
+      }
       this.gaps = [...this.gaps, ...added];
       // Counted here too (the node that recorded them may not run the watcher).
       for (const [i, g] of this.gaps.entries()) if (added.includes(g) && g.cause === 'ledger_restored' && g.resolution === undefined) this.gaps[i] = await this.countMore(g);
-      this.log.warn({ gaps: added.map((g) => ({ from: g.from, to: g.to, cause: g.cause })) }, 'ledger gap recorded by another node of the fleet: its payments are neither served nor refunded here either');
+      if (added.length) this.log.warn({ gaps: added.map((g) => ({ from: g.from, to: g.to, cause: g.cause })) }, 'ledger gap recorded by another node of the fleet: its payments are neither served nor refunded here either');
+      if (decided.length) this.log.warn({ gaps: decided.map((g) => ({ from: g.from, to: g.to, resolution: g.resolution })) }, 'ledger gap decided by the operator (native-node ledger gap)');
+      if (this.following && !this.stopped) await this.resolveGaps();
+      return added.length + decided.length;
     });
-    return added.length;
   }
-
 
   /** Payments served then lost to a reorganization deeper than their confirmations: how many, and the latest ones. */
   servedLostList(): { readonly total: number; readonly recent: readonly ServedLost[] } {
@@ -362,7 +377,7 @@ export class UnhonoredPayments {
    * this ledger's invokes (see `judged`) in a ledger restored from a backup (same seller id);
    * every invoke to a watched payee under a new ledger, whose predecessor's seller id is lost.
    */
-  private async forEachUnrecorded(g: Pick<LedgerGap, 'from' | 'to' | 'cause'>, fn: (id: string, tx: Tx, p: AgentInvokePayload) => Promise<void>): Promise<void> {
+  private async forEachUnrecorded(g: Pick<LedgerGap, 'from' | 'to' | 'cause'>, fn: (id: string, tx: Tx, p: AgentInvokePayload, height: number) => Promise<void>): Promise<void> {
     const { chain, ledger } = this.modules;
     for (let h = g.from; h <= g.to && h <= chain.tip.height; h++) {
       const entry = chain.getEntryByHeight(h);
@@ -373,33 +388,24 @@ export class UnhonoredPayments {
         return p && (g.cause === 'new_ledger_on_old_chain' || this.judged(p, h, true)) ? [{ id: toHex(computeTxId(encodeTx(tx))), tx, p }] : [];
       });
       const known = await ledger.hasMany(found.map((f) => f.id));
-      for (const [i, f] of found.entries()) if (!known[i]) await fn(f.id, f.tx, f.p);
+      for (const [i, f] of found.entries()) if (!known[i]) await fn(f.id, f.tx, f.p, h);
     }
   }
 
-  /** Carries out the operator's choices: a gap to refund is refunded and dropped; a forgotten one stays (its payments are never served). */
+  /** Carries out the operator's choices: a gap to refund is refunded and dropped but for what stays (x402/native/gapRefunds.ts); a forgotten one stays. */
   private async resolveGaps(): Promise<void> {
     const toRefund = this.gaps.filter((g) => g.resolution === 'refund');
     if (toRefund.length === 0) return;
+    const { chain, ledger, params, payees } = this.modules;
+    const refuse: GapRefundParts['refuse'] = (id, tx, p, error) => this.refuse(id, tx.from, p, { reason: UnhonoredReason.LEDGER_GAP, message: error.message });
+    const parts: GapRefundParts = { chain, ledger, params, log: this.log, now: this.now, refunder: payees[0]?.refunds, forEachUnrecorded: (g, fn) => this.forEachUnrecorded(g, fn), refuse };
+    const kept: LedgerGap[] = [];
     for (const g of toRefund) {
-      let n = 0;
-      const message = (id: string) => `payment ${id} was mined at height ${g.from}-${g.to}, a stretch the node's ledger had no record of; the operator chose to refund such payments`;
-      await this.forEachUnrecorded(g, async (id, tx, p) => {
-        n++;
-        await this.refuse(id, tx.from, p, { reason: UnhonoredReason.LEDGER_GAP, message: message(id) });
-      });
-      // Claims the restored ledger held: refunded the same way (still claimed: nothing ended them since).
-      for (const id of g.claimed ?? []) {
-        const rec = await this.modules.ledger.get(id);
-        const payee = rec && this.modules.payees[0];
-        if (rec?.status !== 'claimed' || !payee) continue;
-        n++;
-        await payee.refunds.refund(id, { code: UnhonoredReason.LEDGER_GAP, message: message(id) });
-      }
-      this.log.warn({ from: g.from, to: g.to, refunded: n }, 'ledger gap: payments refunded as the operator chose');
+      const left = await refundGap(parts, g, UnhonoredReason.LEDGER_GAP);
+      if (left) kept.push(left);
     }
-    this.gaps = this.gaps.filter((g) => g.resolution !== 'refund');
-    await this.modules.ledger.putMark(GAPS_MARK, this.gaps);
+    this.gaps = [...this.gaps.filter((g) => g.resolution !== 'refund'), ...kept];
+    await ledger.putMark(GAPS_MARK, this.gaps);
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
