@@ -38,6 +38,7 @@ import type { HybridKeyPair } from '../../consensus/keys.js';
 import { payeeFeeCap, resubmitPayeeTx, submitPayeeTx, type PayeeTxReplacement } from './payeeTx.js';
 import { insolventFor, payeeFunds, type PayeeFunds } from './payeeFunds.js';
 import type { PayeeNonces } from './payeeNonces.js';
+import { chainEnd } from './gapRefunds.js';
 import { TxErrorCode } from '../../consensus/errors.js';
 import { TipFollower } from './tipFollower.js';
 import type { ChainParams } from '../../consensus/params.js';
@@ -196,6 +197,13 @@ export class RefundManager implements Refunder {
    * restart (a fleet: the next signer) sends that very tx again instead of signing a second one.
    */
   private async send(rec: PaymentRecord): Promise<PaymentRecord> {
+    // The chain ended it already (a ledger restored from a backup forgets the refunds and payouts it sent): a refund
+    // consensus refuses is never signed, its nonce slot would hold every later payee transaction back. `check` ends it.
+    const ended = await chainEnd(this.chain, rec.id);
+    if (ended) {
+      if (ended === 'paid_out') this.log.error({ invoke: rec.id }, 'refund not signed: the invoke was paid out to its provider on chain (served by a ledger since restored from a backup)');
+      return rec;
+    }
     const error = rec.error ?? { code: 'service_failed', message: 'refund' };
     const invokeId = fromHex(rec.id);
     const to = tryDecodeAddress(rec.caller, this.params.hrp);
