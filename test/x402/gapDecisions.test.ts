@@ -12,6 +12,11 @@
  * refunded by that refund, the second stays in the gap, forgotten; only the third is refunded,
  * and no refund the chain refuses is signed (it held a payee nonce for good, and every later
  * refund and payout waited behind it: found by the randomized fleet test's restore).
+ *
+ * Found at start on a fleet's ledger (no write count): the gap holds every block timed before the
+ * start that found it, not only up to the finding node's own last height: another node may have
+ * judged later blocks with the lost ledger (the fleet test's restore: a node one block behind found
+ * a gap from 30 to 29, and the payments the others had served were refunded by the window).
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -29,7 +34,8 @@ import { refund as refundType } from '../../consensus/txTypes/refund.js';
 import { PgLedger } from '../../x402/ledger/pgLedger.js';
 import { requestCommitment } from '../../x402/core/wire.js';
 import { RefundManager } from '../../x402/native/refunds.js';
-import { createUnhonoredPayments, GAPS_MARK, WATCHER_MARK, type LedgerGap } from '../../x402/native/unhonored.js';
+import { createUnhonoredPayments, GAPS_MARK, recordLedgerRestore, WATCHER_MARK, type LedgerGap } from '../../x402/native/unhonored.js';
+import { writeFile } from 'node:fs/promises';
 import { ledgerGap } from '../../cli/ledgerGapCommand.js';
 import { testKey } from '../helpers/keys.js';
 import { mineFromPool } from '../helpers/mine.js';
@@ -179,6 +185,28 @@ describe("a fleet's ledger gap decided while the nodes run", () => {
       pool.stop();
       await ledger.close();
       await chain.close();
+    }
+  }, 60_000);
+
+  test('a restore found on a fleet\'s ledger holds every block timed before the start that found it; a second node finding it adds no gap', async () => {
+    const url = await postgres.server.createDatabase('gap_fleet_before');
+    const dir = await tmpDir();
+    const ledger = await PgLedger.open(url, { nodeId: 'n-a' });
+    try {
+      await ledger.putMark(WATCHER_MARK, { height: 30, scanned: 31 });
+      // Each node's witness names a record the restored ledger lacks; the first was one block behind the mark.
+      const witness = async (name: string, tip: number) => {
+        const path = join(dir, `${name}.json`);
+        await writeFile(path, JSON.stringify({ sellerId: ledger.sellerId, seq: 7, tip, at: 1, last: { id: 'ab'.repeat(32), status: 'settled' } }));
+        return path;
+      };
+      const first = await recordLedgerRestore(ledger, [await witness('a', 29)], 5_000, { tip: 33 });
+      expect(first.gap).toMatchObject({ from: 30, to: 33, before: 5_000, cause: 'ledger_restored' });
+      const second = await recordLedgerRestore(ledger, [await witness('b', 35)], 5_100, { tip: 36 });
+      expect(second.gap).toBeUndefined();
+      expect((await ledger.getMark<LedgerGap[]>(GAPS_MARK))!.map((g) => [g.from, g.to, g.before])).toEqual([[30, 33, 5_000]]);
+    } finally {
+      await ledger.close();
     }
   }, 60_000);
 });

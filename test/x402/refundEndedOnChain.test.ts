@@ -1,9 +1,15 @@
 /**
- * A refund owed for a payment the chain already refunded — what a ledger restored from a backup
- * holds when the refund was sent after the backup (found by the randomized fleet test's restore):
- * the refund manager signs nothing for it. Before, it signed a second refund, which consensus
- * refuses; written ahead in its nonce slot, that refund held the payee's next nonce for good, and
- * every later refund and payout waited behind it, never mined.
+ * Payee transactions a ledger restored from a backup forgot it sent (found by the randomized fleet
+ * test's restore): the refunds and payouts it owes again are never signed a second time.
+ *
+ *   - a refund the chain already has: the refund manager signs nothing for it;
+ *   - a refund still pending in the mempool, its nonce slot lost with the restore: it takes its
+ *     slot back and stands for the refund;
+ *   - a native provider payout the chain already has, owed again: marked paid, nothing signed.
+ *
+ * Before, each was signed again; the first and the last are refused by consensus, and written ahead
+ * in its nonce slot, such a transaction held the payee's next nonce for good: every later refund
+ * and payout waited behind it, never mined. The second was mined once, its twin then refused.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -13,12 +19,16 @@ import { encodeAddress } from '../../consensus/address.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { fromHex, toHex } from '../../consensus/hash.js';
 import { COIN } from '../../consensus/params.js';
-import { encodeTx, signTx, TxType, TX_VERSION } from '../../consensus/tx.js';
+import { encodeTx, signTx, txId, TxType, TX_VERSION } from '../../consensus/tx.js';
 import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
 import { refund as refundType } from '../../consensus/txTypes/refund.js';
+import { providerPayout } from '../../consensus/txTypes/providerPayout.js';
+import { payoutKey } from '../../consensus/registryState.js';
+import { Level } from 'level';
 import { openLedger } from '../../x402/ledger/open.js';
 import { RefundManager } from '../../x402/native/refunds.js';
+import { PayoutManager } from '../../x402/providers/payouts.js';
 import { testKey } from '../helpers/keys.js';
 import { mineFromPool } from '../helpers/mine.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
@@ -33,8 +43,28 @@ const failure = { code: 'service_failed', message: 'the service failed' };
 
 afterAll(cleanupTmp);
 
-describe('a refund the chain already has', () => {
-  test('is not signed again: the next refund takes the next nonce and is mined', async () => {
+/** A chain where the payee is funded, its mempool and a LevelDB ledger. */
+async function world() {
+  const dir = await tmpDir();
+  const verifier = new CountingVerifier();
+  const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
+  const pool = createMempool(chain, verifier, params);
+  pool.start();
+  const ledger = await openLedger(join(dir, 'ledger'));
+  const invokes = (n: number, from = 0) => Array.from({ length: n }, (_, i) => createAgentInvokeTx({ key: agent, chainId: params.chainId, serviceId: 'native-echo', payTo: payee.address, amount: PRICE, requestHash: fromHex('11'.repeat(32)), nonce: BigInt(from + i), includeKey: from + i === 0 }));
+  /** A payee transaction signed outside this node's allocator (by the holder whose ledger was lost). */
+  const payeeTx = (nonce: bigint, type: number, payload: Uint8Array) => encodeTx(signTx({ version: TX_VERSION, chainId: params.chainId, type, nonce, fee: 100_000n, payload, ...(nonce === 0n ? { publicKey: payee.publicKey } : {}) }, payee));
+  const payeeInPool = () => pool.list(100).filter((e) => toHex(e.tx.from) === toHex(payee.address));
+  const close = async () => {
+    pool.stop();
+    await ledger.close();
+    await chain.close();
+  };
+  return { dir, chain, pool, ledger, invokes, payeeTx, payeeInPool, close };
+}
+
+describe('payee transactions a restored ledger forgot it sent', () => {
+  test('a refund the chain already has is not signed again: the next refund takes the next nonce and is mined', async () => {
     const dir = await tmpDir();
     const verifier = new CountingVerifier();
     const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
@@ -79,6 +109,68 @@ describe('a refund the chain already has', () => {
       pool.stop();
       await ledger.close();
       await chain.close();
+    }
+  }, 60_000);
+
+  test('still pending in the mempool, its slot lost: it stands for the refund, none is signed', async () => {
+    const w = await world();
+    const refunds = new RefundManager(w.chain, w.pool, w.ledger, payee, params, { retryMs: 60_000 });
+    try {
+      const [inv] = w.invokes(1);
+      await w.pool.add(inv!.bytes);
+      await mineFromPool(w.chain, w.pool, miner.address);
+      const pending = w.payeeTx(0n, TxType.refund, refundType.encodePayload({ invokeId: fromHex(inv!.id), to: agent.address, amount: PRICE }));
+      await w.pool.add(pending);
+      await w.ledger.claim({ id: inv!.id, rail: 'native', serviceId: 'native-echo', requestHash: '11'.repeat(32), caller: encodeAddress(agent.address, params.hrp), amount: PRICE.toString() });
+      const rec = await refunds.refund(inv!.id, failure);
+      expect(rec.refundTxId).toBe(toHex(txId(pending)));
+      expect(w.payeeInPool().map((e) => e.id)).toEqual([toHex(txId(pending))]);
+      await refunds.start();
+      await mineFromPool(w.chain, w.pool, miner.address);
+      await refunds.idle();
+      expect((await w.chain.getAccount(payee.address)).nonce).toBe(1n);
+      expect(await w.ledger.get(inv!.id)).toMatchObject({ status: 'refunded', refundTxId: toHex(txId(pending)) });
+      expect(w.payeeInPool()).toEqual([]);
+    } finally {
+      refunds.stop();
+      await refunds.idle();
+      await w.close();
+    }
+  }, 60_000);
+
+  test('a native payout the chain already has, owed again: marked paid, nothing signed', async () => {
+    const w = await world();
+    const db = new Level<string, string>(join(w.dir, 'providers'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    const provider = testKey('refund-ended-provider');
+    const payouts = new PayoutManager(db, w.chain, w.pool, w.ledger, payee, params, { payoutAddressOf: () => encodeAddress(provider.address, params.hrp) }, { retryMs: 60_000 });
+    const refunds = new RefundManager(w.chain, w.pool, w.ledger, payee, params, { retryMs: 60_000 });
+    try {
+      const [paid, failed] = w.invokes(2);
+      for (const i of [paid!, failed!]) await w.pool.add(i.bytes);
+      await mineFromPool(w.chain, w.pool, miner.address);
+      await w.pool.add(w.payeeTx(0n, TxType.provider_payout, providerPayout.encodePayload({ invokeId: fromHex(paid!.id), to: provider.address, amount: PRICE / 2n })));
+      await mineFromPool(w.chain, w.pool, miner.address);
+      await payouts.start();
+      await refunds.start();
+      // The restored ledger owes that payout again; a refund follows.
+      await payouts.owe(paid!.id, 'native-echo', PRICE);
+      await payouts.idle();
+      expect(payouts.pendingIds()).toEqual([]);
+      expect(w.payeeInPool()).toEqual([]);
+      await w.ledger.claim({ id: failed!.id, rail: 'native', serviceId: 'native-echo', requestHash: '11'.repeat(32), caller: encodeAddress(agent.address, params.hrp), amount: PRICE.toString() });
+      await refunds.refund(failed!.id, failure);
+      await mineFromPool(w.chain, w.pool, miner.address);
+      await refunds.idle();
+      expect((await w.chain.getAccount(payee.address)).nonce).toBe(2n);
+      expect(await w.ledger.get(failed!.id)).toMatchObject({ status: 'refunded' });
+      expect((await w.chain.getStateView([payoutKey(fromHex(paid!.id))])).get(payoutKey(fromHex(paid!.id)))).toBeDefined();
+    } finally {
+      payouts.stop();
+      await payouts.idle();
+      refunds.stop();
+      await refunds.idle();
+      await db.close();
+      await w.close();
     }
   }, 60_000);
 });

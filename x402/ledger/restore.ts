@@ -42,6 +42,7 @@ export interface LedgerGap {
    * The outside witness was missing (this path) while the ledger had kept one: how far the lost
    * ledger got is unknown, so the stretch also holds every block timed before `before` (Unix ms:
    * the start that found it), at any height from `from` (`to` follows them as they connect).
+   * A fleet's shared ledger gets `before` too: the other nodes judged blocks this one may not have had.
    */
   readonly witnessMissing?: string;
   readonly before?: number;
@@ -61,9 +62,9 @@ export const GAP_DECISIONS_MARK = 'gapDecisions';
 /** The operator's decisions, by `gapKey`. */
 export type GapDecisions = Readonly<Record<string, NonNullable<LedgerGap['resolution']>>>;
 
-/** What names a gap for good: its cause, heights and the time it was found (counts change, these never do). */
-export function gapKey(g: Pick<LedgerGap, 'cause' | 'from' | 'to' | 'foundAt'>): string {
-  return `${g.cause}:${g.from}:${g.to}:${g.foundAt}`;
+/** What names a gap for good: its cause, first height and the time it was found (counts change, and `to` follows the blocks of a gap with `before`). */
+export function gapKey(g: Pick<LedgerGap, 'cause' | 'from' | 'foundAt'>): string {
+  return `${g.cause}:${g.from}:${g.foundAt}`;
 }
 
 /** The ledger's gaps with the operator's decisions (`GAP_DECISIONS_MARK`) applied to those whose stored copy lacks one. */
@@ -113,13 +114,16 @@ export async function recordLedgerRestore(
     const mark = await ledger.getMark<Mark>(WATCHER_MARK);
     const gaps = await readGaps(ledger);
     const from = Math.max(1, mark?.height ?? 1);
-    const to = Math.max(1, seen?.tip ?? 0, unproven ? (opts.tip ?? 0) : 0);
-    // A fleet's nodes each find the same restore: one gap covering it is enough.
-    const covered = gaps.some((g) => g.cause === 'ledger_restored' && g.resolution === undefined && g.from <= from && g.to >= to);
+    // A fleet's shared ledger (no write count) was judged by every node of the fleet, some with chains ahead of this
+    // one's at their last write: its stretch holds every block timed before this start too, as for a missing witness.
+    const shared = !ledger.sequence;
+    const to = Math.max(1, seen?.tip ?? 0, unproven || shared ? (opts.tip ?? 0) : 0);
+    // A fleet's nodes each find the same restore: one gap covering it is enough (one that follows the blocks covers what comes).
+    const covered = gaps.some((g) => g.cause === 'ledger_restored' && g.resolution === undefined && g.from <= from && (g.to >= to || (shared && g.before !== undefined)));
     if (!covered) {
       const claimed: string[] = [];
       for await (const rec of ledger.records()) if (rec.rail === 'native' && rec.status === 'claimed') claimed.push(rec.id);
-      gap = { from, to, foundAt: now, cause: 'ledger_restored', ledgerSeq: seq, witnessSeq: seen?.seq, claimed, countedTo: 0, ...(unproven ? { witnessMissing: files.outside!.path, before: now } : {}) };
+      gap = { from, to, foundAt: now, cause: 'ledger_restored', ledgerSeq: seq, witnessSeq: seen?.seq, claimed, countedTo: 0, ...(unproven ? { witnessMissing: files.outside!.path } : {}), ...(unproven || shared ? { before: now } : {}) };
       // Written before the witness is brought down to the ledger: a crash in between finds the restore again.
       await ledger.putMark(GAPS_MARK, [...gaps, gap]);
     }

@@ -13,13 +13,15 @@
  * and signs nothing new before.
  */
 import { randomBytes } from 'node:crypto';
-import { decodeTx, encodeTx, encodeUnsignedTx, signTx, txId as computeTxId, TX_VERSION, type UnsignedTx } from '../../consensus/tx.js';
-import { fromHex, toHex } from '../../consensus/hash.js';
+import { decodeTx, encodeTx, encodeUnsignedTx, signTx, txId as computeTxId, TxType, TX_VERSION, type Tx, type UnsignedTx } from '../../consensus/tx.js';
+import { providerPayout } from '../../consensus/txTypes/providerPayout.js';
+import { refund as refundType } from '../../consensus/txTypes/refund.js';
+import { bytesEqual, fromHex, toHex } from '../../consensus/hash.js';
 import { isNodeError, NodeError, TxErrorCode } from '../../consensus/errors.js';
 import { ED25519_SIGNATURE_SIZE, MLDSA_SIGNATURE_SIZE, type HybridKeyPair } from '../../consensus/keys.js';
 import type { ChainParams } from '../../consensus/params.js';
 import type { Account } from '../../consensus/state.js';
-import type { MempoolStats } from '../../chain/types.js';
+import type { MempoolEntry, MempoolStats } from '../../chain/types.js';
 import type { PaymentChain, PaymentMempool } from '../core/ports.js';
 import { defaultPayeeNonces, PayeeNonceErrorCode, type PayeeNonces, type PayeeTxSlot } from './payeeNonces.js';
 
@@ -98,7 +100,9 @@ const payeeKey = (payee: HybridKeyPair) => toHex(payee.address);
  * the next one after the mempool's pending transactions of the payee that no slot holds, claimed
  * in the log together with the signed bytes before the transaction leaves. A purpose that already
  * holds a live slot (an earlier attempt: a crash, a refusal, another node of the fleet) sends that
- * very transaction again instead of signing a second one. `beforeSubmit`, when given, runs with the
+ * very transaction again instead of signing a second one, and so does a pending transaction of
+ * the payee doing what the purpose does at a nonce no slot holds (its slot lost with a ledger
+ * restored from a backup): it takes its slot back. `beforeSubmit`, when given, runs with the
  * tx's id and bytes before it leaves (write-ahead into the refund's or payout's record). The fee is
  * `payeeTxFee`'s; a refusal under a full pool's floor that moved since it was read is bid again
  * once above the floor the refusal names (for a stored slot: a replacement at its nonce).
@@ -182,6 +186,13 @@ export function submitPayeeTx(
     }
     const held = new Set(live.map((s) => s.nonce));
     let nonce = mempool.pendingNonce(payee.address, acc.nonce);
+    // A pending transaction of the payee at a nonce no slot holds (its slot was lost with a ledger restored from a
+    // backup) doing what this purpose does: it takes its slot back and stands for the purpose, no second one is signed.
+    const orphan = pendingOrphan(mempool, payee, acc.nonce, nonce, held, purpose);
+    if (orphan && (await nonces.log.claim(who, { nonce: orphan.tx.nonce, purpose, txId: orphan.id, raw: toHex(orphan.bytes) }, acc.nonce))) {
+      await beforeSubmit?.(orphan.id, orphan.bytes);
+      return orphan.id;
+    }
     while (held.has(nonce)) nonce++;
     const { id, bytes } = sign(acc, nonce, { floorRate });
     if (!(await nonces.log.claim(who, { nonce, purpose, txId: id, raw: toHex(bytes) }, acc.nonce))) throw new NodeError(PayeeNonceErrorCode.NONCE_TAKEN, `nonce ${nonce} of the payee was claimed by another transaction, or this node is not the signer`);
@@ -208,6 +219,24 @@ export function submitPayeeTx(
     }
   };
   return serialPerPayee(payee, submit);
+}
+
+/** The purpose a payee transaction's payload names: the refund or the payout of an invoke (as refunds.ts and x402/providers/payouts.ts name them). */
+function purposeOfTx(tx: Tx): string | undefined {
+  if (tx.type === TxType.refund) return `refund:${toHex(refundType.decodePayload(tx.payload).invokeId)}`;
+  if (tx.type === TxType.provider_payout) return `payout:${toHex(providerPayout.decodePayload(tx.payload).invokeId)}`;
+  return undefined;
+}
+
+/**
+ * The payee's pending transaction for `purpose` at a nonce from `from` on that no slot holds; looked for only when the
+ * pool holds such a nonce (below `pendingNext`, the pool's next nonce for the payee), which the normal course never leaves.
+ */
+function pendingOrphan(mempool: PaymentMempool, payee: HybridKeyPair, from: bigint, pendingNext: bigint, held: ReadonlySet<bigint>, purpose: string): MempoolEntry | undefined {
+  let unheld = false;
+  for (let n = from; n < pendingNext && !unheld; n++) unheld = !held.has(n);
+  if (!unheld) return undefined;
+  return mempool.list().find((e) => bytesEqual(e.tx.from, payee.address) && e.tx.nonce >= from && !held.has(e.tx.nonce) && purposeOfTx(e.tx) === purpose);
 }
 
 /** The fee rate of stored hex bytes, base units per byte. */

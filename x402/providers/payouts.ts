@@ -196,7 +196,9 @@ export class PayoutManager {
       this.owing.delete(id);
     }
     // Sent by a check meanwhile (it found the payout without a transaction): nothing more to do.
-    if (entry?.status === 'owed') await this.follower.serial(async () => (entry.status === 'owed' && !entry.txId ? this.send(entry) : undefined));
+    // Checked against the chain first, as a check does: a native payout already mined (owed again by a ledger restored
+    // from a backup) is marked paid, never signed a second time (consensus refuses it, and its nonce would hold the payee's back).
+    if (entry?.status === 'owed') await this.follower.serial(async () => (entry.status === 'owed' && !entry.txId && (await this.checkStored(entry)) ? this.send(entry) : undefined));
   }
 
   /**
