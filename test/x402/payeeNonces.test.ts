@@ -1,15 +1,18 @@
 /**
  * No payee nonce signed twice across lease moves: three in-process fleet nodes over one real
  * PostgreSQL ledger and one chain, each with its own mempool, signer lease, refunds and payouts.
- * A seeded schedule sells provider calls (USDC rail: a payout by plain transfer) and failed
- * calls (native: a refund) at random nodes while the lease moves — handed over, or its holder
- * killed with its mempool (what it signed and never relayed is gone) — and blocks are mined from
- * random mempools with random relays. Traffic does not wait for a new holder to finish taking
+ * A seeded schedule sells provider calls (USDC rail: a payout by plain transfer; native rail: a
+ * provider_payout naming the invoke) and failed calls (native: a refund) at random nodes while the
+ * lease moves — handed over, or its holder killed with its mempool (what it signed and never
+ * relayed is gone) — PostgreSQL is stopped and started (every lease lost at once, one node takes
+ * it again; the calls under way wait for the ledger and end once it is back), and blocks are mined
+ * from random mempools with random relays. Traffic does not wait for a new holder to finish taking
  * over: it is what signed payouts with nonces stored refunds held.
  *
  * Every payee transaction any node lets out is seen at its mempool's `add`: a nonce signed with
  * two different payloads (a refund and a payout, two payouts) fails the test. At the end every
- * refund is mined once, every provider paid once, and no payee transaction is left unmined.
+ * refund is mined once, every provider paid once (each native call by one payout naming it), and
+ * no payee transaction is left unmined.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -22,6 +25,8 @@ import { bytesEqual, fromHex, toHex } from '../../consensus/hash.js';
 import { COIN } from '../../consensus/params.js';
 import { decodeTx, encodeTx, txId } from '../../consensus/tx.js';
 import { decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
+import { payoutKey } from '../../consensus/registryState.js';
+import { LedgerErrorCode } from '../../x402/ledger/ledger.js';
 import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { PgLedger } from '../../x402/ledger/pgLedger.js';
 import { PayeeNonces } from '../../x402/native/payeeNonces.js';
@@ -47,6 +52,10 @@ const SERVICE = 'echo-bot-upper';
 const PRICE = 1_000_000n;
 const SHARE = 950_000n; // PRICE minus the devnet's 5 % node fee
 const INVOKES = 12;
+/** Native provider calls (each paid out by a provider_payout naming its invoke). */
+const PAYOUT_INVOKES = 8;
+/** PostgreSQL stops and starts at most this many times per schedule. */
+const PG_RESTARTS = 2;
 const directory = { payoutAddressOf: (id: string) => (id === SERVICE ? encodeAddress(provider.address, 'tnative') : undefined), priceBaseOf: () => PRICE };
 const failure = { code: 'service_failed', message: 'the service failed' };
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
@@ -139,6 +148,21 @@ async function sweep(n: SimNode): Promise<void> {
   if (n.signs()) await n.payouts.adoptOwed();
 }
 
+/**
+ * Runs a step of a call (a claim, a settle, a refund, a payout owed) until the ledger answers: while PostgreSQL
+ * restarts it is unreachable, and a node keeps the end it has to write until it is back (bounded).
+ */
+async function whenLedgerBack<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if ((e as { code?: string }).code !== LedgerErrorCode.UNAVAILABLE || attempt >= 100) throw e;
+      await sleep(100);
+    }
+  }
+}
+
 /** Copies `from`'s transactions into `to` (gossip); refusals are the mempool's business. */
 async function relay(from: Mempool, to: Mempool): Promise<void> {
   for (const e of from.list(500)) await to.add(encodeTx(e.tx)).catch(() => undefined);
@@ -162,38 +186,54 @@ async function runFleet(seed: number): Promise<void> {
     const sellerId = nodes[0]!.ledger.sellerId;
     // The failed calls' payments, mined up front.
     const commitment = requestCommitment({ sellerId, serviceId: SERVICE, request: 'hi', salt: '44'.repeat(32) });
-    const invokes = Array.from({ length: INVOKES }, (_, i) =>
-      createAgentInvokeTx({ key: caller, chainId: params.chainId, serviceId: SERVICE, payTo: payee.address, amount: PRICE, requestHash: fromHex(commitment), nonce: BigInt(i), includeKey: i === 0 }),
-    );
-    for (const i of invokes) await nodes[0]!.pool.add(i.bytes);
+    const [invokes, paid] = [0, INVOKES].map((from, k) =>
+      Array.from({ length: k === 0 ? INVOKES : PAYOUT_INVOKES }, (_, i) =>
+        createAgentInvokeTx({ key: caller, chainId: params.chainId, serviceId: SERVICE, payTo: payee.address, amount: PRICE, requestHash: fromHex(commitment), nonce: BigInt(from + i), includeKey: from + i === 0 }),
+      ),
+    ) as [ReturnType<typeof createAgentInvokeTx>[], ReturnType<typeof createAgentInvokeTx>[]];
+    for (const i of [...invokes, ...paid]) await nodes[0]!.pool.add(i.bytes);
     await mineFromPool(chain, nodes[0]!.pool, miner.address);
     for (const n of nodes) await n.lease.start();
 
     let usdcCalls = 0;
     let failed = 0;
+    let nativeCalls = 0;
+    let pgRestarts = 0;
     const holder = () => nodes.find((n) => n.lease.isHolder());
+    /** A provider call served at `at`: claimed, settled, its payout owed (sent at once by a signing node, else by the holder's sweep). */
+    const sell = async (at: SimNode, id: string, rail: 'native' | 'usdc', payer: string, amount: string) => {
+      await whenLedgerBack(() => at.ledger.claim({ id, rail, serviceId: SERVICE, requestHash: commitment, caller: payer, amount }));
+      await whenLedgerBack(async () => {
+        if ((await at.ledger.get(id))?.status !== 'settled') await at.ledger.settle(id, 'HI', { txId: id });
+      });
+      await whenLedgerBack(() => (at.signs() ? at.payouts.owe(id, SERVICE, PRICE, rail) : at.payouts.oweLater(id, SERVICE, PRICE, rail)));
+    };
     for (let step = 0; step < 70; step++) {
       const r = random();
       const at = pick(nodes.filter((n) => !stopped.has(n)));
-      if (r < 0.3) {
-        // A provider call served at a random node: its payout owed, sent at once by a signing node.
+      if (r < 0.2 || (r < 0.3 && nativeCalls >= PAYOUT_INVOKES)) {
+        // A USDC provider call served at a random node: its payout owed, sent at once by a signing node.
         const id = `usdc:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a:0x${(seed * 1000 + usdcCalls++).toString(16).padStart(64, '0')}`;
-        track(
-          (async () => {
-            await at.ledger.claim({ id, rail: 'usdc', serviceId: SERVICE, requestHash: commitment, caller: 'payer', amount: '5000' });
-            await at.ledger.settle(id, 'HI', { txId: id });
-            await (at.signs() ? at.payouts.owe(id, SERVICE, PRICE, 'usdc') : at.payouts.oweLater(id, SERVICE, PRICE, 'usdc'));
-          })(),
-        );
-      } else if (r < 0.5 && failed < INVOKES) {
+        track(sell(at, id, 'usdc', 'payer', '5000'));
+      } else if (r < 0.3) {
+        // A native provider call served at a random node: a provider_payout naming its invoke.
+        const inv = paid[nativeCalls++]!;
+        track(sell(at, inv.id, 'native', encodeAddress(caller.address, 'tnative'), PRICE.toString()));
+      } else if (r < 0.45 && failed < INVOKES) {
         // A native call whose service failed at a random node: refunded (by it when it signs, else by the holder's sweep).
         const inv = invokes[failed++]!;
         track(
           (async () => {
-            await at.ledger.claim({ id: inv.id, rail: 'native', serviceId: SERVICE, requestHash: commitment, caller: encodeAddress(caller.address, 'tnative'), amount: PRICE.toString() });
-            await at.refunds.refund(inv.id, failure);
+            await whenLedgerBack(() => at.ledger.claim({ id: inv.id, rail: 'native', serviceId: SERVICE, requestHash: commitment, caller: encodeAddress(caller.address, 'tnative'), amount: PRICE.toString() }));
+            await whenLedgerBack(() => at.refunds.refund(inv.id, failure));
           })(),
         );
+      } else if (r < 0.5 && pgRestarts < PG_RESTARTS) {
+        // PostgreSQL stops for a moment: every lease is lost at once, the calls under way wait for it.
+        pgRestarts++;
+        await postgres.server.halt();
+        await sleep(100 + random() * 400);
+        await postgres.server.resume();
       } else if (r < 0.65) {
         // The lease moves: handed over (stop, back in the race later) or its holder killed with its mempool.
         const h = holder();
@@ -236,6 +276,11 @@ async function runFleet(seed: number): Promise<void> {
     while (!holder()?.signs() && Date.now() - t0 < 20_000) await sleep(50);
     const h = holder()!;
     expect(h.signs()).toBe(true);
+    const paidOut = async () => {
+      let n = 0;
+      for (const inv of paid.slice(0, nativeCalls)) if ((await chain.getStateView([payoutKey(fromHex(inv.id))])).get(payoutKey(fromHex(inv.id)))) n++;
+      return n;
+    };
     const refunded = async () => {
       let n = 0;
       for (const inv of invokes.slice(0, failed)) {
@@ -252,14 +297,16 @@ async function runFleet(seed: number): Promise<void> {
       await mineFromPool(chain, h.pool, miner.address);
       await h.refunds.idle();
       await h.payouts.idle();
-      const paid = (await chain.getAccount(provider.address)).balance;
-      if ((await refunded()) === failed && paid >= BigInt(usdcCalls) * SHARE && h.pool.list(500).every((e) => !bytesEqual(e.tx.from, payee.address))) break;
+      const balance = (await chain.getAccount(provider.address)).balance;
+      if ((await refunded()) === failed && (await paidOut()) === nativeCalls && balance >= BigInt(usdcCalls + nativeCalls) * SHARE && h.pool.list(500).every((e) => !bytesEqual(e.tx.from, payee.address))) break;
     }
-    process.stderr.write(`seed ${seed}: ${usdcCalls} provider calls, ${failed} refunds, ${count.byNonce.size} payee nonces, chain height ${chain.tip.height}\n`);
+    process.stderr.write(`seed ${seed}: ${usdcCalls} USDC and ${nativeCalls} native provider calls, ${failed} refunds, ${pgRestarts} PostgreSQL restarts, ${count.byNonce.size} payee nonces, chain height ${chain.tip.height}\n`);
     expect(count.twice()).toEqual([]);
-    // Each refund mined once (consensus takes one per invoke), each provider call paid once.
+    // Each refund mined once (consensus takes one per invoke), each provider call paid once: a native one by the payout naming its invoke.
     expect(await refunded()).toBe(failed);
-    expect((await chain.getAccount(provider.address)).balance).toBe(BigInt(usdcCalls) * SHARE);
+    expect(await paidOut()).toBe(nativeCalls);
+    expect((await chain.getAccount(provider.address)).balance).toBe(BigInt(usdcCalls + nativeCalls) * SHARE);
+    expect(pgRestarts).toBeGreaterThan(0);
     // Nothing stranded: every nonce let out was used on chain, and no payee transaction waits.
     const payeeNonce = (await chain.getAccount(payee.address)).nonce;
     expect([...count.byNonce.keys()].filter((n) => n >= payeeNonce)).toEqual([]);
