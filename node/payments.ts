@@ -273,6 +273,8 @@ export async function createPayments(
           leaseKey: SIGNER_LEASE_KEY,
           farBehindBlocks: FAR_BEHIND_BLOCKS,
           logger: log.child({ module: 'fleet' }),
+          // The witness keeps each heartbeat: a restored database that lost this node's later ones is found at start.
+          onBeat: (at) => void found.witness.fleetSeen(at).catch(() => undefined),
         })
       : undefined;
   // One nonce allocator for every payee transaction, refunds and payouts (x402/native/payeeNonces.ts): a nonce is claimed with the signed

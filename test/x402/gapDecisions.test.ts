@@ -16,7 +16,11 @@
  * Found at start on a fleet's ledger (no write count): the gap holds every block timed before the
  * start that found it, not only up to the finding node's own last height: another node may have
  * judged later blocks with the lost ledger (the fleet test's restore: a node one block behind found
- * a gap from 30 to 29, and the payments the others had served were refunded by the window).
+ * a gap from 30 to 29, and the payments the others had served were refunded by the window). And
+ * it is found by a node that wrote no payment since the backup: its witness keeps its last
+ * heartbeat as the database stamped it, and the restored database's row is older (before, such a
+ * node, started first, judged the stretch alone and refunded by the window payments the others had
+ * served).
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -36,6 +40,7 @@ import { requestCommitment } from '../../x402/core/wire.js';
 import { RefundManager } from '../../x402/native/refunds.js';
 import { createUnhonoredPayments, GAPS_MARK, recordLedgerRestore, WATCHER_MARK, type LedgerGap } from '../../x402/native/unhonored.js';
 import { writeFile } from 'node:fs/promises';
+import { writeHeartbeat } from '../../x402/fleet/fleet.js';
 import { ledgerGap } from '../../cli/ledgerGapCommand.js';
 import { testKey } from '../helpers/keys.js';
 import { mineFromPool } from '../helpers/mine.js';
@@ -205,6 +210,28 @@ describe("a fleet's ledger gap decided while the nodes run", () => {
       const second = await recordLedgerRestore(ledger, [await witness('b', 35)], 5_100, { tip: 36 });
       expect(second.gap).toBeUndefined();
       expect((await ledger.getMark<LedgerGap[]>(GAPS_MARK))!.map((g) => [g.from, g.to, g.before])).toEqual([[30, 33, 5_000]]);
+    } finally {
+      await ledger.close();
+    }
+  }, 60_000);
+
+  test('a node that wrote no payment since the backup finds the restore by its last heartbeat, which the restored database lacks', async () => {
+    const url = await postgres.server.createDatabase('gap_fleet_heartbeat');
+    const dir = await tmpDir();
+    const ledger = await PgLedger.open(url, { nodeId: 'n-quiet' });
+    try {
+      await ledger.putMark(WATCHER_MARK, { height: 10, scanned: 11 });
+      const beat = () => writeHeartbeat((text, values) => ledger.query(text, values), 'n-quiet', { url: undefined, version: 'test', network: 'native-devnet', height: 12, tip: 'aa'.repeat(32), leaseHolder: false }, 1_000);
+      const restoredRow = await beat();
+      const witness = async (name: string, fleetSeenAt: number) => {
+        const path = join(dir, `${name}.json`);
+        await writeFile(path, JSON.stringify({ sellerId: ledger.sellerId, seq: 3, tip: 12, at: 1, fleetSeenAt }));
+        return path;
+      };
+      // As the database holds it: not restored.
+      expect((await recordLedgerRestore(ledger, [await witness('same', restoredRow)], 9_000, { tip: 14 })).gap).toBeUndefined();
+      // The node beat again after the backup; the restored database has the older row.
+      expect((await recordLedgerRestore(ledger, [await witness('later', restoredRow + 2_000)], 9_100, { tip: 14 })).gap).toMatchObject({ from: 10, to: 14, before: 9_100, cause: 'ledger_restored' });
     } finally {
       await ledger.close();
     }

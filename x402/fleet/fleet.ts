@@ -134,15 +134,20 @@ export function fleetNodeId(dataDir: string): string {
   return id;
 }
 
-/** Writes (or rewrites) a node's row; `seen_at` is the database's now(). */
-export async function writeHeartbeat(q: FleetQuery, nodeId: string, self: FleetSelf, startedAtMs: number): Promise<void> {
-  await q(
+/** How a row's `seen_at` is read as Unix ms, the same way everywhere (a ledger restored from a backup is found by comparing them). */
+export const SEEN_AT_MS = 'floor(extract(epoch FROM seen_at) * 1000)::bigint::text';
+
+/** Writes (or rewrites) a node's row; `seen_at` is the database's now(). Answers it, Unix ms (`SEEN_AT_MS`). */
+export async function writeHeartbeat(q: FleetQuery, nodeId: string, self: FleetSelf, startedAtMs: number): Promise<number> {
+  const { rows } = await q<{ at: string }>(
     `INSERT INTO fleet_nodes (node_id, url, version, network, tip_height, tip_hash, lease_holder, started_at, seen_at, stopped_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8::double precision / 1000), now(), NULL)
      ON CONFLICT (node_id) DO UPDATE SET url = EXCLUDED.url, version = EXCLUDED.version, network = EXCLUDED.network, tip_height = EXCLUDED.tip_height,
-       tip_hash = EXCLUDED.tip_hash, lease_holder = EXCLUDED.lease_holder, started_at = EXCLUDED.started_at, seen_at = now(), stopped_at = NULL`,
+       tip_hash = EXCLUDED.tip_hash, lease_holder = EXCLUDED.lease_holder, started_at = EXCLUDED.started_at, seen_at = now(), stopped_at = NULL
+     RETURNING ${SEEN_AT_MS} AS at`,
     [nodeId, self.url ?? null, self.version, self.network, self.height, self.tip, self.leaseHolder, startedAtMs],
   );
+  return Number(rows[0]?.at ?? 0);
 }
 
 /** Marks a node's row stopped (a clean shutdown: it is gone at once, not after the timeout). */
@@ -276,6 +281,8 @@ export interface FleetHeartbeatOptions {
   readonly goneMs?: number;
   readonly sizeMs?: number;
   readonly logger?: { warn(o: object, msg: string): void; info(o: object, msg: string): void };
+  /** Each heartbeat written, with its `seen_at` (Unix ms): the node's ledger witness keeps it (x402/ledger/witness.ts). */
+  readonly onBeat?: (seenAtMs: number) => void;
 }
 
 /**
@@ -334,7 +341,8 @@ export class FleetHeartbeat {
 
   private async beatOnce(): Promise<void> {
     try {
-      await writeHeartbeat(this.q, this.nodeId, { ...this.self(), url: this.url }, this.startedAt);
+      const seenAt = await writeHeartbeat(this.q, this.nodeId, { ...this.self(), url: this.url }, this.startedAt);
+      this.opts.onBeat?.(seenAt);
       await this.extras();
       this.last = await readFleet(this.q, { leaseKey: this.opts.leaseKey, goneMs: this.goneMs, farBehindBlocks: this.opts.farBehindBlocks, beatMs: this.beatMs, size: this.size });
       this.lastAt = Date.now();

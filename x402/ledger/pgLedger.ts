@@ -552,6 +552,12 @@ export class PgLedger implements SettlementLedger {
     return rows.map(recordOf);
   }
 
+  /** This node's fleet heartbeat as the database holds it (x402/fleet/fleet.ts `SEEN_AT_MS`), Unix ms; undefined without a row. */
+  async fleetSeenAt(): Promise<number | undefined> {
+    const { rows } = await this.q<{ at: string }>(`SELECT floor(extract(epoch FROM seen_at) * 1000)::bigint::text AS at FROM fleet_nodes WHERE node_id = $1`, [this.nodeId]);
+    return rows[0] ? Number(rows[0].at) : undefined;
+  }
+
   async getMark<T>(name: string): Promise<T | undefined> {
     const { rows } = await this.q<{ value: string }>(`SELECT value::text AS value FROM ledger_marks WHERE name = $1`, [name]);
     return rows[0] ? (JSON.parse(rows[0].value) as T) : undefined;

@@ -91,7 +91,7 @@ export const WATCHER_MARK = 'unhonored';
  * recorded, if any, and the witness files.
  */
 export async function recordLedgerRestore(
-  ledger: Pick<SettlementLedger, 'sellerId' | 'getMark' | 'putMark' | 'records' | 'get'> & { sequence?(): number | undefined; attachWitness?(w: LedgerWitness, floor?: number): Promise<void> },
+  ledger: Pick<SettlementLedger, 'sellerId' | 'getMark' | 'putMark' | 'records' | 'get'> & { sequence?(): number | undefined; attachWitness?(w: LedgerWitness, floor?: number): Promise<void>; fleetSeenAt?(): Promise<number | undefined> },
   places: readonly string[] | WitnessPlaces,
   now = Date.now(),
   opts: { readonly tip?: number } = {},
@@ -107,6 +107,12 @@ export async function recordLedgerRestore(
   else if (seen?.last) {
     const rec = await ledger.get(seen.last.id);
     behind = !rec || statusRank(rec.status) < statusRank(seen.last.status);
+  }
+  // A fleet node's heartbeat the database lost (its row older than the witness says): restored, even when this node
+  // wrote no payment since the backup — else, started first, it would judge what the others served meanwhile.
+  if (!behind && !ledger.sequence && seen?.fleetSeenAt !== undefined && ledger.fleetSeenAt) {
+    const at = await ledger.fleetSeenAt();
+    behind = at !== undefined && at < seen.fleetSeenAt;
   }
   const unproven = files.outside?.missing === true && (await ledger.getMark(OUTSIDE_WITNESS_MARK)) !== undefined;
   let gap: LedgerGap | undefined;

@@ -46,6 +46,12 @@ export interface WitnessRecord {
   readonly at: number;
   /** PostgreSQL ledgers: the last record this node wrote and the status it left it in. */
   readonly last?: { readonly id: string; readonly status: PaymentStatus };
+  /**
+   * A fleet's PostgreSQL ledger: this node's last heartbeat, as the database stamped it (`seen_at`,
+   * Unix ms). A database whose row for the node is older lost it: restored from a backup, even when
+   * the node wrote no payment since (x402/ledger/restore.ts).
+   */
+  readonly fleetSeenAt?: number;
 }
 
 /** How far along its life a status is: a restored ledger holds a record in a lower rank than its witness saw. */
@@ -139,6 +145,7 @@ export class LedgerWitness {
   private writing: Promise<void> | undefined;
   /** Whether the files' folders were made (once: the first write). */
   private dirsMade = false;
+  private fleetSeenAt: number | undefined;
   /** The chain's tip height (set once the chain is open; 0 before). */
   tip: () => number = () => 0;
 
@@ -162,10 +169,17 @@ export class LedgerWitness {
     }
   }
 
+  /** This node's heartbeat was written (`WitnessRecord.fleetSeenAt`): the files say so from their next write on, which this one makes. */
+  async fleetSeen(at: number): Promise<void> {
+    this.fleetSeenAt = at;
+    this.writing ??= this.flush().finally(() => (this.writing = undefined));
+    await this.writing;
+  }
+
   private async flush(): Promise<void> {
     const seq = this.wanted;
     this.tipFloor = Math.max(this.tipFloor, this.tip());
-    const body = JSON.stringify({ sellerId: this.sellerId, seq, tip: this.tipFloor, at: Date.now(), ...(this.last ? { last: this.last } : {}) } satisfies WitnessRecord);
+    const body = JSON.stringify({ sellerId: this.sellerId, seq, tip: this.tipFloor, at: Date.now(), ...(this.last ? { last: this.last } : {}), ...(this.fleetSeenAt ? { fleetSeenAt: this.fleetSeenAt } : {}) } satisfies WitnessRecord);
     try {
       if (!this.dirsMade) {
         await Promise.all(this.paths.map((p) => mkdir(dirname(p), { recursive: true })));
