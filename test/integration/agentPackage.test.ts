@@ -3,17 +3,26 @@
  * installed into an empty project in a temporary directory (with the registry packages an agent
  * would add beside it: @x402/fetch, @x402/evm and viem for the USDC scheme, the MCP SDK), and
  * programs run from there — they can reach neither the repository's sources nor its
- * node_modules. Against one devnet node process (block every second, USDC rail configured so the
- * 402 offers both rails), from the installed package:
+ * node_modules. Against one devnet node process (block every second, USDC rail on: the test
+ * facilitator on 127.0.0.1 settling on anvil, chain 8453, as the other USDC tests run it; the 402
+ * offers both rails), from the installed package:
  *   - the SDK: loadWallet(dev-wallet.json) + createAgentClient().call → result and receipt, the
  *     payment an agent_invoke mined on the node; the package's encoding and commitment reproduce
  *     the node's test vector (test/fixtures/agent-invoke-vector.json) byte for byte; its signed
  *     receipts verify with the package's verifyReceipt and checkNativePayment;
  *   - @x402/fetch's wrapFetchWithPayment with the native scheme registered beside the exact EVM
  *     (USDC) scheme and the preferRail('native') policy → 200 paid natively, PAYMENT-RESPONSE;
+ *   - the same client where the agent's policy picks USDC — the native price above the native
+ *     scheme's maxPriceBase (its spend cap drops the native option though native is preferred),
+ *     or preferRail('usdc') → 200 paid over USDC: the facilitator settled the authorization on
+ *     anvil, nothing paid natively;
  *   - the official MCP client with callPaidTool → the paid tool's result, x402/payment-response;
  * and, with the node's own CLI, `pay --quote-file --print` signs without broadcasting: the
  * printed hex and salt, sent as curl would, buy the call. The package alone installs in < 5 MB.
+ *
+ * The installs run `npm --offline` (no network in tests): npm's cache must hold the packages,
+ * which the repository's `npm ci` and reference/'s `npm ci --prefix reference` put there. Without
+ * them the test fails, saying so; it does not skip.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
@@ -21,9 +30,18 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Address, Hex } from 'viem';
+import { BASE_USDC } from '../../x402/core/quote.js';
+import { EIP3009_STUB_CODE, startAnvil, useAuthorization, type Anvil } from '../helpers/anvil.js';
+import { startTestFacilitator, type TestFacilitator } from '../helpers/facilitator.js';
+import { NODE_PAY_TO, referenceViem } from '../helpers/facilitatorPayments.js';
 import { childEnv, ROOT, runCli, startNode, stopProcess, type NodeProc } from '../helpers/nodeProcess.js';
 
-const USDC_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
+const USDC = BASE_USDC.asset as Address;
+/** The USDC price of native-world-clock (0.002 NATIVE at the devnet reference price), atomic units. */
+const USDC_PRICE_ATOMIC = '1000';
+/** The EVM key the agent's program signs USDC authorizations with (never funded anywhere; the test facilitator credits every payer). */
+const EVM_KEY = `0x${'42'.repeat(32)}`;
 const VECTOR = fileURLToPath(new URL('../fixtures/agent-invoke-vector.json', import.meta.url));
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
 /** What an agent adds beside the package (exact versions: the repository's and reference/'s `npm ci` put them in npm's cache, so the install runs `--offline`: no network in tests). */
@@ -32,6 +50,8 @@ const AGENT_DEPS = { '@x402/fetch': '2.27.0', '@x402/evm': '2.27.0', viem: '2.57
 let dir: string;
 let project: string;
 let node: NodeProc;
+let anvil: Anvil;
+let facilitator: TestFacilitator;
 let wallet: string;
 let packageBytes: number;
 
@@ -42,7 +62,22 @@ function run(file: string, args: string[], cwd: string, timeout: number, env: Re
   });
 }
 
-const npm = (args: string[], cwd: string) => run('npm', [...args, '--no-audit', '--no-fund', '--offline', '--ignore-scripts', '--loglevel=error'], cwd, INSTALL_TIMEOUT_MS);
+/** What fills npm's cache with every package these installs take, run in the repository. */
+const FILL_NPM_CACHE = `cd ${ROOT.replace(/\/+$/, '')} && npm ci && npm ci --prefix reference`;
+
+/** `npm <args> --offline`; a package missing from npm's cache fails with what to run. */
+async function npm(args: string[], cwd: string): Promise<string> {
+  try {
+    return await run('npm', [...args, '--no-audit', '--no-fund', '--offline', '--ignore-scripts', '--loglevel=error'], cwd, INSTALL_TIMEOUT_MS);
+  } catch (e) {
+    const msg = (e as Error).message;
+    if (!/ENOTCACHED|ETARGET|only-if-cached/.test(msg)) throw e;
+    throw new Error(
+      `npm's cache lacks packages this test installs offline (the agent package's dependencies and ${Object.entries(AGENT_DEPS).map(([n, v]) => `${n}@${v}`).join(', ')}). ` +
+        `The repository's and reference/'s installs put them there; run:\n\n    ${FILL_NPM_CACHE}\n\nthen run this test again (it does not skip without them).\n\n${msg}`,
+    );
+  }
+}
 
 /** Bytes of the files under `p`. */
 function sizeOf(p: string): number {
@@ -88,13 +123,37 @@ switch (process.argv[2]) {
     const { registerExactEvmScheme } = await import('@x402/evm/exact/client');
     const { privateKeyToAccount } = await import('viem/accounts');
     const client = new x402Client();
-    registerExactEvmScheme(client, { signer: privateKeyToAccount('0x' + '42'.repeat(32)) });
+    registerExactEvmScheme(client, { signer: privateKeyToAccount(process.env.EVM_KEY) });
     registerNativeScheme(client, { agent, maxPriceBase: 1_000_000n });
     client.registerPolicy(preferRail('native'));
     const paidFetch = wrapFetchWithPayment(fetch, client);
     const res = await paidFetch(nodeUrl + '/api/x402/native-world-clock', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request: 'Asia/Tokyo' }) });
     const header = res.headers.get('PAYMENT-RESPONSE');
     out({ address, status: res.status, body: await res.json(), paymentResponse: header ? decodePaymentResponseHeader(header) : null });
+    break;
+  }
+  case 'x402-fetch-usdc': {
+    // The same client, the agent's policy choosing the USDC rail: (1) native preferred, but its
+    // price (0.002 NATIVE = 200000 base units) above the native scheme's maxPriceBase, whose spend
+    // cap drops the native option; (2) preferRail('usdc') with the native option affordable.
+    const { wrapFetchWithPayment, x402Client, decodePaymentResponseHeader } = await import('@x402/fetch');
+    const { registerExactEvmScheme } = await import('@x402/evm/exact/client');
+    const { privateKeyToAccount } = await import('viem/accounts');
+    const signer = privateKeyToAccount(process.env.EVM_KEY);
+    const nativeAccount = async () => (await (await fetch(nodeUrl + '/api/v1/account/' + address)).json()).pendingNonce;
+    const nativeNonceBefore = await nativeAccount();
+    const calls = [];
+    for (const [policy, maxPriceBase, rail, request] of [['native above maxPriceBase', 100_000n, 'native', 'Asia/Tokyo'], ['preferRail usdc', 1_000_000n, 'usdc', 'Europe/Rome']]) {
+      const client = new x402Client();
+      registerExactEvmScheme(client, { signer });
+      registerNativeScheme(client, { agent, maxPriceBase });
+      client.registerPolicy(preferRail(rail));
+      const paidFetch = wrapFetchWithPayment(fetch, client);
+      const res = await paidFetch(nodeUrl + '/api/x402/native-world-clock', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request }) });
+      const header = res.headers.get('PAYMENT-RESPONSE');
+      calls.push({ policy, request, status: res.status, body: await res.json(), paymentResponse: header ? decodePaymentResponseHeader(header) : null });
+    }
+    out({ address, evmAddress: signer.address, calls, nativeNonceBefore, nativeNonceAfter: await nativeAccount() });
     break;
   }
   case 'mcp': {
@@ -114,7 +173,7 @@ switch (process.argv[2]) {
 
 /** Runs one case of the agent's program in the installed project; its last stdout line, parsed. */
 async function agentCase(name: string): Promise<Record<string, any>> {
-  const stdout = await run(process.execPath, ['agent.mjs', name], project, 120_000, { NODE_URL: node.url, WALLET: wallet, VECTOR });
+  const stdout = await run(process.execPath, ['agent.mjs', name], project, 120_000, { NODE_URL: node.url, WALLET: wallet, VECTOR, EVM_KEY });
   return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, any>;
 }
 
@@ -124,10 +183,19 @@ async function getJson(path: string): Promise<{ status: number; json: Record<str
 }
 
 beforeAll(async () => {
+  // The test facilitator checks USDC payments with reference/'s viem: required here, not skipped.
+  if (!referenceViem.ok) throw new Error(`the USDC case needs reference/ installed; run:\n\n    ${FILL_NPM_CACHE}\n\n${referenceViem.reason}`);
   dir = mkdtempSync(join(tmpdir(), 'native-agent-pkg-'));
   const data = join(dir, 'data');
+  // The USDC rail as the other USDC tests run it: the facilitator settles on anvil (an EIP-3009 stand-in at the USDC address).
+  anvil = await startAnvil(8453);
+  await anvil.rpc('anvil_setCode', [USDC, EIP3009_STUB_CODE]);
+  facilitator = await startTestFacilitator({ submit: (auth) => useAuthorization(anvil, USDC, auth.from as Address, auth.nonce as Hex, { to: auth.to, value: auth.value }) });
   // The node starts while the package is packed and installed.
-  const started = startNode(['--dev', '--data-dir', data, '--http-port', '0', '--block-time', '1', '--no-stratum', '--usdc-pay-to', USDC_PAY_TO, '--facilitator-url', 'http://127.0.0.1:9'], { cwd: dir });
+  const started = startNode(
+    ['--dev', '--data-dir', data, '--http-port', '0', '--block-time', '1', '--no-stratum', '--usdc-pay-to', NODE_PAY_TO, '--facilitator-url', facilitator.url, '--facilitator-timeout', '5000', '--base-rpc-url', anvil.url],
+    { cwd: dir },
+  );
   try {
     const packed = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', dir, '--loglevel=error'], join(ROOT, 'packages', 'agent'), 120_000)) as { filename: string }[];
     const tarball = join(dir, packed[0].filename);
@@ -151,6 +219,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (node) await stopProcess(node);
+  await facilitator?.stop();
+  await anvil?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -182,6 +252,28 @@ describe('the agent package, installed from its tarball', () => {
     expect(r.paymentResponse).toMatchObject({ success: true, transaction: r.body.receipt.txId, payer: r.address });
     const tx = await getJson(`/api/v1/tx/${r.body.receipt.txId}`);
     expect(tx.json).toMatchObject({ type: 'agent_invoke', status: 'mined' });
+  }, 150_000);
+
+  test("@x402/fetch pays the USDC rail when the agent's policy picks it: native above maxPriceBase, or preferRail('usdc')", async () => {
+    facilitator.reset();
+    const r = await agentCase('x402-fetch-usdc');
+    expect(r.calls.map((c: Record<string, any>) => c.policy)).toEqual(['native above maxPriceBase', 'preferRail usdc']);
+    for (const c of r.calls as Record<string, any>[]) {
+      expect({ policy: c.policy, status: c.status }).toEqual({ policy: c.policy, status: 200 });
+      expect(c.paymentResponse).toMatchObject({ success: true, network: 'eip155:8453', payer: r.evmAddress });
+      expect(c.body).toMatchObject({ paid: true, result: { timezone: c.request }, receipt: { serviceId: 'native-world-clock', caller: r.evmAddress, txId: c.paymentResponse.transaction } });
+      // Settled on anvil: the transfer of the price to the node's payee, mined.
+      const receipt = await anvil.rpc<{ status: string; logs: { address: string }[] } | null>('eth_getTransactionReceipt', [c.paymentResponse.transaction]);
+      expect(receipt).toMatchObject({ status: '0x1' });
+      expect(receipt!.logs.every((l) => l.address.toLowerCase() === USDC.toLowerCase())).toBe(true);
+    }
+    expect(facilitator.calls.settled.map((s) => ({ payer: s.payer.toLowerCase(), value: s.value, transaction: s.transaction }))).toEqual(
+      (r.calls as Record<string, any>[]).map((c) => ({ payer: r.evmAddress.toLowerCase(), value: USDC_PRICE_ATOMIC, transaction: c.paymentResponse.transaction })),
+    );
+    expect(facilitator.calls.lastSettle).toMatchObject({ x402Version: 2, paymentRequirements: { network: 'eip155:8453', amount: USDC_PRICE_ATOMIC, payTo: NODE_PAY_TO } });
+    // Nothing paid natively: the agent's native account sent nothing.
+    expect(r.nativeNonceBefore).toEqual(expect.anything());
+    expect(r.nativeNonceAfter).toEqual(r.nativeNonceBefore);
   }, 150_000);
 
   test('the official MCP client pays a paid tool natively (callPaidTool)', async () => {
