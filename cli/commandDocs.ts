@@ -203,7 +203,7 @@ export const COMMAND_DOCS: Readonly<Record<string, CommandDoc>> = {
       grant: { value: 'role', description: 'grant this role the privileges a running node needs (operator’s guide, Fleet mode, Database roles)', default: 'no grant' },
     },
   },
-  'ledger gap': { group: 'data', args: '', summary: 'Lists the stretches of chain the payment ledger never judged, or has the node refund or forget them (node stopped).', example: 'npx native-node ledger gap --dev', flags: { 'data-dir': STOPPED_NODE_DATA_DIR } },
+  'ledger gap': { group: 'data', args: '', summary: 'Lists the stretches of chain the payment ledger never judged, or has the node refund or forget them (node stopped; a fleet\'s PostgreSQL ledger, --ledger: with the nodes running).', example: 'npx native-node ledger gap --dev', flags: { 'data-dir': STOPPED_NODE_DATA_DIR } },
   'usdc-payments': { group: 'data', args: '', summary: "Lists the ledger's USDC payments (node stopped).", example: 'npx native-node usdc-payments --dev --status settled', flags: { 'data-dir': STOPPED_NODE_DATA_DIR } },
 };
 
