@@ -250,11 +250,14 @@ export class Mempool extends EventEmitter implements MempoolReader {
     // A transaction already pending is refused as a duplicate without a signature check.
     if (this.has(id)) return undefined;
     const sender = toHex(tx.from);
+    let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? this.pools.pendingKey(sender);
+    // A sender with ready transactions here had the funds for them when they were admitted: its
+    // next check starts without reading its account again (an agent's payments in a row).
+    if (pub && this.pools.senders.get(sender)?.ready.size) return abandon?.() ? undefined : this.verifySoon({ id, pub, msg: pre.sighash(), sig: tx.signature });
     // Funds before the signature (as in addNow): a sender whose confirmed balance does not cover
     // this fee is refused by the admission without a check, so none is started for it here.
     const account = await this.chain.getAccount(tx.from);
     if (account.balance < tx.fee) return undefined;
-    let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? this.pools.pendingKey(sender);
     if (!pub) {
       pub = account.publicKey;
       if (pub) this.rememberKey(sender, pub);
