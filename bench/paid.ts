@@ -205,6 +205,7 @@ export async function run(args: string[]): Promise<void> {
       'usdc-connections': { type: 'string' },
       'cpu-prof': { type: 'string' },
       'node-arg': { type: 'string', multiple: true },
+      pipeline: { type: 'boolean' },
     },
     strict: true,
   });
@@ -236,7 +237,7 @@ export async function run(args: string[]): Promise<void> {
 
   console.log(`paid-call benchmark: ${availableParallelism()} cores, Node ${process.version}, ${new Date().toISOString()}`);
   console.log(`load average before: ${load()}`);
-  const loadText = offeredRate ? `open loop, ${offeredRate} calls/s offered over ${agentCount} agents` : `${agentCount} agents × ${inflight} calls in flight`;
+  const loadText = (offeredRate ? `open loop, ${offeredRate} calls/s offered over ${agentCount} agents` : `${agentCount} agents × ${inflight} calls in flight`) + (values.pipeline ? ", payments pipelined (each sent once the agent's previous one was sent)" : "");
   console.log(`${loadText}, ${seconds} s (first ${warmup} s not counted), settle ?wait=${waitSeconds}, ${presign} payments signed ahead per agent`);
   console.log(blockTime ? `blocks: interval mining, --block-time ${blockTime} (no hashing)` : 'blocks: the free-running proof-of-work miner (one thread)');
   const dir = await mkdtemp(join(tmpdir(), 'native-bench-paid-'));
@@ -266,7 +267,7 @@ export async function run(args: string[]): Promise<void> {
     const agents: Agent[] = keys.map((kp, i) => {
       const payments: Signed[] = [];
       for (let n = 0; n <= presign; n++) payments.push(signPayment(sign, kp, terms, BigInt(n), ZONES[(i + n) % ZONES.length]));
-      return { key: kp, address: encodeAddress(kp.address, TESTNET_HRP), payments, next: 0, submitted: Promise.resolve() };
+      return { key: kp, address: encodeAddress(kp.address, TESTNET_HRP), payments, next: 0, submitted: Promise.resolve(), pipeline: values.pipeline === true };
     });
     const signS = (performance.now() - tSign) / 1000;
     const totalSigned = agentCount * (presign + 1);

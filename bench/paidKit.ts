@@ -171,6 +171,8 @@ export interface Agent {
   readonly payments: Signed[];
   next: number;
   submitted: Promise<unknown>;
+  /** Sends its next payment once the previous one was sent, not answered (`--pipeline`): the node's queue of future nonces puts them back in order. */
+  pipeline?: boolean;
   /** Why the agent stopped: a payment of its was not accepted, so its later nonces can never be mined. */
   stopped?: string;
 }
@@ -225,11 +227,15 @@ export async function paidCall(url: string, agent: Agent, p: Signed, terms: Term
     },
     (e: Error) => `bench_quote_failed: ${e.message.slice(0, 60)}`,
   );
-  // Submissions of one agent go in nonce order: this one after the previous one was answered.
+  // Submissions of one agent go in nonce order: this one after the previous one was answered
+  // (pipelined: after it was sent).
+  let sent = (): void => undefined;
+  const sending = new Promise<void>((res) => (sent = res));
   const submit = agent.submitted.then(async () => {
     const bad = agent.stopped ? 'bench_agent_stopped' : await quoted;
     if (bad) return bad;
     r.submitAt = performance.now();
+    setImmediate(sent); // the POST below is written to its socket by then
     // A payment whose answer was lost (timeout) may have been accepted: the same bytes go again,
     // as the SDK does; mempool_duplicate (in the mempool) and, after a lost answer, tx_bad_nonce
     // (this very nonce was mined meanwhile) mean it was accepted. Then settle finds it or says not.
@@ -248,7 +254,8 @@ export async function paidCall(url: string, agent: Agent, p: Signed, terms: Term
       return `tx: ${code}`;
     }
   }).catch((e: Error) => `tx: ${e.message.slice(0, 60)}`);
-  agent.submitted = submit;
+  void submit.finally(sent);
+  agent.submitted = agent.pipeline ? sending : submit;
   const refused = await submit;
   if (refused) {
     // This nonce is not in the mempool: the agent's later payments would wait behind the gap forever.
