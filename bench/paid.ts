@@ -61,6 +61,7 @@
  *
  * Options: --seconds N (60), --warmup N (10), --agents N (64), --inflight N per agent (32),
  * --rate N total calls/s (open loop; default: the closed loop), --block-time S (interval mining),
+ * --pipeline (each agent sends its next payment once the previous one was sent, not answered),
  * --wait N settle long-poll seconds (10), --presign N payments per agent (default: enough for
  * 600 calls/s), --usdc-seconds N (20; 0 skips), --usdc-connections N (64), --cpu-prof DIR
  * (writes the node's V8 CPU profile there and prints the counted window's main-thread time by part:
