@@ -70,10 +70,10 @@
  * `ledger gap --refund`'s refund of a payment the lost ledger refunded or paid out; the gap ended
  * at the finding node's own last height, which may lag the others'; a node that wrote no payment
  * since the backup did not find the restore and, started first, refunded by the window what the
- * others had served. Not fixed, so not exercised: a USDC call's payout owed at the backup and sent
- * after it is sent again by the restored ledger (round 2 sells no USDC provider call and the
- * backup waits until none is owed unsent; the operator's guide says so). The report line says
- * what a run exercised.
+ * others had served. Then a USDC call's payout owed at the backup and sent after it was sent
+ * again by the restored ledger; now found on the chain instead (test/x402/payouts.test.ts and
+ * fleetPayouts.test.ts cover it), not exercised here: round 2 sells no USDC provider call and the
+ * backup waits until none is owed unsent. The report line says what a run exercised.
  *
  * Budget: under 150 s on a 2-core machine: measured 48–61 s per run (jest's wall time, set-up
  * 9–11 s, test body 35–45 s) at load 1–4. The set-up hook allows 120 s, the test 420 s (the drain
@@ -585,8 +585,8 @@ type UsdcAction = 'uClock' | 'uReplay' | 'uConcurrent' | 'uProvider' | 'uProvide
 const USDC_MIX: readonly UsdcAction[] = ['uClock', 'uReplay', 'uConcurrent', 'uProvider', 'uProvider', 'uProviderFail'];
 /**
  * Round 2 (the backup) sells no USDC provider call, and the backup waits until no USDC call's payout is owed unsent:
- * a restore pays such a payout again when it was sent after the backup (a plain transfer names no payment, so the
- * restored ledger cannot tell it was paid; the operator's guide says so).
+ * a USDC call's payout owed at the backup and sent after it is found on the chain by the restored ledger's signer
+ * (x402/providers/payouts.ts), tested apart (test/x402/payouts.test.ts, fleetPayouts.test.ts), not by this run.
  */
 const USDC_MIX_BACKUP: readonly UsdcAction[] = ['uClock', 'uReplay', 'uConcurrent'];
 

@@ -7,7 +7,9 @@
  * (`adoptOwed`), and a holder that takes over neither forgets a payout nor signs one twice: what
  * its predecessor got mined is marked paid, what it signed and lost goes again as the same bytes.
  * A signer that reloads its open payouts while a settle is owing one (a lease taken over during
- * traffic) keeps one record of it and signs one transaction.
+ * traffic) keeps one record of it and signs one transaction. The database restored from a backup
+ * taken while a USDC call's payout was owed, after its transfer was mined: the holder finds the
+ * transfer on the chain and marks the payout paid instead of signing another.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -21,6 +23,7 @@ import { COIN } from '../../consensus/params.js';
 import { encodeTx, txId, TxType } from '../../consensus/tx.js';
 import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { PgLedger } from '../../x402/ledger/pgLedger.js';
+import { GAPS_MARK, type LedgerGap } from '../../x402/ledger/restore.js';
 import { PayoutManager } from '../../x402/providers/payouts.js';
 import { pgPayoutStore } from '../../x402/providers/pgPayoutStore.js';
 import { requestCommitment } from '../../x402/core/wire.js';
@@ -190,6 +193,57 @@ describe('payouts shared by a fleet', () => {
     } finally {
       manager.stop();
       await manager.idle();
+      pool.stop();
+      await db.close();
+      await ledger.close();
+      await chain.close();
+    }
+  }, 60_000);
+
+  test('the database restored from a backup taken while a USDC payout was owed, mined since: marked paid from the chain, one transfer', async () => {
+    const url = await postgres.server.createDatabase('fleet_payouts_restore');
+    const dir = await tmpDir();
+    const verifier = new CountingVerifier();
+    const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
+    const ledger = await PgLedger.open(url, { nodeId: 'n-a' });
+    const pool = createMempool(chain, verifier, params);
+    pool.start();
+    const db = new Level<string, string>(join(dir, 'providers'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    const store = pgPayoutStore((t, v) => ledger.query(t, v));
+    const manager = () => new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 60_000, store });
+    let m = manager();
+    try {
+      const id = `usdc:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a:0x${'5'.repeat(64)}`;
+      const commitment = requestCommitment({ sellerId: ledger.sellerId, serviceId: SERVICE, request: 'hi', salt: '22'.repeat(32) });
+      await ledger.claim({ id, rail: 'usdc', serviceId: SERVICE, requestHash: commitment, caller: 'payer', amount: '5000' });
+      await ledger.settle(id, 'HI', { txId: id });
+      // Owed by a node without the lease; the backup holds this row.
+      await m.oweLater(id, SERVICE, 1_000_000n, 'usdc');
+      const backup = (await ledger.query<{ entry: string }>(`SELECT entry::text AS entry FROM provider_payouts WHERE payment_id = $1`, [id])).rows[0]!.entry;
+      expect(JSON.parse(backup)).toMatchObject({ status: 'owed' });
+      await m.start();
+      await m.idle();
+      await mineFromPool(chain, pool, miner.address);
+      await m.idle();
+      const paid = await store.get(id);
+      expect(paid).toMatchObject({ status: 'paid' });
+      m.stop();
+      await m.idle();
+      // The restore: the row as backed up, and the gap the first node to start records (x402/ledger/restore.ts).
+      await ledger.query(`UPDATE provider_payouts SET status = 'owed', entry = $2::jsonb WHERE payment_id = $1`, [id, backup]);
+      const gap: LedgerGap = { from: 1, to: chain.tip.height, foundAt: Date.now(), cause: 'ledger_restored', countedTo: 0 };
+      await ledger.putMark(GAPS_MARK, [gap]);
+      m = manager();
+      await m.start();
+      await m.idle();
+      expect(pool.count).toBe(0);
+      expect(await store.get(id)).toMatchObject({ status: 'paid', txId: paid!.txId });
+      await mineFromPool(chain, pool, miner.address);
+      expect((await chain.getAccount(provider.address)).balance).toBe(SHARE);
+      expect((await chain.getAccount(payee.address)).nonce).toBe(1n);
+    } finally {
+      m.stop();
+      await m.idle();
       pool.stop();
       await db.close();
       await ledger.close();

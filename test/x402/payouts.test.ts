@@ -5,6 +5,9 @@
  * payout is refused by consensus and cancelled. A USDC call's payout is a plain transfer of the
  * NATIVE share, written ahead: lost from the mempool it is sent again as the same bytes; its
  * nonce taken by another payee tx, a new one is signed; paid once across restarts either way.
+ * Restored from a snapshot taken while it was owed (the ledger's gap mark says so), a USDC payout
+ * whose transfer was mined since is found on the chain and marked paid; one still in the mempool
+ * holds it until mined: one transfer either way.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -20,6 +23,7 @@ import { TxType } from '../../consensus/tx.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { submitPayeeTx } from '../../x402/native/payeeTx.js';
 import { openLedger } from '../../x402/ledger/open.js';
+import { GAPS_MARK, type LedgerGap } from '../../x402/ledger/restore.js';
 import { PayoutManager, splitPayout } from '../../x402/providers/payouts.js';
 import { RefundManager } from '../../x402/native/refunds.js';
 import { requestCommitment } from '../../x402/core/wire.js';
@@ -210,6 +214,79 @@ describe('payout manager', () => {
     await payouts.idle();
     expect(JSON.parse((await db.get(`o:${id}`))!)).toMatchObject({ txId, status: 'paid' });
     expect((await chain.getAccount(provider.address)).balance).toBe(950_000n);
+    payouts.stop();
+    await payouts.idle();
+    await closeEnv(env);
+  }, 60_000);
+
+  test('a USDC payout owed in a restored snapshot and paid since: found on the chain (or held while its transfer waits in the mempool), never signed again', async () => {
+    const env = await openEnv();
+    const { chain, pool, ledger, db } = env;
+    const usdc = (n: number) => `usdc:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a:0x${n.toString(16).padStart(64, 'e')}`;
+    const [a, b] = [usdc(1), usdc(2)];
+    const manager = () => new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 60_000 });
+    const entry = async (id: string) => JSON.parse((await db.get(`o:${id}`))!) as { status: string; txId?: string; raw?: string };
+    const settle = async (id: string) => {
+      await ledger.claim({ id, rail: 'usdc', serviceId: 'echo-bot-upper', requestHash: 'x', caller: '0x19E7E376E7C213B7E7e7e46cc70A5dD086DAff2A', amount: '5000' });
+      await ledger.settle(id, 'HI', { txId: `0x${'ef'.repeat(32)}` });
+      // Owed and not sent yet (a fleet node without the lease): the snapshot is taken now.
+      await manager().oweLater(id, 'echo-bot-upper', 1_000_000n, 'usdc');
+      const snapshot = (await db.get(`o:${id}`))!;
+      expect(JSON.parse(snapshot)).toMatchObject({ status: 'owed' });
+      return snapshot;
+    };
+    const restore = async (id: string, snapshot: string) => {
+      await db.put(`o:${id}`, snapshot);
+      const gaps = (await ledger.getMark<LedgerGap[]>(GAPS_MARK)) ?? [];
+      if (gaps.length === 0) await ledger.putMark(GAPS_MARK, [{ from: 1, to: chain.tip.height, foundAt: Date.now(), cause: 'ledger_restored', countedTo: 0 }]);
+    };
+    // A: owed at the snapshot, sent and mined after it.
+    const snapA = await settle(a);
+    let payouts = manager();
+    await payouts.start();
+    await payouts.idle();
+    const sentA = (await entry(a)).txId!;
+    expect(pool.has(sentA)).toBe(true);
+    await mineFromPool(chain, pool, miner.address);
+    await payouts.idle();
+    expect(await entry(a)).toMatchObject({ status: 'paid', txId: sentA });
+    payouts.stop();
+    await payouts.idle();
+    // The store (with the ledger) restored from the snapshot: A is owed again. The chain holds its transfer: paid, nothing signed.
+    await restore(a, snapA);
+    payouts = manager();
+    await payouts.start();
+    await payouts.idle();
+    expect(pool.count).toBe(0);
+    expect(await entry(a)).toMatchObject({ status: 'paid', txId: sentA });
+    expect(payouts.pendingIds()).toEqual([]);
+    payouts.stop();
+    await payouts.idle();
+    // B: owed at its snapshot, sent after it, still in the mempool when the snapshot comes back: held, not signed again.
+    const snapB = await settle(b);
+    payouts = manager();
+    await payouts.start();
+    await payouts.idle();
+    const sentB = (await entry(b)).txId!;
+    expect(pool.has(sentB)).toBe(true);
+    payouts.stop();
+    await payouts.idle();
+    await restore(b, snapB);
+    payouts = manager();
+    await payouts.start();
+    await payouts.idle();
+    expect(pool.count).toBe(1);
+    expect(await entry(b)).toMatchObject({ status: 'owed' });
+    expect(payouts.pendingIds()).toEqual([b]);
+    // Mined: the next check finds it on the chain (A's transfer, of the same amount, is named by A's record).
+    await mineFromPool(chain, pool, miner.address);
+    await payouts.idle();
+    expect(await entry(b)).toMatchObject({ status: 'paid', txId: sentB });
+    expect(payouts.pendingIds()).toEqual([]);
+    await mineFromPool(chain, pool, miner.address);
+    expect(pool.count).toBe(0);
+    // One transfer per call.
+    expect((await chain.getAccount(provider.address)).balance).toBe(2n * 950_000n);
     payouts.stop();
     await payouts.idle();
     await closeEnv(env);

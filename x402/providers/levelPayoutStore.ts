@@ -34,5 +34,11 @@ export function levelPayoutStore(db: Level<string, string>): PayoutStore {
       return true;
     },
     put,
+    async namedTxIds(txIds) {
+      const wanted = new Set(txIds);
+      const named = new Set<string>();
+      for await (const e of all()) if (e.txId !== undefined && wanted.has(e.txId)) named.add(e.txId);
+      return named;
+    },
   };
 }

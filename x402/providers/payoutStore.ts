@@ -23,6 +23,8 @@ export interface PayoutEntry {
   txId?: string;
   /** Hex bytes of the signed payout, stored before it was submitted (re-sent as is while its nonce is unused). */
   raw?: string;
+  /** The tip's height when it was owed: a USDC payout's transfer is at or above it (x402/providers/payouts.ts, after a restore). */
+  readonly owedHeight?: number;
 }
 
 /** Where payout records live (see module comment). */
@@ -36,4 +38,6 @@ export interface PayoutStore {
   create(entry: PayoutEntry): Promise<boolean>;
   /** Rewrites a record. */
   put(entry: PayoutEntry): Promise<void>;
+  /** Which of `txIds` some record names as its transaction (read only after a restore: a whole-store read). */
+  namedTxIds(txIds: readonly string[]): Promise<Set<string>>;
 }

@@ -13,6 +13,14 @@
  * transfer's bytes are stored before it leaves (write-ahead) and only those bytes are sent again
  * while their nonce is unused; a new transfer is signed only once the payee's nonce has moved
  * past the stored one and the stored transfer is not on the chain (it never can be then).
+ * A store restored from a backup (the ledger holds a gap, x402/ledger/restore.ts) may have
+ * forgotten a transfer signed after the backup: before signing one then, the provider's account
+ * history is read from the height the payout was owed at (`owedHeight`; the claim's time for older
+ * records), and a payee → provider transfer of exactly its amount that no payout record names is
+ * taken as this payout's (marked paid, nothing signed: the provider is owed a count of such
+ * transfers, whichever payment each was signed for); one waiting in the mempool, or a chain
+ * without account history, holds the payout (logged, re-checked on every tip), never signing a
+ * second. Without a gap nothing of this runs.
  *
  * Native payouts are stored before they leave too (write-ahead): a signer that takes over re-sends
  * the very payout the previous one signed while its nonce is unused, instead of signing a second.
@@ -34,7 +42,7 @@
  */
 import type { Level } from 'level';
 import { tryDecodeAddress } from '../../consensus/address.js';
-import { fromHex, toHex } from '../../consensus/hash.js';
+import { bytesEqual, fromHex, toHex } from '../../consensus/hash.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { getPayout, payoutKey } from '../../consensus/registryState.js';
@@ -42,8 +50,10 @@ import { TxType } from '../../consensus/tx.js';
 import { providerPayout } from '../../consensus/txTypes/providerPayout.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
+import { NATIVE } from '../../consensus/ledger.js';
 import { silentLogger, type Logger } from '../../chain/types.js';
 import type { PaymentRecord, SettlementLedger } from '../ledger/ledger.js';
+import { readGaps } from '../ledger/restore.js';
 import { decorateCall, type PaidCallCore } from '../core/paidCall.js';
 import { resubmitPayeeTx, submitPayeeTx } from '../native/payeeTx.js';
 import type { PayeeNonces } from '../native/payeeNonces.js';
@@ -77,6 +87,17 @@ export interface PayoutOptions {
   readonly nonces?: PayeeNonces;
 }
 
+/** How long a ledger found without gaps is taken as such before the marks are read again, ms (a found gap is kept: a restore stays a fact). */
+const GAPS_RECHECK_MS = 2_000;
+/** Blocks below a USDC payout's `owedHeight` still searched for its transfer (a fleet node owing it on a chain a little ahead). */
+const OWED_HEIGHT_MARGIN = 10;
+/** Seconds before a USDC payment's claim still searched for its payout's transfer when its record has no `owedHeight` (block times may run early). */
+const CLAIM_TIME_MARGIN_S = 7_200;
+/** Rows per page of the provider's account history read after a restore. */
+const HISTORY_PAGE = 500;
+/** Transaction ids of payout records this manager wrote or read, kept to spare a whole-store read after a restore (the oldest dropped first). */
+const KNOWN_TX_IDS = 10_000;
+
 /** The purpose of a payment's payout in the payee's nonce allocator (x402/native/payeeNonces.ts). */
 export const payoutPurpose = (paymentId: string): string => `payout:${paymentId.toLowerCase()}`;
 
@@ -107,6 +128,14 @@ export class PayoutManager {
   }
 
   private readonly nonces: PayeeNonces | undefined;
+  /** The ledger holds a gap (restored from a backup, or new on an old chain): kept once found. */
+  private restored = false;
+  /** When the ledger's gaps were last read without finding one, Unix ms. */
+  private gapsReadAt = 0;
+  /** USDC payouts held after a restore (logged once each). */
+  private readonly held = new Set<string>();
+  /** Ids of transactions a payout record named since `resume()` (see `KNOWN_TX_IDS`). */
+  private readonly knownTx = new Set<string>();
   /** `resume()` ran since the last `stop()`: `start()` does not load again. */
   private resumed = false;
 
@@ -141,6 +170,7 @@ export class PayoutManager {
     let n = 0;
     for (const e of entries) {
       if (this.open.has(e.invokeId) || this.owing.has(e.invokeId)) continue;
+      if (e.txId) this.know(e.txId);
       this.open.set(e.invokeId, e);
       n++;
     }
@@ -171,6 +201,7 @@ export class PayoutManager {
   stop(): void {
     this.follower.stop();
     this.open.clear();
+    this.knownTx.clear();
     this.resumed = false;
   }
 
@@ -215,7 +246,16 @@ export class PayoutManager {
     if (!to) return undefined;
     const split = splitPayout(amount, this.params.providers.nodeFeeBps);
     // A price the fee takes whole: nothing to send.
-    const entry: PayoutEntry = { invokeId: id, ...(rail === 'usdc' ? { rail } : {}), serviceId, to, amount: split.provider.toString(), fee: split.fee.toString(), status: split.provider === 0n ? 'paid' : 'owed' };
+    const entry: PayoutEntry = {
+      invokeId: id,
+      ...(rail === 'usdc' ? { rail } : {}),
+      serviceId,
+      to,
+      amount: split.provider.toString(),
+      fee: split.fee.toString(),
+      status: split.provider === 0n ? 'paid' : 'owed',
+      ...(rail === 'usdc' ? { owedHeight: this.chain.tip.height } : {}),
+    };
     return (await this.store.create(entry)) ? entry : undefined;
   }
 
@@ -250,8 +290,27 @@ export class PayoutManager {
         entry.raw = toHex(bytes);
         entry.status = 'submitted';
         await this.save(entry);
+        this.know(id);
       };
       if (entry.rail === 'usdc') {
+        // After a restore the store may have forgotten a transfer already made: found on the chain, it is this payout's.
+        if (await this.restoredLedger()) {
+          const found = await this.unrecordedTransfer(entry, to);
+          if (found !== undefined && found.txId !== undefined) {
+            entry.txId = found.txId;
+            delete entry.raw;
+            this.held.delete(entry.invokeId);
+            this.log.warn({ payment: entry.invokeId, payoutTxId: found.txId, to: entry.to, amount: entry.amount }, 'provider payout (usdc call) found on the chain though the restored ledger did not record it: marked paid, not signed again');
+            await this.markPaid(entry);
+            return;
+          }
+          if (found !== undefined) {
+            if (!this.held.has(entry.invokeId)) this.log.warn({ payment: entry.invokeId, to: entry.to, amount: entry.amount, reason: found.hold }, 'provider payout (usdc call) held after a ledger restore: it may have been paid already; check the payee\'s transfers to this provider');
+            this.held.add(entry.invokeId);
+            return;
+          }
+          this.held.delete(entry.invokeId);
+        }
         const payload = transfer.encodePayload({ to, amount: BigInt(entry.amount) });
         await submitPayeeTx(this.chain, this.mempool, this.payee, this.params, TxType.transfer, payload, writeAhead, { purpose: payoutPurpose(entry.invokeId), nonces: this.nonces });
         this.log.info({ payment: entry.invokeId, payoutTxId: entry.txId, amount: entry.amount, to: entry.to }, 'provider payout (usdc call) submitted');
@@ -308,7 +367,72 @@ export class PayoutManager {
     return true;
   }
 
+  /** Whether the ledger holds a gap (x402/ledger/restore.ts): restored from a backup, the payout store may be behind the chain. */
+  private async restoredLedger(): Promise<boolean> {
+    if (this.restored) return true;
+    if (Date.now() - this.gapsReadAt < GAPS_RECHECK_MS) return false;
+    this.restored = (await readGaps(this.ledger)).length > 0;
+    this.gapsReadAt = Date.now();
+    return this.restored;
+  }
+
+  /**
+   * A USDC payout about to be signed on a restored ledger: a payee → provider transfer of exactly
+   * its amount, mined at or after the height it was owed at (its claim's time for records without
+   * one), that no payout record names, was signed by the lost ledger's payouts: answers its id (the
+   * payout is paid). `hold` when that cannot be told (no account history on this chain, no
+   * start for the search, or such a transfer waiting in the mempool); undefined: none, sign.
+   */
+  private async unrecordedTransfer(entry: PayoutEntry, to: Uint8Array): Promise<{ txId?: string; hold?: string } | undefined> {
+    const economy = this.chain.economy;
+    if (!economy) return { hold: 'no account history on this chain' };
+    let fromHeight: number | undefined;
+    let fromTime: number | undefined;
+    if (entry.owedHeight !== undefined) fromHeight = Math.max(0, entry.owedHeight - OWED_HEIGHT_MARGIN);
+    else {
+      const rec = await this.ledger.get(entry.invokeId);
+      if (!rec) return { hold: 'no ledger record to date the payment' };
+      fromTime = Math.floor(rec.claimedAt / 1000) - CLAIM_TIME_MARGIN_S;
+    }
+    const payeeHex = toHex(this.payee.address);
+    const mined: string[] = [];
+    let before: string | undefined;
+    scan: for (;;) {
+      const rows = await economy.history(to, { before, limit: HISTORY_PAGE });
+      for (const r of rows) {
+        if ((fromHeight !== undefined && Number(r.height) < fromHeight) || (fromTime !== undefined && Number(r.time) < fromTime)) break scan;
+        if (r.kind === 'transfer_in' && r.asset === NATIVE && r.counterparty === payeeHex && r.amount === entry.amount) mined.push(String(r.tx));
+      }
+      if (rows.length < HISTORY_PAGE) break;
+      before = String(rows[rows.length - 1]!.cursor);
+    }
+    const amount = BigInt(entry.amount);
+    const pending: string[] = [];
+    for (const e of this.mempool.list()) {
+      if (e.tx.type !== TxType.transfer || !bytesEqual(e.tx.from, this.payee.address)) continue;
+      const p = transfer.decodePayload(e.tx.payload);
+      if (p.amount === amount && bytesEqual(p.to, to)) pending.push(e.id);
+    }
+    // The store is read only for transactions this manager has not seen named (a whole-store read).
+    const unknown = [...mined, ...pending].filter((id) => !this.knownTx.has(id));
+    if (unknown.length === 0) return undefined;
+    const named = await this.store.namedTxIds(unknown);
+    for (const id of named) this.know(id);
+    // Oldest first: one transfer per payout, whichever payment it was signed for (the provider is owed a count of them).
+    const free = mined.reverse().find((id) => !this.knownTx.has(id));
+    if (free !== undefined) return { txId: free };
+    if (pending.some((id) => !this.knownTx.has(id))) return { hold: 'a transfer no payout record names is waiting in the mempool' };
+    return undefined;
+  }
+
+  private know(txId: string): void {
+    this.knownTx.delete(txId);
+    this.knownTx.add(txId);
+    if (this.knownTx.size > KNOWN_TX_IDS) this.knownTx.delete(this.knownTx.keys().next().value!);
+  }
+
   private async markPaid(entry: PayoutEntry): Promise<void> {
+    if (entry.txId) this.know(entry.txId);
     entry.status = 'paid';
     await this.save(entry);
     this.open.delete(entry.invokeId);

@@ -37,5 +37,10 @@ export function pgPayoutStore(q: PayoutQuery): PayoutStore {
     async put(e) {
       await q(`UPDATE provider_payouts SET status = $2, entry = $3::jsonb, updated_at = now() WHERE payment_id = $1`, [e.invokeId, e.status, JSON.stringify(e)]);
     },
+    async namedTxIds(txIds) {
+      if (txIds.length === 0) return new Set();
+      const { rows } = await q<{ tx: string }>(`SELECT entry->>'txId' AS tx FROM provider_payouts WHERE entry->>'txId' = ANY($1::text[])`, [[...txIds]]);
+      return new Set(rows.map((r) => r.tx));
+    },
   };
 }
