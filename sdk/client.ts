@@ -299,6 +299,9 @@ export function createAgentClient(opts: AgentClientOptions): AgentClient {
     const txId = isObject(a.json) && typeof a.json.txId === 'string' ? a.json.txId : built.txId;
     if (txId !== built.txId) throw new AgentClientError(AgentErrorCode.BAD_RESPONSE, `the node accepted tx ${txId}, we sent ${built.txId}`);
     nextNonce = nonce + 1n;
+    // A stored payment of ours at this nonce (one whose answer never came and that the node lost)
+    // can no longer be mined beside this one: broadcast again later, it would take this one's place.
+    for (const p of await pending.list()) if (p.nonce === nonce.toString() && p.txId !== txId) await pending.delete(p.txId);
     log.info({ serviceId: q.serviceId, txId, amount: q.amount.toString(), fee: built.fee.toString(), nonce: nonce.toString() }, 'payment sent');
     return { txId, feeBase: built.fee, nonce, salt: q.salt };
   }

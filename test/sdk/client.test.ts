@@ -70,6 +70,8 @@ interface Fake {
   minedOnRefusal?: boolean;
   /** The next `lose` broadcasts are answered 200 and forgotten (a crash before the block, mempool file lost). */
   lose?: number;
+  /** The next `dropBroadcast` broadcasts are forgotten and their connection cut before any answer (a crash mid-request). */
+  dropBroadcast?: number;
   /** Raw hex of every broadcast, lost ones included. */
   broadcasts?: string[];
 }
@@ -184,6 +186,11 @@ async function handle(f: Fake, req: IncomingMessage, res: ServerResponse): Promi
     const tx = decodeTx(bytes);
     const id = toHex(computeTxId(bytes));
     f.broadcasts?.push(String(body.tx));
+    if (f.dropBroadcast) {
+      f.dropBroadcast--;
+      req.socket.destroy();
+      return;
+    }
     if (f.lose) {
       f.lose--;
       return send(res, 200, { txId: id, status: 'accepted' });
@@ -248,6 +255,7 @@ function reset(): void {
     quoteHook: undefined,
     broadcastError: undefined,
     lose: 0,
+    dropBroadcast: 0,
     broadcasts: [],
   });
 }
@@ -645,6 +653,21 @@ describe('payments the node lost (re-broadcast)', () => {
       [second.txId, 1n],
     ]);
     expect((await c.settle(q1, first)).receipt.txId).toBe(first);
+  });
+
+  test('a payment accepted at a nonce forgets the stored one it took the place of (an answer lost with the payment), so it is never broadcast again in its place', async () => {
+    const store = createMemoryPaymentStore();
+    const c = createAgentClient({ nodeUrl: fake.url, key: agent, pendingPayments: store, requestTimeoutMs: 2_000 });
+    const q = await c.quote('native-world-clock', 'a');
+    fake.dropBroadcast = 1;
+    await expect(c.pay(q)).rejects.toBeDefined();
+    const [lost] = await store.list();
+    expect(lost.nonce).toBe('0');
+    const second = await c.pay(await c.quote('native-world-clock', 'b'));
+    expect(fake.txs.map((t) => [t.id, t.tx.nonce])).toEqual([[second, 0n]]);
+    // Only the payment the node took at nonce 0 is kept: the lost one, broadcast again before it
+    // by a later settle, would have taken its nonce.
+    expect((await store.list()).map((p) => p.txId)).toEqual([second]);
   });
 
   test('payment_refunded carries refundTxId in the payload, and the payment is no longer kept', async () => {
