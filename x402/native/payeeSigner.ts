@@ -12,6 +12,7 @@ import type { HybridKeyPair } from '../../consensus/keys.js';
 import { silentLogger, type Logger } from '../../chain/types.js';
 import type { PayeeNonces } from './payeeNonces.js';
 import { reconcilePayeeTxs } from './payeeTx.js';
+import { LedgerErrorCode } from '../ledger/ledger.js';
 import type { PaymentChain, PaymentMempool } from '../core/ports.js';
 import type { RefundManager } from './refunds.js';
 
@@ -27,8 +28,34 @@ export interface PayeeSignerParts {
   readonly logger?: Logger;
 }
 
-/** Becomes the signer (see module comment); resolves once refunds and payouts run. */
+/** How long a signer whose start failed (the ledger unreachable for a moment) waits before it starts again, ms. */
+export const BEGIN_RETRY_MS = 250;
+
+/**
+ * Becomes the signer (see module comment); resolves once refunds and payouts run. A start that
+ * fails for the ledger (`ledger_unavailable`) while this node is still the signer (a ledger blip: a PostgreSQL restart's stale
+ * connection) starts again after `BEGIN_RETRY_MS`: a half-started signer holds the lease with its
+ * gate shut, or open with refunds or payouts that never follow the tip (what they owe never
+ * signed). It gives up (rejects) once the gate is closed: the signer role was lost meanwhile.
+ */
 export async function beginPayeeSigning(p: PayeeSignerParts): Promise<void> {
+  for (;;) {
+    try {
+      return await beginOnce(p);
+    } catch (e) {
+      if ((e as { code?: string }).code !== LedgerErrorCode.UNAVAILABLE) throw e;
+      // Nothing new signed until the start is whole again (a gate closed meanwhile stays closed).
+      if (p.nonces.isOpen()) p.nonces.reconciling();
+      p.refunds?.stop();
+      p.payouts?.stop();
+      await new Promise((r) => setTimeout(r, BEGIN_RETRY_MS));
+      if (p.nonces.state() === 'closed') throw e;
+      (p.logger ?? silentLogger).warn({ err: (e as Error).message }, 'payee signer could not start: starting again');
+    }
+  }
+}
+
+async function beginOnce(p: PayeeSignerParts): Promise<void> {
   const log = p.logger ?? silentLogger;
   const sent = await reconcilePayeeTxs(
     p.chain,
