@@ -18,13 +18,13 @@
  */
 import { fromHex, toHex } from '../../consensus/hash.js';
 import { decodeTx, encodeUnsignedTx, TX_VERSION, TxType, type Tx } from '../../consensus/tx.js';
-import { ED25519_PUBLIC_KEY_SIZE, ED25519_SIGNATURE_SIZE, MLDSA_PUBLIC_KEY_SIZE, MLDSA_SIGNATURE_SIZE, type HybridKeyPair } from '../../consensus/keys.js';
+import { ED25519_PUBLIC_KEY_SIZE, MLDSA_PUBLIC_KEY_SIZE, type HybridKeyPair } from '../../consensus/keys.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { refund as refundType } from '../../consensus/txTypes/refund.js';
 import { providerPayout } from '../../consensus/txTypes/providerPayout.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import type { PaymentChain, PaymentMempool } from '../core/ports.js';
-import { payeeFeeCap, payeeTxFee } from './payeeTx.js';
+import { payeeFeeCap, payeeTxFee, signedSizeBound } from './payeeTx.js';
 import { defaultPayeeNonces, type PayeeNonces } from './payeeNonces.js';
 
 /** The payee's funds as `payeeFunds` reads them, base units. */
@@ -45,9 +45,7 @@ export interface PayeeFunds {
 export function refundSizeBound(params: Pick<ChainParams, 'chainId'>, withKey: boolean): number {
   const payload = refundType.encodePayload({ invokeId: new Uint8Array(32), to: new Uint8Array(20), amount: 2n ** 63n });
   const publicKey = { mldsa: new Uint8Array(MLDSA_PUBLIC_KEY_SIZE), ed25519: new Uint8Array(ED25519_PUBLIC_KEY_SIZE) };
-  const unsigned = encodeUnsignedTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.refund, from: new Uint8Array(20), nonce: 2n ** 32n, fee: 0n, payload, ...(withKey ? { publicKey } : {}) });
-  // As x402/native/payeeTx.ts bounds it: a fee varint at most 9 bytes longer than fee 0's, and the signatures.
-  return unsigned.length + 9 + MLDSA_SIGNATURE_SIZE + ED25519_SIGNATURE_SIZE;
+  return signedSizeBound(encodeUnsignedTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.refund, from: new Uint8Array(20), nonce: 2n ** 32n, fee: 0n, payload, ...(withKey ? { publicKey } : {}) }));
 }
 
 /** What a pending transaction of the payee spends: its fee and the amount it moves. */

@@ -43,6 +43,14 @@ function feeAbove(rate: number, size: number): bigint {
   return BigInt(Math.floor(rate * size)) + 1n;
 }
 
+/**
+ * An upper bound of a transaction's signed size from its unsigned encoding at fee 0: signatures
+ * have fixed sizes, and a fee varint is at most 9 bytes longer than fee 0's.
+ */
+export function signedSizeBound(unsignedAtFeeZero: Uint8Array): number {
+  return unsignedAtFeeZero.length + 9 + MLDSA_SIGNATURE_SIZE + ED25519_SIGNATURE_SIZE;
+}
+
 /** The most a payee transaction of `size` signed bytes pays: `MAX_FEE_RATE_MULTIPLE` times the minimum fee rate. */
 export function payeeFeeCap(size: number, params: Pick<ChainParams, 'minFeeRate'>): bigint {
   return BigInt(size) * params.minFeeRate * BigInt(MAX_FEE_RATE_MULTIPLE);
@@ -137,8 +145,7 @@ export function submitPayeeTx(
       payload,
       ...(acc.publicKey ? {} : { publicKey: payee.publicKey }),
     };
-    // Signatures have fixed sizes; a fee varint is at most 9 bytes longer than fee 0's: an upper bound of the signed size.
-    const size = encodeUnsignedTx({ ...base, fee: 0n }).length + 9 + MLDSA_SIGNATURE_SIZE + ED25519_SIGNATURE_SIZE;
+    const size = signedSizeBound(encodeUnsignedTx({ ...base, fee: 0n }));
     const fee = payeeTxFee(size, params, { pool: mempool.stats?.(), ...o });
     const bytes = encodeTx(signTx({ ...base, fee }, payee));
     return { bytes, id: toHex(computeTxId(bytes)) };
