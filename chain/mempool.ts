@@ -251,16 +251,17 @@ export class Mempool extends EventEmitter implements MempoolReader {
     if (this.has(id)) return undefined;
     const sender = toHex(tx.from);
     let pub = tx.publicKey ?? this.knownKeys.get(sender) ?? this.pools.pendingKey(sender);
-    // A sender with ready transactions here had the funds for them when they were admitted: its
-    // next check starts without reading its account again (an agent's payments in a row).
-    if (pub && this.pools.senders.get(sender)?.ready.size) return abandon?.() ? undefined : this.verifySoon({ id, pub, msg: pre.sighash(), sig: tx.signature });
     // Funds before the signature (as in addNow): a sender whose confirmed balance does not cover
-    // this fee is refused by the admission without a check, so none is started for it here.
-    const account = await this.chain.getAccount(tx.from);
-    if (account.balance < tx.fee) return undefined;
-    if (!pub) {
-      pub = account.publicKey;
-      if (pub) this.rememberKey(sender, pub);
+    // this fee is refused by the admission without a check, so none is started for it here. A
+    // sender with ready transactions here had the funds for them when they were admitted: its next
+    // check starts without reading its account again (an agent's payments in a row).
+    if (!pub || !this.pools.senders.get(sender)?.ready.size) {
+      const account = await this.chain.getAccount(tx.from);
+      if (account.balance < tx.fee) return undefined;
+      if (!pub) {
+        pub = account.publicKey;
+        if (pub) this.rememberKey(sender, pub);
+      }
     }
     if (!pub || abandon?.()) return undefined;
     return this.verifySoon({ id, pub, msg: pre.sighash(), sig: tx.signature });
