@@ -528,8 +528,14 @@ export async function createPayments(
       await boards.start();
       await registry.start();
       if (lease) {
+        const startedAt = Date.now();
         await lease.start();
         await signerQueue;
+        // Payouts a node stopping between a settlement and its payout record left out: a new signer owes them at its
+        // start (payouts.start), a node that does not sign records them for the holder.
+        if (payouts && !lease.isHolder()) {
+          void payouts.recordLeftOut(startedAt).catch((e) => signerLog.warn({ err: (e as Error).message }, 'could not look for provider payouts left out (looked again at the next start)'));
+        }
         sweep = setInterval(() => void sweepRefunds().catch((e) => signerLog.warn({ err: (e as Error).message }, 'refund sweep failed')), FLEET_SWEEP_MS);
         sweep.unref();
       } else {

@@ -9,7 +9,8 @@
  * A signer that reloads its open payouts while a settle is owing one (a lease taken over during
  * traffic) keeps one record of it and signs one transaction. The database restored from a backup
  * taken while a USDC call's payout was owed, after its transfer was mined: the holder finds the
- * transfer on the chain and marks the payout paid instead of signing another.
+ * transfer on the chain and marks the payout paid instead of signing another. A node without the
+ * lease that stopped between a settlement and its payout record records it at its restart.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -138,6 +139,66 @@ describe('payouts shared by a fleet', () => {
       await a.idle();
       await b.idle();
       for (const p of pools) p.stop();
+      await dbA.close();
+      await dbB.close();
+      await ledgerA.close();
+      await ledgerB.close();
+      await chain.close();
+    }
+  }, 60_000);
+
+  test('a node without the lease stopped between a settlement and its payout record: at its restart it records the payout, the holder sends it once', async () => {
+    const url = await postgres.server.createDatabase('fleet_payouts_left_out');
+    const dir = await tmpDir();
+    const verifier = new CountingVerifier();
+    const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
+    const ledgerA = await PgLedger.open(url, { nodeId: 'n-a' });
+    const ledgerB = await PgLedger.open(url, { nodeId: 'n-b' });
+    const poolA = createMempool(chain, verifier, params);
+    poolA.start();
+    const dbA = new Level<string, string>(join(dir, 'providers-a'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    const dbB = new Level<string, string>(join(dir, 'providers-b'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    const manager = (db: Level<string, string>, ledger: PgLedger) => new PayoutManager(db, chain, poolA, ledger, payee, params, directory, { retryMs: 60_000, store: pgPayoutStore((t, v) => ledger.query(t, v)) });
+    const a = manager(dbA, ledgerA);
+    const b = manager(dbB, ledgerB);
+    try {
+      // A holds the lease and has started; then B serves a native and a USDC call and stops before owing their payouts.
+      await a.start();
+      const commitment = requestCommitment({ sellerId: ledgerA.sellerId, serviceId: SERVICE, request: 'hi', salt: '33'.repeat(32) });
+      const invoke = createAgentInvokeTx({ key: caller, chainId: params.chainId, serviceId: SERVICE, payTo: payee.address, amount: 1_000_000n, requestHash: fromHex(commitment), nonce: 0n, includeKey: true });
+      await poolA.add(invoke.bytes);
+      await mineFromPool(chain, poolA, miner.address);
+      const usdcId = `usdc:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a:0x${'9'.repeat(64)}`;
+      for (const [id, rail] of [[invoke.id, 'native'], [usdcId, 'usdc']] as const) {
+        await ledgerB.claim({ id, rail, serviceId: SERVICE, requestHash: commitment, caller: 'payer', amount: rail === 'native' ? '1000000' : '5000' });
+        await ledgerB.settle(id, 'HI', { txId: id });
+      }
+      // A settled call of a service without a provider owes nothing.
+      await ledgerB.claim({ id: 'f'.repeat(64), rail: 'native', serviceId: 'native-world-clock', requestHash: commitment, caller: 'payer', amount: '1000000' });
+      await ledgerB.settle('f'.repeat(64), 'HI', { txId: 'f'.repeat(64) });
+      // The holder's sweep finds nothing owed: the calls are left out.
+      await a.adoptOwed();
+      expect(poolA.count).toBe(0);
+
+      // B starts again: it records what it left out (settled before its start), once however often it looks.
+      expect(await b.recordLeftOut(Date.now() + 1)).toBe(2);
+      expect(await b.recordLeftOut(Date.now() + 1)).toBe(0);
+      await a.adoptOwed();
+      await a.idle();
+      expect(poolA.count).toBe(2);
+      await mineFromPool(chain, poolA, miner.address);
+      await a.idle();
+      await a.adoptOwed();
+      await mineFromPool(chain, poolA, miner.address);
+      await a.idle();
+      expect((await chain.getAccount(provider.address)).balance).toBe(2n * SHARE);
+      expect((await chain.getAccount(payee.address)).nonce).toBe(2n);
+      const rows = await ledgerA.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM provider_payouts GROUP BY status`);
+      expect(rows.rows).toEqual([{ status: 'paid', n: 2 }]);
+    } finally {
+      a.stop();
+      await a.idle();
+      poolA.stop();
       await dbA.close();
       await dbB.close();
       await ledgerA.close();

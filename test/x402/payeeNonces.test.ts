@@ -9,10 +9,16 @@
  * from random mempools with random relays. Traffic does not wait for a new holder to finish taking
  * over: it is what signed payouts with nonces stored refunds held.
  *
+ * A killed node's calls under way die with it (as a process's would): a call cut after its claim is
+ * refunded by the holder's sweep of claims whose node restarted (as node/payments.ts sweeps them),
+ * one cut after its settlement is paid out all the same (the next signer's start, or the restarted
+ * node's own, owes what it left out); any other failure of a call fails the test.
+ *
  * Every payee transaction any node lets out is seen at its mempool's `add`: a nonce signed with
- * two different payloads (a refund and a payout, two payouts) fails the test. At the end every
- * refund is mined once, every provider paid once (each native call by one payout naming it), and
- * no payee transaction is left unmined.
+ * two different payloads (a refund and a payout, two payouts) fails the test. At the end, by what
+ * the ledger says each call came to: every claimed native payment not settled is refunded once,
+ * every settled provider call paid once (each native call by one payout naming it), and no payee
+ * transaction is left unmined.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
@@ -36,6 +42,7 @@ import { pgPayeeTxLog } from '../../x402/native/pgPayeeTxLog.js';
 import { pgPayoutStore, type PayoutQuery } from '../../x402/providers/pgPayoutStore.js';
 import { RefundManager } from '../../x402/native/refunds.js';
 import { SIGNER_LEASE_KEY, SignerLease } from '../../x402/fleet/signerLease.js';
+import { FLEET_GONE_MS, writeHeartbeat } from '../../x402/fleet/fleet.js';
 import { requestCommitment } from '../../x402/core/wire.js';
 import { testKey } from '../helpers/keys.js';
 import { mineFromPool } from '../helpers/mine.js';
@@ -106,6 +113,12 @@ interface SimNode {
   signs(): boolean;
   /** Its signer role's queue (begin and end of signing, in order). */
   queue: Promise<void>;
+  /** When it started (its fleet heartbeat's started_at), Unix ms. */
+  readonly startedAt: number;
+  /** Killed: its calls under way end here. */
+  killed: boolean;
+  /** Its heartbeat (every 500 ms, as node/payments.ts's fleet heartbeat). */
+  readonly beat: NodeJS.Timeout;
 }
 
 async function openNode(id: string, url: string, chain: Chain, verifier: CountingVerifier, db: Level<string, string>, count: NonceCount): Promise<SimNode> {
@@ -129,7 +142,11 @@ async function openNode(id: string, url: string, chain: Chain, verifier: Countin
   }
   const refunds = new Refunds(chain, pool, ledger, payee, params, { retryMs: 60_000, recoverClaims: false, nonces, logger: quiet });
   const payouts = new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 60_000, store: pgPayoutStore(q), nonces, logger: quiet });
-  const node: SimNode = { id, ledger, pool, lease, nonces, refunds, payouts, signs, queue: Promise.resolve() };
+  const startedAt = Date.now();
+  const heartbeat = () => writeHeartbeat(q, id, { url: undefined, version: 'test', network: params.network, height: chain.tip.height, tip: chain.tip.hashHex, leaseHolder: lease.isHolder() }, startedAt).catch(() => 0);
+  await heartbeat();
+  const beat = setInterval(() => void heartbeat(), 500);
+  const node: SimNode = { id, ledger, pool, lease, nonces, refunds, payouts, signs, queue: Promise.resolve(), startedAt, killed: false, beat };
   lease.on('acquired', () => {
     node.queue = node.queue.then(() => beginPayeeSigning({ chain, mempool: pool, payee, nonces, refunds, payouts })).catch(() => undefined);
   });
@@ -140,9 +157,18 @@ async function openNode(id: string, url: string, chain: Chain, verifier: Countin
   return node;
 }
 
-/** The holder's sweep (node/payments.ts): refunds other nodes recorded, payouts other nodes owed. */
+/** The holder's sweep (node/payments.ts): claims of nodes gone or restarted since, refunds other nodes recorded, payouts other nodes owed. */
 async function sweep(n: SimNode): Promise<void> {
   if (!n.signs()) return;
+  for (const rec of await n.ledger.orphanedClaims(FLEET_GONE_MS)) {
+    if (!n.signs()) return;
+    if (rec.rail !== 'native') continue;
+    try {
+      await n.refunds.refund(rec.id, { code: 'node_restarted', message: 'the node serving this call stopped; the payment is refunded' });
+    } catch (e) {
+      if ((e as { code?: string }).code !== LedgerErrorCode.CONFLICT) throw e;
+    }
+  }
   const pending = new Set(n.refunds.pendingIds());
   for (const rec of await n.ledger.unsentRefunds()) if (n.signs() && !pending.has(rec.id)) await n.refunds.refund(rec.id, rec.error ?? failure);
   if (n.signs()) await n.payouts.adoptOwed();
@@ -152,12 +178,13 @@ async function sweep(n: SimNode): Promise<void> {
  * Runs a step of a call (a claim, a settle, a refund, a payout owed) until the ledger answers: while PostgreSQL
  * restarts it is unreachable, and a node keeps the end it has to write until it is back (bounded).
  */
-async function whenLedgerBack<T>(fn: () => Promise<T>): Promise<T> {
+async function whenLedgerBack<T>(at: SimNode, fn: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
+    if (at.killed) throw new Error(`node ${at.id} was killed`);
     try {
       return await fn();
     } catch (e) {
-      if ((e as { code?: string }).code !== LedgerErrorCode.UNAVAILABLE || attempt >= 100) throw e;
+      if (at.killed || (e as { code?: string }).code !== LedgerErrorCode.UNAVAILABLE || attempt >= 100) throw e;
       await sleep(100);
     }
   }
@@ -180,7 +207,16 @@ async function runFleet(seed: number): Promise<void> {
   const nodes: SimNode[] = [];
   const stopped = new Set<SimNode>();
   const inflight: Promise<unknown>[] = [];
-  const track = (p: Promise<unknown>) => inflight.push(p.catch(() => undefined));
+  /** Calls that failed while their node lived: none may. */
+  const failures: string[] = [];
+  let cut = 0;
+  const track = (at: SimNode, p: Promise<unknown>) =>
+    inflight.push(
+      p.catch((e: unknown) => {
+        if (at.killed) cut++;
+        else failures.push(`${at.id}: ${(e as { code?: string }).code ?? ''} ${(e as Error).message}`);
+      }),
+    );
   try {
     for (const id of ['n-a', 'n-b', 'n-c']) nodes.push(await openNode(id, url, chain, verifier, db, count));
     const sellerId = nodes[0]!.ledger.sellerId;
@@ -196,17 +232,18 @@ async function runFleet(seed: number): Promise<void> {
     for (const n of nodes) await n.lease.start();
 
     let usdcCalls = 0;
+    const usdcIds: string[] = [];
     let failed = 0;
     let nativeCalls = 0;
     let pgRestarts = 0;
     const holder = () => nodes.find((n) => n.lease.isHolder());
     /** A provider call served at `at`: claimed, settled, its payout owed (sent at once by a signing node, else by the holder's sweep). */
     const sell = async (at: SimNode, id: string, rail: 'native' | 'usdc', payer: string, amount: string) => {
-      await whenLedgerBack(() => at.ledger.claim({ id, rail, serviceId: SERVICE, requestHash: commitment, caller: payer, amount }));
-      await whenLedgerBack(async () => {
+      await whenLedgerBack(at, () => at.ledger.claim({ id, rail, serviceId: SERVICE, requestHash: commitment, caller: payer, amount }));
+      await whenLedgerBack(at, async () => {
         if ((await at.ledger.get(id))?.status !== 'settled') await at.ledger.settle(id, 'HI', { txId: id });
       });
-      await whenLedgerBack(() => (at.signs() ? at.payouts.owe(id, SERVICE, PRICE, rail) : at.payouts.oweLater(id, SERVICE, PRICE, rail)));
+      await whenLedgerBack(at, () => (at.signs() ? at.payouts.owe(id, SERVICE, PRICE, rail) : at.payouts.oweLater(id, SERVICE, PRICE, rail)));
     };
     for (let step = 0; step < 70; step++) {
       const r = random();
@@ -214,18 +251,20 @@ async function runFleet(seed: number): Promise<void> {
       if (r < 0.2 || (r < 0.3 && nativeCalls >= PAYOUT_INVOKES)) {
         // A USDC provider call served at a random node: its payout owed, sent at once by a signing node.
         const id = `usdc:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a:0x${(seed * 1000 + usdcCalls++).toString(16).padStart(64, '0')}`;
-        track(sell(at, id, 'usdc', 'payer', '5000'));
+        usdcIds.push(id);
+        track(at, sell(at, id, 'usdc', 'payer', '5000'));
       } else if (r < 0.3) {
         // A native provider call served at a random node: a provider_payout naming its invoke.
         const inv = paid[nativeCalls++]!;
-        track(sell(at, inv.id, 'native', encodeAddress(caller.address, 'tnative'), PRICE.toString()));
+        track(at, sell(at, inv.id, 'native', encodeAddress(caller.address, 'tnative'), PRICE.toString()));
       } else if (r < 0.45 && failed < INVOKES) {
         // A native call whose service failed at a random node: refunded (by it when it signs, else by the holder's sweep).
         const inv = invokes[failed++]!;
         track(
+          at,
           (async () => {
-            await whenLedgerBack(() => at.ledger.claim({ id: inv.id, rail: 'native', serviceId: SERVICE, requestHash: commitment, caller: encodeAddress(caller.address, 'tnative'), amount: PRICE.toString() }));
-            await whenLedgerBack(() => at.refunds.refund(inv.id, failure));
+            await whenLedgerBack(at, () => at.ledger.claim({ id: inv.id, rail: 'native', serviceId: SERVICE, requestHash: commitment, caller: encodeAddress(caller.address, 'tnative'), amount: PRICE.toString() }));
+            await whenLedgerBack(at, () => at.refunds.refund(inv.id, failure));
           })(),
         );
       } else if (r < 0.5 && pgRestarts < PG_RESTARTS) {
@@ -240,19 +279,28 @@ async function runFleet(seed: number): Promise<void> {
         if (h && random() < 0.5) {
           await h.lease.stop();
           stopped.add(h);
-          track(sleep(50 + random() * 200).then(async () => {
-            stopped.delete(h);
-            await h.lease.start();
-          }));
+          track(
+            h,
+            sleep(50 + random() * 200).then(async () => {
+              stopped.delete(h);
+              await h.lease.start();
+            }),
+          );
         } else if (h) {
+          // Killed: its calls under way die with it; it starts again under the same node id.
+          h.killed = true;
+          clearInterval(h.beat);
           h.nonces.close();
           const i = nodes.indexOf(h);
           await h.lease.stop();
           await h.queue;
           h.pool.stop();
           await h.ledger.close();
-          nodes[i] = await openNode(h.id, url, chain, verifier, db, count);
-          await nodes[i]!.lease.start();
+          const n = (nodes[i] = await openNode(h.id, url, chain, verifier, db, count));
+          await n.lease.start();
+          await n.queue;
+          // As node/payments.ts's start: a node that does not sign records the payouts left out for the holder.
+          if (!n.lease.isHolder()) await whenLedgerBack(n, () => n.payouts.recordLeftOut(n.startedAt)).catch((e: unknown) => failures.push(`${n.id} start: ${(e as Error).message}`));
         }
       } else if (r < 0.8) {
         const from = pick(nodes);
@@ -262,7 +310,7 @@ async function runFleet(seed: number): Promise<void> {
         await mineFromPool(chain, pick(nodes).pool, miner.address);
       } else {
         const h = holder();
-        if (h) track(sweep(h));
+        if (h) track(h, sweep(h));
       }
       await sleep(random() * 25);
     }
@@ -276,18 +324,27 @@ async function runFleet(seed: number): Promise<void> {
     while (!holder()?.signs() && Date.now() - t0 < 20_000) await sleep(50);
     const h = holder()!;
     expect(h.signs()).toBe(true);
-    const paidOut = async () => {
-      let n = 0;
-      for (const inv of paid.slice(0, nativeCalls)) if ((await chain.getStateView([payoutKey(fromHex(inv.id))])).get(payoutKey(fromHex(inv.id)))) n++;
-      return n;
-    };
-    const refunded = async () => {
-      let n = 0;
-      for (const inv of invokes.slice(0, failed)) {
-        const raw = (await chain.getStateView([invokeKey(fromHex(inv.id))])).get(invokeKey(fromHex(inv.id)));
-        if (raw && decodeInvokeRecord(raw).refunded) n++;
+    /**
+     * What each call came to by the ledger, and whether the chain agrees: a native payment settled is paid out by the
+     * payout naming it and never refunded; one claimed and not settled (its service failed, or its node died mid-call) is
+     * refunded once and never paid out; one never claimed (its node died first) neither. Answers the disagreements.
+     */
+    const verdict = async () => {
+      const wrong: string[] = [];
+      let settled = 0;
+      for (const inv of [...invokes.slice(0, failed), ...paid.slice(0, nativeCalls)]) {
+        const status = (await whenLedgerBack(h, () => h.ledger.get(inv.id)))?.status;
+        const view = await chain.getStateView([payoutKey(fromHex(inv.id)), invokeKey(fromHex(inv.id))]);
+        const rec = view.get(invokeKey(fromHex(inv.id)));
+        const got = { paidOut: view.get(payoutKey(fromHex(inv.id))) !== undefined, refunded: rec !== undefined && decodeInvokeRecord(rec).refunded };
+        const want = status === 'settled' ? { paidOut: true, refunded: false } : status === undefined ? { paidOut: false, refunded: false } : { paidOut: false, refunded: true };
+        if (status === 'settled') settled++;
+        if (got.paidOut !== want.paidOut || got.refunded !== want.refunded || (status !== undefined && status !== 'settled' && status !== 'refunded')) wrong.push(`${inv.id.slice(0, 12)}: ledger ${status ?? 'none'}, chain ${JSON.stringify(got)}`);
       }
-      return n;
+      for (const id of usdcIds) if ((await whenLedgerBack(h, () => h.ledger.get(id)))?.status === 'settled') settled++;
+      const balance = (await chain.getAccount(provider.address)).balance;
+      if (balance !== BigInt(settled) * SHARE) wrong.push(`provider balance ${balance}, owed ${BigInt(settled) * SHARE} for ${settled} settled provider calls`);
+      return wrong;
     };
     for (let round = 0; round < 40; round++) {
       for (const n of all()) if (n !== h) await relay(n.pool, h.pool);
@@ -297,15 +354,13 @@ async function runFleet(seed: number): Promise<void> {
       await mineFromPool(chain, h.pool, miner.address);
       await h.refunds.idle();
       await h.payouts.idle();
-      const balance = (await chain.getAccount(provider.address)).balance;
-      if ((await refunded()) === failed && (await paidOut()) === nativeCalls && balance >= BigInt(usdcCalls + nativeCalls) * SHARE && h.pool.list(500).every((e) => !bytesEqual(e.tx.from, payee.address))) break;
+      if ((await verdict()).length === 0 && h.pool.list(500).every((e) => !bytesEqual(e.tx.from, payee.address))) break;
     }
-    process.stderr.write(`seed ${seed}: ${usdcCalls} USDC and ${nativeCalls} native provider calls, ${failed} refunds, ${pgRestarts} PostgreSQL restarts, ${count.byNonce.size} payee nonces, chain height ${chain.tip.height}\n`);
+    process.stderr.write(`seed ${seed}: ${usdcCalls} USDC and ${nativeCalls} native provider calls, ${failed} refunds, ${cut} calls cut by kills, ${pgRestarts} PostgreSQL restarts, ${count.byNonce.size} payee nonces, chain height ${chain.tip.height}\n`);
+    expect(failures).toEqual([]);
     expect(count.twice()).toEqual([]);
     // Each refund mined once (consensus takes one per invoke), each provider call paid once: a native one by the payout naming its invoke.
-    expect(await refunded()).toBe(failed);
-    expect(await paidOut()).toBe(nativeCalls);
-    expect((await chain.getAccount(provider.address)).balance).toBe(BigInt(usdcCalls + nativeCalls) * SHARE);
+    expect(await verdict()).toEqual([]);
     expect(pgRestarts).toBeGreaterThan(0);
     // Nothing stranded: every nonce let out was used on chain, and no payee transaction waits.
     const payeeNonce = (await chain.getAccount(payee.address)).nonce;
@@ -314,6 +369,7 @@ async function runFleet(seed: number): Promise<void> {
   } finally {
     await Promise.all(inflight);
     for (const n of nodes) {
+      clearInterval(n.beat);
       n.nonces.close();
       await n.lease.stop();
       await n.queue;

@@ -197,6 +197,27 @@ export class PayoutManager {
     if (price !== undefined) await this.owe(rec.id, rec.serviceId, price, 'usdc');
   }
 
+  /**
+   * A fleet node that does not sign, at its start: records the payouts owed for provider payments
+   * settled before `before` (Unix ms) that have none — a node that died between a settlement and
+   * its `oweLater` — for the lease holder to send (`adoptOwed`). The holder's own start does the
+   * same and sends them (`start`); without this a non-signer's gap waited for the lease to move.
+   * Idempotent: a payout already recorded is left as it is. Answers how many were recorded now.
+   */
+  async recordLeftOut(before: number): Promise<number> {
+    let n = 0;
+    for await (const rec of this.ledger.records()) {
+      if (rec.status !== 'settled' || rec.updatedAt >= before || !this.directory.payoutAddressOf(rec.serviceId)) continue;
+      const amount = rec.rail === 'native' ? BigInt(rec.amount) : this.directory.priceBaseOf?.(rec.serviceId);
+      if (amount === undefined) continue;
+      if (await this.record(rec.id.toLowerCase(), rec.serviceId, amount, rec.rail === 'native' ? 'native' : 'usdc')) {
+        this.log.warn({ payment: rec.id, serviceId: rec.serviceId }, 'provider payout owed for a payment settled without one (its node stopped in between)');
+        n++;
+      }
+    }
+    return n;
+  }
+
   /** Stops following the tip; what is open is read from the store again at the next `resume()` (another signer may have sent it meanwhile). */
   stop(): void {
     this.follower.stop();
