@@ -1,5 +1,6 @@
 /**
- * The chain manager: stores blocks in LevelDB, keeps every known header in memory, connects
+ * The chain manager: stores blocks (bodies in flat files, blockFiles.ts; everything else in
+ * LevelDB), keeps every known header in memory, connects
  * blocks to the best chain, keeps side branches, reorganises to the branch with the most
  * cumulative work (disconnect with undo data, reconnect with full validation) and holds a
  * bounded pool of orphans. Each connect and each disconnect is one atomic batch (block
@@ -27,6 +28,7 @@ import { backfillPaymentsIndex, PAYMENTS_INDEX, PAYMENTS_INDEX_VERSION, u32Bytes
 import { EconomyReader } from './economyReader.js';
 import { areIdsCommitted, BlockQueue, isPreparedBlock, txOffsets, txSlices, type BlockInput, type PreparedBlock, type QueuedBlock } from './blockQueue.js';
 import { SignatureLookahead } from './signatureLookahead.js';
+import { BlockFiles, decodeBlockLocation, encodeBlockLocation } from './blockFiles.js';
 import { decodeEntryRecord, decodeTxLocation, encodeEntryRecord, encodeTxLocation, layout, SCHEMA_VERSION } from './layout.js';
 import { silentLogger, type AddBlockResult, type ChainEntry, type ChainEvents, type ChainReader, type Logger, type SignatureVerifier, type StoredTx } from './types.js';
 
@@ -64,6 +66,7 @@ type Batch = ({ type: 'put'; key: string; value: Uint8Array } | { type: 'del'; k
 export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   readonly params: ChainParams;
   private readonly db: Level<string, Uint8Array>;
+  private readonly files: BlockFiles;
   private readonly verifier: SignatureVerifier;
   private readonly now: () => number;
   private readonly log: Logger;
@@ -86,9 +89,10 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   /** The rebuild of read indexes behind this version, started by `open` (indexBackfill.ts). */
   private backfill: Promise<BackfillResult | undefined> = Promise.resolve(undefined);
 
-  private constructor(db: Level<string, Uint8Array>, opts: ChainOptions) {
+  private constructor(db: Level<string, Uint8Array>, files: BlockFiles, opts: ChainOptions) {
     super();
     this.db = db;
+    this.files = files;
     this.params = opts.params;
     this.verifier = opts.verifier;
     this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
@@ -111,15 +115,23 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     // while blocks are written (the memtable being filled and the one being flushed).
     const db = new Level<string, Uint8Array>(opts.dataDir, { keyEncoding: 'utf8', valueEncoding: 'view', writeBufferSize: 64 * 1024 * 1024 });
     await db.open();
-    const chain = new Chain(db, opts);
+    let files: BlockFiles;
     try {
-      await chain.load();
+      files = await BlockFiles.open(opts.dataDir);
     } catch (e) {
       await db.close();
       throw e;
     }
+    const chain = new Chain(db, files, opts);
+    try {
+      await chain.load();
+    } catch (e) {
+      await db.close();
+      await files.close();
+      throw e;
+    }
     chain.backfill = backfillPaymentsIndex(
-      { db, hashAt: (h) => chain.main[h]?.hashHex, tipHeight: () => chain.tip.height, inLane: (fn) => chain.inLane(fn), isClosed: () => chain.closed, log: chain.log },
+      { db, blockBytes: (hex) => chain.storedBlock(hex), hashAt: (h) => chain.main[h]?.hashHex, tipHeight: () => chain.tip.height, inLane: (fn) => chain.inLane(fn), isClosed: () => chain.closed, log: chain.log },
       opts.indexBackfill,
     ).catch((e: unknown) => {
       chain.log.warn({ err: (e as Error).message }, 'payments index rebuild failed; it is tried again at the next start');
@@ -171,11 +183,12 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
   private async writeGenesis(genesis: Block, hex: string): Promise<void> {
     const bytes = encodeBlock(genesis);
     const entry = { header: genesis.header, height: 0, chainWork: blockWork(genesis.header.bits), txCount: 0, size: bytes.length };
+    const loc = await this.files.append(bytes);
     const batch: Batch = [
       { type: 'put', key: layout.schema, value: Uint8Array.of(SCHEMA_VERSION, 0, 0, 0) },
       { type: 'put', key: layout.indexVersion(PAYMENTS_INDEX), value: u32Bytes(PAYMENTS_INDEX_VERSION) },
       { type: 'put', key: layout.entry(hex), value: encodeEntryRecord(entry) },
-      { type: 'put', key: layout.block(hex), value: bytes },
+      { type: 'put', key: layout.blockFile(hex), value: encodeBlockLocation(loc) },
       { type: 'put', key: layout.height(0), value: blockHash(genesis.header) },
       { type: 'put', key: layout.tip, value: blockHash(genesis.header) },
     ];
@@ -226,9 +239,15 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     const hex = hashHex.toLowerCase();
     const cached = this.blockCache.get(hex);
     if (cached) return cached;
-    const raw = await this.db.get(layout.block(hex));
+    const raw = await this.storedBlock(hex);
     if (raw) this.cacheBlock(hex, raw);
     return raw;
+  }
+
+  /** A stored body as read from disk (not cached): from the block files, or from LevelDB where a data directory from before them keeps it (`b:`). */
+  private async storedBlock(hex: string): Promise<Uint8Array | undefined> {
+    const [loc, inDb] = await this.db.getMany([layout.blockFile(hex), layout.block(hex)]);
+    return loc ? this.files.read(decodeBlockLocation(loc)) : inDb;
   }
 
   private cacheBlock(hex: string, raw: Uint8Array): void {
@@ -246,10 +265,18 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     if (!loc) return undefined;
     const l = decodeTxLocation(loc);
     const blockHex = toHex(l.blockHash);
-    const raw = await this.getBlockBytes(blockHex);
-    if (!raw) throw new NodeError(ChainErrorCode.CORRUPT, `tx ${idHex} points at missing block ${blockHex}`);
-    const bytes = raw.slice(l.offset, l.offset + l.length);
+    const bytes = await this.txBytes(blockHex, l.offset, l.length);
+    if (!bytes) throw new NodeError(ChainErrorCode.CORRUPT, `tx ${idHex} points at missing block ${blockHex}`);
     return { tx: decodeTx(bytes), bytes, id: idHex.toLowerCase(), blockHash: blockHex, height: l.height, index: l.index };
+  }
+
+  /** A transaction's bytes inside a stored block: from the cache, else read alone from the block files (not the whole block). */
+  private async txBytes(blockHex: string, offset: number, length: number): Promise<Uint8Array | undefined> {
+    const cached = this.blockCache.get(blockHex);
+    if (cached) return cached.slice(offset, offset + length);
+    const loc = await this.db.get(layout.blockFile(blockHex));
+    if (loc) return this.files.readRange(decodeBlockLocation(loc), offset, length);
+    return (await this.getBlockBytes(blockHex))?.slice(offset, offset + length);
   }
 
   async getAccount(id: Uint8Array): Promise<Account> {
@@ -373,9 +400,11 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
       throw e;
     }
     const entry: ChainEntry = { hash, hashHex: hex, height, header: block.header, chainWork: parent.chainWork + blockWork(block.header.bits), txCount: block.txs.length, size: bytes.length };
+    // The body on disk first: the entry naming it is written only once it is there.
+    const loc = await this.files.append(bytes);
     await this.db.batch([
       { type: 'put', key: layout.entry(hex), value: encodeEntryRecord(entry) },
-      { type: 'put', key: layout.block(hex), value: bytes },
+      { type: 'put', key: layout.blockFile(hex), value: encodeBlockLocation(loc) },
     ]);
     this.entries.set(hex, entry);
     this.cacheBlock(hex, bytes);
@@ -418,7 +447,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
       this.invalid.add(h);
       this.entries.delete(h);
       this.blockCache.delete(h);
-      batch.push({ type: 'del', key: layout.entry(h) }, { type: 'del', key: layout.block(h) });
+      batch.push({ type: 'del', key: layout.entry(h) }, { type: 'del', key: layout.blockFile(h) }, { type: 'del', key: layout.block(h) });
     }
     await this.db.batch(batch);
   }
@@ -521,6 +550,7 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
     this.closed = true;
     await this.queue;
     await this.db.close();
+    await this.files.close();
   }
 }
 

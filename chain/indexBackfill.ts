@@ -34,6 +34,8 @@ export const PAYMENTS_INDEX_VERSION = 1;
 /** What the rebuild needs of the chain. */
 export interface BackfillHost {
   readonly db: Level<string, Uint8Array>;
+  /** A stored block's body (block files or LevelDB), not cached. */
+  blockBytes(hashHex: string): Promise<Uint8Array | undefined>;
   /** Hash hex of the best-chain block at a height (undefined above the tip). */
   hashAt(height: number): string | undefined;
   tipHeight(): number;
@@ -78,7 +80,7 @@ async function step(host: BackfillHost, from: number, to: number, maxBlocks: num
   for (; h <= to && h - from < maxBlocks && rows < maxRows; h++) {
     const hex = host.hashAt(h);
     if (hex === undefined) break;
-    const bytes = await host.db.get(layout.block(hex));
+    const bytes = await host.blockBytes(hex);
     if (!bytes) throw new Error(`block ${hex} at height ${h} has no stored body`);
     const { block, txBytes } = decodeBlock(bytes);
     const written = new Map<string, Uint8Array>();

@@ -9,7 +9,9 @@
  *   m:index:<name>:next → u32 next height that rebuild writes (present only while one is under way)
  *   h:<hash hex>       → entry: header(80) ‖ u32 height ‖ varint chainWork ‖ varint txCount ‖ varint size
  *                        (every block with a stored body, best chain and side branches)
- *   b:<hash hex>       → full block bytes
+ *   f:<hash hex>       → where the block's body is in the block files: u32 file ‖ u32 offset ‖ u32 length
+ *                        (chain/blockFiles.ts: `blocks/blk<file, 5 digits>.dat` in the chain directory)
+ *   b:<hash hex>       → full block bytes, for blocks stored before the block files (read, never written)
  *   u:<hash hex>       → undo record of a block on the best chain (consensus/state encodeChanges)
  *   n:<height, 10 digits> → hash of the best-chain block at that height
  *   t:<txid hex>       → location of a best-chain transaction: blockHash(32) ‖ u32 height ‖ varint index
@@ -55,6 +57,7 @@ export const layout = {
   entry: (hashHex: string) => `h:${hashHex}`,
   entryPrefix: 'h:',
   block: (hashHex: string) => `b:${hashHex}`,
+  blockFile: (hashHex: string) => `f:${hashHex}`,
   undo: (hashHex: string) => `u:${hashHex}`,
   height: (height: number) => `n:${height.toString().padStart(10, '0')}`,
   tx: (txIdHex: string) => `t:${txIdHex}`,
