@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
 import pg from 'pg';
+import { Level } from 'level';
 import { openLedger, type PaymentRecord, type SettlementLedger } from '../../x402/ledger/open.js';
 import { MIGRATIONS, PgLedger } from '../../x402/ledger/pgLedger.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
@@ -272,6 +273,58 @@ describe.each(backends)('settlement ledger (%s)', (_name, location) => {
     } finally {
       await l2.close();
     }
+  });
+});
+
+/** A settled call's receipt as the node stores it, its hybrid receipt in the batch format (x402/core/receipts.ts). */
+const batchReceipt = (txId: string, index: number, signature: { mldsa: string; ed25519: string }) => ({
+  txId,
+  height: 3,
+  offerReceipt: { format: 'jws', signature: 'eyJhbGciOiJFZERTQSJ9.e30.sig' },
+  hybridReceipt: {
+    format: 'native-x402/hybrid-receipt-batch/v1',
+    payload: { version: 1, txId, serviceId: 'native-world-clock' },
+    signature,
+    batch: { salt: 'cd'.repeat(32), size: 2, index, path: ['ef'.repeat(32)] },
+  },
+});
+
+describe('settlement ledger in LevelDB: receipts signed in a batch', () => {
+  test('the batch signature is stored once, every record reads it back whole (after a reopen too); a lone receipt keeps its own; a missing one is ledger_corrupt', async () => {
+    const where = join(await tmpDir(), 'ledger');
+    const sig = { mldsa: 'a1'.repeat(4627), ed25519: 'b2'.repeat(64) };
+    const lone = { mldsa: 'c3'.repeat(4627), ed25519: 'd4'.repeat(64) };
+    const l1 = await openLedger(where);
+    const receipts = [batchReceipt('t1', 0, sig), batchReceipt('t2', 1, sig)];
+    const loneReceipt = { ...batchReceipt('t3', 0, lone), hybridReceipt: { format: 'native-x402/hybrid-receipt/v1', payload: { version: 1 }, signature: lone } };
+    for (const [i, id] of ['t1', 't2', 't3'].entries()) {
+      await l1.claim(rec(id), 1000);
+      await l1.settle(id, { n: i }, i < 2 ? receipts[i]! : loneReceipt);
+    }
+    expect((await l1.get('t1'))?.receipt).toEqual(receipts[0]);
+    await l1.close();
+    // On disk: one signature key, and the batched records without the 9 kB signature.
+    const db = new Level<string, string>(where, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    const sigKeys: string[] = [];
+    for await (const k of db.keys({ gte: 'r:', lt: 'r;' })) sigKeys.push(k);
+    expect(sigKeys).toHaveLength(1);
+    for (const id of ['t1', 't2']) expect((await db.get(`p:${id}`))!.length).toBeLessThan(1_500);
+    expect((await db.get('p:t3'))!.length).toBeGreaterThan(9_000);
+    await db.close();
+
+    const l2 = await openLedger(where);
+    expect((await l2.get('t2'))?.receipt).toEqual(receipts[1]);
+    expect((await l2.get('t3'))?.receipt).toEqual(loneReceipt);
+    const all = new Map<string, unknown>();
+    for await (const r of l2.records()) all.set(r.id, r.receipt);
+    expect(all).toEqual(new Map([['t1', receipts[0]], ['t2', receipts[1]], ['t3', loneReceipt]]));
+    await l2.close();
+
+    const db2 = new Level<string, string>(where, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    await db2.del(sigKeys[0]!);
+    await db2.close();
+    const l3 = await openLedger(where).catch((e: unknown) => e);
+    expect((l3 as { code?: string }).code).toBe('ledger_corrupt');
   });
 });
 

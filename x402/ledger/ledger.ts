@@ -31,6 +31,10 @@
  *                          created; quotes name it and native payments commit to it
  *                          (x402/core/wire.ts requestCommitment), so a payment quoted against one
  *                          ledger is never honoured by another (two nodes sharing a payee)
+ *        r:<ref>         → {mldsa, ed25519}: the hybrid signature of a batch of receipts (x402/core/receiptBatch.ts),
+ *                          stored once for the whole batch; a record's batched receipt names it as
+ *                          `signature: {ref}` (32 hex: the start of the sha256 of the two signatures) and
+ *                          reads it back whole (a receipt as stored used to repeat the 4.6 kB signature in every record)
  *        s:<seq>         → the number of writes so far (16 digits; the highest key counts), put
  *                          in the same batch as each write (which deletes the one before) and
  *                          mirrored to the witness files (witness.ts) before the write
@@ -145,6 +149,8 @@ export const LedgerErrorCode = {
   MIGRATION_REQUIRED: 'ledger_migration_required',
   /** The schema is newer than this node's: upgrade the node. */
   SCHEMA_NEWER: 'ledger_schema_newer',
+  /** A record names something the ledger does not hold (a damaged database). */
+  CORRUPT: 'ledger_corrupt',
 } as const;
 export type LedgerErrorCode = (typeof LedgerErrorCode)[keyof typeof LedgerErrorCode];
 

@@ -2,14 +2,34 @@
  * The settlement ledger in LevelDB (`<dataDir>/ledger`), one node's: the interface and its key
  * layout are in ledger.ts.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { Level } from 'level';
-import { TRANSITION_FROM, refundTxPatch, transitionConflict, type ClaimResult, type PaymentRecord, type PaymentStatus, type RefundTxWrite, type ServiceVolume, type SettlementLedger, type UsdcReconcileState } from './ledger.js';
+import { NodeError } from '../../consensus/errors.js';
+import { LedgerErrorCode, TRANSITION_FROM, refundTxPatch, transitionConflict, type ClaimResult, type PaymentRecord, type PaymentStatus, type RefundTxWrite, type ServiceVolume, type SettlementLedger, type UsdcReconcileState } from './ledger.js';
 import type { LedgerWitness } from './witness.js';
 
 /** The key of write count `seq` (see module comment). */
 const seqKey = (seq: number) => `s:${String(seq).padStart(16, '0')}`;
+
+type Signature = { mldsa: string; ed25519: string };
+type Put = { type: 'put'; key: string; value: string };
+/** Batch signatures remembered (written by this process, or read) before the oldest is forgotten. */
+const SIGNATURES_KEPT = 512;
+
+/** The batch signature of a record's receipt, if it has one (`r:` in ledger.ts). */
+function batchSignatureOf(rec: PaymentRecord): Signature | undefined {
+  // A receipt of a batch carries its place in it (`batch`); a lone receipt's signature is its own and stays in the record.
+  const h = (rec.receipt as { hybridReceipt?: { batch?: unknown; signature?: Partial<Signature> } } | undefined)?.hybridReceipt;
+  const sig = h?.batch !== undefined ? h.signature : undefined;
+  return typeof sig?.mldsa === 'string' && typeof sig.ed25519 === 'string' ? { mldsa: sig.mldsa, ed25519: sig.ed25519 } : undefined;
+}
+
+/** The record with its receipt's hybrid signature replaced by `sig`. */
+function withSignature(rec: PaymentRecord, sig: Signature | { ref: string }): PaymentRecord {
+  const receipt = rec.receipt as Record<string, unknown> & { hybridReceipt: Record<string, unknown> };
+  return { ...rec, receipt: { ...receipt, hybridReceipt: { ...receipt.hybridReceipt, signature: sig } } };
+}
 
 /** The settlement ledger in LevelDB (see module comment). */
 export class LevelLedger implements SettlementLedger {
@@ -32,6 +52,8 @@ export class LevelLedger implements SettlementLedger {
   private seq: number | undefined;
   /** The witness files every write is mirrored to before it returns (x402/ledger/witness.ts). */
   private witness: LedgerWitness | undefined;
+  /** Batch signatures by ref: written (no need to write again) or read (no need to read again). */
+  private readonly signatures = new Map<string, Signature>();
 
   private constructor(
     private readonly db: Level<string, string>,
@@ -59,17 +81,44 @@ export class LevelLedger implements SettlementLedger {
     await witness.advance(this.seq);
   }
 
-  /** Writes `key` and the next sequence number in one batch, then the witness (see module comment). */
-  private async write(key: string, value: string): Promise<void> {
+  /** Writes `key` (and `extra`) and the next sequence number in one batch, then the witness (see module comment). */
+  private async write(key: string, value: string, extra: readonly Put[] = []): Promise<void> {
     const seq = (this.seq ?? 0) + 1;
     this.seq = seq;
     // Batches may land out of order: each puts its own key, so the highest key is the count.
-    await this.db.batch([
-      { type: 'put', key, value },
-      { type: 'put', key: seqKey(seq), value: '' },
-      { type: 'del', key: seqKey(seq - 1) },
-    ]);
+    await this.db.batch([...extra, { type: 'put', key, value }, { type: 'put', key: seqKey(seq), value: '' }, { type: 'del', key: seqKey(seq - 1) }]);
     await this.witness?.advance(seq);
+  }
+
+  /** Writes a payment's record; a batched receipt's signature goes to its own key, once per batch (`r:` in ledger.ts). */
+  private async writeRecord(rec: PaymentRecord): Promise<void> {
+    const sig = batchSignatureOf(rec);
+    if (!sig) return this.write(`p:${rec.id}`, JSON.stringify(rec));
+    const ref = createHash('sha256').update(sig.mldsa).update(sig.ed25519).digest('hex').slice(0, 32);
+    const written = this.signatures.has(ref);
+    await this.write(`p:${rec.id}`, JSON.stringify(withSignature(rec, { ref })), written ? [] : [{ type: 'put', key: `r:${ref}`, value: JSON.stringify(sig) }]);
+    this.remember(ref, sig);
+  }
+
+  private remember(ref: string, sig: Signature): void {
+    this.signatures.delete(ref);
+    this.signatures.set(ref, sig);
+    if (this.signatures.size > SIGNATURES_KEPT) this.signatures.delete(this.signatures.keys().next().value!);
+  }
+
+  /** A stored record as written by `writeRecord`, its receipt's batch signature read back. */
+  private async readRecord(raw: string): Promise<PaymentRecord> {
+    const rec = JSON.parse(raw) as PaymentRecord;
+    const ref = (rec.receipt as { hybridReceipt?: { signature?: { ref?: unknown } } } | undefined)?.hybridReceipt?.signature?.ref;
+    if (typeof ref !== 'string') return rec;
+    let sig = this.signatures.get(ref);
+    if (!sig) {
+      const stored = await this.db.get(`r:${ref}`);
+      if (stored === undefined) throw new NodeError(LedgerErrorCode.CORRUPT, `the receipt of ${rec.id} names batch signature ${ref}, which the ledger does not hold`);
+      sig = JSON.parse(stored) as Signature;
+      this.remember(ref, sig);
+    }
+    return withSignature(rec, sig);
   }
 
   /** Opens (or creates) the ledger database in `dir` and loads the per-service totals. */
@@ -125,7 +174,7 @@ export class LevelLedger implements SettlementLedger {
   /** The record of a payment, if any. */
   async get(id: string): Promise<PaymentRecord | undefined> {
     const raw = await this.db.get(`p:${id}`);
-    return raw === undefined ? undefined : (JSON.parse(raw) as PaymentRecord);
+    return raw === undefined ? undefined : this.readRecord(raw);
   }
 
   /** Which of `ids` have a record, in one read (the payment watcher checks a whole block's invokes at once). */
@@ -172,7 +221,7 @@ export class LevelLedger implements SettlementLedger {
     try {
       const existing = absentToken === this.claims ? undefined : await this.get(record.id);
       if (existing) return { claimed: false, record: existing };
-      await this.write(`p:${record.id}`, JSON.stringify(record));
+      await this.writeRecord(record);
       // Counted once the record is readable: a lookup that began before this point carries an
       // older token (and reads again), one that begins after it finds the record.
       this.claims++;
@@ -188,7 +237,7 @@ export class LevelLedger implements SettlementLedger {
     const cur = this.inflight.get(id) ?? (await this.get(id));
     if (!cur || !from.includes(cur.status)) throw transitionConflict(id, cur?.status, to);
     const next = { ...cur, ...patch, updatedAt: now } as PaymentRecord;
-    await this.write(`p:${id}`, JSON.stringify(next));
+    await this.writeRecord(next);
     this.tally(cur.status, next.status);
     if (next.status === 'claimed') this.inflight.set(id, next);
     else this.inflight.delete(id);
@@ -241,7 +290,7 @@ export class LevelLedger implements SettlementLedger {
 
   /** Every record (a full scan: for start-up recovery and audits). */
   async *records(): AsyncGenerator<PaymentRecord> {
-    for await (const [, v] of this.db.iterator({ gte: 'p:', lt: 'p;' })) yield JSON.parse(v) as PaymentRecord;
+    for await (const [, v] of this.db.iterator({ gte: 'p:', lt: 'p;' })) yield await this.readRecord(v);
   }
 
   /** A watcher's mark (see module comment), undefined when never written. */
