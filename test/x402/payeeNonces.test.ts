@@ -210,11 +210,16 @@ async function runFleet(seed: number): Promise<void> {
   /** Calls that failed while their node lived: none may. */
   const failures: string[] = [];
   let cut = 0;
-  const track = (at: SimNode, p: Promise<unknown>) =>
+  /**
+   * Follows a call (which must end unless its node is killed) or a background step (a sweep, a lease taken again),
+   * which may also fail while PostgreSQL restarts: the product runs those again on its next interval.
+   */
+  const track = (at: SimNode, p: Promise<unknown>, kind: 'call' | 'background' = 'call') =>
     inflight.push(
       p.catch((e: unknown) => {
+        const code = (e as { code?: string }).code;
         if (at.killed) cut++;
-        else failures.push(`${at.id}: ${(e as { code?: string }).code ?? ''} ${(e as Error).message}`);
+        else if (kind === 'call' || code !== LedgerErrorCode.UNAVAILABLE) failures.push(`${at.id} ${kind}: ${code ?? ''} ${(e as Error).message}`);
       }),
     );
   try {
@@ -285,6 +290,7 @@ async function runFleet(seed: number): Promise<void> {
               stopped.delete(h);
               await h.lease.start();
             }),
+            'background',
           );
         } else if (h) {
           // Killed: its calls under way die with it; it starts again under the same node id.
@@ -310,7 +316,7 @@ async function runFleet(seed: number): Promise<void> {
         await mineFromPool(chain, pick(nodes).pool, miner.address);
       } else {
         const h = holder();
-        if (h) track(h, sweep(h));
+        if (h) track(h, sweep(h), 'background');
       }
       await sleep(random() * 25);
     }
