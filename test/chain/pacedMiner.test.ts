@@ -1,6 +1,6 @@
 /**
  * The paced (interval) miner against a real chain and mempool: one block per 1 s slot with the
- * slot's time, almost no hashing, a slot a peer's block already has is skipped, and its options
+ * slot's time, almost no hashing, a transaction being checked at the boundary in that slot's block, a slot a peer's block already has is skipped, and its options
  * must match the chain. Wall clock (the slots are wall-clock seconds); about 5 s in all.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
@@ -41,11 +41,11 @@ function nextBlocks(miner: Miner, n: number, timeoutMs = 10_000): Promise<MinerB
 
 async function setup(behind: number, opts: Partial<PacedMinerOptions> = {}) {
   const params = pacedParams(behind);
-  const { chain, pool, close } = await openChainAndPool(params, { now: wall });
+  const { chain, pool, verifier, close } = await openChainAndPool(params, { now: wall });
   cleanups.push(close);
   const miner = createPacedMiner(chain, pool, params, { blockTime: 1, address: minerKey.address, tag: 'jest', ...opts });
   cleanups.push(() => miner.stop());
-  return { params, chain, pool, miner };
+  return { params, chain, pool, miner, verifier };
 }
 
 describe('the paced miner', () => {
@@ -69,6 +69,31 @@ describe('the paced miner', () => {
     expect(s).toMatchObject({ running: true, threads: 0, blockTime: 1, blocksFound: 3 });
     // About 2 hashes a block at the easiest target; nothing between slots.
     expect(s.hashes).toBeLessThan(200);
+  }, 20_000);
+
+  test('a transaction whose signature is being checked at the boundary goes in that slot\'s block, not the next', async () => {
+    const { params, chain, pool, miner, verifier } = await setup(100);
+    await verifier.verifyBatch([]); // the verifier loaded: the timings below are the test's own
+    await miner.start();
+    for (let i = 0; i < 2; i++) await new Promise<void>((r) => chain.once('tip', () => r()));
+    // 30 ms before a boundary, a transfer whose first signature check takes 60 ms: it is admitted about 35 ms into the slot.
+    const toBoundary = 1000 - (Date.now() % 1000);
+    await new Promise((r) => setTimeout(r, toBoundary - 30 + (toBoundary < 100 ? 1000 : 0)));
+    const check = verifier.verifyBatch.bind(verifier);
+    let slow = true;
+    verifier.verifyBatch = async (jobs) => {
+      if (slow) await new Promise((r) => setTimeout(r, 60));
+      slow = false;
+      return check(jobs);
+    };
+    const next = nextBlocks(miner, 1);
+    const sent = Date.now();
+    const added = pool.add(encodeTx(transferTx(params, getDevKeyPair(), 0n, testKey('to').address, 1_000n)));
+    const [block] = await next;
+    await added;
+    const slotStart = chain.getEntryByHeight(block!.height)!.header.time * 1000;
+    expect(sent).toBeLessThan(slotStart);
+    expect(block!.txCount).toBe(1);
   }, 20_000);
 
   test('skips the slots a peer already has a block for', async () => {
