@@ -16,7 +16,7 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { openChain } from '../../chain/chain.js';
-import { createMempool, type Mempool } from '../../chain/mempool.js';
+import { createMempool } from '../../chain/mempool.js';
 import { encodeAddress } from '../../consensus/address.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { bytesEqual, fromHex, toHex } from '../../consensus/hash.js';
@@ -48,30 +48,45 @@ afterAll(async () => {
   await cleanupTmp();
 });
 
+/** Two fleet nodes on one new PostgreSQL ledger and one chain: each its own mempool, providers database and payout manager over the shared store. */
+async function twoNodes(database: string) {
+  const url = await postgres.server.createDatabase(database);
+  const dir = await tmpDir();
+  const verifier = new CountingVerifier();
+  const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
+  const node = async (id: string) => {
+    const ledger = await PgLedger.open(url, { nodeId: `n-${id}` });
+    const pool = createMempool(chain, verifier, params);
+    pool.start();
+    const db = new Level<string, string>(join(dir, `providers-${id}`), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    const payouts = new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 60_000, store: pgPayoutStore((t, v) => ledger.query(t, v)) });
+    return { ledger, pool, db, payouts };
+  };
+  const [a, b] = [await node('a'), await node('b')];
+  return {
+    chain,
+    a,
+    b,
+    async close() {
+      for (const n of [a, b]) n.payouts.stop();
+      for (const n of [a, b]) await n.payouts.idle();
+      for (const n of [a, b]) {
+        n.pool.stop();
+        await n.db.close();
+        await n.ledger.close();
+      }
+      await chain.close();
+    },
+  };
+}
+
 describe('payouts shared by a fleet', () => {
   test('owed by the node that served the call, sent by the holder; a new holder marks paid what was mined and re-sends the same bytes of what was lost', async () => {
-    const url = await postgres.server.createDatabase('fleet_payouts');
-    const dir = await tmpDir();
-    const verifier = new CountingVerifier();
-    const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
-    const ledgerA = await PgLedger.open(url, { nodeId: 'n-a' });
-    const ledgerB = await PgLedger.open(url, { nodeId: 'n-b' });
     // Each node its own mempool and providers database; the payout records are shared.
-    const pools: Mempool[] = [];
-    const pool = () => {
-      const p = createMempool(chain, verifier, params);
-      p.start();
-      pools.push(p);
-      return p;
-    };
-    const dbA = new Level<string, string>(join(dir, 'providers-a'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-    const dbB = new Level<string, string>(join(dir, 'providers-b'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-    const poolA = pool();
-    const poolB = pool();
-    const manager = (db: Level<string, string>, p: Mempool, ledger: PgLedger) =>
-      new PayoutManager(db, chain, p, ledger, payee, params, directory, { retryMs: 60_000, store: pgPayoutStore((t, v) => ledger.query(t, v)) });
-    const a = manager(dbA, poolA, ledgerA);
-    const b = manager(dbB, poolB, ledgerB);
+    const fleet = await twoNodes('fleet_payouts');
+    const { chain } = fleet;
+    const { ledger: ledgerA, pool: poolA, payouts: a } = fleet.a;
+    const { ledger: ledgerB, pool: poolB, payouts: b } = fleet.b;
     try {
       // Two native calls and two USDC calls of the provider's service, settled by node B.
       let nonce = 0n;
@@ -134,33 +149,15 @@ describe('payouts shared by a fleet', () => {
       const rows = await ledgerA.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM provider_payouts GROUP BY status`);
       expect(rows.rows).toEqual([{ status: 'paid', n: 4 }]);
     } finally {
-      a.stop();
-      b.stop();
-      await a.idle();
-      await b.idle();
-      for (const p of pools) p.stop();
-      await dbA.close();
-      await dbB.close();
-      await ledgerA.close();
-      await ledgerB.close();
-      await chain.close();
+      await fleet.close();
     }
   }, 60_000);
 
   test('a node without the lease stopped between a settlement and its payout record: at its restart it records the payout, the holder sends it once', async () => {
-    const url = await postgres.server.createDatabase('fleet_payouts_left_out');
-    const dir = await tmpDir();
-    const verifier = new CountingVerifier();
-    const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
-    const ledgerA = await PgLedger.open(url, { nodeId: 'n-a' });
-    const ledgerB = await PgLedger.open(url, { nodeId: 'n-b' });
-    const poolA = createMempool(chain, verifier, params);
-    poolA.start();
-    const dbA = new Level<string, string>(join(dir, 'providers-a'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-    const dbB = new Level<string, string>(join(dir, 'providers-b'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-    const manager = (db: Level<string, string>, ledger: PgLedger) => new PayoutManager(db, chain, poolA, ledger, payee, params, directory, { retryMs: 60_000, store: pgPayoutStore((t, v) => ledger.query(t, v)) });
-    const a = manager(dbA, ledgerA);
-    const b = manager(dbB, ledgerB);
+    const fleet = await twoNodes('fleet_payouts_left_out');
+    const { chain } = fleet;
+    const { ledger: ledgerA, pool: poolA, payouts: a } = fleet.a;
+    const { ledger: ledgerB, payouts: b } = fleet.b;
     try {
       // A holds the lease and has started; then B serves a native and a USDC call and stops before owing their payouts.
       await a.start();
@@ -196,14 +193,7 @@ describe('payouts shared by a fleet', () => {
       const rows = await ledgerA.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM provider_payouts GROUP BY status`);
       expect(rows.rows).toEqual([{ status: 'paid', n: 2 }]);
     } finally {
-      a.stop();
-      await a.idle();
-      poolA.stop();
-      await dbA.close();
-      await dbB.close();
-      await ledgerA.close();
-      await ledgerB.close();
-      await chain.close();
+      await fleet.close();
     }
   }, 60_000);
 
