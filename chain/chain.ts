@@ -177,6 +177,9 @@ export class Chain extends EventEmitter<ChainEvents> implements ChainReader {
       cur = this.entries.get(toHex(cur.header.prevHash));
     }
     if (this.main.some((e) => e === undefined)) throw new NodeError(ChainErrorCode.CORRUPT, 'best chain has a gap');
+    // The best block's body read back now: a chain directory whose block files are missing or damaged (copied
+    // without chain/blocks/) is refused at start, not at the first peer or explorer asking for a block.
+    if (!(await this.storedBlock(tipHex))) throw new NodeError(ChainErrorCode.CORRUPT, `the best block ${tipHex} has no stored body`);
     this.log.info({ height: this.tip.height, tip: this.tip.hashHex, network: this.params.network }, 'chain opened');
   }
 

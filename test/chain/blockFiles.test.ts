@@ -1,11 +1,11 @@
 /**
  * Block bodies in flat files: appended once and read by location, across file rotation, a reopen,
  * a crash that left unnamed bytes at a file's end, and damaged locations; the chain keeps its
- * bodies there (none in LevelDB) and still reads the bodies a data directory from before the
- * files keeps in LevelDB (`b:`), its transactions included.
+ * bodies there (none in LevelDB), refuses to open without them, and still reads the bodies a data
+ * directory from before the files keeps in LevelDB (`b:`), its transactions included.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { appendFile, readdir, stat, truncate } from 'node:fs/promises';
+import { appendFile, readdir, rm, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { BlockFiles, decodeBlockLocation, encodeBlockLocation } from '../../chain/blockFiles.js';
@@ -123,6 +123,18 @@ describe('the chain keeps block bodies in the block files', () => {
     expect(stored).toMatchObject({ height: 2, index: 0, blockHash: hashes[2] });
     expect(stored!.tx.nonce).toBe(0n);
     await again.close();
+  });
+
+  test('a chain directory without its block files is refused at open (chain_corrupt), not at the first read of a block', async () => {
+    const dir = await tmpDir();
+    const chain = await openChain({ dataDir: dir, params, verifier: new CountingVerifier(), now });
+    const mem = new MemChain(params);
+    const b1 = mem.build([], miner.address);
+    mem.connect(b1);
+    await chain.addBlock(encodeBlock(b1));
+    await chain.close();
+    await rm(join(dir, 'blocks'), { recursive: true });
+    expect(await codeOf(openChain({ dataDir: dir, params, verifier: new CountingVerifier(), now }))).toBe('chain_corrupt');
   });
 
   test('a data directory from before the block files: bodies in LevelDB are read, new ones go to the files', async () => {
