@@ -309,11 +309,11 @@ export class RefundManager implements Refunder {
    * Replaces the stored refund of `rec` by one with the same nonce and a higher fee rate (bump and
    * replace), written ahead the same way: from then on the ledger names the replacement and a
    * restart re-sends its bytes. The replaced one may still be mined instead; `check` then finds
-   * the invoke refunded and records the one mined.
+   * the invoke refunded and records the one mined. `stored`: the stored refund as `check` decoded
+   * it (undefined when its bytes do not decode: nothing to replace).
    */
-  private async bump(rec: PaymentRecord): Promise<PaymentRecord> {
+  private async bump(rec: PaymentRecord, stored: Tx | undefined): Promise<PaymentRecord> {
     const error = rec.error ?? { code: 'service_failed', message: 'refund' };
-    const stored = storedTx(rec.refundTx!);
     if (!stored) return rec;
     const bytesLength = rec.refundTx!.length / 2;
     const replace: PayeeTxReplacement = { nonce: stored.nonce, feeRate: Number(stored.fee) / bytesLength };
@@ -377,7 +377,7 @@ export class RefundManager implements Refunder {
         const waited = since !== undefined && this.chain.tip.height - since >= BUMP_AFTER_BLOCKS;
         if (sign && rec.refundTx && (this.refusedUnderpriced.has(id) || waited)) {
           const stored = storedTx(rec.refundTx);
-          if (!stored || !this.atFeeCap(rec, stored)) this.pending.set(id, await this.bump(rec));
+          if (!stored || !this.atFeeCap(rec, stored)) this.pending.set(id, await this.bump(rec, stored));
           else if (!this.capped.has(id)) {
             this.capped.add(id);
             this.log.warn({ invoke: id, refundTxId: rec.refundTxId, feeBase: stored.fee.toString() }, 'refund at the fee cap: it waits for room in the mempool');

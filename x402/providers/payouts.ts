@@ -190,11 +190,17 @@ export class PayoutManager {
    * without a payout record, or a USDC payment the reconciler found settled on Base after the call.
    */
   async oweSettled(rec: PaymentRecord): Promise<void> {
-    if (rec.status !== 'settled' || !this.directory.payoutAddressOf(rec.serviceId)) return;
-    if (rec.rail === 'native') return this.owe(rec.id, rec.serviceId, BigInt(rec.amount));
+    const owed = this.owedFor(rec);
+    if (owed) await this.owe(rec.id, rec.serviceId, owed.amount, owed.rail);
+  }
+
+  /** The NATIVE amount a settled provider payment owes its provider a share of, and its rail; undefined for any other record. */
+  private owedFor(rec: PaymentRecord): { amount: bigint; rail: 'native' | 'usdc' } | undefined {
+    if (rec.status !== 'settled' || !this.directory.payoutAddressOf(rec.serviceId)) return undefined;
+    if (rec.rail === 'native') return { amount: BigInt(rec.amount), rail: 'native' };
     // The USDC record holds the USDC amount; the payout is a share of the NATIVE price (the current one: the call's was not kept).
     const price = this.directory.priceBaseOf?.(rec.serviceId);
-    if (price !== undefined) await this.owe(rec.id, rec.serviceId, price, 'usdc');
+    return price === undefined ? undefined : { amount: price, rail: 'usdc' };
   }
 
   /**
@@ -207,10 +213,8 @@ export class PayoutManager {
   async recordLeftOut(before: number): Promise<number> {
     let n = 0;
     for await (const rec of this.ledger.records()) {
-      if (rec.status !== 'settled' || rec.updatedAt >= before || !this.directory.payoutAddressOf(rec.serviceId)) continue;
-      const amount = rec.rail === 'native' ? BigInt(rec.amount) : this.directory.priceBaseOf?.(rec.serviceId);
-      if (amount === undefined) continue;
-      if (await this.record(rec.id.toLowerCase(), rec.serviceId, amount, rec.rail === 'native' ? 'native' : 'usdc')) {
+      const owed = rec.updatedAt < before ? this.owedFor(rec) : undefined;
+      if (owed && (await this.record(rec.id.toLowerCase(), rec.serviceId, owed.amount, owed.rail))) {
         this.log.warn({ payment: rec.id, serviceId: rec.serviceId }, 'provider payout owed for a payment settled without one (its node stopped in between)');
         n++;
       }
