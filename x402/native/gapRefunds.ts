@@ -26,14 +26,13 @@ import type { LedgerGap } from '../ledger/restore.js';
 /** How many blocks after a payment its refund is looked for, to name it in the record ('' when not found within them). */
 const REFUND_SEARCH_BLOCKS = 5_000;
 
-/** The chain's reads: blocks, and the invoke's consensus state (absent in stubs: then nothing counts as ended on chain). */
-export type GapChain = ChainReader & { getStateView?(keys: readonly string[]): Promise<{ get(key: string): Uint8Array | undefined }> };
+/** The chain's reads: blocks, and the invoke's consensus state. */
+export type GapChain = ChainReader & { getStateView(keys: readonly string[]): Promise<{ get(key: string): Uint8Array | undefined }> };
 
 /** How the chain ended payment `id` without this ledger: refunded, or paid out to its provider; undefined when it did not. */
 export async function chainEnd(chain: GapChain, id: string): Promise<'refunded' | 'paid_out' | undefined> {
   const invoke = fromHex(id);
-  const view = await chain.getStateView?.([invokeKey(invoke), payoutKey(invoke)]);
-  if (!view) return undefined;
+  const view = await chain.getStateView([invokeKey(invoke), payoutKey(invoke)]);
   if (view.get(payoutKey(invoke))) return 'paid_out';
   const raw = view.get(invokeKey(invoke));
   return raw && decodeInvokeRecord(raw).refunded ? 'refunded' : undefined;

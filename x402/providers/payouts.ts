@@ -45,17 +45,16 @@ import { tryDecodeAddress } from '../../consensus/address.js';
 import { bytesEqual, fromHex, toHex } from '../../consensus/hash.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import type { ChainParams } from '../../consensus/params.js';
-import { getPayout, payoutKey } from '../../consensus/registryState.js';
 import { TxType } from '../../consensus/tx.js';
 import { providerPayout } from '../../consensus/txTypes/providerPayout.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
-import { decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
 import { NATIVE } from '../../consensus/ledger.js';
 import { silentLogger, type Logger } from '../../chain/types.js';
 import type { PaymentRecord, SettlementLedger } from '../ledger/ledger.js';
 import { readGaps } from '../ledger/restore.js';
 import { decorateCall, type PaidCallCore } from '../core/paidCall.js';
 import { resubmitPayeeTx, submitPayeeTx } from '../native/payeeTx.js';
+import { chainEnd } from '../native/gapRefunds.js';
 import type { PayeeNonces } from '../native/payeeNonces.js';
 import { TipFollower } from '../native/tipFollower.js';
 import type { PaymentChain, PaymentMempool } from '../core/ports.js';
@@ -366,14 +365,12 @@ export class PayoutManager {
    */
   private async checkStored(entry: PayoutEntry): Promise<boolean> {
     if (entry.rail !== 'usdc') {
-      const invoke = fromHex(entry.invokeId);
-      const view = await this.chain.getStateView([payoutKey(invoke), invokeKey(invoke)]);
-      if (getPayout(view, invoke)) {
+      const end = await chainEnd(this.chain, entry.invokeId);
+      if (end === 'paid_out') {
         await this.markPaid(entry);
         return false;
       }
-      const raw = view.get(invokeKey(invoke));
-      if (raw && decodeInvokeRecord(raw).refunded) {
+      if (end === 'refunded') {
         entry.status = 'cancelled';
         await this.save(entry);
         this.open.delete(entry.invokeId);
