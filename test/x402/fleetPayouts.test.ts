@@ -26,7 +26,8 @@ import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { PgLedger } from '../../x402/ledger/pgLedger.js';
 import { GAPS_MARK, type LedgerGap } from '../../x402/ledger/restore.js';
 import { PayoutManager } from '../../x402/providers/payouts.js';
-import { pgPayoutStore } from '../../x402/providers/pgPayoutStore.js';
+import { pgPayoutStore, type PayoutQuery } from '../../x402/providers/pgPayoutStore.js';
+import type { PayoutStore } from '../../x402/providers/payoutStore.js';
 import { requestCommitment } from '../../x402/core/wire.js';
 import { testKey } from '../helpers/keys.js';
 import { mineFromPool } from '../helpers/mine.js';
@@ -48,29 +49,33 @@ afterAll(async () => {
   await cleanupTmp();
 });
 
-/** Two fleet nodes on one new PostgreSQL ledger and one chain: each its own mempool, providers database and payout manager over the shared store. */
-async function twoNodes(database: string) {
+/**
+ * Fleet nodes on one new PostgreSQL ledger and one chain (`ids`): each its own ledger connection,
+ * mempool and providers database, and a payout manager over the shared store (`store` for another).
+ * `close` stops the managers and closes everything.
+ */
+async function fleetOf(database: string, ids: readonly string[], store?: (q: PayoutQuery) => PayoutStore) {
   const url = await postgres.server.createDatabase(database);
   const dir = await tmpDir();
   const verifier = new CountingVerifier();
   const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
-  const node = async (id: string) => {
+  const nodes: { ledger: PgLedger; pool: ReturnType<typeof createMempool>; db: Level<string, string>; payouts: PayoutManager; store: PayoutStore }[] = [];
+  for (const id of ids) {
     const ledger = await PgLedger.open(url, { nodeId: `n-${id}` });
     const pool = createMempool(chain, verifier, params);
     pool.start();
     const db = new Level<string, string>(join(dir, `providers-${id}`), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-    const payouts = new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 60_000, store: pgPayoutStore((t, v) => ledger.query(t, v)) });
-    return { ledger, pool, db, payouts };
-  };
-  const [a, b] = [await node('a'), await node('b')];
+    const q: PayoutQuery = (t, v) => ledger.query(t, v);
+    const payouts = new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 60_000, store: (store ?? pgPayoutStore)(q) });
+    nodes.push({ ledger, pool, db, payouts, store: pgPayoutStore(q) });
+  }
   return {
     chain,
-    a,
-    b,
+    nodes,
     async close() {
-      for (const n of [a, b]) n.payouts.stop();
-      for (const n of [a, b]) await n.payouts.idle();
-      for (const n of [a, b]) {
+      for (const n of nodes) n.payouts.stop();
+      for (const n of nodes) await n.payouts.idle();
+      for (const n of nodes) {
         n.pool.stop();
         await n.db.close();
         await n.ledger.close();
@@ -83,10 +88,9 @@ async function twoNodes(database: string) {
 describe('payouts shared by a fleet', () => {
   test('owed by the node that served the call, sent by the holder; a new holder marks paid what was mined and re-sends the same bytes of what was lost', async () => {
     // Each node its own mempool and providers database; the payout records are shared.
-    const fleet = await twoNodes('fleet_payouts');
+    const fleet = await fleetOf('fleet_payouts', ['a', 'b']);
     const { chain } = fleet;
-    const { ledger: ledgerA, pool: poolA, payouts: a } = fleet.a;
-    const { ledger: ledgerB, pool: poolB, payouts: b } = fleet.b;
+    const [{ ledger: ledgerA, pool: poolA, payouts: a }, { ledger: ledgerB, pool: poolB, payouts: b }] = fleet.nodes;
     try {
       // Two native calls and two USDC calls of the provider's service, settled by node B.
       let nonce = 0n;
@@ -154,10 +158,9 @@ describe('payouts shared by a fleet', () => {
   }, 60_000);
 
   test('a node without the lease stopped between a settlement and its payout record: at its restart it records the payout, the holder sends it once', async () => {
-    const fleet = await twoNodes('fleet_payouts_left_out');
+    const fleet = await fleetOf('fleet_payouts_left_out', ['a', 'b']);
     const { chain } = fleet;
-    const { ledger: ledgerA, pool: poolA, payouts: a } = fleet.a;
-    const { ledger: ledgerB, payouts: b } = fleet.b;
+    const [{ ledger: ledgerA, pool: poolA, payouts: a }, { ledger: ledgerB, payouts: b }] = fleet.nodes;
     try {
       // A holds the lease and has started; then B serves a native and a USDC call and stops before owing their payouts.
       await a.start();
@@ -198,30 +201,26 @@ describe('payouts shared by a fleet', () => {
   }, 60_000);
 
   test('the signer reloads its open payouts while a settle is owing one: the provider is paid once, by one transaction', async () => {
-    const url = await postgres.server.createDatabase('fleet_payouts_reload');
-    const dir = await tmpDir();
-    const verifier = new CountingVerifier();
-    const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
-    const ledger = await PgLedger.open(url, { nodeId: 'n-a' });
-    const pool = createMempool(chain, verifier, params);
-    pool.start();
-    const db = new Level<string, string>(join(dir, 'providers'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
     // The settle's record is written, then its owe pauses (as a slow write does) while the signer reloads.
-    const store = pgPayoutStore((t, v) => ledger.query(t, v));
     let written!: () => void;
     const wasWritten = new Promise<void>((r) => (written = r));
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    const slowStore = {
-      ...store,
-      async create(e: Parameters<typeof store.create>[0]) {
-        const ok = await store.create(e);
-        written();
-        await released;
-        return ok;
-      },
+    const slowStore = (q: PayoutQuery): PayoutStore => {
+      const store = pgPayoutStore(q);
+      return {
+        ...store,
+        async create(e) {
+          const ok = await store.create(e);
+          written();
+          await released;
+          return ok;
+        },
+      };
     };
-    const manager = new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 60_000, store: slowStore });
+    const fleet = await fleetOf('fleet_payouts_reload', ['a'], slowStore);
+    const { chain } = fleet;
+    const [{ ledger, pool, payouts: manager, store }] = fleet.nodes;
     try {
       const id = `usdc:8453:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913:0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a:0x${'7'.repeat(64)}`;
       const commitment = requestCommitment({ sellerId: ledger.sellerId, serviceId: SERVICE, request: 'hi', salt: '22'.repeat(32) });
@@ -242,25 +241,14 @@ describe('payouts shared by a fleet', () => {
       expect((await chain.getAccount(payee.address)).nonce).toBe(1n);
       expect(await store.get(id)).toMatchObject({ status: 'paid' });
     } finally {
-      manager.stop();
-      await manager.idle();
-      pool.stop();
-      await db.close();
-      await ledger.close();
-      await chain.close();
+      await fleet.close();
     }
   }, 60_000);
 
   test('the database restored from a backup taken while a USDC payout was owed, mined since: marked paid from the chain, one transfer', async () => {
-    const url = await postgres.server.createDatabase('fleet_payouts_restore');
-    const dir = await tmpDir();
-    const verifier = new CountingVerifier();
-    const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
-    const ledger = await PgLedger.open(url, { nodeId: 'n-a' });
-    const pool = createMempool(chain, verifier, params);
-    pool.start();
-    const db = new Level<string, string>(join(dir, 'providers'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-    const store = pgPayoutStore((t, v) => ledger.query(t, v));
+    const fleet = await fleetOf('fleet_payouts_restore', ['a']);
+    const { chain } = fleet;
+    const [{ ledger, pool, db, store }] = fleet.nodes;
     const manager = () => new PayoutManager(db, chain, pool, ledger, payee, params, directory, { retryMs: 60_000, store });
     let m = manager();
     try {
@@ -295,10 +283,7 @@ describe('payouts shared by a fleet', () => {
     } finally {
       m.stop();
       await m.idle();
-      pool.stop();
-      await db.close();
-      await ledger.close();
-      await chain.close();
+      await fleet.close();
     }
   }, 60_000);
 });
