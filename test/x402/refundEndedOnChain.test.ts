@@ -55,34 +55,32 @@ async function world() {
   /** A payee transaction signed outside this node's allocator (by the holder whose ledger was lost). */
   const payeeTx = (nonce: bigint, type: number, payload: Uint8Array) => encodeTx(signTx({ version: TX_VERSION, chainId: params.chainId, type, nonce, fee: 100_000n, payload, ...(nonce === 0n ? { publicKey: payee.publicKey } : {}) }, payee));
   const payeeInPool = () => pool.list(100).filter((e) => toHex(e.tx.from) === toHex(payee.address));
+  /** The claim of a native call of `id` by the agent, as a settle writes it. */
+  const claim = (id: string) => ledger.claim({ id, rail: 'native', serviceId: 'native-echo', requestHash: '11'.repeat(32), caller: encodeAddress(agent.address, params.hrp), amount: PRICE.toString() });
   const close = async () => {
     pool.stop();
     await ledger.close();
     await chain.close();
   };
-  return { dir, chain, pool, ledger, invokes, payeeTx, payeeInPool, close };
+  return { dir, chain, pool, ledger, invokes, payeeTx, payeeInPool, claim, close };
 }
 
 describe('payee transactions a restored ledger forgot it sent', () => {
   test('a refund the chain already has is not signed again: the next refund takes the next nonce and is mined', async () => {
-    const dir = await tmpDir();
-    const verifier = new CountingVerifier();
-    const chain = await openChain({ dataDir: join(dir, 'chain'), params, verifier, now: () => params.genesis.time + 1_000_000 });
-    const pool = createMempool(chain, verifier, params);
-    pool.start();
-    const ledger = await openLedger(join(dir, 'ledger'));
+    const w = await world();
+    const { chain, pool, ledger } = w;
     const refunds = new RefundManager(chain, pool, ledger, payee, params, { retryMs: 60_000 });
     try {
-      const [lost, next] = [0n, 1n].map((nonce) => createAgentInvokeTx({ key: agent, chainId: params.chainId, serviceId: 'native-echo', payTo: payee.address, amount: PRICE, requestHash: fromHex('11'.repeat(32)), nonce, includeKey: nonce === 0n }));
+      const [lost, next] = w.invokes(2);
       for (const i of [lost!, next!]) await pool.add(i.bytes);
       await mineFromPool(chain, pool, miner.address);
       // The refund of the first, sent by the ledger that was lost: on chain, unknown to the ledger.
-      const sent = encodeTx(signTx({ version: TX_VERSION, chainId: params.chainId, type: TxType.refund, nonce: 0n, fee: 100_000n, payload: refundType.encodePayload({ invokeId: fromHex(lost!.id), to: agent.address, amount: PRICE }), publicKey: payee.publicKey }, payee));
+      const sent = w.payeeTx(0n, TxType.refund, refundType.encodePayload({ invokeId: fromHex(lost!.id), to: agent.address, amount: PRICE }));
       await pool.add(sent);
       await mineFromPool(chain, pool, miner.address);
       // The restored ledger: both owed (refund_pending without a transaction), as a node without the lease records them.
       for (const i of [lost!, next!]) {
-        await ledger.claim({ id: i.id, rail: 'native', serviceId: 'native-echo', requestHash: '11'.repeat(32), caller: encodeAddress(agent.address, params.hrp), amount: PRICE.toString() });
+        await w.claim(i.id);
         await ledger.refundPending(i.id, failure);
       }
       // The holder's sweep asks for both refunds.
@@ -101,14 +99,12 @@ describe('payee transactions a restored ledger forgot it sent', () => {
       expect((await chain.getAccount(payee.address)).nonce).toBe(2n);
       expect(await ledger.get(lost!.id)).toMatchObject({ status: 'refunded' });
       expect(await ledger.get(next!.id)).toMatchObject({ status: 'refunded' });
-      expect(pool.list(100).filter((e) => toHex(e.tx.from) === toHex(payee.address))).toEqual([]);
+      expect(w.payeeInPool()).toEqual([]);
       expect(refunds.pendingIds()).toEqual([]);
     } finally {
       refunds.stop();
       await refunds.idle();
-      pool.stop();
-      await ledger.close();
-      await chain.close();
+      await w.close();
     }
   }, 60_000);
 
@@ -121,7 +117,7 @@ describe('payee transactions a restored ledger forgot it sent', () => {
       await mineFromPool(w.chain, w.pool, miner.address);
       const pending = w.payeeTx(0n, TxType.refund, refundType.encodePayload({ invokeId: fromHex(inv!.id), to: agent.address, amount: PRICE }));
       await w.pool.add(pending);
-      await w.ledger.claim({ id: inv!.id, rail: 'native', serviceId: 'native-echo', requestHash: '11'.repeat(32), caller: encodeAddress(agent.address, params.hrp), amount: PRICE.toString() });
+      await w.claim(inv!.id);
       const rec = await refunds.refund(inv!.id, failure);
       expect(rec.refundTxId).toBe(toHex(txId(pending)));
       expect(w.payeeInPool().map((e) => e.id)).toEqual([toHex(txId(pending))]);
@@ -157,7 +153,7 @@ describe('payee transactions a restored ledger forgot it sent', () => {
       await payouts.idle();
       expect(payouts.pendingIds()).toEqual([]);
       expect(w.payeeInPool()).toEqual([]);
-      await w.ledger.claim({ id: failed!.id, rail: 'native', serviceId: 'native-echo', requestHash: '11'.repeat(32), caller: encodeAddress(agent.address, params.hrp), amount: PRICE.toString() });
+      await w.claim(failed!.id);
       await refunds.refund(failed!.id, failure);
       await mineFromPool(w.chain, w.pool, miner.address);
       await refunds.idle();
