@@ -82,6 +82,24 @@ async function setup(payeeKey: HybridKeyPair = payee): Promise<Env> {
   return { payee: payeeKey, chain, pool, ledger, refunds, settlement };
 }
 
+/** Five transfers of flooder `f` at its rate (× the minimum fee rate): they fill the 30 kB pool (a sixth of the same sender would have to evict its own). */
+async function floodFrom(e: Env, f: (typeof flooders)[number]): Promise<void> {
+  for (let nonce = 0n; nonce < 5n; nonce++) {
+    const base = { version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, from: f.key.address, nonce, fee: 0n, payload: transfer.encodePayload({ to: testKey('bump-sink').address, amount: 1n }), publicKey: nonce === 0n ? f.key.publicKey : undefined };
+    const size = encodeTx(signTx(base, f.key)).length + 9;
+    await e.pool.add(encodeTx(signTx({ ...base, fee: BigInt(size) * f.rate * params.minFeeRate }, f.key)));
+  }
+}
+
+/** Stops the refunds and closes what `setup` opened. */
+async function close(e: Env): Promise<void> {
+  e.refunds.stop();
+  await e.refunds.idle();
+  await e.ledger.close();
+  e.pool.stop();
+  await e.chain.close();
+}
+
 /** Mines exactly `txs` (none: an empty block) on the tip. */
 async function mine(e: Env, txs: Tx[]): Promise<void> {
   const tip = e.chain.tip;
@@ -158,11 +176,7 @@ describe('a refund in a congested mempool', () => {
     // The best fee rate of the pool: mined first.
     await mine(e, [bumpedTx]);
     expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded', refundTxId: bumped.refundTxId });
-    e.refunds.stop();
-    await e.refunds.idle();
-    await e.ledger.close();
-    e.pool.stop();
-    await e.chain.close();
+    await close(e);
   }, 60_000);
 
   test('the replaced refund mined instead of its replacement: refunded, and the record names the one mined', async () => {
@@ -178,11 +192,7 @@ describe('a refund in a congested mempool', () => {
     await mine(e, [decodeTx(fromHex(first.refundTx!))]);
     expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded', refundTxId: first.refundTxId });
     expect(e.pool.has(bumped.refundTxId!)).toBe(false);
-    e.refunds.stop();
-    await e.refunds.idle();
-    await e.ledger.close();
-    e.pool.stop();
-    await e.chain.close();
+    await close(e);
   }, 60_000);
 
   test('sustained congestion: floors rise past the fee cap block after block; the refund bids at most the cap, waits (never stuck), and goes once there is room', async () => {
@@ -203,11 +213,7 @@ describe('a refund in a congested mempool', () => {
     // Four rounds, each a new sender filling the pool at a higher rate (3×, 8×, 20×, 50× the minimum), each held for 4 blocks (bumps come every 3).
     // Five transfers fill the 30 kB pool (a sixth of the same sender would have to evict its own).
     for (const f of flooders) {
-      for (let nonce = 0n; nonce < 5n; nonce++) {
-        const base = { version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, from: f.key.address, nonce, fee: 0n, payload: transfer.encodePayload({ to: testKey('bump-sink').address, amount: 1n }), publicKey: nonce === 0n ? f.key.publicKey : undefined };
-        const size = encodeTx(signTx(base, f.key)).length + 9;
-        await e.pool.add(encodeTx(signTx({ ...base, fee: BigInt(size) * f.rate * params.minFeeRate }, f.key)));
-      }
+      await floodFrom(e, f);
       expect(e.pool.stats!().evictionFeeRate).toBeGreaterThan(Number(f.rate) - 1);
       for (let b = 0; b < 4; b++) {
         await mine(e, []);
@@ -226,11 +232,7 @@ describe('a refund in a congested mempool', () => {
     await mine(e, [decodeTx(fromHex(stored.refundTx!))]);
     expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded', refundTxId: stored.refundTxId });
     expect(e.refunds.stuck()).toEqual({ count: 0, amountBase: 0n });
-    e.refunds.stop();
-    await e.refunds.idle();
-    await e.ledger.close();
-    e.pool.stop();
-    await e.chain.close();
+    await close(e);
   }, 120_000);
 
   test('a payee that can pay a refund at the minimum rate but not the bid a congested pool asks: the refund waits, never stuck, and goes when the pool empties', async () => {
@@ -238,13 +240,7 @@ describe('a refund in a congested mempool', () => {
     const e = await setup(tinyPayee);
     // The pool is full at 8× when the call fails: the refund's bid (above the floor) is more than the payee holds beside the amount.
     const f = flooders[1]!;
-    const id = await failedCall(e, async () => {
-      for (let nonce = 0n; nonce < 5n; nonce++) {
-        const base = { version: TX_VERSION, chainId: params.chainId, type: TxType.transfer, from: f.key.address, nonce, fee: 0n, payload: transfer.encodePayload({ to: testKey('bump-sink').address, amount: 1n }), publicKey: nonce === 0n ? f.key.publicKey : undefined };
-        const size = encodeTx(signTx(base, f.key)).length + 9;
-        await e.pool.add(encodeTx(signTx({ ...base, fee: BigInt(size) * f.rate * params.minFeeRate }, f.key)));
-      }
-    });
+    const id = await failedCall(e, () => floodFrom(e, f));
     const owed = (await e.ledger.get(id))!;
     expect(owed.status).toBe('refund_pending');
     expect(e.pool.has(owed.refundTxId ?? '')).toBe(false);
@@ -259,10 +255,6 @@ describe('a refund in a congested mempool', () => {
     expect(e.pool.has(sent.refundTxId!)).toBe(true);
     await mine(e, [decodeTx(fromHex(sent.refundTx!))]);
     expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded' });
-    e.refunds.stop();
-    await e.refunds.idle();
-    await e.ledger.close();
-    e.pool.stop();
-    await e.chain.close();
+    await close(e);
   }, 60_000);
 });
