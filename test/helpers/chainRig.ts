@@ -11,7 +11,7 @@ import { createDevnetChainParams } from '../../consensus/devnet.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
 import type { ChainParams } from '../../consensus/params.js';
 import { SUPPLY_KEY } from '../../consensus/state.js';
-import { signTx, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
+import { encodeTx, signTx, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
 import { CountingVerifier } from './verifier.js';
 import { tmpDir } from './tmp.js';
@@ -25,6 +25,14 @@ export const fixedNow = (): number => trivialParams.genesis.time + 1_000_000;
 /** A transfer on `trivialParams` (see `transferTx`). */
 export function trivialTransfer(from: HybridKeyPair, nonce: bigint, to: Uint8Array, amount: bigint, fee?: bigint): Tx {
   return transferTx(trivialParams, from, nonce, to, amount, fee);
+}
+
+/**
+ * A payee transaction (a refund, a payout) signed outside any node's nonce allocator at `nonce`,
+ * with its key on the first: what a node whose ledger was since lost had sent.
+ */
+export function payeeTxBytes(params: ChainParams, payee: HybridKeyPair, nonce: bigint, type: number, payload: Uint8Array): Uint8Array {
+  return encodeTx(signTx({ version: TX_VERSION, chainId: params.chainId, type, nonce, fee: 100_000n, payload, ...(nonce === 0n ? { publicKey: payee.publicKey } : {}) }, payee));
 }
 
 /** A signed transfer; the sender's public keys travel with its first transaction (nonce 0). */

@@ -31,7 +31,7 @@ import { encodeAddress } from '../../consensus/address.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { fromHex, toHex } from '../../consensus/hash.js';
 import { COIN } from '../../consensus/params.js';
-import { encodeTx, signTx, txId, TxType, TX_VERSION } from '../../consensus/tx.js';
+import { txId, TxType } from '../../consensus/tx.js';
 import { providerPayout } from '../../consensus/txTypes/providerPayout.js';
 import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { refund as refundType } from '../../consensus/txTypes/refund.js';
@@ -48,6 +48,7 @@ import { stubService } from '../helpers/stubService.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { usePostgres } from '../helpers/usePostgres.js';
 import { CountingVerifier } from '../helpers/verifier.js';
+import { payeeTxBytes } from '../helpers/chainRig.js';
 
 const agent = getDevKeyPair();
 const payee = testKey('gap-decisions-payee');
@@ -151,7 +152,7 @@ describe("a fleet's ledger gap decided while the nodes run", () => {
       for (const i of [open!, refundedBefore!, paidOutBefore!]) await pool.add(i.bytes);
       await mineFromPool(chain, pool, miner.address);
       // The lost ledger's doing, on chain only: the refund of one payment, the provider payout of another.
-      const payeeTx = (nonce: bigint, type: number, payload: Uint8Array) => encodeTx(signTx({ version: TX_VERSION, chainId: params.chainId, type, nonce, fee: 100_000n, payload, ...(nonce === 0n ? { publicKey: payee.publicKey } : {}) }, payee));
+      const payeeTx = (nonce: bigint, type: number, payload: Uint8Array) => payeeTxBytes(params, payee, nonce, type, payload);
       const lostRefund = payeeTx(0n, TxType.refund, refundType.encodePayload({ invokeId: fromHex(refundedBefore!.id), to: agent.address, amount: PRICE }));
       await pool.add(lostRefund);
       await pool.add(payeeTx(1n, TxType.provider_payout, providerPayout.encodePayload({ invokeId: fromHex(paidOutBefore!.id), to: miner.address, amount: PRICE / 2n })));

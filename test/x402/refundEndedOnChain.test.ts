@@ -19,7 +19,7 @@ import { encodeAddress } from '../../consensus/address.js';
 import { createDevnetChainParams, getDevKeyPair } from '../../consensus/devnet.js';
 import { fromHex, toHex } from '../../consensus/hash.js';
 import { COIN } from '../../consensus/params.js';
-import { encodeTx, signTx, txId, TxType, TX_VERSION } from '../../consensus/tx.js';
+import { txId, TxType } from '../../consensus/tx.js';
 import { createAgentInvokeTx } from '../../consensus/txBuilder.js';
 import { decodeInvokeRecord, invokeKey } from '../../consensus/txTypes/agentInvoke.js';
 import { refund as refundType } from '../../consensus/txTypes/refund.js';
@@ -33,6 +33,7 @@ import { testKey } from '../helpers/keys.js';
 import { mineFromPool } from '../helpers/mine.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { CountingVerifier } from '../helpers/verifier.js';
+import { payeeTxBytes } from '../helpers/chainRig.js';
 
 const agent = getDevKeyPair();
 const payee = testKey('refund-ended-payee');
@@ -53,7 +54,7 @@ async function world() {
   const ledger = await openLedger(join(dir, 'ledger'));
   const invokes = (n: number, from = 0) => Array.from({ length: n }, (_, i) => createAgentInvokeTx({ key: agent, chainId: params.chainId, serviceId: 'native-echo', payTo: payee.address, amount: PRICE, requestHash: fromHex('11'.repeat(32)), nonce: BigInt(from + i), includeKey: from + i === 0 }));
   /** A payee transaction signed outside this node's allocator (by the holder whose ledger was lost). */
-  const payeeTx = (nonce: bigint, type: number, payload: Uint8Array) => encodeTx(signTx({ version: TX_VERSION, chainId: params.chainId, type, nonce, fee: 100_000n, payload, ...(nonce === 0n ? { publicKey: payee.publicKey } : {}) }, payee));
+  const payeeTx = (nonce: bigint, type: number, payload: Uint8Array) => payeeTxBytes(params, payee, nonce, type, payload);
   const payeeInPool = () => pool.list(100).filter((e) => toHex(e.tx.from) === toHex(payee.address));
   /** The claim of a native call of `id` by the agent, as a settle writes it. */
   const claim = (id: string) => ledger.claim({ id, rail: 'native', serviceId: 'native-echo', requestHash: '11'.repeat(32), caller: encodeAddress(agent.address, params.hrp), amount: PRICE.toString() });
