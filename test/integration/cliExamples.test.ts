@@ -23,6 +23,7 @@ import { getDevKeyPair } from '../../consensus/devnet.js';
 import { encodeAddress, TESTNET_HRP } from '../../consensus/address.js';
 import { createAgentClient } from '../../sdk/client.js';
 import { BIN, ROOT, childEnv, startNode, type NodeProc } from '../helpers/nodeProcess.js';
+import { until } from '../helpers/until.js';
 
 let dir: string;
 let node: NodeProc;
@@ -87,16 +88,6 @@ function bin(args: string[]): Promise<{ code: number; out: string; err: string }
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(250);
-  }
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-cli-examples-'));

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { DEVNET_POW_LIMIT_BITS } from '../../consensus/params.js';
 import { startP2PNode, stopProc, writeSharedGenesis, type P2PProc } from '../p2p/helpers/processes.js';
 import { ARTIFACTS_DIR as ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
+import { until } from '../helpers/until.js';
 
 if (!hasChromium) console.warn(`dashboard browser test skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
 
@@ -28,16 +29,6 @@ let dir: string;
 let miner: P2PProc;
 let viewer: P2PProc;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, ms = 60_000, stepMs = 100): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(stepMs);
-  }
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-dashboard-'));
@@ -71,7 +62,7 @@ describe('the dashboard in headless Chromium', () => {
         await page.goto(`${viewer.url}/dashboard`);
         // Live tiles: the height tile follows the node without a reload.
         const first = Number(await page.locator('#now-height').textContent());
-        await until('the height tile to move', async () => Number(await page.locator('#now-height').textContent()) > first, 4 * TARGET * 1000);
+        await until('the height tile to move', async () => Number(await page.locator('#now-height').textContent()) > first, 4 * TARGET * 1000, 100);
         expect(await codes()).not.toContain('no_blocks');
         expect(await page.locator('#now-miner').textContent()).toBe('off');
         expect(await page.locator('#now-stratum').textContent()).toBe('off');
@@ -81,7 +72,7 @@ describe('the dashboard in headless Chromium', () => {
         // Mining stops: the miner is killed.
         miner.child.kill('SIGKILL');
         const stoppedAt = Date.now();
-        await until('the no-block banner', async () => (await codes()).includes('no_blocks'), 4 * TARGET * 1000);
+        await until('the no-block banner', async () => (await codes()).includes('no_blocks'), 4 * TARGET * 1000, 100);
         expect(Date.now() - stoppedAt).toBeLessThanOrEqual(2 * TARGET * 1000);
         expect(await page.locator('#alerts').isVisible()).toBe(true);
         expect(await page.locator('#alerts li[data-code="no_blocks"]').textContent()).toMatch(/^No block for \d+ s \(\d+× the target interval of 4 s\); the tip is block \d+\.$/);
@@ -91,7 +82,7 @@ describe('the dashboard in headless Chromium', () => {
         // The node is gone: the open page says so.
         viewer.child.kill('SIGKILL');
         const killedAt = Date.now();
-        await until('the unreachable banner', async () => (await codes()).includes('node_unreachable'), 4 * TARGET * 1000);
+        await until('the unreachable banner', async () => (await codes()).includes('node_unreachable'), 4 * TARGET * 1000, 100);
         expect(Date.now() - killedAt).toBeLessThanOrEqual(2 * TARGET * 1000);
         expect(await page.locator('#alerts li[data-code="node_unreachable"]').textContent()).toMatch(/^The node does not answer since /);
         expect(await page.evaluate('document.documentElement.scrollWidth')).toBe(390);

@@ -19,6 +19,7 @@ import { getDevKeyPair } from '../../consensus/devnet.js';
 import { createAgentClient, type AgentCallResult } from '../../sdk/client.js';
 import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
 import { ARTIFACTS_DIR as ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
+import { until } from '../helpers/until.js';
 
 
 /**
@@ -42,18 +43,8 @@ let url: string;
 let calls: AgentCallResult[] = [];
 let refundedInvoke = '';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function json(path: string): Promise<any> {
   return (await fetch(`${url}${path}`)).json();
-}
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(250);
-  }
 }
 
 beforeAll(async () => {

@@ -21,6 +21,7 @@ import { encodeAddress } from '../../consensus/address.js';
 import { createAgentClient } from '../../sdk/client.js';
 import { startNode, type NodeProc } from '../helpers/nodeProcess.js';
 import { ARTIFACTS_DIR as ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, hasChromium } from '../helpers/chromium.js';
+import { until } from '../helpers/until.js';
 
 if (!hasChromium) console.warn(`explorer pages browser test skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
 
@@ -28,18 +29,8 @@ let dir: string;
 let node: NodeProc;
 let url: string;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function json(path: string): Promise<any> {
   return (await fetch(`${url}${path}`)).json();
-}
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(150);
-  }
 }
 /** Resolves right after the node connects a new block (so the next transaction has a whole interval in the mempool). */
 async function nextBlock(): Promise<number> {
@@ -47,14 +38,14 @@ async function nextBlock(): Promise<number> {
   return until('a new block', async () => {
     const now = (await json('/api/v1/status')).height as number;
     return now > h ? now : undefined;
-  }, 20_000);
+  }, 20_000, 150);
 }
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'native-explorer-pages-'));
   node = await startNode(['--dev', '--block-time', '3', '--data-dir', join(dir, 'data'), '--http-port', '0', '--no-stratum', '--refund-window', '2'], { cwd: dir });
   url = node.url;
-  await until('block 2', async () => (await json('/api/v1/status')).height >= 2, 30_000);
+  await until('block 2', async () => (await json('/api/v1/status')).height >= 2, 30_000, 150);
 }, 120_000);
 
 afterAll(async () => {
@@ -102,17 +93,17 @@ describe('the explorer in headless Chromium', () => {
 
         // The home page: the transaction once (pending, then mined), never both.
         await page.goto(`${url}/explorer`);
-        await until('the live stream', async () => /^Live/.test((await page.locator('#live-status').textContent()) ?? ''), 15_000);
+        await until('the live stream', async () => /^Live/.test((await page.locator('#live-status').textContent()) ?? ''), 15_000, 150);
         const rowsOf = async () => page.locator(`#txs tr[data-tx="${invoke}"]`).evaluateAll((trs) => trs.map((t) => (t.className.includes('pending') ? 'pending' : 'mined')));
         const seen: string[][] = [];
         await until('the invoke mined in the live list', async () => {
           const r = await rowsOf();
           seen.push(r);
           return r.length === 1 && r[0] === 'mined';
-        }, 20_000);
+        }, 20_000, 150);
         // Two more blocks: the row stays single.
         const h = await nextBlock();
-        await until('one more block', async () => (await json('/api/v1/status')).height > h, 20_000);
+        await until('one more block', async () => (await json('/api/v1/status')).height > h, 20_000, 150);
         seen.push(await rowsOf());
         expect(seen.filter((r) => r.length > 1)).toEqual([]);
         expect(seen.at(-1)).toEqual(['mined']);
@@ -123,12 +114,12 @@ describe('the explorer in headless Chromium', () => {
           const t = await json(`/api/v1/tx/${invoke}`);
           const rec = (await json('/api/v1/status')).payments;
           return rec.refunded >= 1 && t.status === 'mined' ? true : undefined;
-        }, 30_000);
+        }, 30_000, 150);
         expect(refundTx).toBe(true);
         await until('the refund to be mined', async () => {
           await page.goto(`${url}/explorer/address/${payer}`);
           return (await page.locator('#activity').textContent())?.includes('was refunded');
-        }, 30_000);
+        }, 30_000, 150);
 
         // The payer (the dev wallet, which also mines): paid calls, the refund, block rewards.
         const activity = (await page.locator('#activity').textContent()) ?? '';
