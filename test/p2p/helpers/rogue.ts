@@ -4,8 +4,14 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { createHost, type Host } from '../../../p2p/host.js';
 import type { ProtocolIds } from '../../../p2p/protocol.js';
 
-/** Starts a host speaking this chain's protocols (generous frame limit, never banning anyone) and dials `addr`. */
+/**
+ * Starts a host speaking this chain's protocols (generous frame limit) and dials `addr`. It
+ * connects to that node only: its DHT would otherwise find the node's other peers and flood them
+ * directly, and the tests ask what the node itself forwards.
+ */
 export async function startRogue(ids: ProtocolIds, addr: string): Promise<Host> {
+  const target = multiaddr(addr).getComponents().find((c) => c.name === 'p2p')?.value;
+  if (!target) throw new Error(`rogue: ${addr} names no peer id`);
   const host = await createHost({
     privateKey: await generateKeyPair('Ed25519'),
     host: '127.0.0.1',
@@ -15,7 +21,7 @@ export async function startRogue(ids: ProtocolIds, addr: string): Promise<Host> 
     maxMessageBytes: 16 * 1024 * 1024,
     maxConnections: 8,
     agentVersion: 'rogue/1',
-    isBanned: () => false,
+    isBanned: (peer) => peer.toString() !== target,
   });
   await host.start();
   await host.dial(multiaddr(addr));
