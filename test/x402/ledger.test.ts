@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Level } from 'level';
-import { openLedger, type PaymentRecord, type SettlementLedger } from '../../x402/ledger/open.js';
+import { LevelLedger, openLedger, type PaymentRecord, type SettlementLedger } from '../../x402/ledger/open.js';
 import { MIGRATIONS, PgLedger } from '../../x402/ledger/pgLedger.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
@@ -410,4 +410,52 @@ describe('settlement ledger in PostgreSQL: a fleet', () => {
       await l.close();
     }
   }, 60_000);
+});
+
+describe('settlement ledger in LevelDB: writes and reads of one turn go together', () => {
+  test('200 claims and settles asked at once: each counted once in the sequence, all there after a reopen; reads asked at once answer each its own', async () => {
+    const where = join(await tmpDir(), 'ledger');
+    const l1 = await LevelLedger.open(where);
+    const seq0 = l1.sequence() ?? 0;
+    const ids = Array.from({ length: 200 }, (_, i) => `g${i}`);
+    const claims = await Promise.all(ids.map((id) => l1.claim(rec(id), 1000)));
+    expect(claims.every((c) => c.claimed)).toBe(true);
+    await Promise.all(ids.map((id, i) => l1.settle(id, { n: i }, { txId: id })));
+    expect(l1.sequence()).toBe(seq0 + 400);
+    const read = await Promise.all([...ids, 'absent'].map((id) => l1.get(id)));
+    expect(read.map((r) => (r?.result as { n?: number } | undefined)?.n)).toEqual([...ids.map((_, i) => i), undefined]);
+    // Asked (no read needed: the lookup's token), not awaited, then closed: what was asked is written first.
+    const { absentToken } = await l1.lookup('late');
+    const last = l1.claim(rec('late'), 1000, absentToken);
+    await l1.close();
+    expect((await last).claimed).toBe(true);
+    const l2 = await LevelLedger.open(where);
+    try {
+      expect(l2.sequence()).toBe(seq0 + 401);
+      expect(l2.counts().settled).toBe(200);
+      expect((await l2.get('late'))?.status).toBe('claimed');
+      expect((await l2.get('g199'))?.result).toEqual({ n: 199 });
+    } finally {
+      await l2.close();
+    }
+  });
+
+  test('a batch the database refuses fails every write of its turn, and none is counted', async () => {
+    const where = join(await tmpDir(), 'ledger');
+    const l = await LevelLedger.open(where);
+    await l.claim(rec('ok'), 1000);
+    const db = (l as unknown as { db: Level<string, string> }).db;
+    const batch = db.batch.bind(db);
+    (db as { batch: unknown }).batch = () => Promise.reject(new Error('disk full'));
+    const outcomes = await Promise.allSettled(['f1', 'f2', 'f3'].map((id) => l.claim(rec(id), 1000)));
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    (db as { batch: unknown }).batch = batch;
+    try {
+      for (const id of ['f1', 'f2', 'f3']) expect(await l.get(id)).toBeUndefined();
+      expect(l.counts().claimed).toBe(1);
+      expect((await l.claim(rec('f1'), 1000)).claimed).toBe(true);
+    } finally {
+      await l.close();
+    }
+  });
 });

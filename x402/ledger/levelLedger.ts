@@ -54,6 +54,10 @@ export class LevelLedger implements SettlementLedger {
   private witness: LedgerWitness | undefined;
   /** Batch signatures by ref: written (no need to write again) or read (no need to read again). */
   private readonly signatures = new Map<string, Signature>();
+  /** Writes waiting for this turn's batch (`write`). */
+  private writes: { ops: Put[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  /** Reads waiting for this turn's `getMany` (`read`). */
+  private reads: { key: string; resolve: (v: string | undefined) => void; reject: (e: unknown) => void }[] = [];
 
   private constructor(
     private readonly db: Level<string, string>,
@@ -81,13 +85,52 @@ export class LevelLedger implements SettlementLedger {
     await witness.advance(this.seq);
   }
 
-  /** Writes `key` (and `extra`) and the next sequence number in one batch, then the witness (see module comment). */
-  private async write(key: string, value: string, extra: readonly Put[] = []): Promise<void> {
-    const seq = (this.seq ?? 0) + 1;
+  /**
+   * Writes `key` (and `extra`) and the next sequence number, then the witness (see module
+   * comment). The writes asked for in one turn of the event loop go in one LevelDB batch (a group
+   * commit): each resolves once that batch and the witness are written, all fail together.
+   */
+  private write(key: string, value: string, extra: readonly Put[] = []): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.writes.push({ ops: [...extra, { type: 'put', key, value }], resolve, reject });
+      if (this.writes.length === 1) setImmediate(() => void this.commit());
+    });
+  }
+
+  private async commit(): Promise<void> {
+    const group = this.writes;
+    if (group.length === 0) return; // committed by `close`
+    this.writes = [];
+    const from = this.seq ?? 0;
+    const seq = from + group.length;
     this.seq = seq;
-    // Batches may land out of order: each puts its own key, so the highest key is the count.
-    await this.db.batch([...extra, { type: 'put', key, value }, { type: 'put', key: seqKey(seq), value: '' }, { type: 'del', key: seqKey(seq - 1) }]);
-    await this.witness?.advance(seq);
+    try {
+      // Batches may land out of order: each puts its own key, so the highest key is the count.
+      await this.db.batch([...group.flatMap((w) => w.ops), { type: 'put', key: seqKey(seq), value: '' }, { type: 'del', key: seqKey(from) }]);
+      await this.witness?.advance(seq);
+    } catch (e) {
+      for (const w of group) w.reject(e);
+      return;
+    }
+    for (const w of group) w.resolve();
+  }
+
+  /** Reads `key`; the reads asked for in one turn of the event loop go to LevelDB as one `getMany`. */
+  private read(key: string): Promise<string | undefined> {
+    return new Promise((resolve, reject) => {
+      this.reads.push({ key, resolve, reject });
+      if (this.reads.length === 1) setImmediate(() => void this.readAll());
+    });
+  }
+
+  private readAll(): Promise<void> {
+    const group = this.reads;
+    if (group.length === 0) return Promise.resolve(); // read by `close`
+    this.reads = [];
+    return this.db.getMany(group.map((r) => r.key)).then(
+      (values) => group.forEach((r, i) => r.resolve(values[i])),
+      (e: unknown) => group.forEach((r) => r.reject(e)),
+    );
   }
 
   /** Writes a payment's record; a batched receipt's signature goes to its own key, once per batch (`r:` in ledger.ts). */
@@ -113,7 +156,7 @@ export class LevelLedger implements SettlementLedger {
     if (typeof ref !== 'string') return rec;
     let sig = this.signatures.get(ref);
     if (!sig) {
-      const stored = await this.db.get(`r:${ref}`);
+      const stored = await this.read(`r:${ref}`);
       if (stored === undefined) throw new NodeError(LedgerErrorCode.CORRUPT, `the receipt of ${rec.id} names batch signature ${ref}, which the ledger does not hold`);
       sig = JSON.parse(stored) as Signature;
       this.remember(ref, sig);
@@ -173,7 +216,7 @@ export class LevelLedger implements SettlementLedger {
 
   /** The record of a payment, if any. */
   async get(id: string): Promise<PaymentRecord | undefined> {
-    const raw = await this.db.get(`p:${id}`);
+    const raw = await this.read(`p:${id}`);
     return raw === undefined ? undefined : this.readRecord(raw);
   }
 
@@ -318,6 +361,8 @@ export class LevelLedger implements SettlementLedger {
   }
 
   async close(): Promise<void> {
+    // What was asked before close goes to the database first.
+    await Promise.all([this.commit(), this.readAll()]);
     await this.db.close();
   }
 }
