@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { Level } from 'level';
 import { NodeError } from '../../consensus/errors.js';
 import { LedgerErrorCode, TRANSITION_FROM, refundTxPatch, transitionConflict, type ClaimResult, type PaymentRecord, type PaymentStatus, type RefundTxWrite, type ServiceVolume, type SettlementLedger, type UsdcReconcileState } from './ledger.js';
+import { PaymentIdFilter } from './idFilter.js';
 import type { LedgerWitness } from './witness.js';
 
 /** The key of write count `seq` (see module comment). */
@@ -54,6 +55,8 @@ export class LevelLedger implements SettlementLedger {
   private witness: LedgerWitness | undefined;
   /** Batch signatures by ref: written (no need to write again) or read (no need to read again). */
   private readonly signatures = new Map<string, Signature>();
+  /** Every payment id with a record (and maybe a few more): a lookup of one it lacks reads nothing (idFilter.ts). */
+  private readonly ids = new PaymentIdFilter();
   /** Writes waiting for this turn's batch (`write`). */
   private writes: { ops: Put[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
   /** Reads waiting for this turn's `getMany` (`read`). */
@@ -177,6 +180,7 @@ export class LevelLedger implements SettlementLedger {
     const ledger = new LevelLedger(db, (JSON.parse(seller) as { sellerId: string }).sellerId);
     for await (const key of db.keys({ gte: 's:', lt: 's;', reverse: true, limit: 1 })) ledger.seq = Number(key.slice(2));
     for await (const rec of ledger.records()) {
+      ledger.ids.add(rec.id);
       if (rec.status === 'settled') ledger.count(rec);
       ledger.tally(undefined, rec.status, rec.refused);
     }
@@ -216,15 +220,18 @@ export class LevelLedger implements SettlementLedger {
 
   /** The record of a payment, if any. */
   async get(id: string): Promise<PaymentRecord | undefined> {
+    if (!this.ids.mightHave(id)) return undefined;
     const raw = await this.read(`p:${id}`);
     return raw === undefined ? undefined : this.readRecord(raw);
   }
 
   /** Which of `ids` have a record, in one read (the payment watcher checks a whole block's invokes at once). */
   async hasMany(ids: readonly string[]): Promise<boolean[]> {
-    if (ids.length === 0) return [];
-    const raws = await this.db.getMany(ids.map((id) => `p:${id}`));
-    return raws.map((raw) => raw !== undefined);
+    const maybe = ids.filter((id) => this.ids.mightHave(id));
+    if (maybe.length === 0) return ids.map(() => false);
+    const raws = await this.db.getMany(maybe.map((id) => `p:${id}`));
+    const found = new Set(maybe.filter((_, i) => raws[i] !== undefined));
+    return ids.map((id) => found.has(id));
   }
 
   /**
@@ -264,6 +271,7 @@ export class LevelLedger implements SettlementLedger {
     try {
       const existing = absentToken === this.claims ? undefined : await this.get(record.id);
       if (existing) return { claimed: false, record: existing };
+      this.ids.add(record.id); // before the write: the filter never lacks an id the database has
       await this.writeRecord(record);
       // Counted once the record is readable: a lookup that began before this point carries an
       // older token (and reads again), one that begins after it finds the record.
