@@ -36,7 +36,8 @@
  *                          `signature: {ref}` (32 hex: the start of the sha256 of the two signatures) and
  *                          reads it back whole (a receipt as stored used to repeat the 4.6 kB signature in every record)
  *        s:<seq>         → the number of writes so far (16 digits; the highest key counts), put
- *                          in the same batch as each write (which deletes the one before) and
+ *                          in the same batch as the writes it counts (one batch takes the writes
+ *                          of one turn of the event loop, and deletes the key before) and
  *                          mirrored to the witness files (witness.ts) before the write
  *                          returns: a restored ledger is found behind its witness
  */
