@@ -413,6 +413,13 @@ describe('randomized payments with kills and restarts', () => {
           const rec = await ledger.get(id);
           if (told === 'interrupted') continue;
           // A payment whose answer was lost may not be mined at all (the node died with it): only told ones are checked.
+          // So may one the agent abandoned once it was accepted: a kill before the mempool's next
+          // save lost it, nobody broadcast it again, and the agent's next payment took its nonce.
+          // Then no money moved (the balances above say so) and nothing is owed.
+          if (!rec && told === 'refund_later') {
+            expect(invokes.has(id)).toBe(false);
+            continue;
+          }
           expect(rec).toBeDefined();
           if (told === 'result') expect(rec!.status).toBe('settled');
           else expect(rec!.status).toBe('refunded');
