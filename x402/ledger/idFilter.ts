@@ -11,8 +11,8 @@
 /** Bits per id and probes (0.1 % false positives when a segment is full). */
 const BITS_PER_ID = 14.4;
 const PROBES = 10;
-/** Ids the first segment holds at least. */
-const MIN_CAPACITY = 65_536;
+/** Ids the first segment holds. */
+const FIRST_CAPACITY = 65_536;
 
 interface Segment {
   readonly bits: Uint32Array;
@@ -40,12 +40,7 @@ function hashes(s: string): [number, number] {
 
 /** The filter (see module comment). */
 export class PaymentIdFilter {
-  private readonly segments: Segment[];
-
-  /** `expected`: ids about to be loaded (the first segment holds twice that). */
-  constructor(expected = 0) {
-    this.segments = [segment(Math.max(MIN_CAPACITY, expected * 2))];
-  }
+  private readonly segments: Segment[] = [segment(FIRST_CAPACITY)];
 
   add(id: string): void {
     let last = this.segments[this.segments.length - 1]!;

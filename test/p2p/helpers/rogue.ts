@@ -10,7 +10,8 @@ import type { ProtocolIds } from '../../../p2p/protocol.js';
  * directly, and the tests ask what the node itself forwards.
  */
 export async function startRogue(ids: ProtocolIds, addr: string): Promise<Host> {
-  const target = multiaddr(addr).getComponents().find((c) => c.name === 'p2p')?.value;
+  const ma = multiaddr(addr);
+  const target = ma.getComponents().find((c) => c.name === 'p2p')?.value;
   if (!target) throw new Error(`rogue: ${addr} names no peer id`);
   const host = await createHost({
     privateKey: await generateKeyPair('Ed25519'),
@@ -24,6 +25,6 @@ export async function startRogue(ids: ProtocolIds, addr: string): Promise<Host> 
     isBanned: (peer) => peer.toString() !== target,
   });
   await host.start();
-  await host.dial(multiaddr(addr));
+  await host.dial(ma);
   return host;
 }
