@@ -1,7 +1,8 @@
 /**
  * Test set-up shared by the chain, template, miner, job-feed and mining-endpoint tests: a real
  * chain (LevelDB in a temp dir, signatures counted but not checked) with its started mempool,
- * signed transfers, a block from "another miner" on the tip, and cleanups run after each test.
+ * signed transfers, a block from "another miner" on the tip, and cleanups run after each test;
+ * for the refund tests, a payee transaction signed outside a node and the close of their world.
  */
 import { afterEach, expect } from '@jest/globals';
 import { openChain, type Chain } from '../../chain/chain.js';
@@ -13,6 +14,8 @@ import type { ChainParams } from '../../consensus/params.js';
 import { SUPPLY_KEY } from '../../consensus/state.js';
 import { encodeTx, signTx, TxType, TX_VERSION, type Tx } from '../../consensus/tx.js';
 import { transfer } from '../../consensus/txTypes/transfer.js';
+import type { SettlementLedger } from '../../x402/ledger/ledger.js';
+import type { RefundManager } from '../../x402/native/refunds.js';
 import { CountingVerifier } from './verifier.js';
 import { tmpDir } from './tmp.js';
 
@@ -74,4 +77,13 @@ export async function mineEmptyBlock(chain: Chain, params: ChainParams, miner: U
   const header = grindHeader(b.header, params.powLimit, 10_000_000);
   if (!header) throw new Error('could not grind');
   expect((await chain.addBlock({ ...b, header })).status).toBe('connected');
+}
+
+/** Stops a test's refund manager, then closes its ledger, mempool and chain, in that order (what the refund tests open). */
+export async function closeRefundsWorld(e: { refunds: RefundManager; ledger: SettlementLedger; pool: Mempool; chain: Chain }): Promise<void> {
+  e.refunds.stop();
+  await e.refunds.idle();
+  await e.ledger.close();
+  e.pool.stop();
+  await e.chain.close();
 }

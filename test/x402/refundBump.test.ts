@@ -29,6 +29,7 @@ import { NativeSettlement } from '../../x402/native/settle.js';
 import { requestCommitment } from '../../x402/core/wire.js';
 import { testKey } from '../helpers/keys.js';
 import { stubService } from '../helpers/stubService.js';
+import { closeRefundsWorld } from '../helpers/chainRig.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 import type { HybridKeyPair } from '../../consensus/keys.js';
@@ -91,14 +92,6 @@ async function floodFrom(e: Env, f: (typeof flooders)[number]): Promise<void> {
   }
 }
 
-/** Stops the refunds and closes what `setup` opened. */
-async function close(e: Env): Promise<void> {
-  e.refunds.stop();
-  await e.refunds.idle();
-  await e.ledger.close();
-  e.pool.stop();
-  await e.chain.close();
-}
 
 /** Mines exactly `txs` (none: an empty block) on the tip. */
 async function mine(e: Env, txs: Tx[]): Promise<void> {
@@ -176,7 +169,7 @@ describe('a refund in a congested mempool', () => {
     // The best fee rate of the pool: mined first.
     await mine(e, [bumpedTx]);
     expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded', refundTxId: bumped.refundTxId });
-    await close(e);
+    await closeRefundsWorld(e);
   }, 60_000);
 
   test('the replaced refund mined instead of its replacement: refunded, and the record names the one mined', async () => {
@@ -192,7 +185,7 @@ describe('a refund in a congested mempool', () => {
     await mine(e, [decodeTx(fromHex(first.refundTx!))]);
     expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded', refundTxId: first.refundTxId });
     expect(e.pool.has(bumped.refundTxId!)).toBe(false);
-    await close(e);
+    await closeRefundsWorld(e);
   }, 60_000);
 
   test('sustained congestion: floors rise past the fee cap block after block; the refund bids at most the cap, waits (never stuck), and goes once there is room', async () => {
@@ -232,7 +225,7 @@ describe('a refund in a congested mempool', () => {
     await mine(e, [decodeTx(fromHex(stored.refundTx!))]);
     expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded', refundTxId: stored.refundTxId });
     expect(e.refunds.stuck()).toEqual({ count: 0, amountBase: 0n });
-    await close(e);
+    await closeRefundsWorld(e);
   }, 120_000);
 
   test('a payee that can pay a refund at the minimum rate but not the bid a congested pool asks: the refund waits, never stuck, and goes when the pool empties', async () => {
@@ -255,6 +248,6 @@ describe('a refund in a congested mempool', () => {
     expect(e.pool.has(sent.refundTxId!)).toBe(true);
     await mine(e, [decodeTx(fromHex(sent.refundTx!))]);
     expect(await e.ledger.get(id)).toMatchObject({ status: 'refunded' });
-    await close(e);
+    await closeRefundsWorld(e);
   }, 60_000);
 });

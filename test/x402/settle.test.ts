@@ -28,6 +28,7 @@ import { CountingVerifier } from '../helpers/verifier.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { mineFromPool } from '../helpers/mine.js';
 import { stubService } from '../helpers/stubService.js';
+import { closeRefundsWorld } from '../helpers/chainRig.js';
 
 const agent = getDevKeyPair();
 const payee = testKey('payee');
@@ -69,13 +70,6 @@ async function setup(dir?: string, env?: Partial<Env>, payeeKey: HybridKeyPair =
   return { dir: d, chain, pool, ledger, refunds, settlement, nonces: env?.nonces ?? new Map() };
 }
 
-async function teardown(e: Env): Promise<void> {
-  e.refunds.stop();
-  await e.refunds.idle();
-  await e.ledger.close();
-  e.pool.stop();
-  await e.chain.close();
-}
 
 function nextNonce(e: Env, k: HybridKeyPair): bigint {
   const n = e.nonces.get(k) ?? 0n;
@@ -129,7 +123,7 @@ describe('native settlement', () => {
     expect(runs).toBe(1);
     expect(await codeOf(e.settlement.settle(echo, 'other', 'other', pay(id), 0))).toBe('request_mismatch');
     expect(e.ledger.volume(echo.id)).toMatchObject({ calls: 1, volumeBase: 200_000n });
-    await teardown(e);
+    await closeRefundsWorld(e);
   });
 
   test('every payment check answers its own code', async () => {
@@ -158,7 +152,7 @@ describe('native settlement', () => {
     expect(bodyOf(out)).toMatchObject({ paid: false, status: 'payment_pending' });
     await mineFromPool(e.chain, e.pool, miner.address);
     expect((await s(pending)).status).toBe(200);
-    await teardown(e);
+    await closeRefundsWorld(e);
   });
 
   test('waits for the block when asked to', async () => {
@@ -169,7 +163,7 @@ describe('native settlement', () => {
     await new Promise((r) => setTimeout(r, 100));
     await mineFromPool(e.chain, e.pool, miner.address);
     expect((await settled).status).toBe(200);
-    await teardown(e);
+    await closeRefundsWorld(e);
   });
 
   test('settles waiting for their block share one tip listener and read the chain only once the block is in', async () => {
@@ -190,7 +184,7 @@ describe('native settlement', () => {
     expect((await Promise.all(settled)).map((o) => o.status)).toEqual(ids.map(() => 200));
     expect(reads).toBe(20);
     expect(e.chain.listenerCount('tip')).toBe(listenersBefore);
-    await teardown(e);
+    await closeRefundsWorld(e);
   });
 
   test('settles woken by a block go oldest first, a chunk per turn of the event loop', () => {
@@ -225,7 +219,7 @@ describe('native settlement', () => {
     expect(ok.length).toBeGreaterThanOrEqual(1);
     // Once finished, every retry gets the stored result.
     expect(bodyOf(await e.settlement.settle(slow, undefined, undefined, pay(id), 0))).toMatchObject({ paid: true, result: 1 });
-    await teardown(e);
+    await closeRefundsWorld(e);
   });
 
   test('a failing service is refunded on-chain exactly once; the payer gets the price back, less the invoke fee', async () => {
@@ -252,7 +246,7 @@ describe('native settlement', () => {
     const again = await e.settlement.settle(broken, undefined, undefined, pay(id), 0);
     expect(again).toEqual(out);
     expect(e.pool.count).toBe(0);
-    await teardown(e);
+    await closeRefundsWorld(e);
   });
 
   test('a crash between the claim and the refund: the refund completes after the restart, exactly once', async () => {
@@ -284,7 +278,7 @@ describe('native settlement', () => {
     const again = await setup(e.dir, { chain: e.chain, pool: e.pool, nonces: e.nonces });
     expect(again.refunds.pendingIds()).toEqual([]);
     expect(again.pool.count).toBe(0);
-    await teardown(again);
+    await closeRefundsWorld(again);
     await abandoned; // no timer outlives the test
   });
 
@@ -352,7 +346,7 @@ describe('native settlement', () => {
     expect(await e.settlement.settle(clock, undefined, undefined, pay(id), 0)).toEqual(out);
     expect(await stranger()).toEqual(unsettled);
     expect(runs).toBe(1);
-    await teardown(e);
+    await closeRefundsWorld(e);
   });
 
   test('two ledgers, one payee: a payment quoted by one is refused by the other (wrong_seller) and served once', async () => {
@@ -370,7 +364,7 @@ describe('native settlement', () => {
     expect(runs).toBe(1);
     b.refunds.stop();
     await b.ledger.close();
-    await teardown(a);
+    await closeRefundsWorld(a);
   });
 
   test('a refund the payee cannot cover: an honest answer, counted as stuck, sent once the payee is funded', async () => {
@@ -402,6 +396,6 @@ describe('native settlement', () => {
     await e.refunds.idle();
     expect((await e.ledger.get(id))?.status).toBe('refunded');
     expect(bodyOf(await e.settlement.settle(broken, undefined, undefined, pay(id), 0))).toMatchObject({ refunded: true, refundTxId: rec!.refundTxId });
-    await teardown(e);
+    await closeRefundsWorld(e);
   });
 });

@@ -24,6 +24,7 @@ import { requestCommitment } from '../../x402/core/wire.js';
 import { testKey } from '../helpers/keys.js';
 import { mineFromPool } from '../helpers/mine.js';
 import { stubService } from '../helpers/stubService.js';
+import { closeRefundsWorld } from '../helpers/chainRig.js';
 import { cleanupTmp, tmpDir } from '../helpers/tmp.js';
 import { CountingVerifier } from '../helpers/verifier.js';
 
@@ -64,11 +65,7 @@ describe('the signer roles after a stop', () => {
     } finally {
       watcher.stop();
       await watcher.idle();
-      refunds.stop();
-      await refunds.idle();
-      await ledger.close();
-      pool.stop();
-      await chain.close();
+      await closeRefundsWorld({ refunds, ledger, pool, chain });
     }
   });
 
